@@ -1,0 +1,1 @@
+"""memlint verify: run a training script for a few steps and watch its memory."""

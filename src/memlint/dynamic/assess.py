@@ -1,0 +1,134 @@
+"""Turn what the child left behind into verdicts: one per rank, then the worst.
+
+Every way a run can end maps to a report here; failures are ``inconclusive``
+with a plain reason (and the user's traceback or output tail in ``details``).
+"""
+
+from __future__ import annotations
+
+import signal
+
+from memlint.dynamic.launcher import ChildOutcome
+from memlint.dynamic.options import VerifyOptions
+from memlint.dynamic.report import Holder, RankReport, Sample, Site
+from memlint.dynamic.verdict import steps_until_exhausted, trend
+
+OUTPUT_TAIL_LINES = 15
+# growth is a proven leak and wins; a rank that could not be measured beats a stable one.
+_SEVERITY = {"growth": 2, "inconclusive": 1, "stable": 0}
+
+
+def worst(ranks: list[RankReport]) -> RankReport:
+    return max(ranks, key=lambda r: (_SEVERITY[r.verdict], -r.rank))
+
+
+def assess(outcome: ChildOutcome, options: VerifyOptions) -> list[RankReport]:
+    """One report per rank that left a result or progress; at least one."""
+    total = options.steps + options.warmup
+    ranks = sorted(set(outcome.results) | set(outcome.progress)) or [0]
+    return [_assess_rank(rank, outcome, options, total) for rank in ranks]
+
+
+def _assess_rank(rank: int, outcome: ChildOutcome, options: VerifyOptions, total: int) -> RankReport:
+    result = outcome.results.get(rank)
+    step = result["step"] if result else outcome.progress.get(rank, 0)
+    where = f"after {step} of {total} steps ({options.warmup} warmup + {options.steps} measured)"
+    tail = _tail(outcome.output)
+    if outcome.interrupted:
+        return RankReport(rank, "inconclusive", f"interrupted {where}; the script and its processes were stopped")
+    if outcome.timed_out:
+        return RankReport(rank, "inconclusive",
+                          f"timed out after {options.timeout:g} s, {where}; the script and every process "
+                          "it started were killed (raise --timeout if it is just slow)", details=tail)
+    if result is None:
+        return RankReport(rank, "inconclusive", _vanished(outcome.returncode, where), details=tail)
+    status = result["status"]
+    if status == "raised":
+        last = result["traceback"].strip().splitlines()[-1]
+        return RankReport(rank, "inconclusive", f"the script raised {where}: {last}", details=result["traceback"])
+    if status == "exited":
+        return RankReport(rank, "inconclusive",
+                          f"the script called sys.exit({result['exit_code']}) {where}", details=tail)
+    if status == "finished":
+        if step == 0:
+            return RankReport(rank, "inconclusive",
+                              "the script finished without a single step: it never called an optimizer's "
+                              "step() (loops without an optimizer must call memlint.step() once per step)",
+                              details=tail)
+        return RankReport(rank, "inconclusive",
+                          f"the script finished {where}: run it longer or lower --steps/--warmup")
+    return _measured(rank, result, options)
+
+
+def _vanished(returncode: int | None, where: str) -> str:
+    if returncode is not None and returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"the script crashed with {name} {where}"
+    return (f"the script's process ended with exit code {returncode} {where} without going through "
+            "Python's exit (os._exit, or a crash in native code)")
+
+
+def _measured(rank: int, result: dict, options: VerifyOptions) -> RankReport:
+    samples = [Sample(**s) for s in result["samples"]]
+    window = [s for s in samples if s.step >= max(options.warmup, 1)]
+    tensor = trend([s.tensor_bytes for s in window], options.threshold)
+    nodes = trend([s.graph_nodes for s in window], options.node_threshold)
+    rss = trend([s.rss_bytes for s in window], options.rss_threshold)
+    report = RankReport(rank, "stable", "", tensor.slope, nodes.slope, rss.slope, samples,
+                        [_site(s) for s in result["sites"]])
+    graph_holder = result.get("graph_holder")
+    if nodes.grows and graph_holder and graph_holder.get("line"):
+        holder = Holder(graph_holder["name"], graph_holder["function"], graph_holder["path"], graph_holder["line"])
+        report.sites.append(Site(holder.path, holder.line, holder.function, 0, graph_holder["nodes_per_step"], holder))
+    if result.get("profiler_conflict"):
+        report.verdict = "inconclusive"
+        report.reason = ("another torch.profiler was active during the measured steps; memlint cannot "
+                         "measure under it: run without the script's own profiler")
+        return report
+    growing = []
+    if tensor.grows:
+        growing.append(f"live tensor memory grows {human_bytes(tensor.slope)}/step")
+    if nodes.grows:
+        held = f" (held by {graph_holder['name']})" if graph_holder else ""
+        growing.append(f"the autograd graph grows {nodes.slope:g} nodes/step{held}")
+    if rss.grows:
+        growing.append(f"RSS grows {human_bytes(rss.slope)}/step")
+    if not growing:
+        report.reason = (f"no signal grows over {options.steps} steps: tensors {human_bytes(tensor.slope)}/step "
+                         f"(threshold {human_bytes(options.threshold)}), graph {nodes.slope:g} nodes/step "
+                         f"(threshold {options.node_threshold:g}), RSS {human_bytes(rss.slope)}/step")
+        return report
+    report.verdict = "growth"
+    report.reason = "; ".join(growing)
+    byte_slope = max(tensor.slope if tensor.grows else 0, rss.slope if rss.grows else 0)
+    left = steps_until_exhausted(byte_slope, result.get("headroom_bytes"))
+    if left is not None:
+        report.exhausted_at_step = samples[-1].step + left
+        report.reason += (f"; at this rate the {human_bytes(result['headroom_bytes'])} still free on "
+                          f"{result['device']} run out at step ~{report.exhausted_at_step:,}")
+    return report
+
+
+def _site(data: dict) -> Site:
+    holder = data.get("holder")
+    return Site(data["path"], data["line"], data["function"], data["bytes_per_step"], data["count_per_step"],
+                Holder(**holder) if holder else None)
+
+
+def _tail(output: str) -> str:
+    lines = output.rstrip().splitlines()
+    return "\n".join(lines[-OUTPUT_TAIL_LINES:])
+
+
+def human_bytes(value: float) -> str:
+    """1536 -> '1.5 KiB'; signed values keep their sign."""
+    sign = "-" if value < 0 else ""
+    value = abs(value)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{sign}{value:,.0f} {unit}" if unit == "B" else f"{sign}{value:,.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")

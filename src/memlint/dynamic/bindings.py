@@ -1,0 +1,91 @@
+"""Find the line where a holder variable is rebound or grown, by reading the source.
+
+The runtime knows *which* variable holds the growth (``total_loss`` in
+``train``) but not on which line it grows; the user wants the line to fix.
+We pick, in this order, inside the holder's function (then the whole file):
+
+1. an augmented assignment ``total_loss += loss``;
+2. an assignment in a loop whose value reads the name (``running = 0.9 * running + loss``);
+3. a growing call or item store: ``outputs.append(out)``, ``self.cache[k] = y``;
+4. an assignment in a loop; 5. any assignment.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import lru_cache
+
+_GROWING_METHODS = {"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "__setitem__"}
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+@lru_cache(maxsize=64)
+def _parse(path: str) -> ast.Module | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return ast.parse(fh.read(), filename=path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def _matches(node: ast.AST, name: str) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id == name
+    if isinstance(node, ast.Attribute):
+        return node.attr == name
+    if isinstance(node, ast.Subscript):
+        return _matches(node.value, name)
+    return False
+
+
+def _reads(node: ast.AST, name: str) -> bool:
+    return any(_matches(n, name) for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute)))
+
+
+def _function(tree: ast.Module, function: str, first_line: int) -> ast.AST:
+    if function == "<module>":
+        return tree
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function:
+            decorated_start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            if first_line in (node.lineno, decorated_start):
+                return node
+    return tree
+
+
+def _candidates(scope: ast.AST, name: str):
+    """(priority, line) for every statement that could rebind or grow ``name``."""
+    def visit(node: ast.AST, in_loop: bool):
+        for child in ast.iter_child_nodes(node):
+            loop = in_loop or isinstance(child, _LOOPS)
+            if isinstance(child, ast.AugAssign) and _matches(child.target, name):
+                yield 1, child.lineno
+            elif isinstance(child, (ast.Assign, ast.AnnAssign)):
+                targets = child.targets if isinstance(child, ast.Assign) else [child.target]
+                for target in targets:
+                    if isinstance(target, ast.Subscript) and _matches(target.value, name):
+                        yield 3, child.lineno
+                    elif _matches(target, name):
+                        if in_loop and child.value is not None and _reads(child.value, name):
+                            yield 2, child.lineno
+                        else:
+                            yield (4 if in_loop else 5), child.lineno
+            elif (isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute)
+                  and child.func.attr in _GROWING_METHODS and _matches(child.func.value, name)):
+                yield 3, child.lineno
+            yield from visit(child, loop)
+
+    yield from visit(scope, False)
+
+
+def binding_line(path: str, function: str, first_line: int, holder: str) -> int | None:
+    """The most telling line for ``holder`` (a name or dotted path such as ``model.cache``)."""
+    tree = _parse(path)
+    if tree is None:
+        return None
+    name = holder.rsplit(".", 1)[-1]
+    for scope in (_function(tree, function, first_line), tree):
+        found = sorted(_candidates(scope, name))
+        if found:
+            return found[0][1]
+    return None

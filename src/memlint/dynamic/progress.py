@@ -1,0 +1,25 @@
+"""A one-line progress bar over steps, drawn on a terminal's stderr."""
+
+from __future__ import annotations
+
+import sys
+
+WIDTH = 30
+
+
+class ProgressBar:
+    def __init__(self, total: int, warmup: int, stream=None) -> None:
+        self.total = total
+        self.warmup = warmup
+        self.stream = stream or sys.stderr
+
+    def update(self, step: int) -> None:
+        done = min(step, self.total)
+        filled = WIDTH * done // self.total if self.total else WIDTH
+        phase = "warmup" if done < self.warmup else "measuring"
+        self.stream.write(f"\r[{'#' * filled}{'.' * (WIDTH - filled)}] step {done}/{self.total} {phase}   ")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.write("\r" + " " * (WIDTH + 40) + "\r")
+        self.stream.flush()

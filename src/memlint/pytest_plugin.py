@@ -1,0 +1,1 @@
+"""pytest plugin for memlint verify (placeholder until the verify work lands)."""

@@ -1,0 +1,638 @@
+"""The static engine: one walk per file for all rules, with shared scope facts.
+
+``FileChecker`` checks one source text; ``check_paths`` finds files, runs checkers (in
+parallel when there are many files) and returns a :class:`~memlint.findings.CheckResult`.
+
+Speed matters (a pre-commit hook runs on every commit): a file whose text cannot match any
+enabled rule is not parsed; the walk visits only fields that hold code (no whitespace or
+punctuation nodes) and rebuilds nothing; positions are computed only for files with
+findings.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import defaultdict
+from typing import Callable, Iterable, Sequence
+
+import libcst as cst
+
+from memlint.findings import Finding
+from memlint.static import facts as F
+from memlint.static.facts import (
+    Binding, ClassInfo, ClassScope, Facts, FunctionScope, Graph, GraphValue, Kind, Loop, ModeChange,
+    NO_GRAPH, child_fields, dotted_name, names_in,
+)
+from memlint.static.rule import Report, Rule
+
+# "import torch", "from lightning import ...", "import pytorch_lightning as pl", ...
+_TORCH_IMPORT = re.compile(
+    r"^[ \t]*(?:import|from)[ \t]+(?:" + "|".join(sorted(F.TORCH_PACKAGES)) + r")\b", re.MULTILINE
+)
+
+
+def uses_torch_text(source: str) -> bool:
+    """Cheap test: does the text import PyTorch (or a PyTorch framework)?"""
+    return _TORCH_IMPORT.search(source) is not None
+
+
+def rules_for_source(source: str, rule_classes: Sequence[type[Rule]]) -> list[type[Rule]]:
+    """The rules that could find something in ``source`` (text test, no parse)."""
+    torch_file = uses_torch_text(source)
+    chosen = []
+    for rule in rule_classes:
+        if rule.torch_only and not torch_file:
+            continue
+        if rule.triggers and not any(trigger in source for trigger in rule.triggers):
+            continue
+        chosen.append(rule)
+    return chosen
+
+
+class FileChecker:
+    """Checks one module: parse once, walk once, every rule together."""
+
+    def __init__(self, path: str, source: str, rule_classes: Sequence[type[Rule]]) -> None:
+        self.path = path
+        self.source = source
+        self.facts = Facts()
+        self.rules = [rule_class(self) for rule_class in rule_classes]
+        self.reports: list[tuple[Rule, Report]] = []
+        self._statement: list[cst.CSTNode] = []
+        self._assign_targets: list[frozenset[str]] = []
+        self._visit: dict[type, list[Callable]] = defaultdict(list)
+        self._leave: dict[type, list[Callable]] = defaultdict(list)
+        for rule in self.rules:
+            for attribute in dir(type(rule)):
+                if attribute.startswith("visit_"):
+                    node_type = getattr(cst, attribute[6:], None)
+                    if node_type is not None:
+                        self._visit[node_type].append(getattr(rule, attribute))
+                elif attribute.startswith("leave_"):
+                    node_type = getattr(cst, attribute[6:], None)
+                    if node_type is not None:
+                        self._leave[node_type].append(getattr(rule, attribute))
+        self._special: dict[type, Callable[[cst.CSTNode], None]] = {
+            cst.Import: self._import,
+            cst.ImportFrom: self._import_from,
+            cst.ClassDef: self._class,
+            cst.FunctionDef: self._function,
+            cst.Lambda: self._lambda,
+            cst.For: self._for,
+            cst.While: self._while,
+            cst.With: self._with,
+            cst.Assign: self._assign,
+            cst.AnnAssign: self._assign,
+            cst.AugAssign: self._aug_assign,
+            cst.Call: self._call,
+            cst.Return: self._return,
+            cst.SimpleStatementLine: self._statement_line,
+        }
+
+    # ----- API for rules ---------------------------------------------------------------------
+    @property
+    def assign_targets(self) -> frozenset[str]:
+        """Names the statement being walked binds (when walking an assignment's value)."""
+        return self._assign_targets[-1] if self._assign_targets else frozenset()
+
+    def add_report(self, rule: Rule, node: cst.CSTNode, message: str, *, needs_grad: bool, fix, severity) -> None:
+        statement = self._statement[-1] if self._statement else None
+        self.reports.append((rule, Report(node, message, statement, self.facts.function, needs_grad, fix, severity)))
+
+    def defer(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` at the exit of the current function, reporting against the
+        statement being walked now."""
+        statement = self._statement[-1] if self._statement else None
+
+        def run() -> None:
+            self._statement.append(statement)
+            try:
+                callback()
+            finally:
+                self._statement.pop()
+
+        self.facts.function.deferred.append(run)
+
+    # ----- running ----------------------------------------------------------------------------
+    def run(self, module: cst.Module) -> list[Report]:
+        """Walk ``module`` with every rule; return the reports kept after no-grad filtering."""
+        self.module = module
+        self._statement.append(module)
+        for statement in module.body:
+            self._walk(statement)
+        self._run_deferred(self.facts.module_scope)
+        return self._filtered_reports()
+
+    def _filtered_reports(self) -> list[tuple[Rule, Report]]:
+        """Drop grad-dependent reports inside functions that are only called under no-grad."""
+        only_no_grad = {
+            name for name, sites in self.facts.call_sites.items() if sites and all(sites)
+        }
+        kept = []
+        for rule, report in self.reports:
+            if report.needs_grad and _inside_function_named(report.function, only_no_grad):
+                continue
+            kept.append((rule, report))
+        return kept
+
+    def _run_deferred(self, scope: F.Scope) -> None:
+        while scope.deferred:
+            callbacks, scope.deferred = scope.deferred, []
+            for callback in callbacks:
+                callback()
+
+    # ----- the walk ---------------------------------------------------------------------------
+    def _walk(self, node: cst.CSTNode) -> None:
+        node_type = type(node)
+        special = self._special.get(node_type)
+        if special is not None:
+            special(node)
+            return
+        visits = self._visit.get(node_type)
+        if visits:
+            for callback in visits:
+                callback(node)
+        self._walk_children(node)
+        leaves = self._leave.get(node_type)
+        if leaves:
+            for callback in leaves:
+                callback(node)
+
+    def _walk_children(self, node: cst.CSTNode) -> None:
+        walk = self._walk
+        for name in child_fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                walk(value)
+            elif type(value) is tuple or type(value) is list:
+                for item in value:
+                    if isinstance(item, cst.CSTNode):
+                        walk(item)
+
+    def _enter(self, node: cst.CSTNode) -> None:
+        visits = self._visit.get(type(node))
+        if visits:
+            for callback in visits:
+                callback(node)
+
+    def _exit(self, node: cst.CSTNode) -> None:
+        leaves = self._leave.get(type(node))
+        if leaves:
+            for callback in leaves:
+                callback(node)
+
+    def _walk_all(self, nodes: Iterable[cst.CSTNode]) -> None:
+        for node in nodes:
+            self._walk(node)
+
+    def _walk_block(self, block: cst.BaseSuite) -> None:
+        if isinstance(block, cst.IndentedBlock):
+            self._walk_all(block.body)
+        else:
+            self._walk(block)
+
+    # ----- statements with scope facts ---------------------------------------------------------
+    def _statement_line(self, node: cst.SimpleStatementLine) -> None:
+        self._statement.append(node)
+        self._enter(node)
+        self._walk_all(node.body)
+        self._exit(node)
+        self._statement.pop()
+
+    def _compound(self, node: cst.CSTNode, body: Callable[[], None]) -> None:
+        self._statement.append(node)
+        self._enter(node)
+        body()
+        self._exit(node)
+        self._statement.pop()
+
+    def _import(self, node: cst.Import) -> None:
+        if not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                full = _attribute_text(alias.name)
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    self.facts.imports.add(alias.asname.name.value, full)
+                else:
+                    head = full.split(".", 1)[0]
+                    self.facts.imports.add(head, head)
+                    if "." in full:
+                        self.facts.imports.add(full, full)  # so "torch.nn" resolves as itself
+        self._enter(node)
+        self._exit(node)
+
+    def _import_from(self, node: cst.ImportFrom) -> None:
+        if node.module is not None and not node.relative:
+            module = _attribute_text(node.module)
+            if isinstance(node.names, cst.ImportStar):
+                self.facts.imports.add(f"*{module}", module)
+            else:
+                for alias in node.names:
+                    name = _attribute_text(alias.name)
+                    local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
+                    self.facts.imports.add(local, f"{module}.{name}")
+        self._enter(node)
+        self._exit(node)
+
+    def _class(self, node: cst.ClassDef) -> None:
+        facts = self.facts
+        self._walk_all(d.decorator for d in node.decorators)
+        bases = tuple(facts.qualified_name(arg.value) or "" for arg in node.bases)
+        is_module = any(_is_module_base(base, facts) for base in bases)
+        info = ClassInfo(
+            name=node.name.value,
+            node=node,
+            base_names=bases,
+            is_module=is_module,
+            is_lightning=any("Lightning" in base for base in bases) or (facts.imports.uses_lightning and is_module),
+            is_dataset=any(base.rsplit(".", 1)[-1] in ("Dataset", "IterableDataset") or base.endswith("Dataset") for base in bases),
+        )
+        facts.classes[info.name] = info
+        facts.scope.bindings[info.name] = Binding(Kind.VALUE, NO_GRAPH, node)
+
+        def body() -> None:
+            facts.scope = ClassScope(node, facts.scope, info)
+            self._walk_block(node.body)
+            facts.scope = facts.scope.parent
+
+        self._compound(node, body)
+
+    def _function(self, node: cst.FunctionDef) -> None:
+        facts = self.facts
+        self._walk_all(d.decorator for d in node.decorators)
+        for param in _all_params(node.params):
+            if param.default is not None:
+                self._walk(param.default)
+        parent = facts.scope
+        class_info = parent.info if isinstance(parent, ClassScope) else facts.class_info
+        name = node.name.value
+        decorated_no_grad = any(_is_no_grad_expr(d.decorator, facts) for d in node.decorators)
+        framework_no_grad = bool(
+            isinstance(parent, ClassScope) and class_info is not None and class_info.is_lightning
+            and name in F.LIGHTNING_NO_GRAD_METHODS
+        )
+        parent.bindings[name] = Binding(Kind.VALUE, NO_GRAPH, node)
+        scope = FunctionScope(node, parent, name, class_info, decorated_no_grad, framework_no_grad)
+
+        def body() -> None:
+            self._enter_function(scope, node.params)
+            self._walk_block(node.body)
+            self._leave_function(scope)
+
+        self._compound(node, body)
+
+    def _lambda(self, node: cst.Lambda) -> None:
+        facts = self.facts
+        scope = FunctionScope(node, facts.scope, "<lambda>", facts.class_info, False, False)
+        self._enter(node)
+        self._enter_function(scope, node.params)
+        self._walk(node.body)
+        scope.returned_names |= names_in(node.body)
+        self._leave_function(scope)
+        self._exit(node)
+
+    def _enter_function(self, scope: FunctionScope, params: cst.Parameters) -> None:
+        facts = self.facts
+        for param in _all_params(params):
+            pname = param.name.value
+            kind = Kind.MODULE if F.is_module_name(pname) else Kind.VALUE
+            scope.bindings[pname] = Binding(kind, GraphValue(Graph.UNKNOWN, frozenset({pname})), param)
+        facts.scope = scope
+        # Loops of the caller do not run per iteration of this body.
+        self._saved_grad = getattr(self, "_saved_grad", [])
+        self._saved_grad.append(facts.grad_enabled)
+        facts.grad_enabled = [True]
+
+    def _leave_function(self, scope: FunctionScope) -> None:
+        facts = self.facts
+        self._run_deferred(scope)
+        facts.grad_enabled = self._saved_grad.pop()
+        facts.scope = scope.parent
+
+    def _for(self, node: cst.For) -> None:
+        facts = self.facts
+
+        def body() -> None:
+            self._walk(node.iter)
+            iter_graph = facts.graph_value(node.iter)
+            loop = Loop(node, "for", facts.scope, iterates_data=F.iterates_data(node.iter),
+                        target_names=frozenset(names_in(node.target)))
+            self._run_loop(loop, lambda: self._bind(node.target, node.iter,
+                                                    iter_graph if iter_graph.state is Graph.CARRIES else NO_GRAPH),
+                           node.body)
+            if node.orelse is not None:
+                self._walk_block(node.orelse.body)
+
+        self._compound(node, body)
+
+    def _while(self, node: cst.While) -> None:
+        def body() -> None:
+            loop = Loop(node, "while", self.facts.scope, iterates_data=True)
+            self._run_loop(loop, lambda: self._walk(node.test), node.body)
+            if node.orelse is not None:
+                self._walk_block(node.orelse.body)
+
+        self._compound(node, body)
+
+    def _run_loop(self, loop: Loop, start: Callable[[], None], block: cst.BaseSuite) -> None:
+        facts = self.facts
+        facts.loops.append(loop)
+        start()
+        loop.bound_this_iteration |= loop.target_names
+        self._walk_block(block)
+        facts.loops.pop()
+        outer = facts.loop
+        if outer is not None:
+            outer.has_backward |= loop.has_backward
+            outer.has_optimizer_step |= loop.has_optimizer_step
+
+    def _with(self, node: cst.With) -> None:
+        facts = self.facts
+
+        def body() -> None:
+            grad = facts.grad_enabled[-1]
+            for item in node.items:
+                self._walk(item.item)
+                if _is_no_grad_expr(item.item, facts):
+                    grad = False
+                elif _is_enable_grad_expr(item.item, facts):
+                    grad = True
+                if item.asname is not None:
+                    self._bind(item.asname.name, item.item, facts.graph_value(item.item))
+            facts.grad_enabled.append(grad)
+            self._walk_block(node.body)
+            facts.grad_enabled.pop()
+
+        self._compound(node, body)
+
+    # ----- expressions and simple statements -------------------------------------------------
+    def _assign(self, node: cst.Assign | cst.AnnAssign) -> None:
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        self._enter(node)
+        if node.value is not None:
+            self._assign_targets.append(frozenset(n for t in targets for n in names_in(t)))
+            self._walk(node.value)
+            self._assign_targets.pop()
+        for target in targets:
+            if not isinstance(target, cst.Name):
+                self._walk(target)
+        self._exit(node)
+        if node.value is not None:
+            graph = self.facts.graph_value(node.value)
+            for target in targets:
+                self._bind(target, node.value, graph)
+
+    def _aug_assign(self, node: cst.AugAssign) -> None:
+        facts = self.facts
+        self._enter(node)
+        self._walk(node.value)
+        if not isinstance(node.target, cst.Name):
+            self._walk(node.target)
+        self._exit(node)
+        name = dotted_name(node.target)
+        if name:
+            for loop in facts.loops_in_function():
+                loop.incremented.add(name)
+            if name.startswith("self.") and facts.class_info is not None:
+                facts.class_info.incremented.add(name)
+            elif facts.function is not facts.module_scope:
+                facts.function.incremented.add(name)
+        if isinstance(node.target, cst.Name):
+            old = facts.lookup(node.target.value)
+            graph = GraphValue.combine([facts.graph_value(node.value)] + ([old.graph] if old else []))
+            facts.scope.bindings[node.target.value] = Binding(Kind.VALUE, graph, node)
+            function = facts.function
+            if function is not None:
+                function.derived_from.setdefault(node.target.value, set()).update(names_in(node.value))
+
+    def _return(self, node: cst.Return) -> None:
+        self._enter(node)
+        if node.value is not None:
+            self._walk(node.value)
+            function = self.facts.function
+            if function is not None:
+                function.returned_names |= names_in(node.value)
+        self._exit(node)
+
+    def _call(self, node: cst.Call) -> None:
+        facts = self.facts
+        self._enter(node)
+        self._walk(node.func)
+        for arg in node.args:
+            self._walk(arg.value)
+        self._exit(node)
+        function = facts.function
+        func = node.func
+        qualified = facts.qualified_name(func)
+        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        # Call sites, to know which functions are only called under no-grad.
+        callee = method if method is not None else (func.value if isinstance(func, cst.Name) else None)
+        if callee is not None:
+            facts.call_sites.setdefault(callee, []).append(facts.in_no_grad)
+        if method in F.BACKWARD_METHODS or qualified in F.AUTOGRAD_FUNCTIONS:
+            tensor = _backpropagated_expr(node)
+            if tensor is not None and function is not None:
+                function.backward_names |= names_in(tensor)
+                function.backward_nodes |= _call_ids(tensor)
+                function.has_backward = True
+            if qualified == "torch.autograd.grad" and function is not None:
+                function.requires_grad_inputs = True
+            for loop in facts.loops_in_function():
+                loop.has_backward = True
+            return
+        if method == "step" and _is_optimizer_step(node):
+            if function is not None:
+                function.has_optimizer_step = True
+            for loop in facts.loops_in_function():
+                loop.has_optimizer_step = True
+            return
+        if method is not None:
+            target = dotted_name(func.value)
+            mode = _mode_change(method, node)
+            if mode is not None and target is not None:
+                change = ModeChange(target, mode, node)
+                function.mode_changes.append(change)
+                if mode == "frozen":
+                    facts.frozen_modules.add(target)
+            if method == "requires_grad_" and function is not None and mode is None:
+                function.requires_grad_inputs = True
+        if function is not None and any(
+            arg.keyword is not None and arg.keyword.value == "requires_grad" and _is_true(arg.value) for arg in node.args
+        ):
+            function.requires_grad_inputs = True
+
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression, graph: GraphValue) -> None:
+        facts = self.facts
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value, value, graph)
+            return
+        if isinstance(target, cst.StarredElement):
+            self._bind(target.value, value, graph)
+            return
+        is_module = isinstance(value, cst.Call) and facts.is_module_constructor(value) or (
+            isinstance(value, (cst.Name, cst.Attribute)) and dotted_name(value) is not None
+            and facts.is_module_expr(value) and not isinstance(target, (cst.Subscript,))
+        )
+        kind = Kind.MODULE if is_module else Kind.VALUE
+        loop = facts.loop
+        binding = Binding(kind, graph, value, loop)
+        if isinstance(target, cst.Name):
+            facts.scope.bindings[target.value] = binding
+            for enclosing in facts.loops_in_function():
+                enclosing.bound_this_iteration.add(target.value)
+            function = facts.function
+            if function is not None:
+                function.derived_from[target.value] = names_in(value)
+        elif isinstance(target, cst.Attribute):
+            dotted = dotted_name(target)
+            info = facts.class_info
+            if dotted and info is not None and dotted.startswith("self.") and dotted.count(".") == 1:
+                previous = info.attributes.get(dotted)
+                if previous is not None and previous.kind is Kind.MODULE and kind is not Kind.MODULE:
+                    return  # keep what __init__ said
+                info.attributes[dotted] = binding
+            if dotted:
+                for enclosing in facts.loops_in_function():
+                    enclosing.bound_this_iteration.add(dotted)
+
+
+# ----- helpers over nodes -----------------------------------------------------------------------
+def _attribute_text(node: cst.BaseExpression) -> str:
+    return dotted_name(node) or ""
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    out = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+    if isinstance(params.star_arg, cst.Param):
+        out.append(params.star_arg)
+    if params.star_kwarg is not None:
+        out.append(params.star_kwarg)
+    return out
+
+
+def _is_module_base(base: str, facts: Facts) -> bool:
+    if not base:
+        return False
+    last = base.rsplit(".", 1)[-1]
+    if base in facts.classes:
+        return facts.classes[base].is_module
+    if base.startswith("torch.nn.") or base.startswith(("lightning", "pytorch_lightning", "transformers")):
+        return last.endswith(F.MODULE_BASE_SUFFIXES) or last in ("Module", "LightningModule")
+    return last in ("Module", "LightningModule", "PreTrainedModel")
+
+
+def _is_no_grad_expr(node: cst.BaseExpression, facts: Facts) -> bool:
+    """``torch.no_grad()``, ``torch.no_grad``, ``torch.inference_mode()``,
+    ``torch.set_grad_enabled(False)`` (a decorator or a context manager)."""
+    call_args: Sequence[cst.Arg] = ()
+    if isinstance(node, cst.Call):
+        call_args = node.args
+        node = node.func
+    qualified = facts.qualified_name(node)
+    if qualified is None:
+        return False
+    if qualified in F.NO_GRAD_CONTEXTS:
+        if qualified.endswith("inference_mode") and call_args and _is_false(call_args[0].value):
+            return False
+        return True
+    if qualified in F.SET_GRAD_ENABLED:
+        return bool(call_args) and _is_false(call_args[0].value)
+    return False
+
+
+def _is_enable_grad_expr(node: cst.BaseExpression, facts: Facts) -> bool:
+    call_args: Sequence[cst.Arg] = ()
+    if isinstance(node, cst.Call):
+        call_args = node.args
+        node = node.func
+    qualified = facts.qualified_name(node)
+    if qualified in F.ENABLE_GRAD:
+        return True
+    return qualified in F.SET_GRAD_ENABLED and bool(call_args) and _is_true(call_args[0].value)
+
+
+def _is_false(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "False"
+
+
+def _is_true(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
+
+
+def _mode_change(method: str, call: cst.Call) -> str | None:
+    if method == "eval" and not call.args:
+        return "eval"
+    if method == "train":
+        if not call.args:
+            return "train"
+        first = call.args[0].value
+        if _is_false(first):
+            return "eval"
+        if _is_true(first):
+            return "train"
+        return None
+    if method == "requires_grad_" and call.args and _is_false(call.args[0].value):
+        return "frozen"
+    return None
+
+
+def _backpropagated_expr(call: cst.Call) -> cst.BaseExpression | None:
+    """The tensor a backward call differentiates: ``loss`` in ``loss.backward()``,
+    ``accelerator.backward(loss)``, ``torch.autograd.grad(loss, params)``."""
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    if positional:
+        return positional[0]
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("outputs", "tensors", "loss"):
+            return arg.value
+    if isinstance(call.func, cst.Attribute):
+        return call.func.value
+    return None
+
+
+def _call_ids(node: cst.CSTNode) -> set[int]:
+    ids: set[int] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call):
+            ids.add(id(current))
+        stack.extend(F.expression_children(current))
+    return ids
+
+
+_OPTIMIZER_WORDS = ("optim", "opt")
+
+
+def _is_optimizer_step(call: cst.Call) -> bool:
+    """``optimizer.step()``, ``self.opt.step()``, ``scaler.step(optimizer)``, ``opt_g.step()``."""
+    assert isinstance(call.func, cst.Attribute)
+    owner = dotted_name(call.func.value)
+    if owner is None:
+        # self.optimizers().step(), trainer.optimizers[0].step()
+        return "optim" in cst.Module(body=()).code_for_node(call.func.value).lower()
+    last = owner.rsplit(".", 1)[-1].lower()
+    if "sched" in last:
+        return False
+    if last == "scaler" or last.endswith("_scaler"):
+        return True
+    return "optim" in last or last == "opt" or last.startswith("opt_") or last.endswith("_opt")
+
+
+def _inside_function_named(function: object, names: set[str]) -> bool:
+    while isinstance(function, FunctionScope):
+        if function.name in names:
+            return True
+        parent = function.parent
+        while parent is not None and not isinstance(parent, FunctionScope):
+            parent = parent.parent
+        function = parent
+    return False
+
+
+def check_paths(paths, config=None, use_cache=True, jobs=0, force_exclude=False):
+    """Check files and directories; see :func:`memlint.static.runner.check_paths`."""
+    from memlint.static.runner import check_paths as _check_paths
+
+    return _check_paths(paths, config=config, use_cache=use_cache, jobs=jobs, force_exclude=force_exclude)

@@ -1,0 +1,648 @@
+"""Scope facts the engine keeps while it walks a module, shared by every rule.
+
+Rules ask questions here instead of walking the tree themselves:
+
+- imports: what a dotted name means (``t.no_grad`` is ``torch.no_grad``), and whether the
+  file uses PyTorch at all;
+- scopes: the enclosing function and class, whether the function is a per-step method
+  (``forward``, ``training_step``...), which names it backpropagates and returns;
+- loops: the enclosing loops, and which names were bound earlier in the current iteration
+  (a name that was not outlives the iteration);
+- no-grad regions: ``with torch.no_grad()`` and friends, the decorators, Lightning's
+  evaluation hooks, and (resolved at the end of the module) functions only called from
+  such regions;
+- graph-carrying values: whether an expression holds an autograd graph;
+- module modes: where ``m.eval()`` / ``m.train()`` / ``m.requires_grad_(False)`` were called.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+import libcst as cst
+
+# Packages whose import means "this file is PyTorch code".
+TORCH_PACKAGES = frozenset({
+    "torch", "lightning", "pytorch_lightning", "lightning_fabric", "transformers", "accelerate",
+    "ignite", "skorch", "torchtnt", "timm", "fastai", "deepspeed", "torchvision", "torchaudio",
+    "torchtext", "speechbrain", "torchmetrics", "peft", "trl", "diffusers", "composer",
+    "torch_geometric", "dgl", "detectron2", "mmengine", "fairseq", "allennlp", "pyro", "gpytorch",
+})
+LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning"})
+
+NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
+                              "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
+SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+                              "torch.autograd.grad_mode.set_grad_enabled"})
+ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
+
+# Methods Lightning runs under no_grad itself.
+LIGHTNING_NO_GRAD_METHODS = frozenset({"validation_step", "test_step", "predict_step"})
+# Methods called once per training step or per forward pass: what they store on ``self``
+# outlives the call.
+PER_STEP_METHODS = frozenset({"forward", "training_step", "training_step_end", "train_step",
+                              "validation_step", "test_step", "predict_step", "compute_loss",
+                              "shared_step", "_shared_step", "step"})
+
+# Methods whose result carries no autograd graph.
+GRAPH_ENDING_METHODS = frozenset({
+    "item", "tolist", "detach", "detach_", "numpy", "argmax", "argmin", "size", "dim", "numel",
+    "eq", "ne", "lt", "le", "gt", "ge", "long", "int", "bool", "short", "byte", "char",
+    "nonzero", "isnan", "isinf", "isfinite", "any", "all", "data_ptr", "element_size",
+    "equal", "allclose", "sign", "round", "floor", "ceil", "trunc", "__len__", "count_nonzero",
+    "keys", "items", "values", "get_device", "nelement", "stride", "storage_offset",
+    "is_contiguous", "requires_grad_", "zero_", "register_hook", "norm_type",
+})
+# Attributes whose value carries no autograd graph.
+GRAPH_ENDING_ATTRIBUTES = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad",
+                                     "ndim", "is_cuda", "grad_fn", "is_leaf", "layout"})
+# Builtins and functions returning plain Python values or fresh leaf tensors.
+GRAPH_ENDING_FUNCTIONS = frozenset({
+    "float", "int", "bool", "str", "len", "round", "repr", "print", "isinstance", "type", "id",
+    "range", "enumerate", "zip", "abs_py",
+    "torch.argmax", "torch.argmin", "torch.tensor", "torch.zeros", "torch.ones", "torch.empty",
+    "torch.full", "torch.arange", "torch.linspace", "torch.randn", "torch.rand", "torch.randint",
+    "torch.randperm", "torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.rand_like",
+    "torch.randn_like", "torch.full_like", "torch.eq", "torch.isnan", "torch.isinf", "torch.isfinite",
+    "torch.equal", "torch.allclose", "torch.numel", "torch.is_tensor", "torch.no_grad",
+    "torch.from_numpy", "torch.load", "torch.save", "torch.manual_seed", "torch.device",
+    "copy.deepcopy",
+})
+# torch.nn.functional members that compute a loss: their result carries a graph.
+FUNCTIONAL_LOSS_WORDS = ("loss", "cross_entropy", "nll", "mse", "l1", "kl_div", "binary_cross_entropy",
+                         "cosine_embedding", "hinge", "margin", "ctc", "poisson", "huber")
+
+# Variable names that, by near-universal convention in PyTorch code, hold an nn.Module.
+MODULE_NAME_WORDS = frozenset({
+    "model", "net", "network", "module", "encoder", "decoder", "backbone", "teacher", "student",
+    "generator", "discriminator", "critic", "actor", "classifier", "criterion", "loss_fn",
+    "loss_func", "lossfn", "loss_function", "netg", "netd", "unet", "vae", "policy",
+    "head", "embedder", "embedding", "transformer", "rnn", "lstm", "gru", "mlp", "ddp_model",
+})
+MODULE_NAME_SUFFIXES = ("_model", "_net", "_network", "_encoder", "_decoder", "_criterion", "_loss_fn",
+                        "_module", "_rnn", "_lstm", "_gru", "_head", "_backbone", "_teacher", "_student")
+# Factories (qualified-name prefixes or suffixes) that return an nn.Module.
+MODULE_FACTORY_SUFFIXES = (".from_pretrained", "timm.create_model", "torch.compile",
+                           "torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel")
+MODULE_BASE_SUFFIXES = ("Module", "LightningModule", "PreTrainedModel", "Sequential", "ModuleList",
+                        "ModuleDict", "Loss", "_Loss", "_WeightedLoss")
+
+BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
+AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
+
+
+# Words in a loop's iterable that say it walks over data or steps, not over parts of a value.
+DATA_LOOP_WORDS = ("loader", "dataset", "data", "batches", "epoch", "step", "iter", "tqdm", "train", "val",
+                   "test", "eval", "stream", "samples", "episode")
+
+
+def iterates_data(iterable: cst.BaseExpression | None) -> bool:
+    if iterable is None:  # a while loop: runs until a condition, like a step loop
+        return True
+    return any(word in name.lower() for name in names_in(iterable) for word in DATA_LOOP_WORDS)
+
+
+def is_module_name(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in MODULE_NAME_WORDS or lowered.endswith(MODULE_NAME_SUFFIXES) or (
+        lowered.startswith("model_") or lowered.startswith("net_")
+    )
+
+
+class Graph(enum.IntEnum):
+    """Does a value carry an autograd graph? Ordered so ``max`` combines operands."""
+
+    NONE = 0
+    UNKNOWN = 1
+    CARRIES = 2
+
+
+@dataclass(frozen=True)
+class GraphValue:
+    """The graph state of an expression and the variable names it was computed from.
+
+    ``UNKNOWN`` values become graph-carrying once the enclosing function is known to
+    backpropagate one of ``names`` (see :meth:`FunctionScope.is_backpropagated`).
+    """
+
+    state: Graph
+    names: frozenset[str] = frozenset()
+
+    @staticmethod
+    def combine(values: Iterable["GraphValue"]) -> "GraphValue":
+        state, names = Graph.NONE, set()
+        for value in values:
+            state = max(state, value.state)
+            names |= value.names
+        return GraphValue(state, frozenset(names))
+
+
+NO_GRAPH = GraphValue(Graph.NONE)
+UNKNOWN_VALUE = GraphValue(Graph.UNKNOWN)
+
+
+class Kind(enum.Enum):
+    """What a name is bound to, as far as the engine can tell."""
+
+    MODULE = "module"
+    VALUE = "value"
+
+
+@dataclass
+class Binding:
+    kind: Kind
+    graph: GraphValue
+    node: cst.CSTNode | None = None
+    loop: "Loop | None" = None  # innermost loop the binding happened in
+    iteration: int = 0  # that loop's iteration marker when bound
+
+
+@dataclass
+class ClassInfo:
+    name: str
+    node: cst.ClassDef
+    base_names: tuple[str, ...]  # qualified names of the bases
+    is_module: bool
+    is_lightning: bool
+    is_dataset: bool
+    attributes: dict[str, Binding] = field(default_factory=dict)  # "self.x" bindings
+    incremented: set[str] = field(default_factory=set)  # "self.calls" in "self.calls += 1"
+
+
+@dataclass
+class Loop:
+    node: cst.CSTNode
+    kind: str  # "for" | "while"
+    scope: "Scope"
+    iterates_data: bool = False  # over a loader/dataset/steps, not over the parts of one value
+    bound_this_iteration: set[str] = field(default_factory=set)
+    target_names: frozenset[str] = frozenset()
+    has_backward: bool = False
+    has_optimizer_step: bool = False
+    incremented: set[str] = field(default_factory=set)  # names/attrs changed by += inside
+
+    @property
+    def is_training_loop(self) -> bool:
+        return self.has_backward or self.has_optimizer_step
+
+
+@dataclass
+class ModeChange:
+    target: str  # dotted name, e.g. "model" or "self.teacher"
+    mode: str  # "eval" | "train" | "frozen"
+    node: cst.Call
+
+
+class Scope:
+    """A module, class or function scope."""
+
+    kind = "module"
+
+    def __init__(self, node: cst.CSTNode, parent: "Scope | None") -> None:
+        self.node = node
+        self.parent = parent
+        self.bindings: dict[str, Binding] = {}
+        self.deferred: list[Callable[[], None]] = []
+
+    def lookup(self, name: str) -> Binding | None:
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.bindings:
+                return scope.bindings[name]
+            scope = scope.parent
+        return None
+
+
+class FunctionScope(Scope):
+    kind = "function"
+
+    def __init__(self, node: cst.FunctionDef | cst.Lambda, parent: Scope, name: str,
+                 class_info: ClassInfo | None, no_grad_decorated: bool, framework_no_grad: bool) -> None:
+        super().__init__(node, parent)
+        self.name = name
+        self.class_info = class_info  # set for methods
+        self.no_grad_decorated = no_grad_decorated
+        self.framework_no_grad = framework_no_grad
+        # Names appearing in what is backpropagated: x.backward(), backward(x), autograd.grad(x).
+        self.backward_names: set[str] = set()
+        self.backward_nodes: set[int] = set()  # id() of expressions inside a backward receiver
+        self.returned_names: set[str] = set()
+        self.derived_from: dict[str, set[str]] = {}  # name -> names its values were computed from
+        self.mode_changes: list[ModeChange] = []
+        self.requires_grad_inputs = False  # x.requires_grad_() / requires_grad=True / autograd.grad seen
+        self.has_backward = False
+        self.has_optimizer_step = False
+        self.incremented: set[str] = set()  # names changed with += in this function
+
+    @property
+    def is_per_step_method(self) -> bool:
+        return self.class_info is not None and self.name in PER_STEP_METHODS
+
+    def is_backpropagated(self, names: Iterable[str]) -> bool:
+        """Do any of ``names`` flow into something this function backpropagates?"""
+        targets = set(names)
+        if not targets:
+            return False
+        seen: set[str] = set()
+        frontier = list(self.backward_names)
+        while frontier:
+            name = frontier.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in targets:
+                return True
+            frontier.extend(self.derived_from.get(name, ()))
+        return False
+
+    def is_returned(self, name: str) -> bool:
+        return name in self.returned_names
+
+
+class ClassScope(Scope):
+    kind = "class"
+
+    def __init__(self, node: cst.ClassDef, parent: Scope, info: ClassInfo) -> None:
+        super().__init__(node, parent)
+        self.info = info
+
+
+class Imports:
+    """Import aliases of one module: local name -> qualified name."""
+
+    def __init__(self) -> None:
+        self.aliases: dict[str, str] = {}
+        self.uses_torch = False
+        self.uses_lightning = False
+        self.uses_distributed = False
+
+    def add(self, local: str, qualified: str) -> None:
+        self.aliases[local] = qualified
+        root = qualified.split(".", 1)[0]
+        if root in TORCH_PACKAGES:
+            self.uses_torch = True
+        if root in LIGHTNING_PACKAGES:
+            self.uses_lightning = True
+        if qualified.startswith("torch.distributed") or qualified.startswith("torch.nn.parallel"):
+            self.uses_distributed = True
+
+    def qualified_name(self, node: cst.BaseExpression) -> str | None:
+        """``F.cross_entropy`` -> ``torch.nn.functional.cross_entropy``; None if not dotted."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        if head in self.aliases:
+            base = self.aliases[head]
+            return f"{base}.{rest}" if rest else base
+        return dotted
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """``self.model.encoder`` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def root_name(node: cst.BaseExpression) -> str | None:
+    """The variable at the root of ``a.b[c].d`` (``a``), or None."""
+    while True:
+        if isinstance(node, cst.Attribute):
+            node = node.value
+        elif isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            node = node.func.value
+        else:
+            break
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def storage_name(node: cst.BaseExpression) -> str | None:
+    """Name of the place an expression refers to: ``losses``, ``self.outputs``,
+    ``history`` for ``history["loss"]``; None for anything else."""
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    return dotted_name(node)
+
+
+def names_in(node: cst.CSTNode) -> set[str]:
+    """Every variable name and ``self.attr`` read in an expression (a small walk)."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.add(current.value)
+        elif isinstance(current, cst.Attribute):
+            dotted = dotted_name(current)
+            if dotted is not None:
+                found.add(dotted)
+                found.add(dotted.split(".", 1)[0])
+                continue
+            stack.append(current.value)
+        elif isinstance(current, (cst.Lambda, cst.SimpleString, cst.Integer, cst.Float)):
+            continue
+        else:
+            stack.extend(expression_children(current))
+    return found
+
+
+_SKIPPED_FIELDS = frozenset({
+    "leading_lines", "lines_after_decorators", "header", "footer", "indent", "lpar", "rpar",
+    "comma", "semicolon", "equal", "colon", "dot", "lbracket", "rbracket", "lbrace", "rbrace",
+    "star", "trailing_whitespace", "operator", "asynchronous", "annotation", "returns",
+    "whitespace_after_star", "whitespace_after_arg", "whitespace_before_args", "whitespace_after_func",
+    "type_parameters", "encoding", "default_indent", "default_newline", "has_trailing_newline",
+    "whitespace_after_value", "attr", "arrow", "whitespace_before", "whitespace_after",
+})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def child_fields(node_type: type) -> tuple[str, ...]:
+    """The fields of a node type that hold code (not whitespace or punctuation)."""
+    fields = _CHILD_FIELDS.get(node_type)
+    if fields is None:
+        import dataclasses
+
+        fields = tuple(
+            f.name for f in dataclasses.fields(node_type)
+            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
+        )
+        _CHILD_FIELDS[node_type] = fields
+    return fields
+
+
+def expression_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    for name in child_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield item
+
+
+class Facts:
+    """The live state of the walk: scopes, loops, grad mode. Rules read it; the engine writes it."""
+
+    def __init__(self) -> None:
+        self.imports = Imports()
+        # Module-level code (scripts) is treated as one function body named "<module>".
+        self.module_scope = FunctionScope(cst.Module(body=()), None, "<module>", None, False, False)
+        self.scope: Scope = self.module_scope
+        self.loops: list[Loop] = []
+        self.grad_enabled: list[bool] = [True]  # lexical grad mode, innermost last
+        self.classes: dict[str, ClassInfo] = {}
+        self.module_mode_changes: list[ModeChange] = []
+        # function name -> for each call site: was it under no-grad?
+        self.call_sites: dict[str, list[bool]] = {}
+        self.frozen_modules: set[str] = set()  # names with requires_grad_(False) anywhere
+        self._iteration = 0
+
+    # ----- questions rules ask -------------------------------------------------------------
+    @property
+    def function(self) -> FunctionScope:
+        """The innermost enclosing function (lambdas included; the module at top level)."""
+        scope: Scope | None = self.scope
+        while scope is not None:
+            if isinstance(scope, FunctionScope):
+                return scope
+            scope = scope.parent
+        return self.module_scope
+
+    @property
+    def class_info(self) -> ClassInfo | None:
+        function = self.function
+        return function.class_info if function else None
+
+    @property
+    def loop(self) -> Loop | None:
+        """The innermost loop of the current function (loops outside it do not count)."""
+        if self.loops and self.loops[-1].scope is self.scope:
+            return self.loops[-1]
+        return None
+
+    def loops_in_function(self) -> list[Loop]:
+        return [loop for loop in self.loops if loop.scope is self.scope]
+
+    @property
+    def in_no_grad(self) -> bool:
+        """Lexically under no-grad: a context manager, a decorator, or a Lightning eval hook.
+        (Functions only *called* under no-grad are handled by the engine at the end.)"""
+        if not self.grad_enabled[-1]:
+            return True
+        function = self.function
+        return bool(function and (function.no_grad_decorated or function.framework_no_grad)
+                    and len(self.grad_enabled) == 1)
+
+    def outlives_iteration(self, target: cst.BaseExpression) -> bool:
+        """Does the place ``target`` names survive the current loop iteration?
+
+        Attributes (``self.x``) and subscripts of them always do; a plain name does unless it
+        was (re)bound earlier in this iteration of the innermost loop.
+        """
+        name = storage_name(target)
+        if name is None:
+            return False
+        loop = self.loop
+        if loop is None:
+            return False
+        if "." in name:
+            return True
+        return name not in loop.bound_this_iteration
+
+    def outlives_call(self, target: cst.BaseExpression) -> bool:
+        """Does the place survive the current function call (``self.x``, a global)?"""
+        name = storage_name(target)
+        if name is None:
+            return False
+        root = name.split(".", 1)[0]
+        function = self.function
+        if function is self.module_scope:
+            return False
+        if root in ("self", "cls"):
+            return "." in name
+        return root not in function.bindings and self.module_scope.lookup(root) is not None
+
+    def mode_of(self, target: str) -> ModeChange | None:
+        """The last mode change of ``target`` seen so far in this function (or module level)."""
+        function = self.function
+        changes = function.mode_changes if function else self.module_mode_changes
+        for change in reversed(changes):
+            if change.target == target:
+                return change
+        return None
+
+    def qualified_name(self, node: cst.BaseExpression) -> str | None:
+        return self.imports.qualified_name(node)
+
+    def is_module_expr(self, node: cst.BaseExpression) -> bool:
+        """Is ``node`` (a callee) an nn.Module, a loss object or the module itself (``self``)?"""
+        if isinstance(node, cst.Call):  # model.to(device)(x), DDP(model)(x)
+            return self.is_module_constructor(node)
+        name = dotted_name(node)
+        if name is None:
+            return False
+        if name == "self":
+            info = self.class_info
+            return bool(info and info.is_module)
+        binding = self.lookup(name)
+        if binding is not None:
+            return binding.kind is Kind.MODULE
+        last = name.rsplit(".", 1)[-1]
+        if last in ("forward", "module"):
+            owner = name.rsplit(".", 1)[0]
+            return owner != name and self.is_module_expr(_name_expr(owner))
+        return is_module_name(last)
+
+    def is_module_constructor(self, call: cst.Call) -> bool:
+        """Does this call build (or wrap) an nn.Module?"""
+        qualified = self.qualified_name(call.func)
+        if qualified is None:
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda", "cpu", "train", "eval", "half", "float", "double", "bfloat16"):
+                return self.is_module_expr(call.func.value)
+            return False
+        last = qualified.rsplit(".", 1)[-1]
+        if qualified.startswith("torch.nn.") and last[:1].isupper() and not qualified.startswith("torch.nn.functional"):
+            return last not in ("Parameter", "ParameterList", "ParameterDict")
+        if qualified in self.classes:
+            return self.classes[qualified].is_module
+        if qualified.endswith(MODULE_FACTORY_SUFFIXES):
+            return True
+        if qualified.startswith("torchvision.models.") or qualified.startswith("timm.models."):
+            return True
+        if last in ("DistributedDataParallel", "DataParallel", "FullyShardedDataParallel", "DDP", "FSDP"):
+            return True
+        if isinstance(call.func, cst.Attribute) and last in ("to", "cuda", "cpu", "half", "float", "double", "bfloat16"):
+            return self.is_module_expr(call.func.value)
+        return False
+
+    def lookup(self, name: str) -> Binding | None:
+        if name.startswith("self.") or name.startswith("cls."):
+            info = self.class_info
+            if info is None:
+                return None
+            return info.attributes.get(name)
+        if "." in name:
+            return None
+        return self.scope.lookup(name)
+
+    def graph_value(self, node: cst.BaseExpression) -> GraphValue:
+        """Does ``node`` carry an autograd graph here? (See :class:`Graph`.)"""
+        if self.in_no_grad:
+            return NO_GRAPH
+        return self._graph(node)
+
+    def is_graph_carrying(self, value: GraphValue) -> bool:
+        """Decide an UNKNOWN value with what the function backpropagates (call at scope exit)."""
+        if value.state is Graph.CARRIES:
+            return True
+        if value.state is Graph.UNKNOWN:
+            function = self.function
+            return bool(function and function.is_backpropagated(value.names))
+        return False
+
+    # ----- graph evaluation ---------------------------------------------------------------
+    def _graph(self, node: cst.BaseExpression) -> GraphValue:
+        if isinstance(node, cst.Name):
+            if node.value in ("None", "True", "False"):
+                return NO_GRAPH
+            binding = self.lookup(node.value)
+            names = frozenset({node.value})
+            if binding is None:
+                return GraphValue(Graph.UNKNOWN, names)
+            if binding.kind is Kind.MODULE:
+                return NO_GRAPH
+            return GraphValue(binding.graph.state, names | binding.graph.names)
+        if isinstance(node, cst.Attribute):
+            if node.attr.value in GRAPH_ENDING_ATTRIBUTES:
+                return NO_GRAPH
+            dotted = dotted_name(node)
+            if dotted is not None and dotted.startswith("self."):
+                binding = self.lookup(dotted)
+                if binding is None or binding.kind is Kind.MODULE:
+                    return NO_GRAPH if binding else GraphValue(Graph.NONE, frozenset({dotted}))
+                return GraphValue(binding.graph.state, binding.graph.names | {dotted})
+            base = self._graph(node.value)
+            return base
+        if isinstance(node, cst.Subscript):
+            return self._graph(node.value)
+        if isinstance(node, cst.Call):
+            return self._graph_of_call(node)
+        if isinstance(node, cst.BinaryOperation):
+            return GraphValue.combine((self._graph(node.left), self._graph(node.right)))
+        if isinstance(node, cst.UnaryOperation):
+            if isinstance(node.operator, cst.Not):
+                return NO_GRAPH
+            return self._graph(node.expression)
+        if isinstance(node, (cst.Comparison, cst.BaseString, cst.Integer, cst.Float, cst.Imaginary,
+                             cst.Lambda, cst.Ellipsis)):
+            return NO_GRAPH
+        if isinstance(node, cst.BooleanOperation):
+            return GraphValue.combine((self._graph(node.left), self._graph(node.right)))
+        if isinstance(node, cst.IfExp):
+            return GraphValue.combine((self._graph(node.body), self._graph(node.orelse)))
+        if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+            return GraphValue.combine(self._graph(el.value) for el in node.elements)
+        if isinstance(node, cst.Dict):
+            return GraphValue.combine(
+                self._graph(el.value) for el in node.elements if isinstance(el, (cst.DictElement, cst.StarredDictElement))
+            )
+        if isinstance(node, (cst.Await, cst.StarredElement)):
+            return self._graph(node.value if isinstance(node, cst.StarredElement) else node.expression)
+        if isinstance(node, cst.NamedExpr):
+            return self._graph(node.value)
+        return UNKNOWN_VALUE
+
+    def _graph_of_call(self, call: cst.Call) -> GraphValue:
+        func = call.func
+        args = [arg.value for arg in call.args]
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in GRAPH_ENDING_METHODS:
+                return NO_GRAPH
+            if method in ("forward", "__call__") and self.is_module_expr(func.value):
+                return GraphValue(Graph.CARRIES)
+        qualified = self.qualified_name(func)
+        if qualified is not None:
+            if qualified in GRAPH_ENDING_FUNCTIONS or qualified.startswith(("math.", "numpy.", "np.", "time.", "os.", "json.", "random.", "logging.")):
+                return NO_GRAPH
+            if qualified.startswith("torch.nn.functional.") and any(
+                word in qualified.rsplit(".", 1)[-1] for word in FUNCTIONAL_LOSS_WORDS
+            ):
+                return GraphValue(Graph.CARRIES)
+        if self.is_module_constructor(call):
+            return NO_GRAPH
+        if self.is_module_expr(func):
+            return GraphValue(Graph.CARRIES)
+        parts = [self._graph(arg) for arg in args]
+        if isinstance(func, cst.Attribute):
+            parts.append(self._graph(func.value))
+        combined = GraphValue.combine(parts)
+        if combined.state is Graph.NONE and qualified is not None and not qualified.startswith("torch."):
+            # An unknown function of plain values: can't tell (it may run a model inside).
+            return GraphValue(Graph.UNKNOWN, combined.names)
+        return combined
+
+    # ----- updates the engine makes -------------------------------------------------------
+    def new_iteration_marker(self) -> int:
+        self._iteration += 1
+        return self._iteration
+
+
+def _name_expr(dotted: str) -> cst.BaseExpression:
+    parts = dotted.split(".")
+    node: cst.BaseExpression = cst.Name(parts[0])
+    for part in parts[1:]:
+        node = cst.Attribute(value=node, attr=cst.Name(part))
+    return node

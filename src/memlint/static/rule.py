@@ -1,0 +1,83 @@
+"""The base class of every rule.
+
+A rule is one module in ``memlint/static/rules/`` holding one :class:`Rule` subclass:
+its code, name, severity, summary, the detector (``visit_<Node>`` / ``leave_<Node>``
+methods that the engine calls during its single walk of the module), and ``VALID`` /
+``INVALID`` examples that the test suite runs automatically.
+
+Rules read scope facts from ``self.facts`` (see :mod:`memlint.static.facts`) and report
+with :meth:`Rule.report`. A decision that needs the whole function (is this value
+backpropagated later?) is deferred with :meth:`Rule.at_function_exit`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, ClassVar
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from memlint.static.engine import FileChecker
+    from memlint.static.facts import Facts
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """An example the rule must flag: ``line`` is the 1-based line of the expected finding."""
+
+    code: str
+    line: int | None = None
+    # Text the fixed code must contain (for rules with fixes); None: no fix expected.
+    fixed: str | None = None
+
+
+@dataclass
+class Report:
+    """A finding before positions are known (the engine adds them at the end)."""
+
+    node: cst.CSTNode
+    message: str
+    statement: cst.CSTNode | None
+    function: object | None  # the FunctionScope the node is in, for no-grad-by-caller filtering
+    needs_grad: bool
+    fix: object | None = None  # a FixSpec, see memlint.static.fixes
+    severity: str | None = None  # overrides the rule's severity for this finding
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[str]  # "error" | "warning" | "info"
+    summary: ClassVar[str]
+    enabled_by_default: ClassVar[bool] = True
+    fixable: ClassVar[bool] = False
+    # Substrings of which the source must contain at least one for the rule to have
+    # anything to find; empty means the rule always runs.
+    triggers: ClassVar[tuple[str, ...]] = ()
+    # False for rules that apply to any Python file (memlint's own diagnostics).
+    torch_only: ClassVar[bool] = True
+
+    VALID: ClassVar[list[str]] = []
+    INVALID: ClassVar[list[Invalid]] = []
+
+    def __init__(self, checker: "FileChecker") -> None:
+        self._checker = checker
+        self.facts: Facts = checker.facts
+
+    def report(self, node: cst.CSTNode, message: str, *, needs_grad: bool = True, fix: object | None = None,
+               severity: str | None = None) -> None:
+        """Report ``node``. ``needs_grad``: the problem exists only with autograd on, so the
+        finding is dropped if the enclosing function turns out to be called only under
+        no-grad."""
+        self._checker.add_report(self, node, message, needs_grad=needs_grad, fix=fix, severity=severity)
+
+    def at_function_exit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` when the walk leaves the current function (or the module), when
+        facts that need the whole function (backward, return) are complete. Inside the
+        callback, ``self.facts.function`` is still that function."""
+        self._checker.defer(callback)
+
+    @classmethod
+    def page_path(cls) -> str:
+        return f"{cls.code}.md"

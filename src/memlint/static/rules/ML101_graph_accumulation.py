@@ -1,0 +1,466 @@
+"""ML101 graph-accumulation: a graph-carrying value is accumulated into something that
+outlives the loop iteration (or, in ``forward`` / ``training_step``, the call).
+
+Every step's autograd graph then stays alive: ``total_loss += loss`` keeps a chain of
+``AddBackward`` nodes back to the first step; ``losses.append(loss)`` keeps each step's
+graph (and, without a backward pass, every activation it saved).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.static.facts import GraphValue, dotted_name, names_in, storage_name
+from memlint.static.rule import Invalid, Rule
+
+_ACCUMULATING_OPERATORS = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign,
+                           cst.MatrixMultiplyAssign, cst.PowerAssign)
+# method -> index of the stored value among the positional arguments
+_APPENDING_METHODS = {"append": -1, "extend": -1, "insert": 1, "appendleft": -1, "add_": 0}
+
+
+def source_of(node: cst.CSTNode, limit: int = 40) -> str:
+    text = cst.Module(body=()).code_for_node(node).strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class GraphAccumulation(Rule):
+    code = "ML101"
+    name = "graph-accumulation"
+    severity = "error"
+    summary = "A value carrying an autograd graph is accumulated across iterations, keeping every step's graph alive."
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, _ACCUMULATING_OPERATORS):
+            self._candidate(node, node.target, node.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        if isinstance(target, cst.Subscript):
+            self._growing_key(node, target, node.value)
+            return
+        accumulator = dotted_name(target)
+        if accumulator is None or not isinstance(node.value, cst.BinaryOperation):
+            return
+        operands = _operands(node.value)
+        if not any(dotted_name(op) == accumulator for op in operands):
+            return
+        others = [op for op in operands if dotted_name(op) != accumulator]
+        if others:
+            self._candidate(node, target, others)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in _APPENDING_METHODS:
+            return
+        positional = [arg.value for arg in node.args if arg.keyword is None]
+        if not positional or (func.attr.value == "insert" and len(positional) < 2):
+            return
+        value = positional[_APPENDING_METHODS[func.attr.value]]
+        self._candidate(node, func.value, value)
+
+    # ----- shared logic --------------------------------------------------------------------
+    def _candidate(self, node: cst.CSTNode, accumulator: cst.BaseExpression,
+                   value: cst.BaseExpression | list[cst.BaseExpression]) -> None:
+        facts = self.facts
+        values = value if isinstance(value, list) else [value]
+        graph = GraphValue.combine(facts.graph_value(v) for v in values)
+        if graph.state == 0:
+            return
+        loop = facts.loop
+        function = facts.function
+        if loop is not None:
+            if not facts.outlives_iteration(accumulator):
+                return
+            where = "every iteration"
+        elif function.is_per_step_method and facts.outlives_call(accumulator):
+            where = f"on every call of {function.name}()"
+        else:
+            return
+        name = storage_name(accumulator) or source_of(accumulator)
+        value_text = source_of(values[0]) if len(values) == 1 else source_of(value if not isinstance(value, list) else node)
+
+        def decide() -> None:
+            if not facts.is_graph_carrying(graph):
+                return
+            root = name.split("[", 1)[0]
+            if function.is_backpropagated({name, root}):
+                return  # summing sub-losses on purpose: total.backward() / sum(losses).backward()
+            if loop is not None and not loop.is_training_loop and not loop.iterates_data and (
+                root in function.returned_names or name in function.returned_names
+            ):
+                return  # a helper that sums the parts of a loss and returns it
+            self.report(
+                node,
+                f"'{name}' accumulates '{value_text}' with its autograd graph {where}, keeping every "
+                f"step's graph alive; use {value_text}.item() for a number, or {value_text}.detach() "
+                f"(and .cpu() for a long list) to keep a tensor",
+            )
+
+        self.at_function_exit(decide)
+
+    def _growing_key(self, node: cst.Assign, target: cst.Subscript, value: cst.BaseExpression) -> None:
+        """``d[step] = out`` with a key that changes every iteration or call."""
+        facts = self.facts
+        key_names = set()
+        for element in target.slice:
+            if isinstance(element.slice, cst.Index):
+                key_names |= names_in(element.slice.value)
+                if _mentions_len(element.slice.value):
+                    key_names.add("len()")
+        if not key_names:
+            return  # a constant key: bounded overwrite
+        graph = facts.graph_value(value)
+        if graph.state == 0:
+            return
+        loop = facts.loop
+        function = facts.function
+        info = facts.class_info
+        if loop is not None:
+            if not facts.outlives_iteration(target.value):
+                return
+            counters = loop.incremented | {"len()"}
+            if loop.iterates_data:
+                counters |= loop.target_names
+        elif function.is_per_step_method and facts.outlives_call(target.value):
+            counters = {"len()"} | (info.incremented if info else set())
+        else:
+            return
+        name = storage_name(target.value) or source_of(target.value)
+        value_text = source_of(value)
+
+        def decide() -> None:
+            growing = key_names & (counters | (info.incremented if info else set()) | function.incremented)
+            if not growing or not facts.is_graph_carrying(graph):
+                return
+            self.report(
+                node,
+                f"'{name}' stores '{value_text}' with its autograd graph under a key that changes "
+                f"every {'iteration' if loop is not None else 'call'} ({', '.join(sorted(growing))}), "
+                f"so every step's graph stays alive; store {value_text}.detach() (or .item()), "
+                f"or overwrite a fixed key",
+            )
+
+        self.at_function_exit(decide)
+
+    VALID = [
+        # .item() and .detach() end the graph
+        """
+import torch
+def train(model, loader, opt, crit):
+    total = 0.0
+    losses = []
+    for x, y in loader:
+        loss = crit(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+        losses.append(loss.detach())
+    return total
+""",
+        # float() and detach().cpu()
+        """
+import torch
+def train(model, loader, optimizer, criterion):
+    history = []
+    running = 0.0
+    for batch in loader:
+        out = model(batch["x"])
+        loss = criterion(out, batch["y"])
+        loss.backward()
+        optimizer.step()
+        running += float(loss)
+        history.append(out.detach().cpu())
+""",
+        # summing sub-losses on purpose, then backpropagating the sum
+        """
+import torch
+def step(model, parts, opt, crit):
+    total = 0
+    for x, y in parts:
+        total += crit(model(x), y)
+    total.backward()
+    opt.step()
+""",
+        """
+import torch
+def step(model, chunks, opt, crit):
+    losses = []
+    for x, y in chunks:
+        losses.append(crit(model(x), y))
+    loss = sum(losses) / len(losses)
+    loss.backward()
+""",
+        # a helper summing the parts of a loss and returning it
+        """
+import torch
+import torch.nn.functional as F
+def compute_loss(outputs, targets):
+    loss = 0
+    for out, tgt in zip(outputs, targets):
+        loss = loss + F.cross_entropy(out, tgt)
+    return loss
+""",
+        # values built under no-grad
+        """
+import torch
+def evaluate(model, loader, crit):
+    total = 0
+    outs = []
+    with torch.no_grad():
+        for x, y in loader:
+            out = model(x)
+            total += crit(out, y)
+            outs.append(out)
+    return total, outs
+""",
+        # no_grad as a decorator, with and without parentheses
+        """
+import torch
+@torch.no_grad()
+def evaluate(model, loader):
+    preds = []
+    for x in loader:
+        preds.append(model(x))
+    return preds
+
+@torch.inference_mode
+def predict(model, loader):
+    preds = []
+    for x in loader:
+        preds.append(model(x))
+    return preds
+""",
+        # no_grad via the caller
+        """
+import torch
+def collect(model, loader):
+    preds = []
+    for x in loader:
+        preds.append(model(x))
+    return preds
+
+def main(model, loader):
+    with torch.no_grad():
+        preds = collect(model, loader)
+""",
+        # bounded overwrite: fixed key, or a key from a bounded loop
+        """
+import torch
+def train(model, loader, opt, crit):
+    last = {}
+    for x, y in loader:
+        out = model(x)
+        loss = crit(out, y)
+        loss.backward()
+        opt.step()
+        last["out"] = out
+""",
+        # accumulation outside any loop or per-step method
+        """
+import torch
+def run(model, x, y, crit):
+    total = 0
+    total += crit(model(x), y)
+    return total
+""",
+        # a container created in this iteration
+        """
+import torch
+def train(model, loader, opt, crit):
+    for x, y in loader:
+        step_losses = []
+        for head in model.heads:
+            step_losses.append(crit(head(x), y))
+        loss = torch.stack(step_losses).sum()
+        loss.backward()
+        opt.step()
+""",
+        # numpy code is not torch code
+        """
+import numpy as np
+def fit(model, data):
+    total = 0
+    for x, y in data:
+        loss = model(x) - y
+        total += loss
+    return total
+""",
+        # comparisons and argmax end the graph
+        """
+import torch
+def train(model, loader, opt, crit):
+    correct = 0
+    preds = []
+    for x, y in loader:
+        out = model(x)
+        loss = crit(out, y)
+        loss.backward()
+        opt.step()
+        correct += (out.argmax(1) == y).sum()
+        preds.append(out.argmax(dim=1))
+""",
+        # Lightning: validation_step runs under no_grad
+        """
+import torch
+import lightning as L
+class Model(L.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        out = self(batch[0])
+        self.val_outputs.append(out)
+""",
+    ]
+
+    INVALID = [
+        Invalid("""
+import torch
+def train(model, loader, opt, crit):
+    total = 0
+    for x, y in loader:
+        loss = crit(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        total += loss
+    return total
+""", line=10),
+        Invalid("""
+import torch as t
+def train(net, loader, optimizer, loss_fn):
+    running = 0.0
+    for step, (x, y) in enumerate(loader):
+        loss = loss_fn(net(x), y)
+        loss.backward()
+        optimizer.step()
+        running = running + loss
+""", line=9),
+        Invalid("""
+import torch
+from collections import defaultdict
+def train(model, loader, opt, criterion):
+    history = defaultdict(list)
+    losses = []
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+        history["loss"].append(loss)
+""", line=11),
+        Invalid("""
+import torch
+from collections import defaultdict
+def train(model, loader, opt, criterion):
+    logs = defaultdict(list)
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        opt.step()
+        for k in ("loss",):
+            pass
+        logs["train"].append(loss)
+""", line=12),
+        # model outputs kept with their graphs (no no_grad)
+        Invalid("""
+import torch
+def predict(model, loader):
+    outputs = []
+    for x in loader:
+        out = model(x)
+        outputs.append(out)
+    return torch.cat(outputs)
+""", line=7),
+        # graph via F loss, extend and insert
+        Invalid("""
+import torch
+import torch.nn.functional as F
+def train(model, loader, opt):
+    kept = []
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        kept.insert(0, loss)
+""", line=10),
+        # self.step_losses in a Lightning training_step (outlives the call)
+        Invalid("""
+import torch
+import lightning.pytorch as pl
+class Model(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = torch.nn.functional.mse_loss(self(x), y)
+        self.step_losses.append(loss)
+        return loss
+""", line=8),
+        # a module memoizing outputs by call count
+        Invalid("""
+import torch
+from torch import nn
+class Memo(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.cache = {}
+        self.calls = 0
+    def forward(self, x):
+        y = self.lin(x)
+        self.cache[self.calls] = y
+        self.calls += 1
+        return y
+""", line=12),
+        # d[step] = out with a growing key
+        Invalid("""
+import torch
+def train(model, loader, opt, crit):
+    outs = {}
+    step = 0
+    for x, y in loader:
+        out = model(x)
+        loss = crit(out, y)
+        loss.backward()
+        opt.step()
+        outs[step] = out
+        step += 1
+""", line=11),
+        # graph known only because it is backpropagated
+        Invalid("""
+import torch
+def train(trainer, loader, optimizer):
+    total_loss = 0
+    for batch in loader:
+        loss = trainer.compute_loss(batch)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss
+""", line=9),
+        # module-level script
+        Invalid("""
+import torch
+from torch import nn
+model = nn.Linear(10, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+losses = []
+for step in range(100):
+    x = torch.randn(8, 10)
+    loss = model(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    losses.append(loss)
+""", line=13),
+    ]
+
+
+def _operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(node, cst.BinaryOperation):
+        return _operands(node.left) + _operands(node.right)
+    return [node]
+
+
+def _mentions_len(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len"
+

@@ -1,0 +1,255 @@
+"""ML201 grad-enabled-inference: a module put in eval mode is called with autograd on.
+
+Autograd then records the forward pass and keeps every activation it saved for a backward
+pass that never comes: evaluation uses several times the memory it needs, and a validation
+loop that also accumulates its outputs grows until the epoch ends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from memlint.static.facts import FunctionScope, dotted_name
+from memlint.static.rule import Invalid, Rule
+
+
+@dataclass
+class _ModuleCall:
+    target: str
+    node: cst.Call
+    results: frozenset[str]
+    eval_mode: bool
+
+
+@dataclass
+class _FunctionCalls:
+    calls: list[_ModuleCall] = field(default_factory=list)
+
+
+class GradEnabledInference(Rule):
+    code = "ML201"
+    name = "grad-enabled-inference"
+    severity = "warning"
+    summary = "A module in eval mode is called with autograd enabled, keeping activations for a backward that never comes."
+    triggers = (".eval()", ".train(False)", "train(mode=False)")
+
+    def __init__(self, checker) -> None:
+        super().__init__(checker)
+        self._calls: dict[int, _FunctionCalls] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.facts
+        target = _called_module(node)
+        if target is None or facts.in_no_grad:
+            return
+        change = facts.mode_of(target)
+        is_eval = change is not None and change.mode == "eval"
+        if change is None and not facts.is_module_expr(node.func if target == dotted_name(node.func) else node.func.value):
+            return
+        function = facts.function
+        record = self._calls.get(id(function))
+        if record is None:
+            record = self._calls[id(function)] = _FunctionCalls()
+            self.at_function_exit(lambda: self._decide(function, record))
+        record.calls.append(_ModuleCall(target, node, self._checker.assign_targets, is_eval))
+
+    def _decide(self, function: FunctionScope, record: _FunctionCalls) -> None:
+        def backpropagated(call: _ModuleCall) -> bool:
+            return id(call.node) in function.backward_nodes or function.is_backpropagated(call.results)
+
+        for call in record.calls:
+            if not call.eval_mode or call.target in self.facts.frozen_modules:
+                continue
+            if backpropagated(call):
+                if function.requires_grad_inputs:
+                    continue  # saliency / adversarial examples: gradients w.r.t. the input
+                trained_elsewhere = any(
+                    other.target != call.target and not other.eval_mode and backpropagated(other)
+                    for other in record.calls
+                )
+                if not trained_elsewhere:
+                    continue  # training in eval mode on purpose (frozen batch-norm statistics)
+                message = (
+                    f"'{call.target}' is in eval mode but runs with autograd enabled while another "
+                    f"module is trained: its activations are saved and gradients computed for "
+                    f"parameters that never update; call it under 'with torch.no_grad():' "
+                    f"(or freeze it with {call.target}.requires_grad_(False))"
+                )
+            else:
+                message = (
+                    f"'{call.target}' is in eval mode but called with autograd enabled: every "
+                    f"activation is kept for a backward pass that never comes; run it under "
+                    f"'with torch.no_grad():' (or torch.inference_mode())"
+                )
+            self.report(call.node, message)
+
+    VALID = [
+        # no_grad context
+        """
+import torch
+def evaluate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        for x, y in loader:
+            out = model(x)
+""",
+        # no_grad decorator, no_grad via the caller, inference_mode
+        """
+import torch
+@torch.no_grad()
+def evaluate(model, loader):
+    model.eval()
+    return [model(x) for x in loader]
+
+def validate(model, loader):
+    model.eval()
+    return [model(x) for x in loader]
+
+def fit(model, loader):
+    with torch.inference_mode():
+        validate(model, loader)
+""",
+        # saliency: the eval-mode output is backpropagated to the input
+        """
+import torch
+def saliency(model, image, target):
+    model.eval()
+    image.requires_grad_()
+    out = model(image)
+    out[0, target].backward()
+    return image.grad.abs()
+""",
+        # adversarial examples with autograd.grad
+        """
+import torch
+import torch.nn.functional as F
+def fgsm(model, x, y, eps):
+    model.eval()
+    x_adv = x.clone().requires_grad_(True)
+    loss = F.cross_entropy(model(x_adv), y)
+    grad, = torch.autograd.grad(loss, [x_adv])
+    return x_adv + eps * grad.sign()
+""",
+        # a method merely named eval on something that is not a module
+        """
+import torch
+def run(env, agent):
+    env.eval()
+    state = env.reset()
+    return state
+""",
+        # back in train mode before the call
+        """
+import torch
+def epoch(model, train_loader, opt, crit):
+    model.eval()
+    model.train()
+    for x, y in train_loader:
+        loss = crit(model(x), y)
+        loss.backward()
+        opt.step()
+""",
+        # training in eval mode on purpose (frozen batch norm): the output is backpropagated
+        """
+import torch
+def finetune(model, loader, opt, crit):
+    model.eval()
+    for x, y in loader:
+        loss = crit(model(x), y)
+        loss.backward()
+        opt.step()
+""",
+        # a frozen teacher does not record a graph
+        """
+import torch
+def distill(teacher, student, loader, opt, kd):
+    teacher.eval()
+    teacher.requires_grad_(False)
+    for x, y in loader:
+        loss = kd(student(x), teacher(x))
+        loss.backward()
+        opt.step()
+""",
+        # Lightning runs validation_step under no_grad
+        """
+import torch
+import lightning as L
+class Model(L.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        self.backbone.eval()
+        return self.backbone(batch)
+""",
+    ]
+
+    INVALID = [
+        Invalid("""
+import torch
+def evaluate(model, loader, crit):
+    model.eval()
+    total = 0.0
+    for x, y in loader:
+        out = model(x)
+        total += crit(out, y).item()
+    return total
+""", line=7),
+        # validation loop inside the training epoch, without no_grad
+        Invalid("""
+import torch
+def train(model, train_loader, val_loader, optimizer, criterion, epochs):
+    for epoch in range(epochs):
+        model.train()
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+        model.eval()
+        correct = 0
+        for x, y in val_loader:
+            preds = model(x).argmax(1)
+            correct += (preds == y).sum().item()
+""", line=14),
+        # model.forward and .train(False)
+        Invalid("""
+import torch
+def predict(net, batches):
+    net.train(False)
+    return [net.forward(b).argmax(-1) for b in batches]
+""", line=5),
+        # a teacher in eval mode, called outside no_grad while the student trains
+        Invalid("""
+import torch
+import torch.nn.functional as F
+def distill(teacher, student, loader, opt):
+    teacher.eval()
+    student.train()
+    for x, y in loader:
+        t_out = teacher(x)
+        s_out = student(x)
+        loss = F.kl_div(F.log_softmax(s_out, -1), F.softmax(t_out, -1)) + F.cross_entropy(s_out, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""", line=8),
+        # module-level script
+        Invalid("""
+import torch
+from torch import nn
+model = nn.Sequential(nn.Linear(4, 4))
+model.eval()
+x = torch.randn(2, 4)
+y = model(x)
+""", line=7),
+    ]
+
+
+def _called_module(call: cst.Call) -> str | None:
+    """``model`` for ``model(x)`` and ``model.forward(x)``; ``self`` for ``self(x)``."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+        return dotted_name(func.value)
+    if isinstance(func, (cst.Name, cst.Attribute)):
+        return dotted_name(func)
+    return None

@@ -1,0 +1,39 @@
+"""Every rule's VALID and INVALID examples, collected automatically from the rule modules."""
+
+from __future__ import annotations
+
+import pytest
+
+from memlint.static.rules import all_rules
+from memlint.static.runner import check_source
+
+
+def _cases(kind: str):
+    for rule in all_rules():
+        for index, example in enumerate(getattr(rule, kind)):
+            yield pytest.param(rule, example, id=f"{rule.code}-{kind.lower()}-{index}")
+
+
+@pytest.mark.parametrize("rule, source", list(_cases("VALID")))
+def test_valid_example_is_not_flagged(rule, source):
+    findings = [f for f in check_source(source, "example.py", [rule]) if f.code == rule.code]
+    assert findings == [], "\n".join(f"{f.line}:{f.column} {f.message}" for f in findings)
+
+
+@pytest.mark.parametrize("rule, example", list(_cases("INVALID")))
+def test_invalid_example_is_flagged(rule, example):
+    findings = [f for f in check_source(example.code, "example.py", [rule]) if f.code == rule.code]
+    assert findings, f"{rule.code} found nothing in:\n{example.code}"
+    if example.line is not None:
+        assert example.line in [f.line for f in findings], [(f.line, f.message) for f in findings]
+
+
+def test_every_rule_has_examples_and_a_page():
+    from memlint.static.rules import rule_page
+
+    for rule in all_rules():
+        if rule.code.startswith("ML9"):
+            continue
+        assert rule.VALID and rule.INVALID, f"{rule.code} needs VALID and INVALID examples"
+        page = rule_page(rule.code)
+        assert page and "## What it does" in page, f"rules/{rule.code}.md is missing or incomplete"
