@@ -1,26 +1,23 @@
-"""Check files: read and decode, parse, run the engine, position and suppress findings;
-find files under directories; spread the work over processes."""
+"""Check files: read and decode, parse, run the engine, position and suppress findings,
+and spread the work over processes."""
 
 from __future__ import annotations
 
 import os
-import sys
 import tokenize
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from memlint.config import DEFAULT_EXCLUDE, Config
+from memlint.config import Config
 from memlint.findings import CheckResult, Finding
+from memlint.static.discovery import NOTEBOOK_SUFFIX, discover, unchecked_finding
 from memlint.static.engine import FileChecker, rules_for_source
 from memlint.static.rule import Rule
-from memlint.static.suppress import parse_suppressions
+from memlint.static.suppress import apply_suppressions
 
-PYTHON_SUFFIXES = (".py", ".pyw")
-NOTEBOOK_SUFFIX = ".ipynb"
 # Below this many files, starting worker processes costs more than it saves.
 PARALLEL_THRESHOLD = 16
 
@@ -33,10 +30,6 @@ class UncheckableFile(Exception):
         self.message = message
         self.line = line
         self.column = column
-
-
-def unchecked_finding(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
-    return Finding(path, line, column, line, column, "ML901", "unchecked-file", "error", message)
 
 
 def decode_source(data: bytes) -> str:
@@ -84,16 +77,16 @@ def check_source(
     if not reports:
         return []
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    suppressions = parse_suppressions(source)
-    findings = []
+    located = []
     for rule, report in reports:
         where = positions[report.node]
         lines = {where.start.line, where.end.line}
         if report.statement is not None and report.statement in positions:
             statement = positions[report.statement]
             lines |= {statement.start.line, statement.end.line}
-        if suppressions.suppresses(rule.code, tuple(sorted(lines))):
-            continue
+        located.append((rule, report, where, tuple(sorted(lines))))
+    findings = []
+    for rule, report, where in apply_suppressions(located, source):
         fix = None
         if report.fix is not None:
             from memlint.static.fixes import build_fix
@@ -128,55 +121,6 @@ def check_file(path: str, rule_classes: Sequence[type[Rule]], ignored: Sequence[
         return [Finding(path, 1, 1, 1, 1, "ML902", "internal-error", "error",
                         f"internal error while checking this file: {type(exc).__name__}: {exc} "
                         "(please report it; other files were still checked)")]
-
-
-# ----- files ----------------------------------------------------------------------------------
-def discover(paths: Iterable[str], config: Config, force_exclude: bool = False) -> tuple[list[str], list[Finding]]:
-    """Python files and notebooks under ``paths``, and ML901 findings for paths that
-    do not exist. Explicit files are always checked unless ``force_exclude``."""
-    files: list[str] = []
-    problems: list[Finding] = []
-    seen: set[str] = set()
-    for raw in paths:
-        path = os.path.normpath(raw)
-        if os.path.isdir(path):
-            for found in _walk_directory(path, config):
-                if found not in seen:
-                    seen.add(found)
-                    files.append(found)
-        elif os.path.isfile(path):
-            if force_exclude and config.is_excluded(path):
-                continue
-            if path not in seen:
-                seen.add(path)
-                files.append(path)
-        else:
-            problems.append(unchecked_finding(path, "no such file or directory"))
-    return files, problems
-
-
-def _walk_directory(top: str, config: Config) -> Iterable[str]:
-    visited: set[tuple[int, int]] = set()
-    for folder, dirnames, filenames in os.walk(top, followlinks=False):
-        try:
-            st = os.stat(folder)
-            key = (st.st_dev, st.st_ino)
-            if key in visited:
-                dirnames[:] = []
-                continue
-            visited.add(key)
-        except OSError:
-            continue
-        dirnames[:] = sorted(
-            d for d in dirnames
-            if d not in DEFAULT_EXCLUDE and not (d.startswith(".") and d not in (".", ".."))
-            and not d.endswith(".egg-info") and not config.is_excluded(os.path.join(folder, d))
-        )
-        for filename in sorted(filenames):
-            if filename.endswith(PYTHON_SUFFIXES) or filename.endswith(NOTEBOOK_SUFFIX):
-                full = os.path.join(folder, filename)
-                if not config.is_excluded(full):
-                    yield full
 
 
 def _check_chunk(args: tuple[list[str], tuple[str, ...], dict[str, tuple[str, ...]]]) -> list[list[Finding]]:

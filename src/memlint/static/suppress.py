@@ -56,3 +56,13 @@ def parse_suppressions(source: str) -> Suppressions:
             else:
                 result.by_line.setdefault(line, set()).update(codes)
     return result
+
+
+def apply_suppressions(located, source: str):
+    """Drop suppressed findings. ``located`` holds ``(rule, report, position, lines)``
+    tuples, ``lines`` being the lines a suppression comment may stand on (the node's and
+    its statement's first and last). Yields ``(rule, report, position)`` for the rest."""
+    suppressions = parse_suppressions(source)
+    for rule, report, where, lines in located:
+        if not suppressions.suppresses(rule.code, lines):
+            yield rule, report, where
