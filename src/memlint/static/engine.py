@@ -59,6 +59,8 @@ class FileChecker:
         self.facts = Facts()
         self.rules = [rule_class(self) for rule_class in rule_classes]
         self.reports: list[tuple[Rule, Report]] = []
+        self.failures: list[tuple[Rule, Exception]] = []  # rules that raised: reported as ML902
+        self._failed_rules: set[Rule] = set()
         self._statement: list[cst.CSTNode] = []
         self._assign_targets: list[frozenset[str]] = []
         self._visit: dict[type, list[Callable]] = defaultdict(list)
@@ -100,15 +102,21 @@ class FileChecker:
         statement = self._statement[-1] if self._statement else None
         self.reports.append((rule, Report(node, message, statement, self.facts.function, needs_grad, fix, severity)))
 
-    def defer(self, callback: Callable[[], None]) -> None:
+    def defer(self, rule: Rule, callback: Callable[[], None]) -> None:
         """Run ``callback`` at the exit of the current function, reporting against the
         statement being walked now."""
         statement = self._statement[-1] if self._statement else None
 
         def run() -> None:
+            if rule in self._failed_rules:
+                return
             self._statement.append(statement)
             try:
                 callback()
+            except RecursionError:
+                raise
+            except Exception as exc:
+                self._rule_failed(rule, exc)
             finally:
                 self._statement.pop()
 
@@ -131,6 +139,8 @@ class FileChecker:
         }
         kept = []
         for rule, report in self.reports:
+            if rule in self._failed_rules:
+                continue
             if report.needs_grad and _inside_function_named(report.function, only_no_grad):
                 continue
             kept.append((rule, report))
@@ -151,13 +161,11 @@ class FileChecker:
             return
         visits = self._visit.get(node_type)
         if visits:
-            for callback in visits:
-                callback(node)
+            self._call_rules(visits, node)
         self._walk_children(node)
         leaves = self._leave.get(node_type)
         if leaves:
-            for callback in leaves:
-                callback(node)
+            self._call_rules(leaves, node)
 
     def _walk_children(self, node: cst.CSTNode) -> None:
         walk = self._walk
@@ -173,14 +181,30 @@ class FileChecker:
     def _enter(self, node: cst.CSTNode) -> None:
         visits = self._visit.get(type(node))
         if visits:
-            for callback in visits:
-                callback(node)
+            self._call_rules(visits, node)
 
     def _exit(self, node: cst.CSTNode) -> None:
         leaves = self._leave.get(type(node))
         if leaves:
-            for callback in leaves:
+            self._call_rules(leaves, node)
+
+    def _call_rules(self, callbacks: list[Callable], node: cst.CSTNode) -> None:
+        for callback in callbacks:
+            try:
                 callback(node)
+            except RecursionError:
+                raise
+            except Exception as exc:
+                self._rule_failed(callback.__self__, exc)
+
+    def _rule_failed(self, rule: Rule, exc: Exception) -> None:
+        """A bug in one rule: disable that rule for this file and report ML902 naming it."""
+        self.failures.append((rule, exc))
+        for table in (self._visit, self._leave):
+            for callbacks in table.values():
+                callbacks[:] = [cb for cb in callbacks if cb.__self__ is not rule]
+        self.reports = [(r, report) for r, report in self.reports if r is not rule]
+        self._failed_rules.add(rule)
 
     def _walk_all(self, nodes: Iterable[cst.CSTNode]) -> None:
         for node in nodes:

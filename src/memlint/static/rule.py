@@ -76,7 +76,7 @@ class Rule:
         """Run ``callback`` when the walk leaves the current function (or the module), when
         facts that need the whole function (backward, return) are complete. Inside the
         callback, ``self.facts.function`` is still that function."""
-        self._checker.defer(callback)
+        self._checker.defer(self, callback)
 
     @classmethod
     def page_path(cls) -> str:

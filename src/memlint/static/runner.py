@@ -74,8 +74,14 @@ def check_source(
         reports = checker.run(module)
     except RecursionError:
         raise UncheckableFile("file is too deeply nested to check") from None
+    failures = [
+        Finding(path, 1, 1, 1, 1, "ML902", "internal-error", "error",
+                f"internal error in rule {rule.code} ({rule.name}): {type(exc).__name__}: {exc}; "
+                "the other rules still checked this file (please report it)")
+        for rule, exc in checker.failures
+    ]
     if not reports:
-        return []
+        return failures
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     located = []
     for rule, report in reports:
@@ -98,7 +104,7 @@ def check_source(
             code=rule.code, name=rule.name, severity=report.severity or rule.severity,
             message=report.message, fix=fix,
         ))
-    return sorted(set(findings), key=lambda f: f.sort_key)
+    return sorted(set(findings) | set(failures), key=lambda f: f.sort_key)
 
 
 def check_file(path: str, rule_classes: Sequence[type[Rule]], ignored: Sequence[str] = ()) -> list[Finding]:
