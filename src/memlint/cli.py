@@ -132,6 +132,10 @@ def rule_command(code: str) -> None:
     page = rule_page(code.upper())
     if page is None:
         raise ConfigError(f"unknown rule code {code!r} (run 'memlint rules' for the list)")
+    if page.startswith("---\n"):  # front matter is for tools; people read the page
+        end = page.find("\n---\n", 4)
+        if end != -1:
+            page = page[end + 5:].lstrip("\n")
     click.echo(page, nl=not page.endswith("\n"))
 
 

@@ -102,9 +102,9 @@ class FileChecker:
         statement = self._statement[-1] if self._statement else None
         self.reports.append((rule, Report(node, message, statement, self.facts.function, needs_grad, fix, severity)))
 
-    def defer(self, rule: Rule, callback: Callable[[], None]) -> None:
-        """Run ``callback`` at the exit of the current function, reporting against the
-        statement being walked now."""
+    def defer(self, rule: Rule, callback: Callable[[], None], scope: F.Scope | None = None) -> None:
+        """Run ``callback`` at the exit of the current function (or of ``scope``: the module
+        scope for whole-module decisions), reporting against the statement being walked now."""
         statement = self._statement[-1] if self._statement else None
 
         def run() -> None:
@@ -120,7 +120,7 @@ class FileChecker:
             finally:
                 self._statement.pop()
 
-        self.facts.function.deferred.append(run)
+        (scope if scope is not None else self.facts.function).deferred.append(run)
 
     # ----- running ----------------------------------------------------------------------------
     def run(self, module: cst.Module) -> list[Report]:

@@ -78,6 +78,12 @@ class Rule:
         callback, ``self.facts.function`` is still that function."""
         self._checker.defer(self, callback)
 
+    def at_module_exit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` after the whole module has been walked (module-wide facts such as
+        imports, DataLoader calls or ``set_device`` are then complete), reporting against the
+        statement being walked now."""
+        self._checker.defer(self, callback, scope=self.facts.module_scope)
+
     @classmethod
     def page_path(cls) -> str:
         return f"{cls.code}.md"

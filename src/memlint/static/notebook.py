@@ -1,0 +1,173 @@
+"""Jupyter notebooks (``.ipynb``): the code cells are checked as one module, as the kernel
+runs them, and findings point at a cell (1-based, counting every cell as Jupyter shows
+them) and a line within it.
+
+IPython syntax that is not Python is blanked without moving anything else: a line magic
+or shell escape (``%time f()``, ``!pip install x``, ``files = !ls``, ``model?``) becomes
+``pass`` at the same indentation, and a cell magic (``%%bash``) blanks its whole cell,
+except for magics whose body is Python (``%%time``, ``%%capture``...), where only the
+``%%`` line is blanked. Fixes are not offered in notebooks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
+
+from memlint.findings import Finding
+from memlint.static.rule import Rule
+
+# Cell magics whose body is Python code.
+PYTHON_CELL_MAGICS = frozenset({
+    "time", "timeit", "capture", "prun", "debug", "memit", "mprun", "py", "python", "python3",
+    "autoreload", "skip",
+})
+_LINE_MAGIC = re.compile(r"^(?P<indent>[ \t]*)(?:[%!]|\?)")
+_ASSIGNED_MAGIC = re.compile(r"^(?P<indent>[ \t]*)[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[%!]")
+_HELP = re.compile(r"^(?P<indent>[ \t]*)[A-Za-z_][\w.]*\?{1,2}\s*$")
+_NON_PYTHON_LANGUAGES = ("r", "julia", "scala", "javascript", "typescript", "sql", "bash", "sh", "c++", "rust", "go")
+
+
+@dataclass(frozen=True)
+class CellSpan:
+    cell: int  # 1-based index among all cells
+    first_line: int  # 1-based line of the cell's first line in the joined module
+    line_count: int
+
+
+def _source_text(value: Any) -> str:
+    if isinstance(value, list):
+        return "".join(part for part in value if isinstance(part, str))
+    if isinstance(value, str):
+        return value
+    return ""
+
+
+def _cells(data: Any) -> list[dict[str, Any]]:
+    from memlint.static.runner import UncheckableFile
+
+    if not isinstance(data, dict):
+        raise UncheckableFile("not a notebook: the JSON document is not an object")
+    cells = data.get("cells")
+    if cells is None and isinstance(data.get("worksheets"), list):  # nbformat 3
+        cells = []
+        for sheet in data["worksheets"]:
+            if isinstance(sheet, dict) and isinstance(sheet.get("cells"), list):
+                cells.extend(sheet["cells"])
+    if not isinstance(cells, list):
+        raise UncheckableFile("not a notebook: no 'cells' list")
+    return [cell if isinstance(cell, dict) else {} for cell in cells]
+
+
+def _language(data: dict[str, Any]) -> str:
+    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    for key in ("language_info", "kernelspec"):
+        info = metadata.get(key)
+        if isinstance(info, dict):
+            name = info.get("name") if key == "language_info" else info.get("language")
+            if isinstance(name, str) and name:
+                return name.lower()
+    return "python"
+
+
+def blank_magics(source: str) -> str:
+    """``source`` with IPython-only lines made valid Python, line and column positions kept."""
+    lines = source.split("\n")
+    first = lines[0].lstrip() if lines else ""
+    if first.startswith("%%"):
+        magic = first[2:].split(None, 1)[0] if first[2:].strip() else ""
+        if magic not in PYTHON_CELL_MAGICS:
+            return "\n".join("" for _ in lines)
+        lines[0] = ""
+    out = []
+    continued = False
+    for line in lines:
+        if continued:  # the continuation of a magic line ending with a backslash
+            continued = line.rstrip().endswith("\\")
+            out.append("")
+            continue
+        match = _LINE_MAGIC.match(line) or _ASSIGNED_MAGIC.match(line) or _HELP.match(line)
+        if match is not None and not line.lstrip().startswith("#"):
+            out.append(match.group("indent") + "pass")
+            continued = line.rstrip().endswith("\\")
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def notebook_module(data: bytes) -> tuple[str, list[CellSpan]] | None:
+    """The joined code cells of a notebook and where each cell starts; None for a
+    notebook of another language. Raises UncheckableFile for a broken notebook."""
+    from memlint.static.runner import UncheckableFile
+
+    try:
+        document = json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise UncheckableFile(f"broken notebook: not UTF-8 ({exc.reason})") from None
+    except json.JSONDecodeError as exc:
+        raise UncheckableFile(f"broken notebook: invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+    except RecursionError:
+        raise UncheckableFile("broken notebook: JSON nested too deeply") from None
+    cells = _cells(document)
+    if _language(document) in _NON_PYTHON_LANGUAGES:
+        return None
+    parts: list[str] = []
+    spans: list[CellSpan] = []
+    line = 1
+    for index, cell in enumerate(cells, start=1):
+        if cell.get("cell_type") != "code":
+            continue
+        text = _source_text(cell.get("source", cell.get("input")))
+        text = blank_magics(text.replace("\r\n", "\n").replace("\r", "\n"))
+        if not text.endswith("\n"):
+            text += "\n"
+        count = text.count("\n")
+        spans.append(CellSpan(index, line, count))
+        parts.append(text)
+        line += count
+    return "".join(parts), spans
+
+
+def locate(spans: Sequence[CellSpan], line: int) -> tuple[int, int] | None:
+    """(cell, line in cell) for a line of the joined module."""
+    for span in reversed(spans):
+        if span.first_line <= line:
+            return span.cell, line - span.first_line + 1
+    return None
+
+
+def _in_cell(finding: Finding, spans: Sequence[CellSpan]) -> Finding:
+    where = locate(spans, finding.line)
+    if where is None:
+        return finding
+    cell, line = where
+    span = next(s for s in spans if s.cell == cell)
+    end_line = finding.end_line - span.first_line + 1
+    end_column = finding.end_column
+    if end_line > span.line_count:  # the node runs past the cell: stop at its end
+        end_line, end_column = line, finding.column
+    return replace(finding, line=line, end_line=max(line, end_line), end_column=end_column, cell=cell, fix=None)
+
+
+def check_notebook(
+    data: bytes, path: str, rule_classes: Sequence[type[Rule]], ignored: Sequence[str] = ()
+) -> list[Finding]:
+    """Findings in the code cells of a notebook (raises UncheckableFile when the file is
+    not a readable notebook)."""
+    from memlint.static.discovery import unchecked_finding
+    from memlint.static.runner import UncheckableFile, check_source
+
+    joined = notebook_module(data)
+    if joined is None:
+        return []
+    source, spans = joined
+    if not spans:
+        return []
+    try:
+        findings = check_source(source, path, rule_classes, ignored)
+    except UncheckableFile as exc:
+        finding = unchecked_finding(path, exc.message, exc.line, exc.column)
+        return [_in_cell(finding, spans)]
+    return sorted((_in_cell(f, spans) for f in findings), key=lambda f: f.sort_key)

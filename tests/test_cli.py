@@ -1,0 +1,226 @@
+"""The `memlint check` contract through the real CLI: output, exit codes, selection,
+suppression comments and configuration."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memlint.cli import main
+
+LEAK = textwrap.dedent("""\
+    import torch
+
+    def train(model, loader, opt, crit):
+        total = 0
+        for x, y in loader:
+            loss = crit(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss
+        return total
+""")
+EVAL = textwrap.dedent("""\
+    import torch
+
+    def evaluate(model, loader):
+        model.eval()
+        return [model(x) for x in loader]
+""")
+
+
+def run(*args: str, cwd: Path | None = None):
+    runner = CliRunner()
+    old = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        return runner.invoke(main, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "leak.py").write_text(LEAK)
+    (tmp_path / "clean.py").write_text(LEAK.replace("total += loss", "total += loss.item()"))
+    return tmp_path
+
+
+def test_findings_exit_1_with_ruff_style_lines(project):
+    result = run("check", "--no-cache", "leak.py", "clean.py", cwd=project)
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert lines[0].startswith("leak.py:10:9: ML101 'total' accumulates 'loss'")
+    assert "loss.item()" in lines[0]
+    assert lines[-1] == "Found 1 problem (1 error) in 2 files checked."
+
+
+def test_clean_exit_0_and_exit_zero_flag(project):
+    assert run("check", "--no-cache", "clean.py", cwd=project).exit_code == 0
+    assert run("check", "--no-cache", "--exit-zero", "leak.py", cwd=project).exit_code == 0
+
+
+def test_directory_default_and_sorting(project):
+    (project / "a_eval.py").write_text(EVAL)
+    result = run("check", "--no-cache", cwd=project)
+    assert result.exit_code == 1
+    paths = [line.split(":")[0] for line in result.output.splitlines()[:-1]]
+    assert paths == sorted(paths) and len(paths) == 2
+
+
+def test_json_shape(project):
+    result = run("check", "--no-cache", "--format", "json", "leak.py", cwd=project)
+    assert result.exit_code == 1
+    (finding,) = json.loads(result.output)
+    assert set(finding) == {"path", "line", "column", "end_line", "end_column", "code", "name",
+                            "severity", "message", "fix"}
+    assert (finding["line"], finding["column"], finding["code"], finding["severity"]) == (10, 9, "ML101", "error")
+    assert finding["name"] == "graph-accumulation"
+
+
+def test_select_ignore_extend_select_prefixes(project):
+    (project / "eval.py").write_text(EVAL)
+    codes = lambda r: {line.split(": ")[1].split()[0] for line in r.output.splitlines()[:-1]}
+    assert codes(run("check", "--no-cache", cwd=project)) == {"ML101", "ML201"}
+    assert codes(run("check", "--no-cache", "--select", "ML1", cwd=project)) == {"ML101"}
+    assert codes(run("check", "--no-cache", "--ignore", "ML101", cwd=project)) == {"ML201"}
+    assert codes(run("check", "--no-cache", "--select", "ML2", "--extend-select", "ML101", cwd=project)) == {"ML101", "ML201"}
+
+
+def test_unknown_code_is_a_usage_error(project):
+    result = run("check", "--no-cache", "--select", "ML999", cwd=project)
+    assert result.exit_code == 2
+    assert "ML999" in result.output and "Traceback" not in result.output
+
+
+def test_missing_path_and_syntax_error_exit_2_but_others_checked(project):
+    (project / "broken.py").write_text("import torch\ndef f(:\n")
+    result = run("check", "--no-cache", "leak.py", "broken.py", "nope.py", cwd=project)
+    assert result.exit_code == 2
+    assert "broken.py:2:" in result.output and "ML901 syntax error" in result.output
+    assert "nope.py:1:1: ML901" in result.output
+    assert "leak.py:10:9: ML101" in result.output
+
+
+@pytest.mark.parametrize("comment, suppressed", [
+    ("  # noqa", True),
+    ("  # noqa: ML101", True),
+    ("  # NOQA:ML101,ML201", True),
+    ("  # noqa: ML1", True),
+    ("  # noqa: ML201", False),
+    ("  # memlint: disable=ML101", True),
+    ("  # memlint: disable=ML201", False),
+])
+def test_noqa_on_the_reported_line(project, comment, suppressed):
+    (project / "leak.py").write_text(LEAK.replace("total += loss", "total += loss" + comment))
+    result = run("check", "--no-cache", "leak.py", cwd=project)
+    assert (result.exit_code == 0) is suppressed, result.output
+
+
+def test_noqa_on_first_or_last_line_of_a_multiline_statement(project):
+    multi = LEAK.replace("total += loss", "losses.append(\n            loss\n        )").replace("total = 0", "losses = []")
+    first = multi.replace("losses.append(\n", "losses.append(  # noqa: ML101\n")
+    last = multi.replace("\n        )", "\n        )  # noqa: ML101")
+    for text, code in ((multi, 1), (first, 0), (last, 0)):
+        (project / "leak.py").write_text(text)
+        assert run("check", "--no-cache", "leak.py", cwd=project).exit_code == code, text
+
+
+def test_noqa_inside_a_string_does_not_suppress(project):
+    (project / "leak.py").write_text(LEAK.replace("total += loss", "total += loss; print('# noqa')"))
+    assert run("check", "--no-cache", "leak.py", cwd=project).exit_code == 1
+
+
+def test_file_without_torch_gets_no_findings(project):
+    (project / "leak.py").write_text(LEAK.replace("import torch", "import numpy as np"))
+    assert run("check", "--no-cache", "leak.py", cwd=project).exit_code == 0
+
+
+def test_torch_alias_and_framework_imports_count(project):
+    (project / "leak.py").write_text(LEAK.replace("import torch", "import lightning.pytorch as pl"))
+    assert run("check", "--no-cache", "leak.py", cwd=project).exit_code == 1
+
+
+def write_config(folder: Path, body: str) -> None:
+    (folder / "pyproject.toml").write_text("[project]\nname = 'x'\n\n[tool.memlint]\n" + textwrap.dedent(body))
+
+
+def test_config_select_ignore_and_per_file_ignores(project):
+    (project / "eval.py").write_text(EVAL)
+    write_config(project, 'ignore = ["ML201"]\n')
+    assert "ML201" not in run("check", "--no-cache", cwd=project).output
+    write_config(project, 'select = ["ML2"]\n')
+    assert "ML101" not in run("check", "--no-cache", cwd=project).output
+    write_config(project, '[tool.memlint.per-file-ignores]\n"leak.py" = ["ML101"]\n')
+    output = run("check", "--no-cache", cwd=project).output
+    assert "leak.py" not in output and "eval.py" in output
+
+
+def test_config_exclude_and_cli_overrides(project):
+    (project / "generated").mkdir()
+    (project / "generated" / "leak_copy.py").write_text(LEAK)
+    write_config(project, 'exclude = ["generated"]\nselect = ["ML2"]\n')
+    result = run("check", "--no-cache", "--select", "ML101", cwd=project)
+    assert "generated" not in result.output
+    assert "leak.py:10:9: ML101" in result.output  # the command line wins over the config
+
+
+def test_nearest_pyproject_wins(project):
+    write_config(project, 'ignore = ["ML101"]\n')
+    sub = project / "sub"
+    sub.mkdir()
+    (sub / "leak.py").write_text(LEAK)
+    write_config(sub, 'select = ["ML1"]\n')
+    assert run("check", "--no-cache", "leak.py", cwd=sub).exit_code == 1
+    assert run("check", "--no-cache", "sub/leak.py", cwd=project).exit_code == 0
+
+
+@pytest.mark.parametrize("body, words", [
+    ('selct = ["ML1"]\n', ["unknown key", "selct"]),
+    ('select = ["ML1", "XX9"]\n', ["unknown rule code", "XX9"]),
+    ('select = "ML1\n', ["invalid TOML"]),
+    ('[tool.memlint.verify]\nstepz = 3\n', ["unknown key", "stepz"]),
+])
+def test_config_errors_name_the_problem(project, body, words):
+    write_config(project, body)
+    result = run("check", "--no-cache", cwd=project)
+    assert result.exit_code == 2
+    assert all(word in result.output for word in words), result.output
+    assert "Traceback" not in result.output
+
+
+def test_rules_and_rule_pages():
+    listing = run("rules")
+    assert listing.exit_code == 0
+    assert "ML101" in listing.output and "graph-accumulation" in listing.output
+    page = run("rule", "ML101")
+    assert page.exit_code == 0
+    for heading in ("## What it does", "## Why is this bad?", "## Example", "## Use instead",
+                    "## Fix safety", "## References", "## How to confirm with verify"):
+        assert heading in page.output
+    assert run("rule", "ML000").exit_code == 2
+
+
+def test_check_never_imports_torch(project):
+    code = (
+        "import sys\n"
+        "from memlint.cli import main\n"
+        "try:\n"
+        f"    main(['check', '--no-cache', {str(project)!r}])\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code == 1, exc.code\n"
+        "assert 'torch' not in sys.modules, 'memlint check imported torch'\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=project)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith("ok")
