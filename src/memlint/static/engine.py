@@ -456,7 +456,7 @@ class FileChecker:
         if method in F.BACKWARD_METHODS or qualified in F.AUTOGRAD_FUNCTIONS:
             tensor = _backpropagated_expr(node)
             if tensor is not None and function is not None:
-                function.backward_names |= names_in(tensor)
+                function.backward_names |= names_in(tensor) - {"self", "cls"}
                 function.backward_nodes |= _call_ids(tensor)
                 function.has_backward = True
             if qualified == "torch.autograd.grad" and function is not None:
@@ -494,11 +494,7 @@ class FileChecker:
         if isinstance(target, cst.StarredElement):
             self._bind(target.value, value, graph)
             return
-        is_module = isinstance(value, cst.Call) and facts.is_module_constructor(value) or (
-            isinstance(value, (cst.Name, cst.Attribute)) and dotted_name(value) is not None
-            and facts.is_module_expr(value) and not isinstance(target, (cst.Subscript,))
-        )
-        kind = Kind.MODULE if is_module else Kind.VALUE
+        kind = Kind.MODULE if _binds_module(target, value, graph, facts) else Kind.VALUE
         loop = facts.loop
         binding = Binding(kind, graph, value, loop)
         if isinstance(target, cst.Name):
@@ -533,6 +529,22 @@ def _all_params(params: cst.Parameters) -> list[cst.Param]:
     if params.star_kwarg is not None:
         out.append(params.star_kwarg)
     return out
+
+
+def _binds_module(target: cst.BaseExpression, value: cst.BaseExpression, graph: GraphValue, facts: Facts) -> bool:
+    """Does ``target = value`` bind an nn.Module? A constructor (``nn.Linear(...)``, a module
+    class of this file, ``from_pretrained``), an alias of a module, or a conventional module
+    name (``model = build_model()``, ``model = accelerator.prepare(model)``)."""
+    if isinstance(target, cst.Subscript):
+        return False
+    if isinstance(value, cst.Call) and facts.is_module_constructor(value):
+        return True
+    if isinstance(value, (cst.Name, cst.Attribute)) and dotted_name(value) is not None and facts.is_module_expr(value):
+        return True
+    name = dotted_name(target)
+    if name is None or graph.state is Graph.CARRIES:
+        return False
+    return F.is_module_name(name.rsplit(".", 1)[-1]) and isinstance(value, (cst.Call, cst.Name, cst.Attribute))
 
 
 def _is_module_base(base: str, facts: Facts) -> bool:

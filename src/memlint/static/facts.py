@@ -79,7 +79,7 @@ MODULE_NAME_WORDS = frozenset({
     "model", "net", "network", "module", "encoder", "decoder", "backbone", "teacher", "student",
     "generator", "discriminator", "critic", "actor", "classifier", "criterion", "loss_fn",
     "loss_func", "lossfn", "loss_function", "netg", "netd", "unet", "vae", "policy",
-    "head", "embedder", "embedding", "transformer", "rnn", "lstm", "gru", "mlp", "ddp_model",
+    "head", "transformer", "rnn", "lstm", "gru", "mlp", "ddp_model",
 })
 MODULE_NAME_SUFFIXES = ("_model", "_net", "_network", "_encoder", "_decoder", "_criterion", "_loss_fn",
                         "_module", "_rnn", "_lstm", "_gru", "_head", "_backbone", "_teacher", "_student")
@@ -555,7 +555,7 @@ class Facts:
     # ----- graph evaluation ---------------------------------------------------------------
     def _graph(self, node: cst.BaseExpression) -> GraphValue:
         if isinstance(node, cst.Name):
-            if node.value in ("None", "True", "False"):
+            if node.value in ("None", "True", "False", "self", "cls"):
                 return NO_GRAPH
             binding = self.lookup(node.value)
             names = frozenset({node.value})

@@ -83,6 +83,8 @@ class GraphAccumulation(Rule):
         value_text = source_of(values[0]) if len(values) == 1 else source_of(value if not isinstance(value, list) else node)
 
         def decide() -> None:
+            if loop is not None and not (loop.iterates_data or loop.is_training_loop):
+                return  # a loop over layers or loss terms within one step is bounded
             if not facts.is_graph_carrying(graph):
                 return
             root = name.split("[", 1)[0]
@@ -278,6 +280,22 @@ def train(model, loader, opt, crit):
         loss = torch.stack(step_losses).sum()
         loss.backward()
         opt.step()
+""",
+        # a loop over layers inside one forward pass is bounded, not a leak
+        """
+import torch
+from torch import nn
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnns = nn.ModuleList([nn.GRU(8, 8) for _ in range(3)])
+    def forward(self, h):
+        features = []
+        for rnn in self.rnns:
+            out, _ = rnn(h)
+            h = h + out
+            features.append(h)
+        return torch.cat(features, -1)
 """,
         # numpy code is not torch code
         """
