@@ -321,6 +321,7 @@ class FileChecker:
             pname = param.name.value
             kind = Kind.MODULE if F.is_module_name(pname) else Kind.VALUE
             scope.bindings[pname] = Binding(kind, GraphValue(Graph.UNKNOWN, frozenset({pname})), param)
+            scope.inputs.add(pname)
         facts.scope = scope
         # Loops of the caller do not run per iteration of this body.
         self._saved_grad = getattr(self, "_saved_grad", [])
@@ -363,6 +364,7 @@ class FileChecker:
         facts.loops.append(loop)
         start()
         loop.bound_this_iteration |= loop.target_names
+        facts.function.inputs |= loop.target_names
         self._walk_block(block)
         facts.loops.pop()
         outer = facts.loop

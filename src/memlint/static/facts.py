@@ -55,6 +55,17 @@ GRAPH_ENDING_METHODS = frozenset({
     "keys", "items", "values", "get_device", "nelement", "stride", "storage_offset",
     "is_contiguous", "requires_grad_", "zero_", "register_hook", "norm_type",
 })
+# Tensor methods whose result keeps the receiver's graph (used to follow UNKNOWN values:
+# ``loss.mean()`` is as graph-carrying as ``loss``; ``trainer.compute(b)`` tells nothing).
+TENSOR_METHODS = frozenset({
+    "mean", "sum", "prod", "view", "view_as", "reshape", "squeeze", "unsqueeze", "float", "double",
+    "half", "bfloat16", "to", "cuda", "cpu", "clone", "contiguous", "abs", "pow", "sqrt", "exp", "log",
+    "softmax", "log_softmax", "sigmoid", "tanh", "relu", "mul", "add", "sub", "div", "matmul", "mm",
+    "bmm", "t", "transpose", "permute", "flatten", "norm", "max", "min", "expand", "expand_as",
+    "repeat", "gather", "index_select", "masked_fill", "clamp", "split", "chunk", "narrow", "neg",
+    "square", "std", "var", "logsumexp", "cumsum", "type_as", "get", "__getitem__", "squeeze_",
+    "unsqueeze_", "mul_", "add_", "div_", "sub_", "masked_select", "diag", "trace", "roll", "flip",
+})
 # Attributes whose value carries no autograd graph.
 GRAPH_ENDING_ATTRIBUTES = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad",
                                      "ndim", "is_cuda", "grad_fn", "is_leaf", "layout"})
@@ -235,6 +246,7 @@ class FunctionScope(Scope):
         self.has_backward = False
         self.has_optimizer_step = False
         self.incremented: set[str] = set()  # names changed with += in this function
+        self.inputs: set[str] = set()  # parameters and loop targets: data coming in
 
     @property
     def is_per_step_method(self) -> bool:
@@ -254,7 +266,10 @@ class FunctionScope(Scope):
             seen.add(name)
             if name in targets:
                 return True
-            frontier.extend(self.derived_from.get(name, ()))
+            # Follow what a backpropagated value was computed from, but not into the
+            # function's inputs (parameters, loop targets): a batch that a loss was
+            # computed from carries no graph itself.
+            frontier.extend(n for n in self.derived_from.get(name, ()) if n not in self.inputs)
         return False
 
     def is_returned(self, name: str) -> bool:
@@ -563,7 +578,7 @@ class Facts:
                 return GraphValue(Graph.UNKNOWN, names)
             if binding.kind is Kind.MODULE:
                 return NO_GRAPH
-            return GraphValue(binding.graph.state, names | binding.graph.names)
+            return GraphValue(binding.graph.state, names)
         if isinstance(node, cst.Attribute):
             if node.attr.value in GRAPH_ENDING_ATTRIBUTES:
                 return NO_GRAPH
@@ -572,7 +587,7 @@ class Facts:
                 binding = self.lookup(dotted)
                 if binding is None or binding.kind is Kind.MODULE:
                     return NO_GRAPH if binding else GraphValue(Graph.NONE, frozenset({dotted}))
-                return GraphValue(binding.graph.state, binding.graph.names | {dotted})
+                return GraphValue(binding.graph.state, frozenset({dotted}))
             base = self._graph(node.value)
             return base
         if isinstance(node, cst.Subscript):
@@ -625,14 +640,22 @@ class Facts:
             return NO_GRAPH
         if self.is_module_expr(func):
             return GraphValue(Graph.CARRIES)
-        parts = [self._graph(arg) for arg in args]
-        if isinstance(func, cst.Attribute):
-            parts.append(self._graph(func.value))
-        combined = GraphValue.combine(parts)
-        if combined.state is Graph.NONE and qualified is not None and not qualified.startswith("torch."):
-            # An unknown function of plain values: can't tell (it may run a model inside).
-            return GraphValue(Graph.UNKNOWN, combined.names)
-        return combined
+        combined = GraphValue.combine(self._graph(arg) for arg in args)
+        torch_function = qualified is not None and qualified.startswith("torch.") and self._is_imported(qualified)
+        if isinstance(func, cst.Attribute) and not torch_function:
+            receiver = self._graph(func.value)
+            with_receiver = GraphValue.combine((receiver, combined))
+            if with_receiver.state is Graph.CARRIES or func.attr.value in TENSOR_METHODS:
+                return with_receiver  # loss.mean(), out.view(...), out.add(other)
+            return GraphValue(Graph.UNKNOWN)  # trainer.compute(batch): can't tell
+        if combined.state is Graph.CARRIES or torch_function:
+            return combined  # crit(model(x), y), torch.cat(outs)
+        # An unknown function of plain or unknown values: it may run a model inside, but
+        # its result is only graph-carrying if later backpropagated under its own name.
+        return GraphValue(Graph.UNKNOWN)
+
+    def _is_imported(self, qualified: str) -> bool:
+        return qualified.split(".", 1)[0] in {q.split(".", 1)[0] for q in self.imports.aliases.values()}
 
     # ----- updates the engine makes -------------------------------------------------------
     def new_iteration_marker(self) -> int:

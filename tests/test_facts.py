@@ -1,0 +1,207 @@
+"""The engine's scope facts, probed with a throwaway rule: every ``probe(expr)`` call in
+the source records what the facts say at that point."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from memlint.static.engine import FileChecker
+from memlint.static.facts import Graph
+from memlint.static.rule import Rule
+
+
+class Probe(Rule):
+    code = "ML000"
+    name = "probe"
+    severity = "info"
+    summary = "test probe"
+
+    def __init__(self, checker) -> None:
+        super().__init__(checker)
+        self.seen: list[dict] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not (isinstance(node.func, cst.Name) and node.func.value == "probe"):
+            return
+        facts = self.facts
+        arg = node.args[0].value if node.args else None
+        record = {
+            "no_grad": facts.in_no_grad,
+            "graph": facts.graph_value(arg).state if arg is not None else None,
+            "in_loop": facts.loop is not None,
+            "outlives": facts.outlives_iteration(arg) if arg is not None and facts.loop else None,
+            "qualified": facts.qualified_name(arg) if arg is not None else None,
+            "function": facts.function.name,
+        }
+        value = facts.graph_value(arg) if arg is not None else None
+        self.seen.append(record)
+        if value is not None:
+            self.at_function_exit(lambda: record.__setitem__("carrying", facts.is_graph_carrying(value)))
+
+
+def probe(source: str) -> list[dict]:
+    source = textwrap.dedent(source)
+    checker = FileChecker("t.py", source, [Probe])
+    checker.run(cst.parse_module(source))
+    return checker.rules[0].seen
+
+
+def test_import_aliases_resolve():
+    seen = probe("""
+        import torch as t
+        from torch import nn
+        import torch.nn.functional as F
+        from torch.utils.data import DataLoader as DL
+        probe(t.no_grad)
+        probe(nn.Linear)
+        probe(F.cross_entropy)
+        probe(DL)
+        probe(torch.load)
+    """)
+    assert [s["qualified"] for s in seen] == [
+        "torch.no_grad", "torch.nn.Linear", "torch.nn.functional.cross_entropy",
+        "torch.utils.data.DataLoader", "torch.load",
+    ]
+
+
+@pytest.mark.parametrize("header, expected", [
+    ("with torch.no_grad():", True),
+    ("with torch.inference_mode():", True),
+    ("with torch.set_grad_enabled(False):", True),
+    ("with torch.set_grad_enabled(True):", False),
+    ("with torch.inference_mode(False):", False),
+    ("with open('f') as fh:", False),
+])
+def test_no_grad_contexts(header, expected):
+    seen = probe(f"""
+        import torch
+        def f(x):
+            {header}
+                probe(x)
+    """)
+    assert seen[0]["no_grad"] is expected
+
+
+def test_no_grad_decorators_with_and_without_parentheses_and_enable_grad_inside():
+    seen = probe("""
+        import torch
+        @torch.no_grad()
+        def a(x):
+            probe(x)
+        @torch.inference_mode
+        def b(x):
+            probe(x)
+            with torch.enable_grad():
+                probe(x)
+        def c(x):
+            probe(x)
+    """)
+    assert [s["no_grad"] for s in seen] == [True, True, False, False]
+
+
+def test_nested_function_does_not_inherit_the_lexical_no_grad_of_its_definition():
+    seen = probe("""
+        import torch
+        def outer(x):
+            with torch.no_grad():
+                def inner(y):
+                    probe(y)
+                probe(x)
+    """)
+    assert [s["no_grad"] for s in seen] == [False, True]
+
+
+def test_lightning_eval_hooks_run_under_no_grad():
+    seen = probe("""
+        import lightning as L
+        class M(L.LightningModule):
+            def validation_step(self, batch, i):
+                probe(batch)
+            def training_step(self, batch, i):
+                probe(batch)
+    """)
+    assert [s["no_grad"] for s in seen] == [True, False]
+
+
+def test_graph_values():
+    seen = probe("""
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+        def train(model, loader, crit):
+            head = nn.Linear(2, 2)
+            for x, y in loader:
+                out = model(x)
+                loss = crit(out, y)
+                probe(out)
+                probe(loss)
+                probe(loss.item())
+                probe(loss.detach())
+                probe(float(loss))
+                probe(out.argmax(1))
+                probe(out == y)
+                probe(out.mean() * 2)
+                probe(F.mse_loss(x, y))
+                probe(head(x))
+                probe(torch.zeros(3))
+                probe(x)
+    """)
+    states = [s["graph"] for s in seen]
+    C, N = Graph.CARRIES, Graph.NONE
+    assert states == [C, C, N, N, N, N, N, C, C, C, N, N]
+
+
+def test_backward_evidence_decides_unknown_values():
+    seen = probe("""
+        import torch
+        def train(trainer, batch):
+            loss = trainer.compute(batch)
+            probe(loss)
+            loss.backward()
+            other = trainer.compute(batch)
+            probe(other)
+    """)
+    assert seen[0]["graph"] is Graph.UNKNOWN
+    assert seen[0]["carrying"] is True
+    assert seen[1]["carrying"] is False
+
+
+def test_loops_and_names_that_outlive_an_iteration():
+    seen = probe("""
+        import torch
+        def f(loader):
+            total = 0
+            for x in loader:
+                fresh = []
+                probe(total)
+                probe(fresh)
+                probe(x)
+            probe(total)
+    """)
+    assert [(s["in_loop"], s["outlives"]) for s in seen] == [(True, True), (True, False), (True, False), (False, None)]
+
+
+def test_module_level_code_is_a_function_named_module():
+    seen = probe("""
+        import torch
+        probe(1)
+    """)
+    assert seen[0]["function"] == "<module>"
+
+
+def test_inputs_of_a_backpropagated_loss_are_not_graph_carrying():
+    seen = probe("""
+        import torch
+        class Lit:
+            def training_step(self, batch, batch_idx):
+                outputs = self.model(**batch)
+                loss = outputs.loss
+                probe(batch)
+                probe(outputs)
+                loss.backward()
+    """)
+    assert seen[0]["carrying"] is False
+    assert seen[1]["carrying"] is True
