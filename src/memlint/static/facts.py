@@ -218,9 +218,10 @@ class Scope:
         self.deferred: list[Callable[[], None]] = []
 
     def lookup(self, name: str) -> Binding | None:
+        """Python's rule: a class body's names are not visible from its methods."""
         scope: Scope | None = self
         while scope is not None:
-            if name in scope.bindings:
+            if name in scope.bindings and (scope is self or scope.kind != "class"):
                 return scope.bindings[name]
             scope = scope.parent
         return None
