@@ -57,7 +57,7 @@ def install(name: str, requirement: str) -> Path:
         return target
     print(f"installing {requirement} -> {target}", file=sys.stderr)
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--disable-pip-version-check",
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile", "--disable-pip-version-check",
          "--target", str(target), requirement],
         check=True,
     )

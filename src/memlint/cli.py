@@ -63,7 +63,7 @@ def check(paths, select, ignore, extend_select, output_format, statistics, exit_
     """Check Python files and notebooks for memory anti-patterns (default: the current folder)."""
     from memlint.config import load_config, validate_codes
     from memlint.report import render
-    from memlint.static.engine import check_paths
+    from memlint.static.runner import check_paths  # imports libcst only if a file must be parsed
     from memlint.static.rules import all_codes
 
     config = load_config(config_path)

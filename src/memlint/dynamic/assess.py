@@ -57,7 +57,7 @@ def _assess_rank(rank: int, outcome: ChildOutcome, options: VerifyOptions, total
                               details=tail)
         return RankReport(rank, "inconclusive",
                           f"the script finished {where}: run it longer or lower --steps/--warmup")
-    return _measured(rank, result, options)
+    return judge(rank, result, options)
 
 
 def _vanished(returncode: int | None, where: str) -> str:
@@ -71,12 +71,15 @@ def _vanished(returncode: int | None, where: str) -> str:
             "Python's exit (os._exit, or a crash in native code)")
 
 
-def _measured(rank: int, result: dict, options: VerifyOptions) -> RankReport:
+def judge(rank: int, result: dict, options: VerifyOptions) -> RankReport:
+    """The verdict on a completed measurement (the child's result file, or the fixture's)."""
     samples = [Sample(**s) for s in result["samples"]]
     window = [s for s in samples if s.step >= max(options.warmup, 1)]
     tensor = trend([s.tensor_bytes for s in window], options.threshold)
     nodes = trend([s.graph_nodes for s in window], options.node_threshold)
-    rss = trend([s.rss_bytes for s in window], options.rss_threshold)
+    # The profiler's own buffers grow RSS every step: under --trace-dir RSS cannot testify.
+    rss_threshold = float("inf") if options.trace_dir else options.rss_threshold
+    rss = trend([s.rss_bytes for s in window], rss_threshold)
     report = RankReport(rank, "stable", "", tensor.slope, nodes.slope, rss.slope, samples,
                         [_site(s) for s in result["sites"]])
     graph_holder = result.get("graph_holder")
@@ -119,7 +122,10 @@ def _site(data: dict) -> Site:
 
 
 def _tail(output: str) -> str:
-    lines = output.rstrip().splitlines()
+    """The end of the script's output, without memlint's and runpy's frames in a crash dump."""
+    lines = [line for line in output.rstrip().splitlines()
+             if "memlint/dynamic/" not in line and "<frozen runpy>" not in line
+             and not line.startswith("Extension modules:")]
     return "\n".join(lines[-OUTPUT_TAIL_LINES:])
 
 

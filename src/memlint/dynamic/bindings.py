@@ -53,39 +53,48 @@ def _function(tree: ast.Module, function: str, first_line: int) -> ast.AST:
     return tree
 
 
-def _candidates(scope: ast.AST, name: str):
-    """(priority, line) for every statement that could rebind or grow ``name``."""
-    def visit(node: ast.AST, in_loop: bool):
+def _candidates(scope: ast.AST, name: str, function: str):
+    """(priority, line, enclosing function) for every statement that could rebind or grow ``name``."""
+    def visit(node: ast.AST, in_loop: bool, function: str):
         for child in ast.iter_child_nodes(node):
             loop = in_loop or isinstance(child, _LOOPS)
-            if isinstance(child, ast.AugAssign) and _matches(child.target, name):
-                yield 1, child.lineno
-            elif isinstance(child, (ast.Assign, ast.AnnAssign)):
-                targets = child.targets if isinstance(child, ast.Assign) else [child.target]
-                for target in targets:
-                    if isinstance(target, ast.Subscript) and _matches(target.value, name):
-                        yield 3, child.lineno
-                    elif _matches(target, name):
-                        if in_loop and child.value is not None and _reads(child.value, name):
-                            yield 2, child.lineno
-                        else:
-                            yield (4 if in_loop else 5), child.lineno
-            elif (isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute)
-                  and child.func.attr in _GROWING_METHODS and _matches(child.func.value, name)):
-                yield 3, child.lineno
-            yield from visit(child, loop)
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield from visit(child, False, child.name)
+                continue
+            for priority in _priorities(child, name, in_loop):
+                yield priority, child.lineno, function
+            yield from visit(child, loop, function)
 
-    yield from visit(scope, False)
+    yield from visit(scope, False, function)
 
 
-def binding_line(path: str, function: str, first_line: int, holder: str) -> int | None:
-    """The most telling line for ``holder`` (a name or dotted path such as ``model.cache``)."""
+def _priorities(child: ast.AST, name: str, in_loop: bool):
+    if isinstance(child, ast.AugAssign) and _matches(child.target, name):
+        yield 1
+    elif isinstance(child, (ast.Assign, ast.AnnAssign)):
+        targets = child.targets if isinstance(child, ast.Assign) else [child.target]
+        for target in targets:
+            if isinstance(target, ast.Subscript) and _matches(target.value, name):
+                yield 3
+            elif _matches(target, name):
+                if in_loop and child.value is not None and _reads(child.value, name):
+                    yield 2
+                else:
+                    yield 4 if in_loop else 5
+    elif (isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute)
+          and child.func.attr in _GROWING_METHODS and _matches(child.func.value, name)):
+        yield 3
+
+
+def binding_line(path: str, function: str, first_line: int, holder: str) -> tuple[int, str] | None:
+    """(line, function there) most telling for ``holder`` (a name or a path such as ``model.cache``)."""
     tree = _parse(path)
     if tree is None:
         return None
     name = holder.rsplit(".", 1)[-1]
-    for scope in (_function(tree, function, first_line), tree):
-        found = sorted(_candidates(scope, name))
+    scope = _function(tree, function, first_line)
+    for scope, scope_name in ((scope, function), (tree, "<module>")):
+        found = sorted(_candidates(scope, name, scope_name))
         if found:
-            return found[0][1]
+            return found[0][1], found[0][2]
     return None

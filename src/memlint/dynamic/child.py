@@ -52,6 +52,9 @@ def main() -> None:
     from memlint.dynamic import runtime
 
     session = runtime.start_session(config, int(os.environ.get("RANK", "0")))
+    if session.device_error:
+        session.record_end("raised", traceback=session.device_error)
+        return
     try:
         _run_target(config)
     except runtime.StopVerify:

@@ -14,14 +14,17 @@ from memlint.dynamic.report import Site, VerifiedFinding
 
 
 def static_findings(path: str) -> list:
-    """``memlint check`` findings for one file; [] when the static half is unavailable."""
+    """``memlint check`` findings for one file with the project's rule selection.
+
+    [] when the static half is unavailable: it must never break a verify report.
+    No cache: verify should not write ``.memlint_cache/`` into the user's folder.
+    """
     try:
+        from memlint.config import load_config
         from memlint.static.engine import check_paths
-    except ImportError:
-        return []
-    try:
-        return list(check_paths([path]).findings)
-    except Exception:  # the static half must never break a verify report
+
+        return list(check_paths([path], config=load_config(), use_cache=False, jobs=1).findings)
+    except Exception:
         return []
 
 

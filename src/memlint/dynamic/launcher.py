@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 import memlint
 from memlint.dynamic.child import CONFIG_ENV
 from memlint.dynamic.options import VerifyOptions
-from memlint.dynamic.system import descendants
+from memlint.dynamic.system import descendants, is_running
 
 POLL_SECONDS = 0.1
+KILL_WAIT_SECONDS = 5.0
 # The profiler writes these on stderr, sometimes in the middle of a line of the script's output.
 _USDT = re.compile(r"USDT:[^\n]*(\n|$)")
 
@@ -115,6 +116,9 @@ def kill_tree(proc: subprocess.Popen) -> None:
         except (ProcessLookupError, PermissionError):
             pass
     proc.wait()
+    deadline = time.monotonic() + KILL_WAIT_SECONDS  # SIGKILL is asynchronous: see them gone
+    while any(is_running(pid) for pid in family) and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def _progress(workdir: str) -> dict[int, int]:

@@ -25,7 +25,7 @@ def _site_line(site: Site) -> str:
         return (f"  {_where(site.path, site.line)} in {site.function}: autograd graph +{site.count_per_step:g} "
                 f"nodes/step kept alive by '{site.holder.name}'")
     text = (f"  {_where(site.path, site.line)} in {site.function}: +{human_bytes(site.bytes_per_step)}/step "
-            f"({site.count_per_step:g} tensors/step)")
+            f"({site.count_per_step:g} allocations/step)")
     if site.holder is not None:
         text += f", held by '{site.holder.name}'"
         if site.holder.line is not None:

@@ -17,12 +17,11 @@ import sys
 import weakref
 
 from memlint.dynamic import holders
-from memlint.dynamic.bindings import binding_line
-from memlint.dynamic.system import available_ram, rss_bytes
+from memlint.dynamic.system import available_ram
 from memlint.dynamic.usercode import UserFiles, user_frames
-from memlint.dynamic.verdict import theil_sen
 
 _SESSION: "Session | None" = None
+_MANUAL = object()  # the step owner when memlint.step() stepped before any optimizer
 
 
 class StopVerify(BaseException):
@@ -35,7 +34,7 @@ class StopVerify(BaseException):
 def manual_step() -> None:
     """``memlint.step()``: end one step in loops that never call ``Optimizer.step``."""
     if _SESSION is not None:
-        _SESSION.on_step()
+        _SESSION.manual_step()
 
 
 def start_session(config: dict, rank: int) -> "Session":
@@ -57,10 +56,7 @@ class Session:
         self.total = self.steps + self.warmup
         self.result_dir = config["result_dir"]
         self.trace_dir = config.get("trace_dir")
-        self.is_user = UserFiles()
         self.step = 0
-        self.samples: list[dict] = []
-        self.holder_counts: list[dict] = []  # per sample: HolderKey -> graph nodes
         self.profiler_conflict = False
         self.profiler = None
         self.done = False
@@ -71,30 +67,40 @@ class Session:
         import torch
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
+        from memlint.dynamic.recorder import Recorder
         from memlint.dynamic.storages import StorageTracker
 
         requested = self.config.get("device", "auto")
         cuda = torch.cuda.is_available() and requested in ("auto", "cuda")
         self.device = "cuda" if cuda else "cpu"
+        self.device_error = None
+        if requested == "cuda" and not cuda:
+            self.device_error = "RuntimeError: --device cuda, but torch.cuda.is_available() is False"
         self._torch = torch
-        self.is_user = UserFiles()  # now that torch is imported, its folder is known
+        self.is_user = UserFiles()  # after importing torch, so that its folder counts as library code
         register_optimizer_step_post_hook(self._optimizer_hook)
         self.tracker = StorageTracker(self.device, self.is_user)
+        self.recorder = Recorder(self.tracker, self.is_user, self.warmup, self.steps)
         self.tracker.__enter__()
 
     def _optimizer_hook(self, optimizer, args, kwargs) -> None:
         if self._owner is None:
             self._owner = weakref.ref(optimizer)
-        elif self._owner() is not optimizer:
-            return  # with several optimizers, the first that steps defines the step
+        elif self._owner is _MANUAL or self._owner() is not optimizer:
+            return  # the first optimizer that steps (or memlint.step()) defines the step
         self.on_step()
+
+    def manual_step(self) -> None:
+        if self._owner is None:
+            self._owner = _MANUAL
+        if self._owner is _MANUAL:  # ignored in loops whose optimizer already defines the step
+            self.on_step()
 
     # -- each step ---------------------------------------------------------
     def on_step(self) -> None:
         if self.done:
             raise StopVerify
         self.step += 1
-        self.tracker.step = self.step + 1
         self._watch_profiler()
         self._sample()
         self._write_progress()
@@ -115,13 +121,7 @@ class Session:
             del frames
 
     def _sample(self) -> None:
-        roots = self._roots()
-        nodes, per_holder = holders.graph_nodes(roots, self.is_user)
-        del roots
-        self.samples.append(
-            {"step": self.step, "tensor_bytes": self._tensor_bytes(), "graph_nodes": nodes, "rss_bytes": rss_bytes()}
-        )
-        self.holder_counts.append(per_holder)
+        self.recorder.sample(self.step, self._roots(), self._tensor_bytes())
 
     def _write_progress(self) -> None:
         path = os.path.join(self.result_dir, f"progress-{self.rank}")
@@ -142,43 +142,11 @@ class Session:
 
     # -- the end -----------------------------------------------------------
     def _finish(self) -> None:
-        from memlint.dynamic.storages import growing_sites
-
         self.done = True
         if self.profiler is not None:
             self.profiler.stop()  # writes the trace
-        survivors = self.tracker.survivors_since(self.warmup + 1)
-        growth = growing_sites(survivors, self.steps)
-        wanted = {key for g in growth for key in g.storage_ids}
-        roots = self._roots()
-        held = holders.storage_holders(roots, wanted, self.is_user) if wanted else {}
-        del roots
-        sites = []
-        for g in growth:
-            path, line, function = g.site
-            keys = [held[k] for k in g.storage_ids if k in held]
-            holder = max(set(keys), key=keys.count) if keys else None
-            sites.append({
-                "path": path, "line": line, "function": function,
-                "bytes_per_step": g.bytes_per_step, "count_per_step": g.count_per_step,
-                "holder": _holder_json(holder),
-            })
-        self._write_result("done", sites=sites, graph_holder=self._graph_holder())
-
-    def _graph_holder(self) -> dict | None:
-        """The variable whose reachable autograd graph grew fastest over the measured steps."""
-        window = self.holder_counts[max(0, self.warmup - 1):]
-        keys = {key for counts in window for key in counts}
-        best, best_slope = None, 0.0
-        for key in keys:
-            slope = theil_sen([counts.get(key, 0) for counts in window])
-            if slope > best_slope:
-                best, best_slope = key, slope
-        if best is None:
-            return None
-        data = _holder_json(best)
-        data["nodes_per_step"] = best_slope
-        return data
+        self._write_result("done", sites=self.recorder.sites(self._roots()),
+                           graph_holder=self.recorder.graph_holder())
 
     def headroom(self) -> int | None:
         if self.device == "cuda":
@@ -190,7 +158,7 @@ class Session:
     def _write_result(self, status: str, **extra) -> None:
         data = {
             "rank": self.rank, "status": status, "step": self.step, "device": self.device,
-            "samples": self.samples, "profiler_conflict": self.profiler_conflict,
+            "samples": self.recorder.samples, "profiler_conflict": self.profiler_conflict,
             "headroom_bytes": self.headroom() if status == "done" else None,
             "sites": [], "graph_holder": None,
         }
@@ -205,10 +173,3 @@ class Session:
         if not self.done:
             self.done = True
             self._write_result(status, **extra)
-
-
-def _holder_json(key: holders.HolderKey | None) -> dict | None:
-    if key is None:
-        return None
-    line = binding_line(key.path, key.function, key.first_line, key.name)
-    return {"name": key.name, "function": key.function, "path": key.path, "line": line}

@@ -52,3 +52,19 @@ def descendants(pid: int) -> list[int]:
             out.append(child)
             todo.append(child)
     return out
+
+
+def is_running(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie (killed, waiting to be reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    return stat[stat.rfind(b")") + 2:][:1] not in (b"Z", b"X")

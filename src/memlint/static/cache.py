@@ -1,9 +1,14 @@
 """Per-file result cache in ``.memlint_cache/``.
 
-An entry is keyed by the file's path and bytes, memlint's version, the enabled rule codes
-and the file's ignores, so any change to one of them misses. Entries are written to a
-temporary file and renamed, so concurrent runs never see half a file; an unreadable or
-corrupted entry is a miss, never an error.
+An entry is keyed by the file's path and bytes, memlint's version and a fingerprint of
+memlint's own source files (so editing a rule during development misses too), the enabled
+rule codes and the file's per-file ignores: any change to one of them misses. Entries are
+written to a temporary file and renamed, so concurrent runs never see half an entry; an
+unreadable or corrupted entry is a miss, never an error, and a cache folder that cannot
+be written (read-only checkout) is given up on silently.
+
+Reading the cache imports neither libcst nor the rules: a run whose files all hit stays
+light (see :func:`memlint.static.runner.check_paths`).
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
@@ -20,32 +25,59 @@ from memlint.config import Config
 from memlint.findings import Finding
 
 CACHE_DIR = ".memlint_cache"
+FORMAT = "v2"
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """A digest of memlint's version and the names, sizes and modification times of its
+    source files: cheap (a few dozen ``stat`` calls), and different after any edit."""
+    package = Path(__file__).resolve().parents[1]  # src/memlint
+    digest = hashlib.sha256(__version__.encode())
+    for folder, dirnames, filenames in os.walk(package):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                full = os.path.join(folder, name)
+                try:
+                    st = os.stat(full)
+                except OSError:
+                    continue
+                digest.update(f"{os.path.relpath(full, package)}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    return digest.hexdigest()[:16]
 
 
 class Cache:
     def __init__(self, folder: Path, salt: str) -> None:
         self.folder = folder
-        self.salt = salt
+        self.salt = salt.encode()
         self._usable = True
+        self._keys: dict[tuple[str, tuple[str, ...]], str | None] = {}
 
     @classmethod
     def for_run(cls, codes: Sequence[str], config: Config) -> "Cache":
         root = config.root or Path.cwd()
-        salt = json.dumps([__version__, list(codes)])
-        return cls(Path(root) / CACHE_DIR / "v1", salt)
+        salt = json.dumps([__version__, code_fingerprint(), sorted(codes)])
+        return cls(Path(root) / CACHE_DIR / FORMAT, salt)
 
     def _key(self, path: str, ignored: Sequence[str]) -> str | None:
+        memo = (path, tuple(ignored))
+        if memo in self._keys:
+            return self._keys[memo]
+        from memlint.static.runner import read_bytes
+
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            return None
-        digest = hashlib.sha256()
-        digest.update(self.salt.encode())
-        digest.update(b"\0" + os.path.abspath(path).encode("utf-8", "surrogateescape") + b"\0")
-        digest.update(",".join(ignored).encode() + b"\0")
-        digest.update(data)
-        return digest.hexdigest()
+            data = read_bytes(path)
+        except (OSError, MemoryError):
+            key = None
+        else:
+            digest = hashlib.sha256(self.salt)
+            digest.update(b"\0" + os.path.abspath(path).encode("utf-8", "surrogateescape") + b"\0")
+            digest.update(",".join(sorted(ignored)).encode() + b"\0")
+            digest.update(data)
+            key = digest.hexdigest()
+        self._keys[memo] = key
+        return key
 
     def get(self, path: str, ignored: Sequence[str]) -> list[Finding] | None:
         key = self._key(path, ignored)
@@ -54,9 +86,11 @@ class Cache:
         try:
             with open(self.folder / key[:2] / key, encoding="utf-8") as fh:
                 data = json.load(fh)
+            if data.get("key") != key:
+                return None
             findings = [Finding.from_json(item) for item in data["findings"]]
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            return None  # missing, half-written by a crashed run, or corrupted: a miss
         # The cache stores findings for the path they were computed on.
         return [f if f.path == path else _with_path(f, path) for f in findings]
 
@@ -66,21 +100,52 @@ class Cache:
         key = self._key(path, ignored)
         if key is None:
             return
+        # Store only if the bytes are still those the key was made from (the file may
+        # have been edited while it was checked).
+        self._keys.pop((path, tuple(ignored)), None)
+        if self._key(path, ignored) != key:
+            return
+        import tempfile
+
         folder = self.folder / key[:2]
         try:
             folder.mkdir(parents=True, exist_ok=True)
             gitignore = self.folder.parent / ".gitignore"
             if not gitignore.exists():
-                gitignore.write_text("# Created by memlint\n*\n")
+                _write_atomic(gitignore.parent, gitignore, "# Created by memlint\n*\n")
             fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"findings": [f.to_json() for f in findings]}, fh)
-            os.replace(tmp, folder / key)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    json.dump({"key": key, "findings": [f.to_json() for f in findings]}, fh)
+                os.replace(tmp, folder / key)
+            except BaseException:
+                _remove(tmp)
+                raise
         except OSError:
-            self._usable = False  # read-only checkout: run without a cache
+            self._usable = False  # read-only checkout, full disk: run without a cache
 
     def save(self) -> None:
         """Entries are written as they come; nothing left to do."""
+
+
+def _write_atomic(folder: Path, target: Path, text: str) -> None:
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _with_path(finding: Finding, path: str) -> Finding:

@@ -1,9 +1,25 @@
 """Which files ``memlint check`` looks at: Python files and notebooks under the given
-paths, minus excluded and never-interesting folders (virtualenvs, build output, VCS)."""
+paths, minus what ``.gitignore`` files and ``exclude`` leave out and never-interesting
+folders (virtualenvs, build output, VCS, caches).
+
+- ``.gitignore`` files are read in every folder walked, and in the folders above the
+  starting point up to the repository root (the folder holding ``.git``), together with
+  ``.git/info/exclude``. Patterns follow git: ``#`` comments, ``!`` negation, a trailing
+  ``/`` for folders only, a ``/`` elsewhere anchors the pattern to its file's folder,
+  ``*``, ``?``, ``[...]`` and ``**``; a deeper file and a later line win. As in git, a
+  file inside an ignored folder cannot be re-included.
+- A path named on the command line is checked even when excluded or ignored (as ruff
+  does), unless ``--force-exclude`` is given, which applies ``exclude`` and the default
+  skips to it too.
+- Symlinked folders are not followed (no loops, no walking into a linked data set);
+  symlinked files are checked.
+"""
 
 from __future__ import annotations
 
 import os
+import re
+from dataclasses import dataclass
 from typing import Iterable
 
 from memlint.config import DEFAULT_EXCLUDE, Config
@@ -11,10 +27,181 @@ from memlint.findings import Finding
 
 PYTHON_SUFFIXES = (".py", ".pyw")
 NOTEBOOK_SUFFIX = ".ipynb"
+# A folder holding one of these is a virtualenv or a conda environment, whatever its name.
+ENVIRONMENT_MARKERS = ("pyvenv.cfg", "conda-meta")
 
 
 def unchecked_finding(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
     return Finding(path, line, column, line, column, "ML901", "unchecked-file", "error", message)
+
+
+# ----- .gitignore -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class IgnorePattern:
+    regex: re.Pattern[str]
+    negated: bool
+    directory_only: bool
+
+
+def _translate(glob: str) -> str:
+    """A gitignore glob (already split from its anchoring) as a regular expression."""
+    out: list[str] = []
+    i, n = 0, len(glob)
+    while i < n:
+        c = glob[i]
+        if c == "*":
+            if glob.startswith("**", i):
+                at_start = i == 0 or glob[i - 1] == "/"
+                at_end = i + 2 == n or glob[i + 2] == "/"
+                if at_start and at_end:
+                    if i + 2 == n:
+                        out.append(".*")  # "foo/**": everything inside
+                        i += 2
+                    else:
+                        out.append("(?:.*/)?")  # "**/foo", "a/**/b": zero or more folders
+                        i += 3
+                    continue
+            out.append("[^/]*")
+            i += 1
+            while i < n and glob[i] == "*":
+                i += 1
+            continue
+        if c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = i + 1
+            if j < n and glob[j] in "!^":
+                j += 1
+            if j < n and glob[j] == "]":
+                j += 1
+            while j < n and glob[j] != "]":
+                j += 1
+            if j >= n:
+                out.append(re.escape(c))
+            else:
+                body = glob[i + 1:j]
+                if body[:1] in ("!", "^"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = j
+        elif c == "\\" and i + 1 < n:
+            i += 1
+            out.append(re.escape(glob[i]))
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def parse_gitignore(text: str) -> list[IgnorePattern]:
+    patterns = []
+    for raw in text.splitlines():
+        line = raw.rstrip("\r")
+        if not line or line.startswith("#"):
+            continue
+        # trailing spaces are ignored unless escaped
+        stripped = line.rstrip(" ")
+        if stripped.endswith("\\") and len(stripped) < len(line):
+            stripped += " "
+        line = stripped
+        negated = line.startswith("!")
+        if negated:
+            line = line[1:]
+        elif line.startswith("\\!") or line.startswith("\\#"):
+            line = line[1:]
+        directory_only = line.endswith("/")
+        line = line.rstrip("/")
+        if not line:
+            continue
+        anchored = "/" in line
+        line = line.lstrip("/")
+        body = _translate(line)
+        regex = ("^" if anchored else "^(?:.*/)?") + body + "$"
+        try:
+            patterns.append(IgnorePattern(re.compile(regex, re.DOTALL), negated, directory_only))
+        except re.error:
+            continue
+    return patterns
+
+
+def _read_gitignore(path: str) -> tuple[IgnorePattern, ...]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return tuple(parse_gitignore(fh.read()))
+    except OSError:
+        return ()
+
+
+class GitIgnore:
+    """The ``.gitignore`` rules in force while walking: a stack of (folder, patterns)."""
+
+    def __init__(self, levels: list[tuple[str, tuple[IgnorePattern, ...]]] | None = None) -> None:
+        self.levels = levels or []
+
+    @classmethod
+    def for_folder(cls, folder: str) -> "GitIgnore":
+        """The rules that apply inside ``folder``: those of the folders above it up to the
+        repository root (and ``.git/info/exclude``), not yet ``folder``'s own."""
+        folder = os.path.abspath(folder)
+        chain = []
+        current = folder
+        root = None
+        while True:
+            parent = os.path.dirname(current)
+            if os.path.exists(os.path.join(current, ".git")):
+                root = current
+                break
+            if parent == current:
+                break
+            current = parent
+            chain.append(current)
+        levels: list[tuple[str, tuple[IgnorePattern, ...]]] = []
+        if root is None:
+            return cls(levels)
+        exclude = _read_gitignore(os.path.join(root, ".git", "info", "exclude"))
+        if exclude:
+            levels.append((root, exclude))
+        for above in [root] + [c for c in reversed(chain) if c != root]:
+            if above == folder:
+                continue
+            patterns = _read_gitignore(os.path.join(above, ".gitignore"))
+            if patterns:
+                levels.append((above, patterns))
+        return cls(levels)
+
+    def entering(self, folder: str, has_gitignore: bool) -> "GitIgnore":
+        if not has_gitignore:
+            return self
+        patterns = _read_gitignore(os.path.join(os.path.abspath(folder), ".gitignore"))
+        return GitIgnore(self.levels + [(os.path.abspath(folder), patterns)]) if patterns else self
+
+    def ignored(self, path: str, is_dir: bool) -> bool:
+        path = os.path.abspath(path)
+        decision = False
+        for base, patterns in self.levels:
+            rel = os.path.relpath(path, base).replace(os.sep, "/")
+            if rel.startswith("../") or rel == "..":
+                continue
+            for pattern in patterns:
+                if pattern.directory_only and not is_dir:
+                    continue
+                if pattern.regex.match(rel):
+                    decision = not pattern.negated
+        return decision
+
+
+# ----- discovery ---------------------------------------------------------------------------------------
+def is_default_excluded(path: str) -> bool:
+    """Does ``path`` lie in a folder memlint never checks (``.venv``, ``build``, ...)?"""
+    parts = os.path.normpath(os.path.abspath(path)).split(os.sep)[:-1]
+    cwd_parts = os.path.abspath(os.getcwd()).split(os.sep)
+    if parts[:len(cwd_parts)] == cwd_parts:  # only the part below the current folder counts
+        parts = parts[len(cwd_parts):]
+    return any(_skip_folder_name(p) for p in parts)
+
+
+def _skip_folder_name(name: str) -> bool:
+    return name in DEFAULT_EXCLUDE or name.endswith(".egg-info") or (name.startswith(".") and name not in (".", ".."))
 
 
 def discover(paths: Iterable[str], config: Config, force_exclude: bool = False) -> tuple[list[str], list[Finding]]:
@@ -26,12 +213,14 @@ def discover(paths: Iterable[str], config: Config, force_exclude: bool = False) 
     for raw in paths:
         path = os.path.normpath(raw)
         if os.path.isdir(path):
+            if force_exclude and path not in (".", "..") and (config.is_excluded(path) or is_default_excluded(path + os.sep + "x")):
+                continue
             for found in _walk_directory(path, config):
                 if found not in seen:
                     seen.add(found)
                     files.append(found)
-        elif os.path.isfile(path):
-            if force_exclude and config.is_excluded(path):
+        elif os.path.isfile(path) or _unreadable(path):
+            if force_exclude and (config.is_excluded(path) or is_default_excluded(path)):
                 continue
             if path not in seen:
                 seen.add(path)
@@ -41,27 +230,56 @@ def discover(paths: Iterable[str], config: Config, force_exclude: bool = False) 
     return files, problems
 
 
+def _unreadable(path: str) -> bool:
+    """A path that exists but is no regular file (a FIFO, a socket, a symlink loop): kept, so
+    that the runner reports it (ML901) instead of it being skipped in silence."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return False  # missing, or a dangling symlink
+    except OSError:
+        return os.path.lexists(path)  # a symlink loop, no permission
+    return not os.path.isdir(path)
+
+
 def _walk_directory(top: str, config: Config) -> Iterable[str]:
-    visited: set[tuple[int, int]] = set()
+    rules = {os.path.abspath(top): GitIgnore.for_folder(top)}
+    if config.exclude and top not in (".", "..") and config.is_excluded(top):
+        # A folder named on the command line is walked even when excluded (as ruff does):
+        # only the patterns that match below it still apply.
+        excluded = _excluded_below(config, top)
+    else:
+        excluded = config.is_excluded
     for folder, dirnames, filenames in os.walk(top, followlinks=False):
-        try:
-            st = os.stat(folder)
-            key = (st.st_dev, st.st_ino)
-            if key in visited:
-                dirnames[:] = []
+        here = rules.pop(os.path.abspath(folder), None) or GitIgnore()
+        here = here.entering(folder, ".gitignore" in filenames)
+        kept = []
+        for d in sorted(dirnames):
+            full = os.path.join(folder, d)
+            if _skip_folder_name(d) or os.path.islink(full) or excluded(full):
                 continue
-            visited.add(key)
-        except OSError:
-            continue
-        dirnames[:] = sorted(
-            d for d in dirnames
-            if d not in DEFAULT_EXCLUDE and not (d.startswith(".") and d not in (".", ".."))
-            and not d.endswith(".egg-info") and not config.is_excluded(os.path.join(folder, d))
-        )
+            if here.ignored(full, is_dir=True):
+                continue
+            if any(os.path.exists(os.path.join(full, marker)) for marker in ENVIRONMENT_MARKERS):
+                continue
+            kept.append(d)
+            rules[os.path.abspath(full)] = here
+        dirnames[:] = kept
         for filename in sorted(filenames):
             if filename.endswith(PYTHON_SUFFIXES) or filename.endswith(NOTEBOOK_SUFFIX):
                 full = os.path.join(folder, filename)
-                if not config.is_excluded(full):
-                    yield full
+                if not os.path.isfile(full) and not _unreadable(full):  # a broken symlink
+                    continue
+                if excluded(full) or here.ignored(full, is_dir=False):
+                    continue
+                yield os.path.normpath(full)  # "pkg/a.py", not "./pkg/a.py"
 
 
+def _excluded_below(config: Config, top: str):
+    from memlint.config import _glob_match
+
+    def excluded(path: str) -> bool:
+        rel = os.path.relpath(path, top).replace(os.sep, "/")
+        return config.is_excluded(path) and any(_glob_match(rel, pattern) for pattern in config.exclude)
+
+    return excluded

@@ -162,20 +162,43 @@ class FileChecker:
         visits = self._visit.get(node_type)
         if visits:
             self._call_rules(visits, node)
-        self._walk_children(node)
+        # The children, as _walk_children walks them (inlined: this is the hot path).
+        fields = F._CHILD_FIELDS.get(node_type)
+        if fields is None:
+            fields = child_fields(node_type)
+        if fields:
+            walk = self._walk
+            kinds = F.VALUE_KIND
+            for name in fields:
+                value = getattr(node, name)
+                kind = kinds.get(type(value))
+                if kind is None:
+                    kind = F.value_kind(type(value))
+                if kind == 1:
+                    walk(value)
+                elif kind == 2:
+                    for item in value:
+                        kind = kinds.get(type(item))
+                        if kind == 1 or (kind is None and F.value_kind(type(item)) == 1):
+                            walk(item)
         leaves = self._leave.get(node_type)
         if leaves:
             self._call_rules(leaves, node)
 
     def _walk_children(self, node: cst.CSTNode) -> None:
         walk = self._walk
+        kinds = F.VALUE_KIND
         for name in child_fields(type(node)):
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
+            kind = kinds.get(type(value))
+            if kind is None:
+                kind = F.value_kind(type(value))
+            if kind == 1:
                 walk(value)
-            elif type(value) is tuple or type(value) is list:
+            elif kind == 2:
                 for item in value:
-                    if isinstance(item, cst.CSTNode):
+                    kind = kinds.get(type(item))
+                    if kind == 1 or (kind is None and F.value_kind(type(item)) == 1):
                         walk(item)
 
     def _enter(self, node: cst.CSTNode) -> None:

@@ -397,6 +397,20 @@ def child_fields(node_type: type) -> tuple[str, ...]:
     return fields
 
 
+# What a field value is, by its exact type (the walk's hot path: an ``isinstance`` against
+# the ``CSTNode`` ABC costs several dict look-ups): 1 a node, 2 a tuple or list, 0 neither.
+VALUE_KIND: dict[type, int] = {tuple: 2, list: 2, str: 0, type(None): 0, bool: 0}
+
+
+def value_kind(value_type: type) -> int:
+    """1 for a node type, 2 for tuple/list (exactly), 0 otherwise; cached in VALUE_KIND."""
+    kind = VALUE_KIND.get(value_type)
+    if kind is None:
+        kind = 1 if issubclass(value_type, cst.CSTNode) else 2 if value_type in (tuple, list) else 0
+        VALUE_KIND[value_type] = kind
+    return kind
+
+
 def expression_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     for name in child_fields(type(node)):
         value = getattr(node, name)

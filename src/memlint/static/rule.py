@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, ClassVar
 
-import libcst as cst
+if TYPE_CHECKING:  # libcst is imported by the engine, not here: a cached run never needs it
+    import libcst as cst
 
-if TYPE_CHECKING:
     from memlint.static.engine import FileChecker
     from memlint.static.facts import Facts
 

@@ -1,25 +1,32 @@
 """Check files: read and decode, parse, run the engine, position and suppress findings,
-and spread the work over processes."""
+and spread the work over processes.
+
+Start-up matters (pre-commit runs ``memlint check`` on every commit): this module imports
+neither libcst nor the rules at import time, so a run whose files are all in the cache
+never imports them; they are imported when the first file has to be parsed.
+"""
 
 from __future__ import annotations
 
 import os
-import tokenize
-from concurrent.futures import ProcessPoolExecutor
-from typing import Sequence
-
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 from memlint.config import Config
 from memlint.findings import CheckResult, Finding
 from memlint.static.discovery import NOTEBOOK_SUFFIX, discover, unchecked_finding
-from memlint.static.engine import FileChecker, rules_for_source
-from memlint.static.rule import Rule
-from memlint.static.suppress import apply_suppressions
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from memlint.static.rule import Rule
 
 # Below this many files, starting worker processes costs more than it saves.
 PARALLEL_THRESHOLD = 16
+# Files per unit of work sent to a worker: big enough to keep the per-task overhead small,
+# small enough that the last ones finish together.
+CHUNK_FILES = 8
+
+_ALWAYS_KEPT = ("ML901", "ML902")
 
 
 class UncheckableFile(Exception):
@@ -32,8 +39,29 @@ class UncheckableFile(Exception):
         self.column = column
 
 
+def read_bytes(path: str) -> bytes:
+    """The bytes of a regular file. Anything else is an OSError: opening a FIFO for reading
+    would wait for a writer forever, and a device may never end."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
+            raise OSError(0, f"not a regular file ({kind})")
+        fh = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with fh:
+        return fh.read()
+
+
 def decode_source(data: bytes) -> str:
     """Decode Python source bytes as the interpreter would (BOM, PEP 263 cookie, UTF-8)."""
+    import tokenize
+
     if b"\x00" in data:
         raise UncheckableFile("binary file: not Python source (contains NUL bytes)")
     try:
@@ -51,7 +79,9 @@ def decode_source(data: bytes) -> str:
     return text
 
 
-def parse(source: str) -> cst.Module:
+def parse(source: str) -> "cst.Module":
+    import libcst as cst
+
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
@@ -59,12 +89,163 @@ def parse(source: str) -> cst.Module:
         raise UncheckableFile(f"syntax error: {message}", exc.raw_line, exc.raw_column + 1) from None
     except RecursionError:
         raise UncheckableFile("file is too deeply nested to parse") from None
+    except MemoryError:
+        raise UncheckableFile("file is too large to parse in memory") from None
+
+
+class Positions(Mapping):
+    """Positions of nodes (as libcst's ``PositionProvider`` gives them), computed for one
+    top-level statement at a time: only the statements that hold a reported node pay.
+
+    Positions for a whole module cost about four parses; a file with one finding needs
+    one statement's. Each statement is positioned on its own (a module holding just it)
+    and shifted to its first line, which Python's own parser gives; any disagreement
+    between the two falls back to positioning the whole module.
+    """
+
+    def __init__(self, module: "cst.Module", source: str) -> None:
+        self.module = module
+        self.source = source
+        self._owner: dict[int, int] = {}  # id(node) -> index of its top-level statement
+        self._scanned = 0  # top-level statements indexed into _owner so far
+        self._done: dict[int, Mapping] = {}  # statement index -> positions (shifted)
+        self._anchors: list[tuple[int, int]] | None = None
+        self._full: Mapping | None = None
+
+    # ----- Mapping -----------------------------------------------------------------------------
+    def __getitem__(self, node: "cst.CSTNode"):
+        if self._full is not None:
+            return self._full[node]
+        index = self._statement_of(node)
+        if index is None:
+            return self._whole()[node]
+        positions = self._done.get(index)
+        if positions is None:
+            positions = self._position_statement(index)
+            if positions is None:
+                return self._whole()[node]
+        return positions[node]
+
+    def __contains__(self, node: object) -> bool:
+        try:
+            self[node]  # type: ignore[index]
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self) -> Iterator:
+        return iter(self._whole())
+
+    def __len__(self) -> int:
+        return len(self._whole())
+
+    # ----- helpers -----------------------------------------------------------------------------
+    def _whole(self) -> Mapping:
+        if self._full is None:
+            from libcst.metadata import MetadataWrapper, PositionProvider
+
+            self._full = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return self._full
+
+    def _statement_of(self, node: object) -> int | None:
+        """Index of the top-level statement holding ``node`` (indexing statements in order
+        until it is found), or None (the module itself, or not in this module)."""
+        import libcst as cst
+
+        key = id(node)
+        index = self._owner.get(key)
+        if index is not None:
+            return index
+        body = self.module.body
+        owner = self._owner
+        node_base = cst.CSTNode
+        while self._scanned < len(body):
+            index = self._scanned
+            self._scanned += 1
+            stack: list = [body[index]]
+            while stack:
+                current = stack.pop()
+                owner[id(current)] = index
+                for name in _all_fields(type(current)):
+                    value = getattr(current, name)
+                    if isinstance(value, node_base):
+                        stack.append(value)
+                    elif type(value) is tuple or type(value) is list:
+                        stack.extend(item for item in value if isinstance(item, node_base))
+            if key in owner:
+                return index
+        return None
+
+    def _anchor_lines(self) -> list[tuple[int, int]] | None:
+        """(first line, last line) of each top-level statement, from Python's parser."""
+        if self._anchors is None:
+            import ast
+
+            import libcst as cst
+
+            try:
+                tree = ast.parse(self.source)
+            except Exception:  # libcst and CPython disagree about this file: position it whole
+                self._anchors = []
+                return None
+            anchors, i = [], 0
+            statements = tree.body
+            for statement in self.module.body:
+                count = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+                if i + count > len(statements):
+                    self._anchors = []
+                    return None
+                anchors.append((statements[i].lineno, statements[i + count - 1].end_lineno or 0))
+                i += count
+            self._anchors = anchors if i == len(statements) else []
+        return self._anchors or None
+
+    def _position_statement(self, index: int) -> Mapping | None:
+        from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+
+        anchors = self._anchor_lines()
+        if anchors is None:
+            return None
+        statement = self.module.body[index]
+        alone = self.module.with_changes(body=(statement,), header=(), footer=())
+        positions = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+        own = positions.get(statement)
+        first, last = anchors[index]
+        if own is None or own.end.line - own.start.line != last - first:
+            return None
+        shift = first - own.start.line
+        if shift == 0:
+            shifted = dict(positions)
+        else:
+            shifted = {
+                node: CodeRange(CodePosition(where.start.line + shift, where.start.column),
+                                CodePosition(where.end.line + shift, where.end.column))
+                for node, where in positions.items()
+            }
+        shifted.pop(alone, None)
+        self._done[index] = shifted
+        return shifted
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _all_fields(node_type: type) -> tuple[str, ...]:
+    fields = _FIELDS.get(node_type)
+    if fields is None:
+        import dataclasses
+
+        fields = _FIELDS[node_type] = tuple(f.name for f in dataclasses.fields(node_type))
+    return fields
 
 
 def check_source(
-    source: str, path: str, rule_classes: Sequence[type[Rule]], ignored: Sequence[str] = ()
+    source: str, path: str, rule_classes: Sequence[type["Rule"]], ignored: Sequence[str] = ()
 ) -> list[Finding]:
     """Findings of ``rule_classes`` on one source text (raises UncheckableFile)."""
+    from memlint.static.engine import FileChecker, rules_for_source
+    from memlint.static.suppress import UNUSED_CODE, apply_suppressions, parse_suppressions, unused_suppressions
+
     rules = [r for r in rules_for_source(source, rule_classes) if not r.code.startswith(tuple(ignored))]
     if not rules:
         return []
@@ -80,9 +261,14 @@ def check_source(
                 "the other rules still checked this file (please report it)")
         for rule, exc in checker.failures
     ]
+    # ML903 (unused suppressions) is selected and this file has a suppression comment.
+    report_unused = any(r.code == UNUSED_CODE for r in rules)
     if not reports:
+        if report_unused:
+            enabled = [r.code for r in rule_classes if not r.code.startswith(tuple(ignored))]
+            return failures + unused_suppressions(parse_suppressions(source), path, enabled)
         return failures
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = Positions(module, source)
     located = []
     for rule, report in reports:
         where = positions[report.node]
@@ -92,7 +278,8 @@ def check_source(
             lines |= {statement.start.line, statement.end.line}
         located.append((rule, report, where, tuple(sorted(lines))))
     findings = []
-    for rule, report, where in apply_suppressions(located, source):
+    suppressions = parse_suppressions(source)
+    for rule, report, where in apply_suppressions(located, source, suppressions):
         fix = None
         if report.fix is not None:
             from memlint.static.fixes import build_fix
@@ -104,16 +291,26 @@ def check_source(
             code=rule.code, name=rule.name, severity=report.severity or rule.severity,
             message=report.message, fix=fix,
         ))
+    if report_unused:
+        enabled = [r.code for r in rule_classes if not r.code.startswith(tuple(ignored))]
+        findings.extend(unused_suppressions(suppressions, path, enabled))
     return sorted(set(findings) | set(failures), key=lambda f: f.sort_key)
 
 
-def check_file(path: str, rule_classes: Sequence[type[Rule]], ignored: Sequence[str] = ()) -> list[Finding]:
+def internal_error(path: str, exc: BaseException) -> Finding:
+    return Finding(path, 1, 1, 1, 1, "ML902", "internal-error", "error",
+                   f"internal error while checking this file: {type(exc).__name__}: {exc} "
+                   "(please report it; other files were still checked)")
+
+
+def check_file(path: str, rule_classes: Sequence[type["Rule"]], ignored: Sequence[str] = ()) -> list[Finding]:
     """Findings for one file; problems reading or parsing it become an ML901 finding."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_bytes(path)
     except OSError as exc:
         return [unchecked_finding(path, f"cannot read: {exc.strerror or exc}")]
+    except MemoryError:
+        return [unchecked_finding(path, "cannot read: file too large")]
     try:
         if path.endswith(NOTEBOOK_SUFFIX):
             from memlint.static.notebook import check_notebook
@@ -123,10 +320,12 @@ def check_file(path: str, rule_classes: Sequence[type[Rule]], ignored: Sequence[
         return check_source(source, path, rule_classes, ignored)
     except UncheckableFile as exc:
         return [unchecked_finding(path, exc.message, exc.line, exc.column)]
+    except RecursionError:
+        return [unchecked_finding(path, "file is too deeply nested to check")]
+    except MemoryError:
+        return [unchecked_finding(path, "file is too large to check in memory")]
     except Exception as exc:  # a bug in memlint must not stop the run
-        return [Finding(path, 1, 1, 1, 1, "ML902", "internal-error", "error",
-                        f"internal error while checking this file: {type(exc).__name__}: {exc} "
-                        "(please report it; other files were still checked)")]
+        return [internal_error(path, exc)]
 
 
 def _check_chunk(args: tuple[list[str], tuple[str, ...], dict[str, tuple[str, ...]]]) -> list[list[Finding]]:
@@ -135,6 +334,50 @@ def _check_chunk(args: tuple[list[str], tuple[str, ...], dict[str, tuple[str, ..
     paths, codes, ignored_by_path = args
     rules = rules_by_code(codes)
     return [check_file(path, rules, ignored_by_path.get(path, ())) for path in paths]
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _check_parallel(
+    todo: list[str], codes: tuple[str, ...], ignored_by_path: dict[str, tuple[str, ...]], workers: int
+) -> dict[str, list[Finding]]:
+    """Check ``todo`` on ``workers`` processes: biggest files first, in small chunks, so
+    that the workers finish together. A worker that dies costs only its files, which are
+    then checked here."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    # Import libcst, the engine and the rules once, before the workers are forked.
+    import memlint.static.engine  # noqa: F401
+    from memlint.static.rules import rules_by_code
+
+    rules_by_code(codes)
+    ordered = sorted(todo, key=_size, reverse=True)
+    chunks = [ordered[i:i + CHUNK_FILES] for i in range(0, len(ordered), CHUNK_FILES)]
+    results: dict[str, list[Finding]] = {}
+    try:
+        with ProcessPoolExecutor(max_workers=min(workers, len(chunks))) as pool:
+            futures = [
+                (chunk, pool.submit(_check_chunk, (chunk, codes, {p: ignored_by_path[p] for p in chunk if p in ignored_by_path})))
+                for chunk in chunks
+            ]
+            for chunk, future in futures:
+                try:
+                    for path, findings in zip(chunk, future.result()):
+                        results[path] = findings
+                except Exception:  # a worker died (killed, out of memory): redo its files below
+                    pass
+    except Exception:
+        pass
+    missing = [path for path in todo if path not in results]
+    if missing:
+        for path, findings in zip(missing, _check_chunk((missing, codes, ignored_by_path))):
+            results[path] = findings
+    return results
 
 
 def check_paths(
@@ -167,16 +410,12 @@ def check_paths(
             todo.append(path)
 
     workers = jobs or os.cpu_count() or 1
-    if workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
-        chunk = max(1, min(64, len(todo) // (workers * 4) or 1))
-        chunks = [todo[i:i + chunk] for i in range(0, len(todo), chunk)]
-        with ProcessPoolExecutor(max_workers=min(workers, len(chunks))) as pool:
-            for paths_done, findings_list in zip(chunks, pool.map(_check_chunk, [(c, codes, ignored_by_path) for c in chunks])):
-                for path, findings in zip(paths_done, findings_list):
-                    results[path] = findings
-    else:
-        for path, findings in zip(todo, _check_chunk((todo, codes, ignored_by_path))):
-            results[path] = findings
+    if todo:
+        if workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
+            results.update(_check_parallel(todo, codes, ignored_by_path, workers))
+        else:
+            for path, findings in zip(todo, _check_chunk((todo, codes, ignored_by_path))):
+                results[path] = findings
     if cache:
         for path in todo:
             cache.put(path, ignored_by_path.get(path, ()), results[path])
@@ -184,6 +423,6 @@ def check_paths(
 
     findings = list(problems)
     for path in files:
-        findings.extend(f for f in results[path] if f.code in codes or f.code in ("ML901", "ML902"))
+        findings.extend(f for f in results[path] if f.code in codes or f.code in _ALWAYS_KEPT)
     findings.sort(key=lambda f: f.sort_key)
     return CheckResult(findings=findings, files_checked=len(files))

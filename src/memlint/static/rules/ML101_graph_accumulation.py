@@ -11,6 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.static.facts import GraphValue, dotted_name, names_in, storage_name
+from memlint.static.fixes import graph_accumulation_fix
 from memlint.static.rule import Invalid, Rule
 
 _ACCUMULATING_OPERATORS = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign,
@@ -20,7 +21,7 @@ _APPENDING_METHODS = {"append": -1, "extend": -1, "insert": 1, "appendleft": -1,
 
 
 def source_of(node: cst.CSTNode, limit: int = 40) -> str:
-    text = cst.Module(body=()).code_for_node(node).strip()
+    text = " ".join(cst.Module(body=()).code_for_node(node).split())  # one line, for the message
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -29,6 +30,7 @@ class GraphAccumulation(Rule):
     name = "graph-accumulation"
     severity = "error"
     summary = "A value carrying an autograd graph is accumulated across iterations, keeping every step's graph alive."
+    fixable = True
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, _ACCUMULATING_OPERATORS):
@@ -80,11 +82,18 @@ class GraphAccumulation(Rule):
         else:
             return
         name = storage_name(accumulator) or source_of(accumulator)
-        value_text = source_of(values[0]) if len(values) == 1 else source_of(value if not isinstance(value, list) else node)
+        if loop is not None and self._computed_from_accumulator(values, name):
+            return  # h = h + f(h), x = x / x.sum(): a recurrence (ML102's business), not an accumulation
+        carrier = next((v for v in values if facts.graph_value(v).state != 0), values[0])
+        value_text = source_of(carrier)
 
         def decide() -> None:
             if loop is not None and not (loop.iterates_data or loop.is_training_loop):
                 return  # a loop over layers or loss terms within one step is bounded
+            if loop is not None and not loop.is_training_loop and function.is_per_step_method and (
+                "." not in name and name in function.bindings
+            ):
+                return  # a local of forward()/training_step(): it dies with the call (decoder steps, slices)
             if not facts.is_graph_carrying(graph):
                 return
             root = name.split("[", 1)[0]
@@ -99,9 +108,27 @@ class GraphAccumulation(Rule):
                 f"'{name}' accumulates '{value_text}' with its autograd graph {where}, keeping every "
                 f"step's graph alive; use {value_text}.item() for a number, or {value_text}.detach() "
                 f"(and .cpu() for a long list) to keep a tensor",
+                fix=graph_accumulation_fix(node, values),
             )
 
         self.at_function_exit(decide)
+
+    def _computed_from_accumulator(self, values: list[cst.BaseExpression], name: str) -> bool:
+        """Is the value computed, in this iteration, from the accumulator itself?"""
+        loop = self.facts.loop
+        derived = self.facts.function.derived_from
+        frontier = set().union(*(names_in(v) for v in values))
+        seen: set[str] = set()
+        while frontier:
+            current = frontier.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            if current == name:
+                return True
+            if loop is not None and current in loop.bound_this_iteration:
+                frontier |= derived.get(current, set())
+        return False
 
     def _growing_key(self, node: cst.Assign, target: cst.Subscript, value: cst.BaseExpression) -> None:
         """``d[step] = out`` with a key that changes every iteration or call."""
@@ -143,6 +170,7 @@ class GraphAccumulation(Rule):
                 f"every {'iteration' if loop is not None else 'call'} ({', '.join(sorted(growing))}), "
                 f"so every step's graph stays alive; store {value_text}.detach() (or .item()), "
                 f"or overwrite a fixed key",
+                fix=graph_accumulation_fix(node, value),
             )
 
         self.at_function_exit(decide)
@@ -296,6 +324,65 @@ class Stack(nn.Module):
             h = h + out
             features.append(h)
         return torch.cat(features, -1)
+""",
+        # a decoder's time steps inside forward(): a local list that dies with the call
+        # (speechbrain Tacotron2 Decoder.forward; "while" loops count as step loops otherwise)
+        """
+import torch
+from torch import nn
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.LSTMCell(8, 8)
+        self.proj = nn.Linear(8, 4)
+    def forward(self, inputs):
+        h = c = torch.zeros(inputs.size(1), 8)
+        outputs = []
+        while len(outputs) < inputs.size(0):
+            h, c = self.cell(inputs[len(outputs)], (h, c))
+            outputs += [self.proj(h)]
+        return torch.stack(outputs)
+""",
+        # summing tensor-parallel slices inside forward() (transformers Bloom: "pretraining_tp"
+        # contains "train", which made the loop look like a data loop)
+        """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class MLP(nn.Module):
+    def __init__(self, hidden, tp):
+        super().__init__()
+        self.up = nn.Linear(hidden, 4 * hidden)
+        self.dense = nn.Linear(4 * hidden, hidden)
+        self.pretraining_tp = tp
+    def forward(self, x):
+        h = torch.relu(self.up(x))
+        out = torch.zeros_like(x)
+        size = h.shape[-1] // self.pretraining_tp
+        for i in range(self.pretraining_tp):
+            out = out + F.linear(h[:, :, i * size:(i + 1) * size], self.dense.weight[:, i * size:(i + 1) * size])
+        return out
+""",
+        # a recurrence, not an accumulation: the added value is computed from the accumulator
+        # (Euler steps of a flow sampler, transformers pocket_tts; Sinkhorn normalisation)
+        """
+import torch
+from torch import nn
+class FlowSampler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.flow_head = nn.Linear(9, 8)
+    def sample_latent(self, noise, num_flow_steps):
+        latents = noise
+        for step in range(num_flow_steps):
+            velocity = self.flow_head(torch.cat([latents, torch.full_like(latents[:, :1], step)], -1))
+            latents = latents + velocity / num_flow_steps
+        return latents
+    def sinkhorn(self, logits, sinkhorn_iters):
+        comb = self.flow_head(logits).softmax(-1)
+        for _ in range(sinkhorn_iters):
+            comb = comb / comb.sum(dim=-1, keepdim=True)
+        return comb
 """,
         # numpy code is not torch code
         """

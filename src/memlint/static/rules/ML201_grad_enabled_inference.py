@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from memlint.static.facts import FunctionScope, dotted_name
+from memlint.static.facts import FunctionScope, Graph, dotted_name
+from memlint.static.fixes import no_grad_fix
 from memlint.static.rule import Invalid, Rule
 
 
@@ -21,6 +22,7 @@ class _ModuleCall:
     node: cst.Call
     results: frozenset[str]
     eval_mode: bool
+    input_carries: bool = False  # an argument carries a graph (e.g. a generator's output)
 
 
 @dataclass
@@ -34,6 +36,7 @@ class GradEnabledInference(Rule):
     severity = "warning"
     summary = "A module in eval mode is called with autograd enabled, keeping activations for a backward that never comes."
     triggers = (".eval()", ".train(False)", "train(mode=False)")
+    fixable = True
 
     def __init__(self, checker) -> None:
         super().__init__(checker)
@@ -53,7 +56,8 @@ class GradEnabledInference(Rule):
         if record is None:
             record = self._calls[id(function)] = _FunctionCalls()
             self.at_function_exit(lambda: self._decide(function, record))
-        record.calls.append(_ModuleCall(target, node, self._checker.assign_targets, is_eval))
+        input_carries = any(facts.graph_value(arg.value).state is Graph.CARRIES for arg in node.args)
+        record.calls.append(_ModuleCall(target, node, self._checker.assign_targets, is_eval, input_carries))
 
     def _decide(self, function: FunctionScope, record: _FunctionCalls) -> None:
         def backpropagated(call: _ModuleCall) -> bool:
@@ -71,6 +75,8 @@ class GradEnabledInference(Rule):
                 )
                 if not trained_elsewhere:
                     continue  # training in eval mode on purpose (frozen batch-norm statistics)
+                if call.input_carries:
+                    continue  # gradients flow through it into the trained module (GAN generator step)
                 message = (
                     f"'{call.target}' is in eval mode but runs with autograd enabled while another "
                     f"module is trained: its activations are saved and gradients computed for "
@@ -83,7 +89,7 @@ class GradEnabledInference(Rule):
                     f"activation is kept for a backward pass that never comes; run it under "
                     f"'with torch.no_grad():' (or torch.inference_mode())"
                 )
-            self.report(call.node, message)
+            self.report(call.node, message, fix=no_grad_fix(call.node, self.facts))
 
     VALID = [
         # no_grad context
@@ -171,6 +177,20 @@ def distill(teacher, student, loader, opt, kd):
         loss = kd(student(x), teacher(x))
         loss.backward()
         opt.step()
+""",
+        # a GAN generator step through an eval-mode discriminator: the backward must pass
+        # through it to reach the generator, so its activations are needed (fastai GANTrainer)
+        """
+import torch
+def generator_step(generator, discriminator, loader, opt_g, crit):
+    discriminator.eval()
+    generator.train()
+    for z, _ in loader:
+        fake = generator(z)
+        loss = crit(discriminator(fake), torch.ones(z.size(0)))
+        opt_g.zero_grad()
+        loss.backward()
+        opt_g.step()
 """,
         # Lightning runs validation_step under no_grad
         """

@@ -65,7 +65,7 @@ class EmptyCacheInLoop(Rule):
         self._except_depth -= 1
 
     def visit_If(self, node: cst.If) -> None:
-        if _is_periodic_test(node.test):
+        if _is_periodic_test(node.test) or _is_opt_in_test(node.test):
             self._periodic_ifs.append(node)
 
     def leave_If(self, node: cst.If) -> None:
@@ -79,7 +79,7 @@ class EmptyCacheInLoop(Rule):
         if qualified not in EMPTY_CACHE_FUNCTIONS:
             return
         if self._except_depth or self._periodic_ifs:
-            return  # an out-of-memory handler, or every N steps
+            return  # an out-of-memory handler, every N steps, or an opt-in setting
         loop = facts.loop
         function = facts.function
         if loop is None:
@@ -171,6 +171,29 @@ def train(model, loader, optimizer, criterion, empty_cache_every=500):
         optimizer.zero_grad()
         if step % empty_cache_every == 0:
             torch.cuda.empty_cache()
+""",
+        # an opt-in setting (Megatron's empty_unused_memory_level), or under memory pressure
+        """
+import torch
+def train_step(self, batch_iterator, args):
+    for batch in batch_iterator:
+        loss = self.model(batch).loss
+        loss.backward()
+        self.optimizer.step()
+        if args.empty_unused_memory_level >= 1:
+            torch.cuda.empty_cache()
+        if torch.cuda.memory_reserved() > args.reserved_limit:
+            torch.cuda.empty_cache()
+""",
+        # before the step loop of the epoch
+        """
+import torch
+def fit(model, loader, optimizer, epochs):
+    for epoch in range(epochs):
+        torch.cuda.empty_cache()
+        for batch in loader:
+            model(batch).loss.backward()
+            optimizer.step()
 """,
         # a loop over models to benchmark, not a step loop
         """
@@ -292,6 +315,12 @@ def _is_periodic_test(test: cst.BaseExpression) -> bool:
         if isinstance(current, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.BinaryOperation)):
             stack.extend(_children(current))
     return False
+
+
+def _is_opt_in_test(test: cst.BaseExpression) -> bool:
+    """``if args.empty_cache:``, ``if cfg.empty_unused_memory_level >= 1:``,
+    ``if torch.cuda.memory_reserved() > limit:``: a deliberate, configured choice."""
+    return any(word in name.lower() for name in names_in(test) for word in ("empty", "cache", "memory", "mem_"))
 
 
 def _children(node: cst.CSTNode) -> list[cst.CSTNode]:

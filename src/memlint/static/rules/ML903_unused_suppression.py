@@ -1,4 +1,9 @@
-"""ML903 unused-suppression: a ``# noqa: ML...`` that suppresses nothing (off by default)."""
+"""ML903 unused-suppression: a ``# noqa: ML...`` that suppresses nothing (off by default).
+
+Like ruff's RUF100: select it (``--extend-select ML903``) to find suppressions left behind
+after the code they silenced was fixed. Only memlint's own codes that were checked in the
+run are judged; a bare ``# noqa`` is left alone (other linters read it).
+"""
 
 from memlint.static.rule import Rule
 
@@ -10,3 +15,6 @@ class UnusedSuppression(Rule):
     summary = "A '# noqa' or '# memlint: disable' comment names a code that is not reported on that line."
     enabled_by_default = False
     torch_only = False
+    # Runs only in files that have a suppression comment; the runner does the work
+    # (memlint.static.suppress.unused_suppressions).
+    triggers = ("noqa", "NOQA", "memlint:")

@@ -31,11 +31,42 @@ def all_rules() -> tuple[type[Rule], ...]:
 
 
 def all_codes() -> list[str]:
-    return [rule.code for rule in all_rules()]
+    return [code for code, _ in _manifest()]
 
 
 def default_codes() -> list[str]:
-    return [rule.code for rule in all_rules() if rule.enabled_by_default]
+    return [code for code, default in _manifest() if default]
+
+
+@lru_cache(maxsize=1)
+def _manifest() -> tuple[tuple[str, bool], ...]:
+    """(code, enabled by default) of every rule. Importing the rules imports libcst (a
+    quarter of a second), which a run whose files are all cached never needs: the list is
+    saved beside the rules, keyed by a fingerprint of memlint's source files, and read
+    back while they are unchanged."""
+    import json
+    import os
+
+    from memlint.static.cache import code_fingerprint
+
+    folder = Path(__file__).resolve().parent / "__pycache__"
+    saved = folder / f"rules-{code_fingerprint()}.json"
+    try:
+        data = json.loads(saved.read_text(encoding="utf-8"))
+        return tuple((str(code), bool(default)) for code, default in data)
+    except (OSError, ValueError, TypeError):
+        pass
+    manifest = tuple((rule.code, bool(rule.enabled_by_default)) for rule in all_rules())
+    try:
+        folder.mkdir(exist_ok=True)
+        for old in folder.glob("rules-*.json"):
+            old.unlink()
+        tmp = folder / f".rules-{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(manifest), encoding="utf-8")
+        os.replace(tmp, saved)
+    except OSError:
+        pass  # read-only install: import the rules each time
+    return manifest
 
 
 def rules_by_code(codes: Iterable[str]) -> list[type[Rule]]:

@@ -1,0 +1,384 @@
+"""Autofixes: what a rule proposes (a :class:`FixSpec`), how the engine turns it into text
+edits (:func:`build_fix`), and ``--fix`` / ``--diff`` (:func:`apply_fixes`).
+
+A rule proposes a fix by reporting with ``fix=spec``; the spec names libcst nodes of the
+module being checked, so the engine can place the edit once positions are known. The
+replacement is rendered by libcst from the original nodes, so formatting and comments
+inside them are kept; everything outside the replaced range is left byte for byte.
+
+A fix is *safe* when it cannot change what the program computes; every fix memlint offers
+today changes a type or a behaviour somewhere (``.item()`` returns a float, ``.detach()``
+cuts a graph someone may want), so they are unsafe and need ``--unsafe-fixes``.
+
+After applying fixes, each fixed file must still parse (else it is left untouched) and is
+checked again: what remains is reported. Fixing runs a few passes, since two fixes of the
+same statement cannot be applied at once.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tokenize
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import libcst as cst
+
+from memlint.findings import CheckResult, Edit, Finding, Fix
+
+MAX_PASSES = 8
+
+
+@dataclass(frozen=True)
+class FixSpec:
+    """A proposed fix.
+
+    ``kind``:
+      - ``"replace"``: replace ``node`` with ``replacement`` (a libcst node or code text);
+      - ``"wrap_no_grad"``: run the simple statement that contains ``node`` under
+        ``with <no_grad>:`` (``no_grad`` is the expression text, e.g. ``torch.no_grad()``;
+        ``import_line`` is added at the top of the file when torch is not imported by name).
+    """
+
+    node: cst.CSTNode
+    replacement: cst.CSTNode | str | None = None
+    safe: bool = False
+    kind: str = "replace"
+    no_grad: str = "torch.no_grad()"
+    import_line: str | None = None
+    description: str = ""
+
+
+# ----- spec helpers for rules --------------------------------------------------------------------
+_ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+
+
+def _method_call(value: cst.BaseExpression, method: str) -> cst.Call:
+    """``value.method()``, parenthesizing ``value`` when it is not atomic."""
+    if not isinstance(value, _ATOMIC) and not value.lpar:
+        value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.Call(func=cst.Attribute(value=value, attr=cst.Name(method)))
+
+
+def call_method(node: cst.BaseExpression, method: str, safe: bool = False) -> FixSpec:
+    """Replace ``expr`` with ``expr.method()`` (``loss`` → ``loss.detach()``)."""
+    return FixSpec(node, _method_call(node, method), safe=safe, description=f"call .{method}()")
+
+
+def graph_accumulation_fix(node: cst.CSTNode, values: Sequence[cst.BaseExpression] | cst.BaseExpression) -> FixSpec | None:
+    """ML101: ``total += loss`` → ``total += loss.item()``; ``total = total + loss`` →
+    ``total = total + loss.item()``; ``losses.append(loss)`` (``insert``, ``appendleft``,
+    ``add_``) → ``losses.append(loss.detach())``; ``d[step] = out`` → ``d[step] = out.detach()``.
+    None when there is no single value to change (``extend`` of a list, several operands)."""
+    if not isinstance(values, (list, tuple)):
+        values = [values]
+    if len(values) != 1:
+        return None
+    value = values[0]
+    if isinstance(node, cst.AugAssign):
+        return call_method(value, "item")
+    if isinstance(node, cst.Assign):
+        target = node.targets[0].target if node.targets else None
+        if isinstance(target, cst.Subscript):
+            return call_method(value, "detach")
+        return call_method(value, "item")
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        if node.func.attr.value == "extend":
+            return None  # the value is a sequence: .detach() would not apply
+        return call_method(value, "detach")
+    return None
+
+
+def no_grad_fix(node: cst.CSTNode, facts: Any = None, safe: bool = False) -> FixSpec:
+    """ML201: run the statement holding ``node`` under ``with torch.no_grad():``, spelling
+    torch as the module imports it."""
+    aliases: Mapping[str, str] = getattr(getattr(facts, "imports", None), "aliases", {}) or {}
+    expression, import_line = None, None
+    for local, qualified in sorted(aliases.items()):
+        if qualified == "torch" and "." not in local:
+            expression = f"{local}.no_grad()"
+            break
+    if expression is None:
+        for local, qualified in sorted(aliases.items()):
+            if qualified == "torch.no_grad" and "." not in local:
+                expression = f"{local}()"
+                break
+    if expression is None:
+        expression, import_line = "torch.no_grad()", "import torch"
+    return FixSpec(node, kind="wrap_no_grad", safe=safe, no_grad=expression, import_line=import_line,
+                   description="run under no_grad")
+
+
+def add_keyword_fix(call: cst.Call, keyword: str, value_code: str, safe: bool = False) -> FixSpec:
+    """Add ``keyword=value`` to a call (ML203: ``map_location="cpu"``)."""
+    args = list(call.args)
+    if args and args[-1].comma is not cst.MaybeSentinel.DEFAULT:
+        # keep an existing trailing comma after the new argument
+        last = args[-1]
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        new_arg = cst.Arg(keyword=cst.Name(keyword), value=cst.parse_expression(value_code),
+                          equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+                          comma=last.comma)
+    else:
+        new_arg = cst.Arg(keyword=cst.Name(keyword), value=cst.parse_expression(value_code),
+                          equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+    return FixSpec(call, call.with_changes(args=[*args, new_arg]), safe=safe,
+                   description=f"add {keyword}={value_code}")
+
+
+def remove_keyword_fix(call: cst.Call, keyword: str, safe: bool = False) -> FixSpec | None:
+    """Drop ``keyword=...`` from a call (ML103: ``retain_graph=True``)."""
+    args = list(call.args)
+    index = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == keyword), None)
+    if index is None:
+        return None
+    removed = args.pop(index)
+    if index == len(args) and args:  # removed the last argument: the new last takes its comma
+        args[-1] = args[-1].with_changes(comma=removed.comma)
+    return FixSpec(call, call.with_changes(args=args), safe=safe, description=f"remove {keyword}=")
+
+
+# ----- from spec to edits --------------------------------------------------------------------------
+_source_cache: list[Any] = [None, None]  # [module, lines]: the last module's source lines
+
+
+def _source_lines(module: cst.Module) -> list[str]:
+    if _source_cache[0] is not module:
+        _source_cache[0], _source_cache[1] = module, module.code.splitlines(keepends=True)
+    return _source_cache[1]
+
+
+_statement_cache: list[Any] = [None, None]  # [module, {id(call): its simple statement line or None}]
+
+
+def _containing_statement(module: cst.Module, target: cst.CSTNode) -> cst.SimpleStatementLine | None:
+    """The innermost simple statement line holding ``target`` (None if it is in a compound
+    statement's header, or in a one-line suite such as ``for x in y: f(x)``). One walk per
+    module answers for every call in it."""
+    if _statement_cache[0] is not module:
+        _statement_cache[0], _statement_cache[1] = module, _statements_of_calls(module)
+    return _statement_cache[1].get(id(target))
+
+
+def _statements_of_calls(module: cst.Module) -> dict[int, cst.SimpleStatementLine | None]:
+    found: dict[int, cst.SimpleStatementLine | None] = {}
+    current: list[cst.SimpleStatementLine | None] = [None]
+
+    class Finder(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, cst.SimpleStatementLine):
+                current.append(node)
+            elif isinstance(node, (cst.BaseCompoundStatement, cst.SimpleStatementSuite)):
+                current.append(None)
+            elif isinstance(node, cst.Call):
+                found[id(node)] = current[-1]
+            return True
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            if isinstance(original_node, (cst.SimpleStatementLine, cst.BaseCompoundStatement,
+                                          cst.SimpleStatementSuite)):
+                current.pop()
+
+    module.visit(Finder())
+    return found
+
+
+def _first_import_line(module: cst.Module, positions: Mapping) -> int:
+    """Where to add an import: before the first import, or after the docstring."""
+    body = list(module.body)
+    for statement in body:
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+            isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body
+        ):
+            first = statement.body[0]
+            if isinstance(first, cst.ImportFrom) and first.module is not None and \
+                    cst.Module(body=()).code_for_node(first.module) == "__future__":
+                continue
+            return positions[statement].start.line
+    if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) and \
+            isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+        return positions[body[0]].end.line + 1
+    return 1
+
+
+def build_fix(spec: FixSpec | None, module: cst.Module, positions: Mapping, rule: Any) -> Fix | None:
+    """Turn a rule's :class:`FixSpec` into text edits (1-based positions); None when the
+    fix cannot be placed."""
+    if spec is None or not isinstance(spec, FixSpec):
+        return None
+    try:
+        if spec.kind == "replace":
+            where = positions[spec.node]
+            replacement = spec.replacement
+            if isinstance(replacement, cst.CSTNode) and getattr(spec.node, "lpar", None) and \
+                    getattr(replacement, "lpar", None) == spec.node.lpar:
+                # positions exclude a node's own parentheses: render the replacement without them
+                replacement = replacement.with_changes(lpar=[], rpar=[])
+            content = replacement if isinstance(replacement, str) else module.code_for_node(replacement)
+            return Fix(spec.safe, (Edit(where.start.line, where.start.column + 1, where.end.line,
+                                        where.end.column + 1, content),))
+        if spec.kind == "wrap_no_grad":
+            statement = _containing_statement(module, spec.node)
+            if statement is None:
+                return None
+            where = positions[statement]
+            lines = _source_lines(module)
+            first = lines[where.start.line - 1]
+            indent = first[:where.start.column]
+            if indent.strip():
+                return None
+            unit = module.default_indent
+            text_lines = lines[where.start.line - 1:where.end.line]
+            text_lines[-1] = text_lines[-1][:where.end.column] if len(text_lines) > 1 else \
+                text_lines[-1][:where.end.column]
+            text_lines[0] = text_lines[0][where.start.column:]
+            body = "".join(text_lines)
+            if len(text_lines) > 1 and '"""' not in body and "'''" not in body:
+                body = text_lines[0] + "".join(unit + line if line.strip() else line for line in text_lines[1:])
+            newline = module.default_newline
+            content = f"with {spec.no_grad}:{newline}{indent}{unit}{body}"
+            edits = [Edit(where.start.line, where.start.column + 1, where.end.line, where.end.column + 1, content)]
+            if spec.import_line:
+                line = _first_import_line(module, positions)
+                edits.insert(0, Edit(line, 1, line, 1, spec.import_line + newline))
+            return Fix(spec.safe, tuple(edits))
+    except (KeyError, IndexError):
+        return None
+    return None
+
+
+# ----- applying edits ---------------------------------------------------------------------------------
+def _offsets(text: str) -> list[int]:
+    starts, offset = [0], 0
+    for line in text.splitlines(keepends=True):
+        offset += len(line)
+        starts.append(offset)
+    return starts
+
+
+def _offset(starts: list[int], line: int, column: int) -> int:
+    line = max(1, min(line, len(starts)))
+    return min(starts[line - 1] + column - 1, starts[-1])
+
+
+def apply_edits(source: str, fixes: Sequence[Fix]) -> tuple[str, int]:
+    """Apply the fixes whose edits do not overlap an earlier one; return the new text and
+    how many fixes were applied."""
+    starts = _offsets(source)
+    chosen: list[tuple[int, int, str]] = []
+    applied = 0
+    for fix in sorted(fixes, key=lambda f: min((e.line, e.column) for e in f.edits)):
+        spans = [(_offset(starts, e.line, e.column), _offset(starts, e.end_line, e.end_column), e.content)
+                 for e in fix.edits]
+        if any(_overlaps(a, b) for a in spans for b in chosen):
+            continue
+        chosen.extend(spans)
+        applied += 1
+    for start, end, content in sorted(chosen, key=lambda s: (s[0], s[1]), reverse=True):
+        source = source[:start] + content + source[end:]
+    return source, applied
+
+
+def _overlaps(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
+    if a[0] == b[0]:
+        return True  # two edits at one place: order would be ambiguous
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def _eligible(finding: Finding, unsafe: bool) -> bool:
+    return finding.fix is not None and bool(finding.fix.edits) and (finding.fix.safe or unsafe) and finding.cell is None
+
+
+def _read(path: str) -> tuple[str, str] | None:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        encoding, _ = tokenize.detect_encoding(iter(data.splitlines(keepends=True)).__next__)
+        text = data.decode(encoding)
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
+        return None
+    return text, encoding
+
+
+def apply_fixes(
+    result: CheckResult,
+    config: Any = None,
+    unsafe: bool = False,
+    write: bool = True,
+    echo: Callable[..., None] | None = None,
+) -> CheckResult:
+    """Apply the fixes of ``result`` (safe ones; unsafe ones too with ``unsafe``). With
+    ``write`` the files are rewritten, else a unified diff is echoed. Returns the findings
+    that remain after fixing."""
+    from memlint.config import Config
+    from memlint.static.rules import all_codes, default_codes, rules_by_code
+    from memlint.static.runner import UncheckableFile, check_source, parse
+
+    if echo is None:
+        import click
+
+        echo = click.echo
+    config = config or Config()
+    codes = config.enabled_codes(all_codes(), default_codes())
+    rules = rules_by_code(codes)
+    by_path: dict[str, list[Finding]] = {}
+    for finding in result.findings:
+        by_path.setdefault(finding.path, []).append(finding)
+
+    remaining: list[Finding] = []
+    fixed_total, files_fixed, skipped_unsafe = 0, 0, 0
+    for path, findings in by_path.items():
+        skipped_unsafe += sum(1 for f in findings if f.fix is not None and not f.fix.safe and not unsafe)
+        if not any(_eligible(f, unsafe) for f in findings):
+            remaining.extend(findings)
+            continue
+        read = _read(path)
+        if read is None:
+            remaining.extend(findings)
+            continue
+        original, encoding = read
+        text, current = original, findings
+        ignored = tuple(config.ignored_for(path)) if getattr(config, "per_file_ignores", None) else ()
+        for _ in range(MAX_PASSES):
+            fixes = [f.fix for f in current if _eligible(f, unsafe)]
+            if not fixes:
+                break
+            candidate, applied = apply_edits(text, fixes)
+            if not applied or candidate == text:
+                break
+            try:
+                parse(candidate)
+                rechecked = check_source(candidate, path, rules, ignored)
+            except UncheckableFile:
+                echo(f"memlint: a fix would break {path}; left it unfixed (please report it)", err=True)
+                break
+            text, current = candidate, [f for f in rechecked if f.code in codes or f.code in ("ML901", "ML902")]
+        remaining.extend(current)
+        if text == original:
+            continue
+        files_fixed += 1
+        fixed_total += max(1, len(findings) - len(current))
+        if write:
+            with open(path, "w", encoding=encoding, newline="") as fh:
+                fh.write(text)
+        else:
+            diff = difflib.unified_diff(
+                original.splitlines(keepends=True), text.splitlines(keepends=True),
+                fromfile=f"a/{_display(path)}", tofile=f"b/{_display(path)}",
+            )
+            echo("".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff),
+                 nl=False)
+    verb = "Fixed" if write else "Would fix"
+    if fixed_total:
+        echo(f"{verb} {fixed_total} problem{'s' if fixed_total != 1 else ''} in "
+             f"{files_fixed} file{'s' if files_fixed != 1 else ''}.", err=True)
+    elif not unsafe and skipped_unsafe:
+        echo(f"No safe fixes; {skipped_unsafe} unsafe fix{'es' if skipped_unsafe != 1 else ''} "
+             f"available with --unsafe-fixes.", err=True)
+    remaining.sort(key=lambda f: f.sort_key)
+    return CheckResult(findings=remaining, files_checked=result.files_checked)
+
+
+def _display(path: str) -> str:
+    return os.path.normpath(path).replace(os.sep, "/").lstrip("/")

@@ -1,0 +1,493 @@
+"""ML102 loop-carried-graph: a graph-carrying value is fed back into the next iteration of a
+training loop without being detached.
+
+Recurrent state (``out, hidden = rnn(x, hidden)``), running statistics
+(``centre = 0.99 * centre + 0.01 * feats.mean(0)``, ``centers[c] = m * centers[c] + ...``)
+and memory banks (``bank = torch.cat([bank, feats])[-K:]``) computed with autograd on hang
+every step's graph on the previous step's: the graph, and the memory it holds, grows every
+step. A backward pass through it then fails on the second step ("Trying to backward through
+the graph a second time"), which people silence with ``retain_graph=True`` (ML103). The
+PyTorch FAQ's example is truncated back-propagation through time: detach the hidden state
+once per iteration.
+
+ML101 reports values that are only accumulated (``total += loss``); this rule reports values
+that are read again as inputs: passed back to the model, or used in the loss.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from memlint.static.facts import (
+    FunctionScope, Graph, GraphValue, Loop, dotted_name, names_in, storage_name,
+)
+from memlint.static.rule import Invalid, Rule
+from memlint.static.rules.ML101_graph_accumulation import source_of
+
+# Callees whose name says they cut a value from its graph: repackage_hidden(h), detach_state(s).
+_DETACH_WORDS = ("detach", "repackage")
+
+
+@dataclass
+class _Carry:
+    node: cst.CSTNode
+    name: str  # the carried variable: "hidden", "self.h", "centers"
+    kind: str  # "recurrent" | "running" | "accumulated" | "bank"
+    loops: list[Loop]  # enclosing loops (innermost first) whose iteration the name outlives
+    graph: GraphValue  # of what is combined with the old value
+    other: str  # source of that part, for the message
+    callee: str = ""
+
+
+class LoopCarriedGraph(Rule):
+    code = "ML102"
+    name = "loop-carried-graph"
+    severity = "error"
+    summary = "A value with an autograd graph is fed back into the next iteration, so the graph grows every step."
+
+    def __init__(self, checker) -> None:
+        super().__init__(checker)
+        self._statement: cst.CSTNode | None = None
+        self._cut: dict[int, set[str]] = {}  # id(loop) -> names detached or reset in its body
+        self._carries: dict[int, list[_Carry]] = {}
+
+    # ----- candidates ----------------------------------------------------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        loops = self.facts.loops_in_function()
+        if not loops:
+            return
+        value_names = names_in(node.value)
+        for target in node.targets:
+            for element in _flatten(target.target):
+                name = storage_name(element)
+                if name is None:
+                    continue
+                if name not in value_names or self.facts.in_no_grad:
+                    self._mark_cut(name)  # rebound from something else: the old value is dropped
+                    continue
+                self._candidate(node, name, element, node.value, loops)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        loops = self.facts.loops_in_function()
+        name = dotted_name(node.target)
+        if loops and name is not None and isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+            self._candidate(node, name, node.target, node.value, loops, accumulated=True)
+
+    def _candidate(self, node: cst.CSTNode, name: str, target: cst.BaseExpression, value: cst.BaseExpression,
+                   loops: list[Loop], accumulated: bool = False) -> None:
+        facts = self.facts
+        if facts.in_no_grad:
+            return
+        outlived = [loop for loop in reversed(loops) if name not in loop.bound_this_iteration]
+        if not outlived:
+            return
+        callee = ""
+        if accumulated:
+            kind, parts = "accumulated", [value]
+            graph = facts.graph_value(value)
+        elif isinstance(value, cst.Call) and facts.is_module_expr(value.func) and not facts.is_module_constructor(value):
+            if not any(name in names_in(arg.value) for arg in value.args):
+                return
+            kind, parts = "recurrent", []
+            graph = GraphValue(Graph.CARRIES)
+            callee = source_of(value.func, 30)
+        else:
+            parts = _other_parts(value, name, frozenset(facts.imports.aliases))
+            if isinstance(value, cst.BinaryOperation):
+                kind = "running"
+            elif isinstance(value, (cst.Call, cst.Subscript)):
+                kind = "bank"
+            else:
+                return
+            graph = GraphValue.combine(facts.graph_value(part) for part in parts)
+        if graph.state is Graph.NONE:
+            return
+        # Name the part that carries the graph (t_out.mean(0), not the momentum).
+        graphs = [facts.graph_value(part) for part in parts]
+        shown = max(range(len(parts)), key=lambda i: graphs[i].state) if parts else None
+        shown_part = parts[shown] if shown is not None else None
+        while isinstance(shown_part, cst.BinaryOperation):  # (1 - m) * t_out.mean(0) -> t_out.mean(0)
+            left, right = shown_part.left, shown_part.right
+            shown_part = left if facts.graph_value(left).state > facts.graph_value(right).state else right
+        carry = _Carry(node, name, kind, outlived, graph, source_of(shown_part) if shown_part is not None else "", callee)
+        function = facts.function
+        records = self._carries.get(id(function))
+        if records is None:
+            records = self._carries[id(function)] = []
+            self.at_function_exit(lambda: self._decide(function, records))
+        records.append(carry)
+
+    # ----- detaches and resets -----------------------------------------------------------------------
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._statement = node
+
+    def leave_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._statement = None
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if not any(word in last.lower() for word in _DETACH_WORDS):
+            return
+        # Everything the statement mentions is treated as cut: hidden = hidden.detach(),
+        # h.detach_(), hidden = tuple(h.detach() for h in hidden), repackage_hidden(hidden).
+        names = names_in(self._statement) if self._statement is not None else names_in(node)
+        for loop in self.facts.loops:
+            if isinstance(loop.node, cst.For) and names & loop.target_names:
+                names |= names_in(loop.node.iter)  # for h in hidden: h.detach_()
+        for name in names:
+            self._mark_cut(name)
+
+    def _mark_cut(self, name: str) -> None:
+        for loop in self.facts.loops_in_function():
+            self._cut.setdefault(id(loop), set()).add(name)
+
+    # ----- decision at function exit ----------------------------------------------------------------
+    def _decide(self, function: FunctionScope, records: list[_Carry]) -> None:
+        facts = self.facts
+        for carry in records:
+            loop = next((loop for loop in carry.loops
+                         if loop.is_training_loop and carry.name not in self._cut.get(id(loop), ())), None)
+            if loop is None:
+                continue
+            if not facts.is_graph_carrying(carry.graph):
+                continue
+            root = carry.name.split(".", 1)[0] if carry.name.startswith("self.") else carry.name
+            fed_back = function.is_backpropagated({carry.name, root})
+            if carry.kind in ("running", "accumulated") and not fed_back:
+                continue  # only accumulated, never read back into the graph: ML101's case
+            self.report(carry.node, self._message(carry))
+
+    def _message(self, carry: _Carry) -> str:
+        name = carry.name
+        if carry.kind == "recurrent":
+            return (
+                f"'{name}' is passed to {carry.callee}() and bound again to its output every iteration "
+                f"without being detached, so each step's graph hangs on the previous step's and the graph "
+                f"grows every step (a backward pass then fails on the second step, or needs "
+                f"retain_graph=True); detach it once per iteration: {name} = {name}.detach() "
+                f"(for an LSTM's (h, c): tuple(h.detach() for h in {name}))"
+            )
+        if carry.kind == "accumulated":
+            return (
+                f"'{name}' accumulates '{carry.other}' with its autograd graph and is backpropagated "
+                f"every iteration without being reset, so each backward pass goes through every "
+                f"earlier step's graph and the graph grows every step; reset it after the backward "
+                f"pass ({name} = 0) or accumulate {carry.other}.detach()"
+            )
+        what = "updated from its previous value" if carry.kind == "running" else "rebuilt from its previous value"
+        other = f" and '{carry.other}'" if carry.other else ""
+        fix = f"from {carry.other}.detach()" if carry.other else "from detached values"
+        return (
+            f"'{name}' is {what}{other}, which carries an autograd graph, every iteration and read "
+            f"again in the next one: each update chains onto the previous step's graph, so the graph "
+            f"grows every step; compute the update {fix} or under torch.no_grad()"
+        )
+
+    VALID = [
+        # truncated BPTT done right: repackage_hidden once per batch (word_language_model)
+        """
+import torch
+def repackage_hidden(h):
+    if isinstance(h, torch.Tensor):
+        return h.detach()
+    return tuple(repackage_hidden(v) for v in h)
+
+def train(model, train_data, optimizer, criterion, batch_size, bptt):
+    hidden = model.init_hidden(batch_size)
+    for batch, i in enumerate(range(0, train_data.size(0) - 1, bptt)):
+        data, targets = get_batch(train_data, i)
+        hidden = repackage_hidden(hidden)
+        optimizer.zero_grad()
+        output, hidden = model(data, hidden)
+        loss = criterion(output, targets)
+        loss.backward()
+        optimizer.step()
+""",
+        # detached at the end of the iteration, and an LSTM tuple detached in place
+        """
+import torch
+def train(lstm, head, loader, opt, crit):
+    state = None
+    h = c = None
+    for x, y in loader:
+        out, state = lstm(x, state)
+        loss = crit(head(out), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        state = tuple(s.detach() for s in state)
+
+def train_inplace(lstm, loader, opt, crit, hidden):
+    for x, y in loader:
+        out, hidden = lstm(x, hidden)
+        loss = crit(out, y)
+        loss.backward()
+        opt.step()
+        for h in hidden:
+            h.detach_()
+""",
+        # seq2seq decoding: the hidden state is carried over time steps, backpropagated once after
+        """
+import torch
+def train_pair(encoder, decoder, src, tgt, enc_opt, dec_opt, criterion):
+    enc_out, hidden = encoder(src)
+    loss = 0
+    dec_input = tgt[:, :1]
+    for t in range(1, tgt.size(1)):
+        out, hidden = decoder(dec_input, hidden, enc_out)
+        loss += criterion(out.squeeze(1), tgt[:, t])
+        dec_input = tgt[:, t:t + 1]
+    loss.backward()
+    enc_opt.step()
+    dec_opt.step()
+""",
+        # running statistics updated under no_grad (DINO's centre, a center loss's centers)
+        """
+import torch
+import torch.nn.functional as F
+def train(student, teacher, loader, opt, out_dim):
+    center = torch.zeros(1, out_dim)
+    centers = torch.zeros(10, out_dim)
+    for images, labels in loader:
+        s_out = student(images)
+        t_out = teacher(images)
+        loss = torch.sum(-F.softmax((t_out - center) / 0.04, dim=-1) * F.log_softmax(s_out / 0.1, dim=-1), dim=-1).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            center = center * 0.9 + t_out.mean(dim=0, keepdim=True) * 0.1
+            for c in labels.unique():
+                centers[c] = 0.9 * centers[c] + 0.1 * s_out[labels == c].mean(0)
+""",
+        # running statistic from a detached value
+        """
+import torch
+def train(model, loader, opt, crit):
+    ema_loss = None
+    mean_feat = torch.zeros(256)
+    for x, y in loader:
+        feats = model.encode(x)
+        loss = crit(model.head(feats), y) + 0.1 * (feats - mean_feat).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        mean_feat = 0.99 * mean_feat + 0.01 * feats.detach().mean(0)
+""",
+        # EMA of parameters under no_grad (timm ModelEma, swa_utils)
+        """
+import torch
+class ModelEma:
+    def __init__(self, model, decay=0.9999):
+        self.module = copy_model(model)
+        self.decay = decay
+
+    @torch.no_grad()
+    def update(self, model):
+        for ema_v, model_v in zip(self.module.state_dict().values(), model.state_dict().values()):
+            ema_v.copy_(ema_v * self.decay + (1.0 - self.decay) * model_v)
+
+def train(model, ema, loader, opt, crit):
+    for x, y in loader:
+        loss = crit(model(x), y)
+        loss.backward()
+        opt.step()
+        ema.update(model)
+""",
+        # memory bank (MoCo queue) filled under no_grad
+        """
+import torch
+def train(encoder_q, encoder_k, loader, opt, crit, queue_size):
+    queue = torch.randn(128, queue_size)
+    for im_q, im_k in loader:
+        q = encoder_q(im_q)
+        with torch.no_grad():
+            k = encoder_k(im_k)
+        logits = torch.cat([(q * k).sum(1, keepdim=True), q @ queue], dim=1)
+        loss = crit(logits, torch.zeros(len(q), dtype=torch.long))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        queue = torch.cat([queue[:, len(k):], k.T], dim=1)
+""",
+        # gradient accumulation: the accumulated loss is reset after each backward pass
+        """
+import torch
+def train(model, loader, opt, crit, accum_steps):
+    loss = 0
+    for i, (x, y) in enumerate(loader):
+        loss += crit(model(x), y) / accum_steps
+        if (i + 1) % accum_steps == 0:
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            loss = 0
+""",
+        # the state is re-initialised each batch (stateless use of an RNN)
+        """
+import torch
+def train(rnn, loader, opt, crit):
+    for x, y in loader:
+        hidden = rnn.init_hidden(x.size(0))
+        for t in range(x.size(1)):
+            out, hidden = rnn(x[:, t], hidden)
+        loss = crit(out, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""",
+        # ML101's shape (accumulated, never read back): reported by ML101, not here
+        """
+import torch
+def train(model, loader, opt, crit):
+    total = 0
+    for x, y in loader:
+        loss = crit(model(x), y)
+        loss.backward()
+        opt.step()
+        total = total + loss
+""",
+    ]
+
+    INVALID = [
+        # truncated BPTT without detaching the hidden state
+        Invalid("""
+import torch
+def train(model, train_data, optimizer, criterion, batch_size, bptt):
+    model.train()
+    hidden = model.init_hidden(batch_size)
+    for batch, i in enumerate(range(0, train_data.size(0) - 1, bptt)):
+        data, targets = get_batch(train_data, i)
+        optimizer.zero_grad()
+        output, hidden = model(data, hidden)
+        loss = criterion(output.view(-1, output.size(-1)), targets)
+        loss.backward(retain_graph=True)
+        optimizer.step()
+""", line=9),
+        # recurrent state carried within an epoch, reset only per epoch
+        Invalid("""
+import torch
+from torch import nn
+def fit(lstm: nn.LSTM, head, loader, opt, epochs):
+    for epoch in range(epochs):
+        state = None
+        for x, y in loader:
+            out, state = lstm(x, state)
+            loss = nn.functional.mse_loss(head(out[:, -1]), y)
+            opt.zero_grad()
+            loss.backward(retain_graph=True)
+            opt.step()
+""", line=8),
+        # a running centre used in the loss (DINO-style, without no_grad)
+        Invalid("""
+import torch
+import torch.nn.functional as F
+def train(student, teacher, loader, opt, out_dim):
+    centre = torch.zeros(1, out_dim)
+    for images in loader:
+        s_out = student(images)
+        t_out = teacher(images)
+        centre = 0.99 * centre + 0.01 * t_out.mean(0, keepdim=True)
+        loss = -(F.softmax(t_out - centre, -1) * F.log_softmax(s_out, -1)).sum(-1).mean()
+        opt.zero_grad()
+        loss.backward(retain_graph=True)
+        opt.step()
+""", line=9),
+        # center loss: class centers updated in place from the embeddings
+        Invalid("""
+import torch
+def train(model, loader, opt, crit, num_classes, dim, alpha=0.5):
+    centers = torch.zeros(num_classes, dim)
+    for x, labels in loader:
+        emb, logits = model(x)
+        for c in labels.unique():
+            centers[c] = alpha * centers[c] + (1 - alpha) * emb[labels == c].mean(0)
+        loss = crit(logits, labels) + (emb - centers[labels]).pow(2).sum(1).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""", line=8),
+        # a memory bank of features concatenated with their graphs
+        Invalid("""
+import torch
+def train(encoder, loader, opt, bank_size, temperature=0.1):
+    bank = torch.empty(0, 128)
+    for views in loader:
+        z = encoder(views)
+        bank = torch.cat([bank, z])[-bank_size:]
+        logits = z @ bank.T / temperature
+        loss = torch.nn.functional.cross_entropy(logits, torch.arange(len(z)))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""", line=7),
+        # an accumulated loss backpropagated every iteration and never reset
+        Invalid("""
+import torch
+def train(model, loader, opt, crit):
+    running = 0
+    for x, y in loader:
+        running += crit(model(x), y)
+        opt.zero_grad()
+        running.backward(retain_graph=True)
+        opt.step()
+""", line=6),
+        # module-level script, GRU cell stepped over a stream
+        Invalid("""
+import torch
+from torch import nn
+cell = nn.GRUCell(32, 64)
+readout = nn.Linear(64, 1)
+opt = torch.optim.SGD(list(cell.parameters()) + list(readout.parameters()), lr=0.01)
+h = torch.zeros(1, 64)
+for step in range(10_000):
+    x, y = next_sample()
+    h = cell(x, h)
+    loss = (readout(h) - y).pow(2).mean()
+    opt.zero_grad()
+    loss.backward(retain_graph=True)
+    opt.step()
+""", line=10),
+    ]
+
+
+def _flatten(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        out: list[cst.BaseExpression] = []
+        for element in target.elements:
+            out.extend(_flatten(element.value))
+        return out
+    if isinstance(target, cst.StarredElement):
+        return _flatten(target.value)
+    return [target]
+
+
+def _other_parts(value: cst.BaseExpression, name: str, modules: frozenset[str] = frozenset()) -> list[cst.BaseExpression]:
+    """The operands combined with the old value of ``name`` (``feats.mean(0)`` in
+    ``0.99 * centre + 0.01 * feats.mean(0)``, ``z`` in ``torch.cat([bank, z])[-K:]``).
+    Only expressions that mention ``name`` are taken apart."""
+    if name not in names_in(value):
+        return [value]
+    if isinstance(value, cst.BinaryOperation):
+        return _other_parts(value.left, name, modules) + _other_parts(value.right, name, modules)
+    if isinstance(value, cst.Subscript):
+        return _other_parts(value.value, name, modules)
+    if isinstance(value, cst.Call):
+        parts: list[cst.BaseExpression] = []
+        for arg in value.args:
+            if isinstance(arg.value, (cst.List, cst.Tuple)):
+                for element in arg.value.elements:
+                    parts.extend(_other_parts(element.value, name, modules))
+            else:
+                parts.extend(_other_parts(arg.value, name, modules))
+        if isinstance(value.func, cst.Attribute):
+            receiver = value.func.value
+            if name in names_in(receiver):
+                parts.extend(_other_parts(receiver, name, modules))
+            elif (dotted_name(receiver) or "").split(".", 1)[0] not in modules:
+                parts.append(receiver)  # x.add(bank), not the torch in torch.cat
+        return parts
+    return []

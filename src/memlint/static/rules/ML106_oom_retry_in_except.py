@@ -1,0 +1,330 @@
+"""ML106 oom-retry-in-except: an out-of-memory handler re-runs the work inside the ``except``.
+
+While an ``except`` block runs, the exception is alive, and its traceback holds the frames
+of the failed step, with every tensor they referenced (activations, the half-built graph).
+Retrying from inside the handler therefore starts the retry with the failed step's memory
+still allocated, and it fails again (the PyTorch FAQ, "My out of memory exception handler
+can't allocate memory"). The fix is to leave the ``except`` first: set a flag or halve the
+batch size there, and retry after the block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from memlint.static.facts import FunctionScope, dotted_name
+from memlint.static.rule import Invalid, Rule
+from memlint.static.rules.ML101_graph_accumulation import source_of
+
+_OOM_EXCEPTIONS = frozenset({"torch.cuda.OutOfMemoryError", "torch.OutOfMemoryError",
+                             "torch.cuda.memory.OutOfMemoryError"})
+# Broad exception types whose handler is an OOM handler only if it tests the message.
+_BROAD_EXCEPTIONS = frozenset({"RuntimeError", "Exception", "BaseException"})
+# Words in a helper's name that say it tests for an out-of-memory error.
+_OOM_TEST_WORDS = ("oom", "out_of_memory", "outofmemory", "should_reduce_batch_size")
+# Words in a callee's name that say it runs a training/evaluation step.
+_STEP_WORDS = ("forward", "backward", "train", "step", "fit", "predict", "evaluate", "generate",
+               "infer", "run_batch", "process_batch")
+_NOT_STEP_WORDS = ("sched", "log", "print", "warn", "adjust", "reset", "reduce", "decrease", "halve",
+                   "clear", "cache", "collect", "sync", "empty", "zero_grad", "oom", "memory")
+# Calls that never re-run work, even when the try body called them too.
+_HARMLESS_METHODS = frozenset({
+    "to", "cpu", "cuda", "detach", "item", "append", "extend", "pop", "get", "format", "join", "split",
+    "update", "add", "info", "debug", "warning", "warn", "error", "exception", "critical", "log",
+    "write", "flush", "set_postfix", "set_description", "close", "keys", "values", "items",
+    "zero_grad", "empty_cache", "synchronize", "collect", "reset_peak_memory_stats", "size", "numel",
+})
+_HARMLESS_FUNCTIONS = frozenset({"print", "len", "str", "repr", "int", "float", "isinstance", "range",
+                                 "min", "max", "getattr", "setattr", "hasattr", "type", "dict", "list",
+                                 "tuple", "set", "sorted", "enumerate", "zip", "next", "iter"})
+
+
+@dataclass
+class _Handler:
+    node: cst.ExceptHandler
+    function: FunctionScope
+    typed_oom: bool  # catches torch's OutOfMemoryError itself
+    tests_oom: bool = False  # "out of memory" in str(e), is_oom_error(e)
+    cpu_fallback: bool = False  # x = x.cpu() / x.to("cpu"): the retry does not need device memory
+    calls: list[cst.Call] = field(default_factory=list)
+
+
+@dataclass
+class _Try:
+    function: FunctionScope
+    in_body: bool = True
+    body_callees: set[str] = field(default_factory=set)
+
+
+class OomRetryInExcept(Rule):
+    code = "ML106"
+    name = "oom-retry-in-except"
+    severity = "error"
+    summary = "An out-of-memory handler retries the work inside the except block, while the failed step's tensors are still alive."
+    triggers = ("OutOfMemoryError", "out of memory", "oom", "OOM", "should_reduce_batch_size")
+
+    def __init__(self, checker) -> None:
+        super().__init__(checker)
+        self._tries: list[_Try] = []
+        self._handlers: list[_Handler] = []
+        self._comparisons = 0
+
+    # ----- structure ---------------------------------------------------------------------------
+    def visit_Try(self, node: cst.Try) -> None:
+        self._tries.append(_Try(self.facts.function))
+
+    def leave_Try(self, node: cst.Try) -> None:
+        self._tries.pop()
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if self._tries:
+            self._tries[-1].in_body = False
+        self._handlers.append(_Handler(node, self.facts.function, self._catches_oom(node.type)))
+
+    def leave_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        handler = self._handlers.pop()
+        if not (handler.typed_oom or handler.tests_oom) or not handler.calls or handler.cpu_fallback:
+            return
+        try_frame = self._tries[-1] if self._tries else None
+        for call in handler.calls:
+            reason = self._reruns_work(call, handler, try_frame)
+            if reason is not None:
+                self.report(
+                    call,
+                    f"'{source_of(call, 50)}' {reason} inside the except block that caught an "
+                    f"out-of-memory error: until the handler exits, the exception's traceback keeps "
+                    f"every tensor of the failed step alive, so the retry starts with that memory "
+                    f"still allocated; set a flag (or halve the batch size) in the handler and "
+                    f"retry after the except block",
+                    needs_grad=False,
+                )
+                return
+
+    # ----- what the handler does -----------------------------------------------------------------
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self._comparisons += 1
+
+    def leave_Comparison(self, node: cst.Comparison) -> None:
+        self._comparisons -= 1
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if self._handlers and self._comparisons and "out of memory" in node.value.lower():
+            self._handlers[-1].tests_oom = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        function = self.facts.function
+        callee = _callee(node)
+        for frame in self._tries:
+            if frame.in_body and frame.function is function and callee is not None:
+                frame.body_callees.add(callee)
+        if not self._handlers:
+            return
+        handler = self._handlers[-1]
+        if callee is not None and any(word in callee.lower().rsplit(".", 1)[-1] for word in _OOM_TEST_WORDS):
+            handler.tests_oom = True
+            return
+        if handler.function is function:  # not inside a def/lambda nested in the handler
+            handler.calls.append(node)
+            if isinstance(node.func, cst.Attribute) and (node.func.attr.value == "cpu" or (
+                    node.func.attr.value == "to" and any("cpu" in source_of(arg.value) for arg in node.args))):
+                handler.cpu_fallback = True
+
+    # ----- helpers ---------------------------------------------------------------------------------
+    def _catches_oom(self, type_expr: cst.BaseExpression | None) -> bool:
+        if type_expr is None:
+            return False
+        if isinstance(type_expr, cst.Tuple):
+            return any(self._catches_oom(el.value) for el in type_expr.elements)
+        qualified = self.facts.qualified_name(type_expr) or ""
+        return qualified in _OOM_EXCEPTIONS or (
+            qualified.endswith("OutOfMemoryError") and qualified.startswith("torch")
+        )
+
+    def _reruns_work(self, call: cst.Call, handler: _Handler, try_frame: _Try | None) -> str | None:
+        facts = self.facts
+        callee = _callee(call)
+        if isinstance(call.func, cst.Name) and call.func.value in _HARMLESS_FUNCTIONS:
+            return None
+        last = callee.rsplit(".", 1)[-1] if callee else None
+        if last in _HARMLESS_METHODS:
+            return None
+        if facts.is_module_expr(call.func) and not facts.is_module_constructor(call):
+            return "runs the model again"
+        if callee is None:
+            return None
+        qualified = facts.qualified_name(call.func) or callee
+        if qualified.startswith(("torch.cuda.", "gc.", "logging.", "warnings.", "time.", "sys.", "os.")):
+            return None
+        function = handler.function
+        if function.name != "<module>" and last == function.name:
+            return f"calls {function.name}() again (recursively)"
+        lowered = last.lower()
+        if any(word in lowered for word in _NOT_STEP_WORDS):
+            return None  # bookkeeping: adjust_batch_size, reset_dataloaders, log_oom...
+        if try_frame is not None and try_frame.function is function and callee in try_frame.body_callees:
+            return "re-runs the call that failed"
+        if any(word in lowered for word in _STEP_WORDS):
+            return "runs a step again"
+        return None
+
+    VALID = [
+        # flag in the handler, retry after the except block (PyTorch FAQ)
+        """
+import torch
+def run_with_fallback(model, batch):
+    oom = False
+    try:
+        out = model(batch)
+    except torch.cuda.OutOfMemoryError:
+        oom = True
+    if oom:
+        torch.cuda.empty_cache()
+        out = torch.cat([model(chunk) for chunk in batch.split(len(batch) // 2)])
+    return out
+""",
+        # halve the batch size in the handler; the while loop retries after it (accelerate style)
+        """
+import gc
+import torch
+def find_batch_size(train_fn, batch_size=512):
+    while batch_size > 0:
+        try:
+            return train_fn(batch_size)
+        except RuntimeError as e:
+            if "out of memory" in str(e):
+                gc.collect()
+                torch.cuda.empty_cache()
+                batch_size //= 2
+            else:
+                raise
+""",
+        # fairseq-style: log, zero the gradients, skip the batch
+        """
+import logging
+import torch
+logger = logging.getLogger(__name__)
+def train_epoch(model, loader, optimizer, criterion):
+    for batch in loader:
+        try:
+            loss = criterion(model(batch["x"]), batch["y"])
+            loss.backward()
+            optimizer.step()
+        except RuntimeError as e:
+            if "out of memory" not in str(e):
+                raise
+            logger.warning("OOM, skipping batch: %s", e)
+            optimizer.zero_grad()
+            torch.cuda.empty_cache()
+            continue
+""",
+        # empty_cache alone and re-raise
+        """
+import torch
+def forward_or_explain(model, x):
+    try:
+        return model(x)
+    except torch.OutOfMemoryError:
+        torch.cuda.empty_cache()
+        print(torch.cuda.memory_summary())
+        raise
+""",
+        # a RuntimeError handler that is not about memory
+        """
+import torch
+def load(model, path):
+    try:
+        model.load_state_dict(torch.load(path, map_location="cpu"))
+    except RuntimeError:
+        model.load_state_dict(torch.load(path, map_location="cpu"), strict=False)
+""",
+        # a deliberate CPU fallback: the retry runs on the CPU (transformers' mxfp4 conversion)
+        """
+import torch
+def convert_packed(blocks, scales, dtype=torch.bfloat16):
+    try:
+        return _convert_packed(blocks, scales, dtype=dtype)
+    except torch.OutOfMemoryError:
+        blocks = blocks.to("cpu")
+        scales = scales.to("cpu")
+        return _convert_packed(blocks, scales, dtype=dtype)
+""",
+        # lightning's batch-size finder: adjusts the size and resets loaders, retries next loop turn
+        """
+import torch
+from lightning.pytorch.utilities.memory import garbage_collection_cuda, is_oom_error
+def _run_power_scaling(trainer, new_size, batch_arg_name, max_trials, params):
+    for _ in range(max_trials):
+        garbage_collection_cuda()
+        try:
+            _try_loop_run(trainer, params)
+            new_size, changed = _adjust_batch_size(trainer, batch_arg_name, factor=2.0)
+        except RuntimeError as exception:
+            if is_oom_error(exception):
+                garbage_collection_cuda()
+                new_size, _ = _adjust_batch_size(trainer, batch_arg_name, factor=0.5, desc="failed")
+                _reset_dataloaders(trainer)
+                break
+            raise
+    return new_size
+""",
+    ]
+
+    INVALID = [
+        # recursion with a smaller batch from inside the handler
+        Invalid("""
+import torch
+def train_step(model, batch, optimizer, criterion):
+    try:
+        loss = criterion(model(batch["x"]), batch["y"])
+        loss.backward()
+        optimizer.step()
+    except torch.cuda.OutOfMemoryError:
+        torch.cuda.empty_cache()
+        half = {k: v[: len(v) // 2] for k, v in batch.items()}
+        train_step(model, half, optimizer, criterion)
+""", line=11),
+        # the model is called again in the handler
+        Invalid("""
+import torch
+def predict(model, images):
+    try:
+        return model(images)
+    except RuntimeError as err:
+        if "CUDA out of memory" in str(err):
+            torch.cuda.empty_cache()
+            return torch.cat([model(chunk) for chunk in images.chunk(4)])
+        raise
+""", line=9),
+        # the failed call is repeated (an is_oom helper tests the error)
+        Invalid("""
+import torch
+from mylib.utils import is_oom_error
+def fit_epoch(trainer, loader):
+    for batch in loader:
+        try:
+            trainer.run_batch(batch)
+        except RuntimeError as exc:
+            if not is_oom_error(exc):
+                raise
+            torch.cuda.empty_cache()
+            trainer.run_batch(batch[: len(batch) // 2])
+""", line=12),
+        # torch.OutOfMemoryError with a step-like helper
+        Invalid("""
+import torch
+from torch import OutOfMemoryError
+class Runner:
+    def step(self, batch):
+        try:
+            return self._step(batch)
+        except OutOfMemoryError:
+            torch.cuda.empty_cache()
+            return self.training_step_low_mem(batch)
+""", line=10),
+    ]
+
+
+def _callee(call: cst.Call) -> str | None:
+    return dotted_name(call.func)

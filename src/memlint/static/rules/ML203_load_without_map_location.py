@@ -1,0 +1,317 @@
+"""ML203 load-without-map-location: ``torch.load(...)`` without ``map_location``.
+
+Without it, every tensor comes back on the device it was saved from: a checkpoint written by
+rank 0 lands on ``cuda:0`` in every process of a DDP job (each rank then holds a full copy on
+GPU 0 and runs it out of memory), and a GPU checkpoint cannot be opened on a CPU machine.
+In a file that uses ``torch.distributed`` / DDP / ``LOCAL_RANK`` the finding is an error.
+
+Checked: ``torch.load`` however it is reached (``import torch as t``, ``from torch import
+load``, ``torch.serialization.load``). ``map_location`` counts as a keyword or as the second
+positional argument; a call with ``**kwargs`` / ``*args`` may pass it on and is not flagged.
+``weights_only=True`` does not choose a device. Not checked: ``torch.jit.load`` (TorchScript
+archives; a different function), ``torch.hub.load`` (builds a model from a repository),
+``safetensors`` loaders (they take ``device=``). A save/load round trip through an in-memory
+buffer in the same function (a deep copy) is meant to keep the devices and is not flagged.
+
+Which loads matter: the result restores a module or optimizer (``model.load_state_dict(...)``,
+``optimizer.load_state_dict(...)``), or the file argument / the assigned name says it is a
+checkpoint (``ckpt``, ``checkpoint``, ``weights``, ``model``, ``state``, ``optim``, ``resume``...). Files that hold no device tensors are not flagged: scheduler,
+sampler, scaler and RNG state, metadata, configs, vocabularies, datasets (their names say
+so). Tests (``test_*`` functions and files) reload what they saved on purpose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from memlint.static.facts import dotted_name, names_in, root_name
+from memlint.static.fixes import add_keyword_fix
+from memlint.static.rule import Invalid, Rule
+
+LOAD_FUNCTIONS = frozenset({"torch.load", "torch.serialization.load"})
+SAVE_FUNCTIONS = frozenset({"torch.save", "torch.serialization.save"})
+# Words in the file argument or the assigned name that say what is loaded.
+_CHECKPOINT_WORDS = ("ckpt", "checkpoint", "weight", "model", "state", "pretrained", "resume", "snapshot",
+                     "optim", "param", "best", "last", "net")
+_NOT_CHECKPOINT_WORDS = ("rng", "random", "seed", "sched", "sampler", "scaler", "meta", "lexicon", "vocab",
+                         "token", "loader", "hparam", "training_args", "stats")
+# A file written per rank ("model_rank{rank}.bin") is read back by the rank that wrote it.
+_PER_RANK_WORDS = ("rank", "process_index")
+# Text that marks a distributed program (a finding there is an error).
+_DISTRIBUTED_TEXT = ("LOCAL_RANK", "DistributedDataParallel", "init_process_group", "local_rank")
+
+
+@dataclass
+class _Load:
+    node: cst.Call
+    source: str | None  # the name of the file/buffer argument
+    words: str  # the file argument and the assigned names, lower case
+    restores_state: bool = False  # feeds model/optimizer.load_state_dict
+
+
+class LoadWithoutMapLocation(Rule):
+    code = "ML203"
+    name = "load-without-map-location"
+    severity = "warning"
+    summary = "torch.load() without map_location puts tensors back on the device they were saved from (cuda:0 on every rank)."
+    triggers = ("load(",)
+    fixable = True
+
+    def __init__(self, checker) -> None:
+        super().__init__(checker)
+        self._saved_to: dict[int, set[str]] = {}  # function id -> names of buffers torch.save wrote
+        self._loaded_into: dict[int, dict[str, _Load]] = {}  # function id -> name -> the load it holds
+        self._feeds_state_dict: set[int] = set()  # id() of expressions passed to load_state_dict
+        path = checker.path.replace("\\", "/")
+        base = path.rsplit("/", 1)[-1]
+        self._test_file = base.startswith("test_") or base.endswith("_test.py") or "/tests/" in path
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.facts
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict":
+            self._note_state_dict_load(node)
+            return
+        qualified = facts.qualified_name(func)
+        if qualified in SAVE_FUNCTIONS:
+            positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+            target = positional[1] if len(positional) > 1 else _keyword(node, "f")
+            if target is not None:
+                name = root_name(target)
+                if name:
+                    self._saved_to.setdefault(id(facts.function), set()).add(name)
+            return
+        if qualified not in LOAD_FUNCTIONS:
+            return
+        if any(arg.star for arg in node.args):
+            return  # *args / **kwargs may carry map_location
+        if _keyword(node, "map_location") is not None:
+            return
+        positional = [arg.value for arg in node.args if arg.keyword is None]
+        if len(positional) >= 2:
+            return
+        function = facts.function
+        if self._test_file or function.name.startswith("test"):
+            return  # tests reload what they saved and compare it where it was
+        source = positional[0] if positional else _keyword(node, "f")
+        targets = self._checker.assign_targets
+        words = " ".join([self._describe(source) if source is not None else ""] + sorted(targets)).lower()
+        if any(word in words for word in _PER_RANK_WORDS):
+            return  # a per-rank file, loaded by the rank that saved it: same device
+        load = _Load(node, root_name(source) if source is not None else None, words,
+                     restores_state=id(node) in self._feeds_state_dict)
+        for name in targets:
+            self._loaded_into.setdefault(id(function), {})[name] = load
+
+        def decide_in_function() -> None:
+            if load.source is not None and load.source in self._saved_to.get(id(function), ()):
+                return  # torch.save(obj, buffer) ... torch.load(buffer): a deep copy on purpose
+            if not load.restores_state:
+                if any(word in load.words for word in _NOT_CHECKPOINT_WORDS):
+                    return  # scheduler/RNG/sampler state, metadata, vocabularies: no device tensors
+                if not any(word in load.words for word in _CHECKPOINT_WORDS):
+                    return  # nothing says this is a model or optimizer checkpoint
+            self.at_module_exit(lambda: self._report(load))
+
+        self.at_function_exit(decide_in_function)
+
+    def _describe(self, node: cst.BaseExpression, depth: int = 0) -> str:
+        """The text of ``node`` and of the assignments of the names it uses (two levels), so
+        ``torch.load(path)`` after ``path = os.path.join(d, "scheduler.pt")`` reads as a scheduler."""
+        parts = [_text(node)]
+        if depth < 2:
+            for name in sorted(names_in(node))[:8]:
+                binding = self.facts.lookup(name)
+                if binding is not None and isinstance(binding.node, cst.BaseExpression) and binding.node is not node:
+                    parts.append(self._describe(binding.node, depth + 1))
+        return " ".join(parts)
+
+    def _note_state_dict_load(self, node: cst.Call) -> None:
+        """``model.load_state_dict(x)`` / ``optimizer.load_state_dict(x)``: x holds device tensors."""
+        owner = node.func.value
+        owner_name = (dotted_name(owner) or "").rsplit(".", 1)[-1].lower()
+        if not (self.facts.is_module_expr(owner) or "optim" in owner_name or "model" in owner_name
+                or owner_name in ("self", "net", "module", "opt")):
+            return
+        for arg in node.args:
+            value = arg.value
+            while isinstance(value, (cst.Subscript, cst.Attribute)):
+                value = value.value
+            if isinstance(value, cst.Call):
+                self._feeds_state_dict.add(id(value))
+            elif isinstance(value, cst.Name):
+                load = self._loaded_into.get(id(self.facts.function), {}).get(value.value)
+                if load is not None:
+                    load.restores_state = True
+
+    def _report(self, load: _Load) -> None:
+        if "torch_xla" in self._checker.source:
+            return  # XLA saves through xm.save, which moves every tensor to the CPU first
+        distributed = self.facts.imports.uses_distributed or any(
+            text in self._checker.source for text in _DISTRIBUTED_TEXT
+        )
+        if distributed:
+            message = (
+                "torch.load() without map_location: tensors are restored to the device they were saved "
+                "from, so in this distributed program every rank loads the checkpoint onto cuda:0 and "
+                "runs it out of memory; pass map_location='cpu' (then move what you need), or "
+                "map_location=f'cuda:{local_rank}'"
+            )
+        else:
+            message = (
+                "torch.load() without map_location: tensors are restored to the device they were saved "
+                "from (a GPU checkpoint fills cuda:0, and fails on a machine without that GPU); pass "
+                "map_location='cpu' (then move what you need) or map_location=device"
+            )
+        self.report(load.node, message, needs_grad=False, severity="error" if distributed else None,
+                    fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
+
+    VALID = [
+        # map_location as keyword, as second positional, with weights_only
+        """
+import torch
+def restore(model, optimizer, path, device):
+    checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    model.load_state_dict(checkpoint["model"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    state = torch.load(path + ".ema", device)
+    return state
+""",
+        # a loader that receives map_location and passes it on
+        """
+import torch
+def load_checkpoint(path, map_location=None, **kwargs):
+    return torch.load(path, map_location=map_location, **kwargs)
+
+def load_any(path, *args, **kwargs):
+    return torch.load(path, *args, **kwargs)
+""",
+        # other loaders: TorchScript, hub, safetensors, numpy, json
+        """
+import json
+import numpy as np
+import torch
+from safetensors.torch import load_file
+def build(path):
+    scripted = torch.jit.load(path + "/model.pt")
+    model = torch.hub.load("pytorch/vision", "resnet50")
+    weights = load_file(path + "/model.safetensors", device="cpu")
+    meta = json.load(open(path + "/meta.json"))
+    stats = np.load(path + "/stats.npy")
+    return scripted, model, weights, meta, stats
+""",
+        # an in-memory round trip: a deep copy that keeps the devices on purpose
+        """
+import io
+import torch
+def clone_state(module):
+    buffer = io.BytesIO()
+    torch.save(module.state_dict(), buffer)
+    buffer.seek(0)
+    return torch.load(buffer, weights_only=True)
+""",
+        # no device tensors: scheduler, RNG and sampler state, metadata; a file of unknown content
+        """
+import torch
+def load_training_state(scheduler, scaler, input_dir, process_index):
+    scheduler.load_state_dict(torch.load(input_dir / "scheduler.bin"))
+    scaler.load_state_dict(torch.load(input_dir / "scaler.pt"))
+    rng_states = torch.load(input_dir / f"random_states_{process_index}.pkl")
+    metadata = torch.load(input_dir / "meta.pt")
+    alignments = torch.load(input_dir / "alignments.pt")
+    return rng_states, metadata, alignments
+""",
+        # per-rank files, read back by the rank that wrote them; an XLA program
+        """
+import os
+import torch
+def load_local_state(model, input_dir, accelerator):
+    weights_name = f"pytorch_model_fsdp_rank{accelerator.process_index}.bin"
+    state_dict = torch.load(os.path.join(input_dir, weights_name))
+    model.load_state_dict(state_dict)
+""",
+        """
+import torch
+import torch_xla.core.xla_model as xm
+def load_checkpoint(model, path):
+    checkpoint = torch.load(path)
+    model.load_state_dict(checkpoint["model"])
+""",
+        # a test reloading what it saved, to compare it where it was
+        """
+import torch
+def test_checkpoint_round_trip(tmp_path, model):
+    torch.save(model.state_dict(), tmp_path / "model.pt")
+    state_dict = torch.load(tmp_path / "model.pt")
+    assert state_dict.keys() == model.state_dict().keys()
+""",
+        # a method called load on something else
+        """
+import torch
+import yaml
+def setup(config_path, loader):
+    config = yaml.load(open(config_path), Loader=yaml.SafeLoader)
+    state = loader.load(config["ckpt"])
+    return config, state
+""",
+    ]
+
+    INVALID = [
+        Invalid("""
+import torch
+from torch import nn
+def resume(model: nn.Module, optimizer, path):
+    checkpoint = torch.load(path)
+    model.load_state_dict(checkpoint["model"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    return checkpoint["epoch"]
+""", line=5),
+        # weights_only alone does not choose the device; alias import
+        Invalid("""
+import torch as t
+def load_weights(model, path):
+    state = t.load(path, weights_only=True)
+    model.load_state_dict(state)
+""", line=4),
+        # from torch import load
+        Invalid("""
+from torch import load
+def load_backbone(model, path):
+    model.backbone.load_state_dict(load(path))
+""", line=4),
+        # file= as keyword
+        Invalid("""
+import torch
+def restore(ckpt_path):
+    return torch.load(f=ckpt_path)
+""", line=4),
+        # a DDP program: every rank loads onto cuda:0 (error severity)
+        Invalid("""
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(model, args):
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    model = model.cuda(local_rank)
+    if args.resume:
+        model.load_state_dict(torch.load(args.resume))
+    model = DDP(model, device_ids=[local_rank])
+""", line=13),
+    ]
+
+
+def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def _text(node: cst.CSTNode) -> str:
+    return cst.Module(body=()).code_for_node(node)

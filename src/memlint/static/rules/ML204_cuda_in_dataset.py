@@ -1,0 +1,294 @@
+"""ML204 cuda-in-dataset: a tensor is moved to CUDA inside ``Dataset.__getitem__`` /
+``__iter__`` or a ``collate_fn``.
+
+That code runs in the DataLoader's worker processes. Each worker that touches CUDA creates
+its own CUDA context (hundreds of MiB of GPU memory per worker, all on GPU 0 unless told
+otherwise), and with the default ``fork`` start method it fails outright ("Cannot
+re-initialize CUDA in forked subprocess"). Batches belong on the GPU in the training loop:
+``pin_memory=True`` in the DataLoader and ``batch.to(device, non_blocking=True)`` there.
+
+Flagged: ``.cuda()``, ``.to("cuda"...)``, ``.to(torch.device("cuda"...))``,
+``device="cuda"...`` keywords, inside ``__getitem__``, ``__getitems__``, ``__iter__`` or
+``__next__`` of a Dataset class (a base named ``*Dataset``, also through a base class of
+the same module), in a function whose name contains ``collate`` (or ``__call__`` of a
+``*Collat*`` class), or in a function passed as ``collate_fn=`` in the same module.
+Not flagged: ``.to(device)`` with a variable (it may be the CPU), ``.to(dtype)``,
+``.pin_memory()``, CUDA code in ``__init__`` or elsewhere in the class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from memlint.static.facts import ClassInfo, FunctionScope, dotted_name
+from memlint.static.rule import Invalid, Rule
+
+_WORKER_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"})
+
+
+@dataclass
+class _Move:
+    node: cst.Call
+    what: str
+    function: FunctionScope
+
+
+class CudaInDataset(Rule):
+    code = "ML204"
+    name = "cuda-in-dataset"
+    severity = "warning"
+    summary = "A tensor is moved to CUDA inside a Dataset or collate_fn, which runs in DataLoader worker processes."
+    triggers = ("cuda",)
+
+    def __init__(self, checker) -> None:
+        super().__init__(checker)
+        self._collate_names: set[str] = set()
+        self._pending: list[_Move] = []
+        self._scheduled = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._note_collate_fn(node)
+        what = self._cuda_move(node)
+        if what is None:
+            return
+        function = self.facts.function
+        place = self._worker_place(function)
+        if place is not None:
+            self._report(node, what, place)
+            return
+        # Maybe a function passed as collate_fn= (decided once the module is walked).
+        self._pending.append(_Move(node, what, function))
+        if not self._scheduled:
+            self._scheduled = True
+            self.at_module_exit(self._decide_pending)
+
+    def _decide_pending(self) -> None:
+        for move in self._pending:
+            function = move.function
+            while isinstance(function, FunctionScope):
+                if function.name in self._collate_names:
+                    self._report(move.node, move.what, f"{function.name}(), passed as collate_fn")
+                    break
+                function = _enclosing_function(function)
+
+    def _report(self, node: cst.Call, what: str, place: str) -> None:
+        self.report(
+            node,
+            f"{what} inside {place} runs in every DataLoader worker process: each worker creates "
+            f"its own CUDA context on the GPU (or fails under fork with 'Cannot re-initialize "
+            f"CUDA'); return CPU tensors, set pin_memory=True in the DataLoader and move the batch "
+            f"with .to(device, non_blocking=True) in the training loop",
+            needs_grad=False,
+        )
+
+    # ----- where the code runs ----------------------------------------------------------------
+    def _worker_place(self, function: FunctionScope) -> str | None:
+        current: FunctionScope | None = function
+        while current is not None:
+            info = current.class_info
+            if current.name in _WORKER_METHODS and info is not None and self._is_dataset(info):
+                return f"{info.name}.{current.name}"
+            if "collate" in current.name.lower():
+                return f"{current.name}()"
+            if current.name == "__call__" and info is not None and "collat" in info.name.lower():
+                return f"{info.name}.__call__"
+            current = _enclosing_function(current)
+        return None
+
+    def _is_dataset(self, info: ClassInfo, depth: int = 0) -> bool:
+        if info.is_dataset:
+            return True
+        if depth > 5:
+            return False
+        for base in info.base_names:
+            parent = self.facts.classes.get(base)
+            if parent is not None and parent is not info and self._is_dataset(parent, depth + 1):
+                return True
+        return False
+
+    def _note_collate_fn(self, node: cst.Call) -> None:
+        for arg in node.args:
+            if arg.keyword is None or arg.keyword.value != "collate_fn":
+                continue
+            value = arg.value
+            if isinstance(value, cst.Call) and value.args:  # functools.partial(collate, ...)
+                value = value.args[0].value
+            name = dotted_name(value)
+            if name:
+                self._collate_names.add(name.rsplit(".", 1)[-1])
+
+    # ----- what moves to CUDA ----------------------------------------------------------------
+    def _cuda_move(self, node: cst.Call) -> str | None:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            qualified = self.facts.qualified_name(func) or ""
+            if method == "cuda" and not qualified.startswith("torch.cuda"):
+                return ".cuda()"
+            if method == "to":
+                device = node.args[0].value if node.args and node.args[0].keyword is None else _keyword(node, "device")
+                if device is not None and self._is_cuda_device(device):
+                    return ".to('cuda')"
+        device = _keyword(node, "device")
+        if device is not None and self._is_cuda_device(device):
+            return "device='cuda'"
+        return None
+
+    def _is_cuda_device(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.SimpleString):
+            value = node.evaluated_value
+            return isinstance(value, str) and value.startswith("cuda")
+        if isinstance(node, cst.FormattedString):
+            first = node.parts[0] if node.parts else None
+            return isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda")
+        if isinstance(node, cst.Call) and self.facts.qualified_name(node.func) == "torch.device" and node.args:
+            return self._is_cuda_device(node.args[0].value)
+        return False
+
+    VALID = [
+        # CPU tensors from the dataset, moved in the training loop
+        """
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class ImageDataset(Dataset):
+    def __init__(self, paths, labels, transform):
+        self.paths = paths
+        self.labels = labels
+        self.transform = transform
+
+    def __getitem__(self, index):
+        image = self.transform(load_image(self.paths[index]))
+        return image, torch.tensor(self.labels[index], dtype=torch.long)
+
+    def __len__(self):
+        return len(self.paths)
+
+def train(model, dataset, optimizer, device):
+    loader = DataLoader(dataset, batch_size=64, num_workers=8, pin_memory=True)
+    for images, labels in loader:
+        images = images.to(device, non_blocking=True)
+        labels = labels.cuda(non_blocking=True)
+        optimizer.zero_grad()
+        model(images).sum().backward()
+        optimizer.step()
+""",
+        # .to(dtype), .to(device) with a variable, pin_memory, CUDA in __init__ (main process)
+        """
+import torch
+from torch.utils.data import Dataset
+
+class FeatureDataset(Dataset):
+    def __init__(self, features, device="cpu"):
+        self.device = device
+        self.mean = torch.zeros(16, device="cuda") if torch.cuda.is_available() else None
+        self.features = features
+
+    def __getitem__(self, i):
+        x = torch.from_numpy(self.features[i]).to(torch.float32)
+        return x.to(self.device).pin_memory()
+""",
+        # a collate_fn that pads on the CPU
+        """
+import torch
+from torch.nn.utils.rnn import pad_sequence
+from torch.utils.data import DataLoader
+
+def pad_collate(batch):
+    tokens = pad_sequence([item["ids"] for item in batch], batch_first=True)
+    return {"ids": tokens, "labels": torch.tensor([item["label"] for item in batch])}
+
+def make_loader(dataset):
+    return DataLoader(dataset, batch_size=32, collate_fn=pad_collate, num_workers=4)
+""",
+        # a model (not a dataset) moving tensors in a method named __call__
+        """
+import torch
+class Predictor:
+    def __call__(self, x):
+        return self.model(x.cuda())
+""",
+    ]
+
+    INVALID = [
+        Invalid("""
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class TokenDataset(Dataset):
+    def __init__(self, encodings, labels):
+        self.encodings = encodings
+        self.labels = labels
+
+    def __getitem__(self, idx):
+        item = {key: torch.tensor(val[idx]).cuda() for key, val in self.encodings.items()}
+        item["labels"] = torch.tensor(self.labels[idx])
+        return item
+
+    def __len__(self):
+        return len(self.labels)
+""", line=11),
+        # .to("cuda") in an IterableDataset's __iter__
+        Invalid("""
+import torch
+from torch.utils.data import IterableDataset
+
+class StreamDataset(IterableDataset):
+    def __init__(self, files):
+        self.files = files
+
+    def __iter__(self):
+        for path in self.files:
+            for row in read_rows(path):
+                yield torch.as_tensor(row).to("cuda:0")
+""", line=12),
+        # device="cuda" in a collate function passed as collate_fn
+        Invalid("""
+import torch
+from torch.utils.data import DataLoader
+
+def batchify(samples):
+    lengths = torch.tensor([len(s) for s in samples], device="cuda")
+    return samples, lengths
+
+loader = DataLoader(dataset, batch_size=16, collate_fn=batchify, num_workers=2)
+""", line=6),
+        # a named collate function, torch.device("cuda")
+        Invalid("""
+import torch
+def collate_fn(batch):
+    xs = torch.stack([b[0] for b in batch])
+    return xs.to(torch.device("cuda")), torch.stack([b[1] for b in batch])
+""", line=5),
+        # a subclass of a Dataset class of the same module
+        Invalid("""
+import torch
+from torch.utils.data import Dataset
+
+class BaseDataset(Dataset):
+    def __len__(self):
+        return 100
+
+class AudioSet(BaseDataset):
+    def __getitem__(self, i):
+        return torch.randn(16000).cuda()
+""", line=11),
+    ]
+
+
+def _enclosing_function(function: FunctionScope) -> FunctionScope | None:
+    scope = function.parent
+    while scope is not None and not isinstance(scope, FunctionScope):
+        scope = scope.parent
+    if scope is None or scope.name == "<module>":
+        return None
+    return scope
+
+
+def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None

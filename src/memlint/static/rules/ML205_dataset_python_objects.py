@@ -1,0 +1,332 @@
+"""ML205 dataset-python-objects: a Dataset keeps its samples in a big Python list or dict,
+and a DataLoader of the same module reads it from worker processes.
+
+Workers are forked from the main process and share its memory copy-on-write, but reading a
+Python object writes its reference count: every page of the list (and of every string, int
+and tuple in it) touched by a worker gets copied into that worker. Each worker's memory then
+climbs until it holds a full copy of the dataset ("memory leak" with ``num_workers > 0``,
+pytorch/pytorch#13246). Keep samples in numpy arrays, a pandas/arrow table, or one
+serialized buffer plus offsets; Python objects are fine for a few thousand items.
+
+Flagged (info): in ``__init__`` of a Dataset class, ``self.x = `` a list/dict/set
+comprehension, ``json.load``, ``pickle.load``, ``yaml.*load``, ``f.readlines()``,
+``.splitlines()``, ``.tolist()``, ``list(...)`` or ``sorted(...)``, or ``self.x.append(...)``
+in a loop, when the module builds a ``DataLoader`` with ``num_workers`` above zero for that
+class (or for a dataset it cannot name). ``num_workers`` counts as above zero when it is a
+literal above 0 or any non-literal expression (``args.workers``, ``os.cpu_count()``): a
+configurable worker count is there to be raised. No ``num_workers`` (the default, 0) or a
+literal 0 is not flagged; small attributes named like ``classes``, ``transforms``,
+``columns``, ``keys`` are not flagged either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from memlint.static.facts import ClassInfo, dotted_name
+from memlint.static.rule import Invalid, Rule
+
+_LOADERS = frozenset({"json.load", "json.loads", "pickle.load", "pickle.loads", "yaml.load", "yaml.safe_load",
+                      "yaml.full_load", "yaml.unsafe_load", "orjson.loads", "ujson.load", "ujson.loads"})
+_BUILDERS = frozenset({"list", "sorted"})
+_LISTING_METHODS = frozenset({"readlines", "splitlines", "tolist"})
+# Attributes that are small by nature.
+_SMALL_WORDS = frozenset({"class", "classes", "transform", "transforms", "column", "columns", "field", "fields",
+                          "keys", "cfg", "config", "args", "splits", "shape", "dims"})
+# The DataLoader's num_workers is its 6th positional parameter.
+_NUM_WORKERS_POSITION = 5
+
+
+@dataclass
+class _Storage:
+    node: cst.CSTNode
+    attribute: str
+    how: str
+    info: ClassInfo
+
+
+class DatasetPythonObjects(Rule):
+    code = "ML205"
+    name = "dataset-python-objects"
+    severity = "info"
+    summary = "A Dataset holds its samples in a big Python list/dict read by DataLoader workers: copy-on-read grows every worker."
+    triggers = ("num_workers",)
+
+    def __init__(self, checker) -> None:
+        super().__init__(checker)
+        self._storages: list[_Storage] = []
+        # Dataset classes used by DataLoaders with workers; None: a dataset it cannot name.
+        self._loaded_with_workers: set[str | None] = set()
+        self._scheduled = False
+
+    # ----- storing samples in __init__ -----------------------------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        info = self._dataset_init()
+        if info is None or len(node.targets) != 1:
+            return
+        attribute = dotted_name(node.targets[0].target)
+        if attribute is None or not attribute.startswith("self.") or attribute.count(".") != 1:
+            return
+        how = self._python_container(node.value)
+        if how is not None:
+            self._store(node, attribute, how, info)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._note_data_loader(node)
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in ("append", "extend"):
+            return
+        info = self._dataset_init()
+        if info is None or self.facts.loop is None:
+            return
+        attribute = dotted_name(func.value)
+        if attribute is None or not attribute.startswith("self.") or attribute.count(".") != 1:
+            return
+        self._store(node, attribute, f"{func.attr.value}() in a loop", info)
+
+    def _store(self, node: cst.CSTNode, attribute: str, how: str, info: ClassInfo) -> None:
+        if _SMALL_WORDS & set(attribute.lower().split(".", 1)[1].split("_")):
+            return
+        if any(s.attribute == attribute and s.info is info for s in self._storages):
+            return
+        storage = _Storage(node, attribute, how, info)
+        self._storages.append(storage)
+        self.at_module_exit(lambda: self._decide(storage))
+
+    def _decide(self, storage: _Storage) -> None:
+        if not self._loaded_with_workers:
+            return
+        if None not in self._loaded_with_workers and not any(
+            name in self._loaded_with_workers for name in self._class_and_subclasses(storage.info)
+        ):
+            return
+        self.report(
+            storage.node,
+            f"{storage.info.name}.__init__ keeps its samples in a Python object ({storage.attribute} from "
+            f"{storage.how}) and a DataLoader reads it with num_workers > 0: reading Python objects "
+            f"writes their reference counts, so each worker gradually copies the whole list and "
+            f"worker memory climbs (pytorch/pytorch#13246); store the samples in numpy arrays, an "
+            f"arrow/pandas table, or one serialized buffer with offsets",
+            needs_grad=False,
+        )
+
+    def _class_and_subclasses(self, info: ClassInfo) -> set[str]:
+        names = {info.name}
+        changed = True
+        while changed:
+            changed = False
+            for other in self.facts.classes.values():
+                if other.name not in names and any(base in names for base in other.base_names):
+                    names.add(other.name)
+                    changed = True
+        return names
+
+    def _dataset_init(self) -> ClassInfo | None:
+        function = self.facts.function
+        info = function.class_info
+        if function.name != "__init__" or info is None or not self._is_dataset(info):
+            return None
+        return info
+
+    def _is_dataset(self, info: ClassInfo, depth: int = 0) -> bool:
+        if info.is_dataset:
+            return True
+        return depth < 5 and any(
+            base in self.facts.classes and self.facts.classes[base] is not info
+            and self._is_dataset(self.facts.classes[base], depth + 1)
+            for base in info.base_names
+        )
+
+    def _python_container(self, value: cst.BaseExpression) -> str | None:
+        if isinstance(value, cst.ListComp):
+            return "a list comprehension"
+        if isinstance(value, cst.DictComp):
+            return "a dict comprehension"
+        if isinstance(value, cst.SetComp):
+            return "a set comprehension"
+        if not isinstance(value, cst.Call):
+            return None
+        qualified = self.facts.qualified_name(value.func)
+        if qualified in _LOADERS:
+            return f"{qualified}()"
+        if qualified in _BUILDERS and value.args:
+            return f"{qualified}(...)"
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value in _LISTING_METHODS:
+            return f".{value.func.attr.value}()"
+        return None
+
+    # ----- the DataLoader ------------------------------------------------------------------
+    def _note_data_loader(self, node: cst.Call) -> None:
+        qualified = self.facts.qualified_name(node.func)
+        if qualified is None or qualified.rsplit(".", 1)[-1] != "DataLoader":
+            return
+        workers = None
+        positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "num_workers":
+                workers = arg.value
+        if workers is None and len(positional) > _NUM_WORKERS_POSITION:
+            workers = positional[_NUM_WORKERS_POSITION]
+        if workers is None or not _above_zero(workers):
+            return
+        dataset = positional[0] if positional else next(
+            (arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "dataset"), None)
+        self._loaded_with_workers.add(self._dataset_class(dataset))
+
+    def _dataset_class(self, dataset: cst.BaseExpression | None) -> str | None:
+        if isinstance(dataset, cst.Name):
+            binding = self.facts.lookup(dataset.value)
+            dataset = binding.node if binding is not None and isinstance(binding.node, cst.Call) else dataset
+        if isinstance(dataset, cst.Call):
+            name = dotted_name(dataset.func)
+            if name is not None and name.rsplit(".", 1)[-1] in self.facts.classes:
+                return name.rsplit(".", 1)[-1]
+        return None
+
+    VALID = [
+        # samples in a numpy array
+        """
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class TokenDataset(Dataset):
+    def __init__(self, path):
+        self.tokens = np.load(path, mmap_mode="r")
+        self.offsets = np.load(path + ".idx")
+
+    def __getitem__(self, i):
+        start, end = self.offsets[i], self.offsets[i + 1]
+        return torch.from_numpy(np.asarray(self.tokens[start:end], dtype=np.int64))
+
+    def __len__(self):
+        return len(self.offsets) - 1
+
+loader = DataLoader(TokenDataset("train.bin"), batch_size=32, num_workers=8)
+""",
+        # a Python list, but no worker processes
+        """
+import json
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class JsonDataset(Dataset):
+    def __init__(self, path):
+        with open(path) as f:
+            self.records = json.load(f)
+
+    def __getitem__(self, i):
+        return torch.tensor(self.records[i]["ids"])
+
+    def __len__(self):
+        return len(self.records)
+
+train_loader = DataLoader(JsonDataset("train.json"), batch_size=16, shuffle=True)
+eval_loader = DataLoader(JsonDataset("dev.json"), batch_size=16, num_workers=0)
+""",
+        # small attributes: class names, transforms
+        """
+import os
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class FolderDataset(Dataset):
+    def __init__(self, root, transforms):
+        self.classes = sorted(entry.name for entry in os.scandir(root) if entry.is_dir())
+        self.class_to_idx = {name: i for i, name in enumerate(self.classes)}
+        self.transforms = [t for t in transforms if t is not None]
+        self.root = root
+
+loader = DataLoader(FolderDataset("data", []), batch_size=32, num_workers=4)
+""",
+        # the workers read another dataset of the module
+        """
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class Captions(Dataset):
+    def __init__(self, path):
+        self.lines = open(path).readlines()
+
+class Features(Dataset):
+    def __init__(self, path):
+        self.features = np.load(path)
+
+captions = Captions("captions.txt")
+features = Features("features.npy")
+loader = DataLoader(features, batch_size=64, num_workers=4)
+""",
+    ]
+
+    INVALID = [
+        Invalid("""
+import json
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class QADataset(Dataset):
+    def __init__(self, path, tokenizer):
+        with open(path) as f:
+            self.examples = json.load(f)
+        self.tokenizer = tokenizer
+
+    def __getitem__(self, idx):
+        example = self.examples[idx]
+        return self.tokenizer(example["question"], example["context"], truncation=True)
+
+    def __len__(self):
+        return len(self.examples)
+
+def main(args, tokenizer):
+    dataset = QADataset(args.train_file, tokenizer)
+    loader = DataLoader(dataset, batch_size=args.batch_size, shuffle=True, num_workers=args.workers)
+    return loader
+""", line=9),
+        # list comprehension over readlines, literal workers
+        Invalid("""
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class TextDataset(Dataset):
+    def __init__(self, path, vocab):
+        self.samples = [[vocab[w] for w in line.split()] for line in open(path)]
+
+    def __getitem__(self, i):
+        return torch.tensor(self.samples[i])
+
+    def __len__(self):
+        return len(self.samples)
+
+loader = DataLoader(TextDataset("train.txt", {}), batch_size=64, num_workers=4)
+""", line=7),
+        # appending samples in a loop in __init__, dataset passed through a parameter
+        Invalid("""
+import csv
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class CsvDataset(Dataset):
+    def __init__(self, path):
+        self.rows = []
+        with open(path) as f:
+            for row in csv.reader(f):
+                self.rows.append((row[0], int(row[1])))
+
+    def __getitem__(self, i):
+        return self.rows[i]
+
+def make_loader(dataset, workers):
+    return DataLoader(dataset, batch_size=32, num_workers=workers, persistent_workers=True)
+""", line=11),
+    ]
+
+
+def _above_zero(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value) > 0
+    if isinstance(node, cst.Name) and node.value in ("None", "False"):
+        return False
+    return True

@@ -1,0 +1,137 @@
+"""ML206 data-parallel: a model is wrapped in ``torch.nn.DataParallel``.
+
+DataParallel runs one process: every step it scatters the batch from the first device,
+replicates the model, and gathers every replica's outputs (and the loss) back onto the
+first device. That device holds the gathered outputs on top of its own share, so it runs
+out of memory while the others sit partly empty, and the single Python process limits the
+speed. PyTorch recommends ``DistributedDataParallel`` (one process per GPU, launched with
+``torchrun``), even on one machine.
+
+Flagged: a call of ``torch.nn.DataParallel`` / ``torch.nn.parallel.DataParallel`` (any
+import alias) and of the functional ``torch.nn.parallel.data_parallel``. Not flagged:
+``isinstance(model, nn.DataParallel)`` checks and unwrapping (``model.module``), which
+libraries do to support models users wrapped themselves; a module that also offers
+``DistributedDataParallel`` (DataParallel is then a fallback chosen by how the user
+launches: ignite's ``auto_model``, transformers' Trainer without ``torchrun``); a
+framework's DataParallel strategy class (a base named ``*Strategy``: Lightning's
+``strategy="dp"``), which runs only when the user asks for it.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.static.rule import Invalid, Rule
+
+DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                           "torch.nn.parallel.data_parallel.DataParallel", "torch.nn.parallel.data_parallel",
+                           "torch.nn.parallel.data_parallel.data_parallel"})
+
+
+class DataParallel(Rule):
+    code = "ML206"
+    name = "data-parallel"
+    severity = "warning"
+    summary = "nn.DataParallel gathers outputs and loss on one device, which runs out of memory first; use DistributedDataParallel."
+    triggers = ("DataParallel", "data_parallel")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.facts.qualified_name(node.func)
+        if qualified not in DATA_PARALLEL:
+            return
+        if "DistributedDataParallel" in self._checker.source:
+            return  # the code offers DDP too: DataParallel is the fallback the user picks
+        info = self.facts.class_info
+        if info is not None and any(base.endswith("Strategy") for base in info.base_names):
+            return  # a framework's "dp" strategy, used only when the user asks for it
+        self.report(
+            node,
+            f"{qualified.rsplit('.', 1)[-1]} gathers every replica's outputs and the loss on the first "
+            f"device each step, so that GPU runs out of memory first while the others idle (and one "
+            f"Python process drives all GPUs); use torch.nn.parallel.DistributedDataParallel with one "
+            f"process per GPU (torchrun --nproc-per-node N train.py)",
+            needs_grad=False,
+        )
+
+    VALID = [
+        # DistributedDataParallel, one process per GPU
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def setup(model):
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+    return DDP(model.cuda(local_rank), device_ids=[local_rank])
+""",
+        # unwrapping a model the user may have wrapped: isinstance checks and .module
+        """
+import torch
+from torch import nn
+from torch.nn.parallel import DataParallel, DistributedDataParallel
+
+def unwrap_model(model: nn.Module) -> nn.Module:
+    if isinstance(model, (DataParallel, DistributedDataParallel)):
+        return model.module
+    return model
+
+def save(model, path):
+    to_save = model.module if isinstance(model, nn.DataParallel) else model
+    torch.save(to_save.state_dict(), path)
+""",
+    ]
+
+    VALID += [
+        # a framework offering both: DataParallel only when launched without torchrun
+        """
+import torch
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+
+def auto_model(model, world_size, local_rank):
+    if world_size > 1:
+        return DistributedDataParallel(model.cuda(local_rank), device_ids=[local_rank])
+    if torch.cuda.device_count() > 1:
+        return nn.DataParallel(model.cuda())
+    return model
+""",
+        # a framework's "dp" strategy
+        """
+from torch.nn import DataParallel
+from lightning.fabric.strategies.parallel import ParallelStrategy
+
+class DataParallelStrategy(ParallelStrategy):
+    def setup_module(self, module):
+        return DataParallel(module=module, device_ids=self.parallel_devices)
+""",
+    ]
+
+    INVALID = [
+        Invalid("""
+import torch
+from torch import nn
+
+def build(model: nn.Module) -> nn.Module:
+    model = model.cuda()
+    if torch.cuda.device_count() > 1:
+        model = nn.DataParallel(model)
+    return model
+""", line=8),
+        # aliases: torch.nn.parallel and a from-import under another name
+        Invalid("""
+import torch
+from torch.nn.parallel import DataParallel as DP
+
+class Trainer:
+    def __init__(self, model, gpus):
+        self.model = DP(model.to("cuda:0"), device_ids=gpus, output_device=0)
+""", line=7),
+        Invalid("""
+import torch
+def forward_all(module, inputs, gpus):
+    return torch.nn.parallel.data_parallel(module, inputs, device_ids=gpus)
+""", line=4),
+    ]

@@ -1,0 +1,376 @@
+"""ML207 outputs-kept-on-device: model outputs are collected on the accelerator for an
+epoch-end metric.
+
+``preds.append(out.detach())`` in a loop over a whole loader keeps every batch's outputs
+(logits, embeddings, masks) in GPU memory until the epoch ends: memory grows through the
+epoch and the evaluation that comes last runs out of memory on a dataset that trains fine.
+Move each batch to the CPU as it is collected (``out.detach().cpu()``), or update a
+streaming metric (``torchmetrics``, running sums) per batch.
+
+Flagged: appending (``append`` / ``extend``) to a list that outlives the iteration, in a
+loop over a loader (its iterable names a loader, dataset, batches...; not an epoch loop), a
+model output that was detached (``.detach()``) or computed under ``torch.no_grad()`` /
+``inference_mode()``, when the module moves data to an accelerator (``.cuda()``,
+``.to(device)``, ``device="cuda"``). Not flagged: ``.cpu()``, ``.item()``, ``.numpy()``,
+``.tolist()``, ``.to("cpu")`` anywhere in the stored value; values reduced per batch
+(``argmax``, ``sum``, ``mean``, a loss); a module that never moves data off the CPU;
+appending a graph-carrying output (that is ML101's finding, not repeated here); outputs
+kept in Lightning's ``validation_step`` (one step per call, the pattern Lightning's own
+documentation uses).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from memlint.static.facts import FunctionScope, Loop, dotted_name, names_in
+from memlint.static.rule import Invalid, Rule
+
+_CPU_METHODS = frozenset({"cpu", "item", "numpy", "tolist", "__float__"})
+# Methods and functions whose result is a per-batch reduction (small), not the outputs.
+_REDUCING = frozenset({"argmax", "argmin", "sum", "mean", "max", "min", "eq", "ne", "gt", "lt", "ge", "le",
+                       "std", "var", "norm", "all", "any", "count_nonzero", "nansum", "nanmean", "size",
+                       "numel", "prod", "median", "equal", "allclose", "float_power"})
+_LOADER_WORDS = ("loader", "dataset", "data", "batches", "tqdm", "iter", "samples")
+_DEVICE_WORDS = ("device", "cuda", "gpu", "rank", "accelerator")
+_ACCELERATOR_PREFIXES = ("cuda", "mps", "xpu", "npu", "hpu")
+
+
+@dataclass
+class _Output:
+    detached: bool
+
+
+class OutputsKeptOnDevice(Rule):
+    code = "ML207"
+    name = "outputs-kept-on-device"
+    severity = "warning"
+    summary = "Model outputs are collected on the accelerator over a whole loader: memory grows through the epoch."
+    triggers = ("append(", "extend(")
+
+    def __init__(self, checker) -> None:
+        super().__init__(checker)
+        self._outputs: dict[int, dict[str, _Output]] = {}  # function id -> name -> output facts
+        self._moves_to_device = False
+        self._pending: list[tuple[cst.Call, str, str]] = []
+        self._scheduled = False
+
+    # ----- what is a model output ----------------------------------------------------------
+    def _function_outputs(self) -> dict[str, _Output]:
+        return self._outputs.setdefault(id(self.facts.function), {})
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        outputs = self._function_outputs()
+        kind = self._classify(node.value, outputs)
+        for target in node.targets:
+            for name in _target_names(target.target):
+                if kind is None or "loss" in name.lower():
+                    outputs.pop(name, None)
+                else:
+                    outputs[name] = kind
+
+    def _classify(self, value: cst.BaseExpression, outputs: dict[str, _Output]) -> _Output | None:
+        """An ``_Output`` if ``value`` holds (part of) a model output kept at full size."""
+        chain = _call_chain(value)
+        if chain.on_cpu or chain.reduced:
+            return None
+        base = chain.base
+        detached = chain.detached or self.facts.in_no_grad
+        if isinstance(base, cst.Call):
+            func = base.func
+            if self.facts.is_module_expr(func) and not _is_loss_callee(func):
+                return _Output(detached)
+            # torch.sigmoid(out), F.softmax(out, -1): an elementwise function of an output
+            qualified = self.facts.qualified_name(func) or ""
+            if qualified.startswith("torch.") and base.args:
+                inner = self._classify(base.args[0].value, outputs)
+                if inner is not None:
+                    return _Output(detached or inner.detached)
+            return None
+        name = dotted_name(base)
+        if name is not None and name in outputs:
+            return _Output(detached or outputs[name].detached)
+        return None
+
+    # ----- where data goes ---------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute):
+            return
+        method = func.attr.value
+        if method in ("cuda", "to", "prepare") and not self._moves_to_device:
+            self._moves_to_device = self._is_device_move(node, method)
+        if method not in ("append", "extend"):
+            return
+        positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+        if len(positional) != 1:
+            return
+        facts = self.facts
+        loop = facts.loop
+        if loop is None or not _walks_loader(loop) or not facts.outlives_iteration(func.value):
+            return
+        value = positional[0]
+        if isinstance(value, (cst.List, cst.Tuple)) and method == "extend":
+            return
+        output = self._classify(value, self._function_outputs())
+        if output is None or not output.detached:
+            return  # not an output, or still graph-carrying (ML101 reports that one)
+        target = dotted_name(func.value) or "the list"
+        value_text = cst.Module(body=()).code_for_node(value).strip()
+        if len(value_text) > 40:
+            value_text = value_text[:37] + "..."
+        self._pending.append((node, target, value_text))
+        if not self._scheduled:
+            self._scheduled = True
+            self.at_module_exit(self._decide)
+
+    def _decide(self) -> None:
+        if not self._moves_to_device:
+            return
+        for node, target, value_text in self._pending:
+            self.report(
+                node,
+                f"'{target}' collects '{value_text}' on the accelerator for every batch of the loader: "
+                f"GPU memory grows through the epoch until the metric is computed; move each batch "
+                f"off the device as you collect it ({value_text}.cpu()) or update a streaming "
+                f"metric per batch",
+                needs_grad=False,
+            )
+
+    def _is_device_move(self, node: cst.Call, method: str) -> bool:
+        if method == "cuda":
+            return not (self.facts.qualified_name(node.func) or "").startswith("torch.cuda")
+        if method == "prepare":
+            owner = dotted_name(node.func.value) or ""
+            return "accelerator" in owner.lower()
+        device = node.args[0].value if node.args and node.args[0].keyword is None else None
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "device":
+                device = arg.value
+        return device is not None and self._is_accelerator(device)
+
+    def _is_accelerator(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.SimpleString):
+            value = node.evaluated_value
+            return isinstance(value, str) and value.startswith(_ACCELERATOR_PREFIXES)
+        if isinstance(node, cst.FormattedString):
+            first = node.parts[0] if node.parts else None
+            return isinstance(first, cst.FormattedStringText) and first.value.startswith(_ACCELERATOR_PREFIXES)
+        if isinstance(node, cst.Call):
+            if self.facts.qualified_name(node.func) == "torch.device":
+                return bool(node.args) and self._is_accelerator(node.args[0].value)
+            return False
+        name = dotted_name(node)
+        if name is None:
+            return False
+        last = name.rsplit(".", 1)[-1].lower()
+        return any(word in last for word in _DEVICE_WORDS)
+
+    VALID = [
+        # moved to the CPU as collected
+        """
+import torch
+def evaluate(model, val_loader, device):
+    model.eval()
+    preds, targets = [], []
+    with torch.no_grad():
+        for x, y in val_loader:
+            out = model(x.to(device))
+            preds.append(out.detach().cpu())
+            targets.append(y)
+    return torch.cat(preds), torch.cat(targets)
+""",
+        # reduced per batch; .item(), .numpy(), .tolist(), argmax
+        """
+import torch
+def evaluate(model, loader):
+    model.eval()
+    correct, losses, probs, labels = 0, [], [], []
+    with torch.no_grad():
+        for images, targets in loader:
+            images, targets = images.cuda(), targets.cuda()
+            logits = model(images)
+            correct += (logits.argmax(1) == targets).sum().item()
+            losses.append(torch.nn.functional.cross_entropy(logits, targets).item())
+            probs.append(logits.softmax(-1).numpy())
+            labels.extend(logits.argmax(dim=1).tolist())
+            probs.append(logits.argmax(dim=1))
+    return correct
+""",
+        # a CPU-only script: nothing moves to an accelerator
+        """
+import torch
+def embed(encoder, loader):
+    feats = []
+    with torch.no_grad():
+        for batch in loader:
+            feats.append(encoder(batch))
+    return torch.cat(feats)
+""",
+        # outputs kept per epoch (bounded by the number of epochs), and per step in a helper
+        """
+import torch
+def fit(model, train_loader, optimizer, epochs, device):
+    history = []
+    for epoch in range(epochs):
+        for x, y in train_loader:
+            loss = model(x.to(device), y.to(device))
+            loss.backward()
+            optimizer.step()
+        history.append(loss.detach())
+    return history
+""",
+        # the graph-carrying form is ML101's finding, not repeated here
+        """
+import torch
+def predict(model, loader):
+    outputs = []
+    for x in loader:
+        outputs.append(model(x.cuda()))
+    return outputs
+""",
+        # Lightning's documented pattern: one step per call
+        """
+import torch
+import lightning as L
+class Model(L.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        preds = self(batch["x"].to(self.device))
+        self.validation_step_outputs.append(preds)
+""",
+    ]
+
+    INVALID = [
+        Invalid("""
+import torch
+def validate(model, val_loader, device):
+    model.eval()
+    all_logits, all_labels = [], []
+    for images, labels in val_loader:
+        images = images.to(device)
+        logits = model(images)
+        all_logits.append(logits.detach())
+        all_labels.append(labels)
+    return torch.cat(all_logits), torch.cat(all_labels)
+""", line=9),
+        # under no_grad, outputs appended as they are
+        Invalid("""
+import torch
+@torch.no_grad()
+def extract_features(backbone, loader):
+    features = []
+    for batch in loader:
+        feats = backbone(batch["pixel_values"].cuda())
+        features.append(feats)
+    return torch.cat(features)
+""", line=8),
+        # an elementwise function of the output, detached, in a tqdm loop
+        Invalid("""
+import torch
+from tqdm import tqdm
+def predict(net, test_loader):
+    scores = []
+    for x, _ in tqdm(test_loader):
+        x = x.to("cuda", non_blocking=True)
+        scores.append(torch.sigmoid(net(x)).detach())
+    return torch.cat(scores)
+""", line=8),
+        # a detached output assigned first, then collected
+        Invalid("""
+import torch
+def collect(model, dataloader):
+    embeddings = []
+    for step, batch in enumerate(dataloader):
+        batch = {k: v.to("cuda") for k, v in batch.items()}
+        out = model(**batch).last_hidden_state.detach()
+        embeddings.append(out)
+    return embeddings
+""", line=8),
+    ]
+
+
+@dataclass
+class _Chain:
+    base: cst.BaseExpression
+    detached: bool = False
+    on_cpu: bool = False
+    reduced: bool = False
+
+
+def _call_chain(value: cst.BaseExpression) -> _Chain:
+    """Peel ``x.detach().float()[0].logits`` down to ``x``, noting what the chain does."""
+    chain = _Chain(value)
+    node = value
+    while True:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not _is_plain_reference(node.func):
+            method = node.func.attr.value
+            if method in ("detach", "detach_"):
+                chain.detached = True
+            elif method in _CPU_METHODS or (method == "to" and _to_cpu(node)):
+                chain.on_cpu = True
+            elif method in _REDUCING:
+                chain.reduced = True
+            node = node.func.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            # torch.argmax(out, 1) / torch.cat(...): a function, not a method of the output
+            name = node.func.attr.value
+            if name in _REDUCING:
+                chain.reduced = True
+                break
+            if name in _CPU_METHODS:
+                chain.on_cpu = True
+                break
+            break
+        elif isinstance(node, cst.Attribute):
+            node = node.value
+        elif isinstance(node, cst.Subscript):
+            node = node.value
+        else:
+            break
+    chain.base = node
+    return chain
+
+
+def _is_plain_reference(func: cst.Attribute) -> bool:
+    """``torch.sigmoid`` / ``F.softmax``: a module-level function, not a method call on a value."""
+    root = func.value
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    return isinstance(root, cst.Name) and root.value in ("torch", "F", "np", "numpy", "nn", "functional")
+
+
+def _to_cpu(call: cst.Call) -> bool:
+    for arg in call.args:
+        value = arg.value
+        if isinstance(value, cst.SimpleString) and value.evaluated_value == "cpu":
+            return True
+        if isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.SimpleString) \
+                and value.args[0].value.evaluated_value == "cpu":
+            return True
+        if dotted_name(value) in ("cpu", "cpu_device"):
+            return True
+    return False
+
+
+def _is_loss_callee(func: cst.BaseExpression) -> bool:
+    name = (dotted_name(func) or "").lower()
+    return "loss" in name or "criterion" in name
+
+
+def _walks_loader(loop: Loop) -> bool:
+    node = loop.node
+    if not isinstance(node, cst.For):
+        return False
+    names = [name.lower() for name in names_in(node.iter)]
+    if any("epoch" in name for name in names):
+        return False
+    return any(word in name for name in names for word in _LOADER_WORDS)
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _target_names(element.value)]
+    name = dotted_name(target)
+    return [name] if name is not None else []

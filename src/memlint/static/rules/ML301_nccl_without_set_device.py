@@ -1,0 +1,252 @@
+"""ML301 nccl-without-set-device: an NCCL process group is started without telling each rank
+which GPU is its own.
+
+NCCL creates its communicator, and the CUDA context that goes with it, on the *current*
+device, which is ``cuda:0`` in every process unless ``torch.cuda.set_device(local_rank)``
+was called (or ``init_process_group(..., device_id=...)`` given). Every rank then opens a
+context on GPU 0 (about 500 MiB each: with 8 ranks, GPU 0 loses 4 GiB), collectives may hang,
+and ``barrier()`` without ``device_ids`` has to guess the device.
+
+Flagged: ``init_process_group`` with ``backend`` ``"nccl"`` (a literal, a conditional
+expression that can give ``"nccl"``, or a value read from the environment: ``os.environ``,
+``os.getenv``), with no ``device_id=`` and no ``torch.cuda.set_device(...)`` /
+``with torch.cuda.device(...)`` / ``*.set_device(...)`` anywhere in the module; in such a
+module, each ``barrier()`` without ``device_ids`` too. Calling ``set_device`` right after
+``init_process_group`` is fine (NCCL creates its communicator lazily, at the first
+collective), so the order is not checked. Not flagged: a backend held in a variable or a
+parameter that is not read from the environment (frameworks pick it and set the device
+elsewhere), ``gloo``, no backend at all, and a module that does no GPU work itself (no
+collective, no DDP wrap, no ``.cuda()`` / ``.to(...)``): the code it hands over to may set the
+device before the first collective.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.static.rule import Invalid, Rule
+
+INIT_PROCESS_GROUP = frozenset({"torch.distributed.init_process_group",
+                                "torch.distributed.distributed_c10d.init_process_group"})
+BARRIER = frozenset({"torch.distributed.barrier", "torch.distributed.distributed_c10d.barrier"})
+SET_DEVICE_METHODS = frozenset({"set_device", "set_device_index"})
+COLLECTIVES = frozenset({"barrier", "all_reduce", "all_gather", "all_gather_object", "all_gather_into_tensor",
+                         "broadcast", "broadcast_object_list", "reduce", "reduce_scatter", "reduce_scatter_tensor",
+                         "gather", "gather_object", "scatter", "all_to_all", "all_to_all_single", "send", "recv",
+                         "monitored_barrier"})
+DEVICE_CONTEXTS = frozenset({"torch.cuda.device", "torch.cuda.device_of", "torch.accelerator.device_index"})
+
+
+class NcclWithoutSetDevice(Rule):
+    code = "ML301"
+    name = "nccl-without-set-device"
+    severity = "warning"
+    summary = "An NCCL process group starts with no torch.cuda.set_device(local_rank): every rank opens a context on GPU 0."
+    triggers = ("init_process_group",)
+
+    def __init__(self, checker) -> None:
+        super().__init__(checker)
+        self._sets_device = False
+        self._gpu_work = False  # collectives, DDP, .cuda()/.to(...) in this module
+        self._inits: list[cst.Call] = []
+        self._barriers: list[cst.Call] = []
+        self._scheduled = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in SET_DEVICE_METHODS:
+            self._sets_device = True
+            return
+        qualified = self.facts.qualified_name(func)
+        last = (qualified or "").rsplit(".", 1)[-1]
+        if (isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to") and node.args
+                or isinstance(func, cst.Attribute) and func.attr.value == "cuda"
+                or last == "DistributedDataParallel"
+                or (qualified or "").startswith("torch.distributed.") and last in COLLECTIVES):
+            self._gpu_work = True
+        if qualified in DEVICE_CONTEXTS:
+            self._sets_device = True
+            return
+        if qualified in INIT_PROCESS_GROUP:
+            if _keyword(node, "device_id") is not None:
+                self._sets_device = True
+                return
+            positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+            backend = positional[0] if positional else _keyword(node, "backend")
+            if backend is not None and self._may_be_nccl(backend):
+                self._inits.append(node)
+                self._schedule()
+        elif qualified in BARRIER:
+            if _keyword(node, "device_ids") is None and not any(arg.star for arg in node.args):
+                self._barriers.append(node)
+                self._schedule()
+
+    def _schedule(self) -> None:
+        if not self._scheduled:
+            self._scheduled = True
+            self.at_module_exit(self._decide)
+
+    def _decide(self) -> None:
+        if self._sets_device or not self._inits or not self._gpu_work:
+            return  # no GPU work here: whoever runs it (a framework, a later module) sets the device
+        for node in self._inits:
+            self.report(
+                node,
+                "NCCL process group started with no torch.cuda.set_device(local_rank) (or device_id=) in "
+                "this module: every rank creates its CUDA context and communicator on GPU 0, which "
+                "loses ~500 MiB per rank and can hang collectives; call "
+                "torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) first, or pass "
+                "device_id=torch.device('cuda', local_rank)",
+                needs_grad=False,
+            )
+        for node in self._barriers:
+            self.report(
+                node,
+                "barrier() in an NCCL program that never sets the device: it runs on GPU 0 in every "
+                "rank (opening a context there); call torch.cuda.set_device(local_rank) after "
+                "init_process_group, or pass device_ids=[local_rank]",
+                needs_grad=False,
+            )
+
+    def _may_be_nccl(self, node: cst.BaseExpression, depth: int = 0) -> bool:
+        if isinstance(node, cst.SimpleString):
+            value = node.evaluated_value
+            return isinstance(value, str) and "nccl" in value.lower()
+        if isinstance(node, cst.ConcatenatedString):
+            return "nccl" in cst.Module(body=()).code_for_node(node).lower()
+        if isinstance(node, cst.IfExp):
+            return self._may_be_nccl(node.body, depth) or self._may_be_nccl(node.orelse, depth)
+        if isinstance(node, cst.BooleanOperation):
+            return self._may_be_nccl(node.left, depth) or self._may_be_nccl(node.right, depth)
+        if isinstance(node, cst.Subscript) or isinstance(node, cst.Call):
+            inner = node.value if isinstance(node, cst.Subscript) else node.func
+            qualified = self.facts.qualified_name(inner) or ""
+            return qualified.startswith(("os.environ", "os.getenv"))
+        if isinstance(node, cst.Name) and depth < 3:
+            binding = self.facts.lookup(node.value)
+            if binding is not None and isinstance(binding.node, cst.BaseExpression) and binding.node is not node:
+                if isinstance(binding.node, cst.Param):
+                    return False
+                return self._may_be_nccl(binding.node, depth + 1)
+        return False
+
+    VALID = [
+        # the usual torchrun setup
+        """
+import os
+import torch
+import torch.distributed as dist
+
+def setup():
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group(backend="nccl")
+    dist.barrier()
+    return local_rank
+""",
+        # set_device right after init_process_group (NCCL initialises lazily), in another function
+        """
+import os
+import torch
+import torch.distributed as dist
+
+def init_distributed(args):
+    dist.init_process_group("nccl", init_method=args.dist_url, world_size=args.world_size, rank=args.rank)
+    setup_device(args)
+
+def setup_device(args):
+    args.gpu = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(args.gpu)
+""",
+        # device_id= binds the process group to the rank's GPU
+        """
+import os
+import torch
+import torch.distributed as dist
+
+local_rank = int(os.environ["LOCAL_RANK"])
+dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
+dist.barrier()
+""",
+        # gloo on CPU; a backend chosen by the caller (a framework sets the device elsewhere)
+        """
+import torch.distributed as dist
+
+def init_cpu(rank, world_size):
+    dist.init_process_group("gloo", rank=rank, world_size=world_size)
+    dist.barrier()
+
+def init_connection(backend, rank, world_size):
+    dist.init_process_group(backend, rank=rank, world_size=world_size)
+""",
+        # starts the group and hands over to a library that sets the device before any collective
+        """
+import torch
+from transformers import TrainingArguments
+
+def init_torch_dist_then_launch_deepspeed(deepspeed_config):
+    backend = "ccl" if torch_device == "xpu" else "nccl"
+    torch.distributed.init_process_group(backend=backend)
+    return TrainingArguments(output_dir="./", deepspeed=deepspeed_config)
+""",
+        # with torch.cuda.device(...) around the work, barrier with device_ids
+        """
+import torch
+import torch.distributed as dist
+
+def worker(rank, world_size):
+    dist.init_process_group("nccl", rank=rank, world_size=world_size)
+    with torch.cuda.device(rank):
+        run(rank)
+    dist.barrier(device_ids=[rank])
+""",
+    ]
+
+    INVALID = [
+        Invalid("""
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(model):
+    dist.init_process_group(backend="nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    model = DDP(model.to(local_rank), device_ids=[local_rank])
+    return model
+""", line=8),
+        # the barrier opens a context on GPU 0 too
+        Invalid("""
+import torch.distributed as dist
+
+def setup(rank, world_size):
+    dist.init_process_group("nccl", rank=rank, world_size=world_size)
+    if rank == 0:
+        download_dataset()
+    dist.barrier()
+""", line=8),
+        # the backend from the environment, or chosen by availability
+        Invalid("""
+import os
+import torch
+from torch.distributed import init_process_group
+
+def ddp_setup():
+    init_process_group(backend=os.environ.get("DIST_BACKEND", "nccl"))
+
+def ddp_setup_any():
+    backend = "nccl" if torch.cuda.is_available() else "gloo"
+    init_process_group(backend)
+
+def train(model, loader):
+    ddp_setup()
+    model = model.to(int(os.environ["LOCAL_RANK"]))
+""", line=7),
+    ]
+
+
+def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None

@@ -1,0 +1,245 @@
+"""ML302 accumulation-without-no-sync: gradient accumulation on a DistributedDataParallel
+model without ``model.no_sync()`` on the micro-batches that do not step.
+
+DDP all-reduces the gradients during every ``backward()``. With accumulation
+(``loss.backward()`` every micro-batch, ``optimizer.step()`` every ``accum`` of them) all
+but the last all-reduce are wasted: ``accum`` times the communication, and the reducer's
+bucket buffers are filled and synchronised every micro-batch. Wrap the non-stepping
+backward passes in ``with model.no_sync():``.
+
+Flagged: in a loop that backpropagates every iteration, an ``if`` with a modulo test
+(``(step + 1) % accum == 0``, ``step % k == 0``) whose body steps the optimizer and does
+not backpropagate itself, in a module that wraps a model with ``DistributedDataParallel``.
+Not flagged: a module that uses ``no_sync`` or sets ``require_backward_grad_sync``; FSDP
+(``FullyShardedDataParallel`` / ``fully_shard``: ``no_sync`` there keeps unsharded
+gradients and raises memory, so skipping it is a valid choice); accelerate's
+``accelerator.accumulate(model)``, Lightning and DeepSpeed, which handle it; a model
+wrapped elsewhere (the wrap is not visible here); an ``if`` that also runs the backward
+pass (alternating updates, not accumulation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from memlint.static.engine import _is_optimizer_step
+from memlint.static.facts import Loop
+from memlint.static.rule import Invalid, Rule
+
+_DDP = frozenset({"DistributedDataParallel"})
+_FSDP = frozenset({"FullyShardedDataParallel", "fully_shard"})
+# Text that says the file handles synchronisation itself (or lets a framework do it).
+_HANDLED_TEXT = ("no_sync", "require_backward_grad_sync", "accumulate(", "deepspeed", "gradient_accumulation_plugin")
+
+
+@dataclass
+class _PeriodicIf:
+    node: cst.If
+    loop: Loop
+    steps: bool = False
+    backward: bool = False
+
+
+class AccumulationWithoutNoSync(Rule):
+    code = "ML302"
+    name = "accumulation-without-no-sync"
+    severity = "warning"
+    summary = "Gradient accumulation on a DDP model without model.no_sync(): an all-reduce on every micro-batch."
+    triggers = ("DistributedDataParallel",)
+
+    def __init__(self, checker) -> None:
+        super().__init__(checker)
+        self._open: list[_PeriodicIf] = []
+        self._candidates: list[_PeriodicIf] = []
+        self._wraps_ddp = False
+        self._uses_fsdp = False
+        self._scheduled = False
+
+    def visit_If(self, node: cst.If) -> None:
+        loop = self.facts.loop
+        if loop is not None and _has_modulo(node.test):
+            self._open.append(_PeriodicIf(node, loop))
+
+    def leave_If(self, node: cst.If) -> None:
+        if not self._open or self._open[-1].node is not node:
+            return
+        record = self._open.pop()
+        if not record.steps or record.backward:
+            return
+
+        def decide() -> None:
+            if record.loop.has_backward:
+                self._candidates.append(record)
+                if not self._scheduled:
+                    self._scheduled = True
+                    self.at_module_exit(self._decide)
+
+        self.at_function_exit(decide)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        qualified = self.facts.qualified_name(func) or ""
+        last = qualified.rsplit(".", 1)[-1]
+        if last in _DDP:
+            self._wraps_ddp = True
+        elif last in _FSDP:
+            self._uses_fsdp = True
+        if not self._open or not isinstance(func, cst.Attribute):
+            return
+        method = func.attr.value
+        if method in ("backward", "manual_backward") or qualified in ("torch.autograd.backward",):
+            for record in self._open:
+                record.backward = True
+        elif method == "step" and _is_optimizer_step(node):
+            for record in self._open:
+                record.steps = True
+
+    def _decide(self) -> None:
+        source = self._checker.source
+        if not self._wraps_ddp or self._uses_fsdp or self.facts.imports.uses_lightning:
+            return
+        if any(text in source for text in _HANDLED_TEXT) or "FullyShardedDataParallel" in source:
+            return
+        for record in self._candidates:
+            self.report(
+                record.node,
+                "gradient accumulation on a DistributedDataParallel model without no_sync(): DDP "
+                "all-reduces the gradients on every backward(), so every micro-batch pays a full "
+                "all-reduce that the next one overwrites; run the backward of the non-stepping "
+                "micro-batches under 'with model.no_sync():' (contextlib.nullcontext() on the last one)",
+                needs_grad=False,
+            )
+
+    VALID = [
+        # no_sync on the micro-batches that do not step
+        """
+import contextlib
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def train(model, loader, optimizer, criterion, accum_steps, local_rank):
+    model = DDP(model.cuda(local_rank), device_ids=[local_rank])
+    for step, (x, y) in enumerate(loader):
+        stepping = (step + 1) % accum_steps == 0
+        context = contextlib.nullcontext() if stepping else model.no_sync()
+        with context:
+            loss = criterion(model(x.cuda()), y.cuda()) / accum_steps
+            loss.backward()
+        if stepping:
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+        # FSDP: no_sync would keep unsharded gradients
+        """
+import torch
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+def train(model, loader, optimizer, accum):
+    model = FSDP(model)
+    for i, batch in enumerate(loader):
+        loss = model(**batch).loss / accum
+        loss.backward()
+        if (i + 1) % accum == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+        # accelerate handles the synchronisation
+        """
+import torch
+from accelerate import Accelerator
+
+def train(model, loader, optimizer):
+    accelerator = Accelerator(gradient_accumulation_steps=4)
+    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+    for step, batch in enumerate(loader):
+        with accelerator.accumulate(model):
+            loss = model(**batch).loss
+            accelerator.backward(loss)
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+        # no accumulation: step every iteration; logging every N steps
+        """
+import torch
+from torch.nn.parallel import DistributedDataParallel
+
+def train(model, loader, optimizer, log_every=100):
+    model = DistributedDataParallel(model)
+    for step, (x, y) in enumerate(loader):
+        loss = model(x, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % log_every == 0:
+            print(f"step {step}: {loss.item():.4f}")
+""",
+        # a model wrapped elsewhere: the wrap is not visible in this module
+        """
+import torch
+def train(model, loader, optimizer, accum):
+    for i, (x, y) in enumerate(loader):
+        model(x, y).backward()
+        if (i + 1) % accum == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+    ]
+
+    INVALID = [
+        Invalid("""
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(model, train_loader, optimizer, criterion, args):
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+    model = DDP(model.cuda(), device_ids=[local_rank])
+    for epoch in range(args.epochs):
+        for step, (images, labels) in enumerate(train_loader):
+            loss = criterion(model(images.cuda()), labels.cuda()) / args.accum_steps
+            loss.backward()
+            if (step + 1) % args.accum_steps == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+""", line=16),
+        # AMP scaler step, while loop, wrap through torch.nn.parallel
+        Invalid("""
+import torch
+
+def train(model, batches, optimizer, scaler, accumulation, max_steps):
+    model = torch.nn.parallel.DistributedDataParallel(model)
+    micro = 0
+    while micro < max_steps * accumulation:
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(next(batches)) / accumulation
+        scaler.scale(loss).backward()
+        micro += 1
+        if micro % accumulation == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad(set_to_none=True)
+""", line=12),
+    ]
+
+
+def _has_modulo(test: cst.BaseExpression) -> bool:
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.BinaryOperation):
+            if isinstance(current.operator, cst.Modulo) and not isinstance(current.left, cst.BaseString):
+                return True
+            stack.extend((current.left, current.right))
+        elif isinstance(current, cst.Comparison):
+            stack.append(current.left)
+            stack.extend(target.comparator for target in current.comparisons)
+        elif isinstance(current, cst.BooleanOperation):
+            stack.extend((current.left, current.right))
+        elif isinstance(current, cst.UnaryOperation):
+            stack.append(current.expression)
+    return False

@@ -1,0 +1,247 @@
+"""ML303 full-state-dict-on-every-rank: an FSDP model's full state dict is gathered on
+every rank, on the GPU.
+
+``StateDictType.FULL_STATE_DICT`` all-gathers every parameter into one unsharded copy of
+the model. With the default ``FullStateDictConfig()`` each rank builds that full copy in
+GPU memory: an FSDP job sized so that one shard fits runs out of memory at its first
+checkpoint, and N ranks hold N copies of which only rank 0 writes one.
+``FullStateDictConfig(offload_to_cpu=True, rank0_only=True)`` moves each gathered
+parameter to CPU and keeps it only on rank 0.
+
+Flagged: ``FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT[, config])`` and
+``FSDP.set_state_dict_type(...)`` with no config, or with a ``FullStateDictConfig`` that
+does not set both ``offload_to_cpu=True`` and ``rank0_only=True`` (a config held in a name
+is followed to its assignment). Not flagged: a config it cannot see (a parameter, an
+attribute) or whose flags are variables; a ``with FSDP.state_dict_type(...)`` block that
+only loads (``load_state_dict``: the config only affects ``state_dict()``);
+``SHARDED_STATE_DICT`` / ``LOCAL_STATE_DICT``; comparisons with ``FULL_STATE_DICT``;
+accelerate's ``FullyShardedDataParallelPlugin`` (it defaults to offload + rank 0 only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from memlint.static.facts import dotted_name
+from memlint.static.rule import Invalid, Rule
+
+_SETTERS = frozenset({"state_dict_type", "set_state_dict_type"})
+_SAVING_METHODS = frozenset({"state_dict", "optim_state_dict", "full_optim_state_dict", "get_state_dict",
+                             "get_model_state_dict", "get_optimizer_state_dict", "save", "save_pretrained"})
+_LOADING_METHODS = frozenset({"load_state_dict", "optim_state_dict_to_load", "set_state_dict",
+                              "set_model_state_dict", "set_optimizer_state_dict", "load",
+                              "scatter_full_optim_state_dict", "shard_full_optim_state_dict"})
+
+
+@dataclass
+class _Block:
+    node: cst.With
+    call: cst.Call
+    problem: str
+    saves: bool = False
+    loads: bool = False
+
+
+class FullStateDictOnEveryRank(Rule):
+    code = "ML303"
+    name = "full-state-dict-on-every-rank"
+    severity = "warning"
+    summary = "FSDP FULL_STATE_DICT without FullStateDictConfig(offload_to_cpu=True, rank0_only=True) gathers the whole model on every GPU."
+    triggers = ("FULL_STATE_DICT",)
+
+    def __init__(self, checker) -> None:
+        super().__init__(checker)
+        self._blocks: list[_Block] = []
+        self._in_with_item: set[int] = set()
+
+    def visit_With(self, node: cst.With) -> None:
+        for item in node.items:
+            call = item.item
+            if isinstance(call, cst.Call):
+                problem = self._problem(call)
+                if problem is not None:
+                    self._blocks.append(_Block(node, call, problem))
+                    self._in_with_item.add(id(call))
+
+    def leave_With(self, node: cst.With) -> None:
+        while self._blocks and self._blocks[-1].node is node:
+            block = self._blocks.pop()
+            if block.loads and not block.saves:
+                continue  # loading: the config only affects state_dict()
+            self._report(block.call, block.problem)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and self._blocks:
+            method = func.attr.value
+            if method in _SAVING_METHODS:
+                for block in self._blocks:
+                    block.saves = True
+            elif method in _LOADING_METHODS:
+                for block in self._blocks:
+                    block.loads = True
+        if id(node) in self._in_with_item:
+            return
+        problem = self._problem(node)
+        if problem is not None:
+            self._report(node, problem)
+
+    def _report(self, node: cst.Call, problem: str) -> None:
+        self.report(
+            node,
+            f"FULL_STATE_DICT {problem}: every rank all-gathers the whole unsharded model into its own "
+            f"GPU memory (and only rank 0 saves it), so a model that fits sharded runs out of memory "
+            f"at the checkpoint; pass FullStateDictConfig(offload_to_cpu=True, rank0_only=True)",
+            needs_grad=False,
+        )
+
+    def _problem(self, call: cst.Call) -> str | None:
+        """Why this call sets up a full state dict on every rank's GPU; None if it does not."""
+        func = call.func
+        method = func.attr.value if isinstance(func, cst.Attribute) else dotted_name(func)
+        if method is None or method.rsplit(".", 1)[-1] not in _SETTERS:
+            return None
+        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+        if any(arg.star for arg in call.args):
+            return None
+        kind = keywords.get("state_dict_type")
+        kind_index = None
+        for index, value in enumerate(positional):
+            if self._is_full_state_dict(value):
+                kind, kind_index = value, index
+        if kind is None or not self._is_full_state_dict(kind):
+            return None
+        config = keywords.get("state_dict_config")
+        if config is None and kind_index is not None and len(positional) > kind_index + 1:
+            config = positional[kind_index + 1]
+        if config is None:
+            return "with no FullStateDictConfig"
+        return self._config_problem(config)
+
+    def _is_full_state_dict(self, node: cst.BaseExpression) -> bool:
+        qualified = self.facts.qualified_name(node) or ""
+        return qualified.endswith("StateDictType.FULL_STATE_DICT")
+
+    def _config_problem(self, config: cst.BaseExpression, depth: int = 0) -> str | None:
+        if isinstance(config, cst.Name) and depth < 3:
+            binding = self.facts.lookup(config.value)
+            if binding is not None and isinstance(binding.node, cst.Call):
+                return self._config_problem(binding.node, depth + 1)
+            return None
+        if not isinstance(config, cst.Call):
+            return None
+        qualified = self.facts.qualified_name(config.func) or ""
+        if not qualified.endswith("FullStateDictConfig"):
+            return None
+        values: dict[str, cst.BaseExpression] = {}
+        positional = [arg.value for arg in config.args if arg.keyword is None and not arg.star]
+        if any(arg.star for arg in config.args):
+            return None
+        for name, value in zip(("offload_to_cpu", "rank0_only"), positional):
+            values[name] = value
+        for arg in config.args:
+            if arg.keyword is not None:
+                values[arg.keyword.value] = arg.value
+        missing = []
+        for flag in ("offload_to_cpu", "rank0_only"):
+            value = values.get(flag)
+            if value is None or (isinstance(value, cst.Name) and value.value == "False"):
+                missing.append(f"{flag}=True")
+            elif not (isinstance(value, cst.Name) and value.value == "True"):
+                return None  # a variable: can't tell
+        if not missing:
+            return None
+        return f"with a FullStateDictConfig missing {' and '.join(missing)}"
+
+    VALID = [
+        # offloaded to CPU, rank 0 only
+        """
+import torch
+import torch.distributed as dist
+from torch.distributed.fsdp import FullStateDictConfig, StateDictType
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+def save_checkpoint(model, path):
+    config = FullStateDictConfig(offload_to_cpu=True, rank0_only=True)
+    with FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT, config):
+        state = model.state_dict()
+    if dist.get_rank() == 0:
+        torch.save(state, path)
+""",
+        # sharded checkpoints; comparisons with FULL_STATE_DICT
+        """
+import torch.distributed.checkpoint as dcp
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, StateDictType
+
+def save(model, path, state_dict_type):
+    if state_dict_type == StateDictType.FULL_STATE_DICT:
+        raise ValueError("use save_full()")
+    with FSDP.state_dict_type(model, StateDictType.SHARDED_STATE_DICT):
+        dcp.save({"model": model.state_dict()}, checkpoint_id=path)
+""",
+        # loading a full state dict: the config only affects state_dict()
+        """
+import torch
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, StateDictType
+
+def load(model, path):
+    state = torch.load(path, map_location="cpu")
+    with FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT):
+        model.load_state_dict(state)
+""",
+        # a config passed in by the caller, flags from variables; accelerate's plugin
+        """
+from accelerate import FullyShardedDataParallelPlugin
+from torch.distributed.fsdp import FullStateDictConfig, FullyShardedDataParallel as FSDP, StateDictType
+
+def gather(model, state_dict_config):
+    with FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT, state_dict_config):
+        return model.state_dict()
+
+def configure(offload, rank0):
+    FSDP.set_state_dict_type(model, StateDictType.FULL_STATE_DICT,
+                             FullStateDictConfig(offload_to_cpu=offload, rank0_only=rank0))
+    return FullyShardedDataParallelPlugin(state_dict_type=StateDictType.FULL_STATE_DICT)
+""",
+    ]
+
+    INVALID = [
+        Invalid("""
+import torch
+import torch.distributed as dist
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, StateDictType
+
+def save_checkpoint(model, optimizer, path):
+    with FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT):
+        state = model.state_dict()
+    if dist.get_rank() == 0:
+        torch.save(state, path)
+""", line=7),
+        # rank0_only without offload: rank 0 still gathers on its GPU
+        Invalid("""
+import torch
+from torch.distributed.fsdp import FullStateDictConfig, StateDictType
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+save_policy = FullStateDictConfig(rank0_only=True)
+
+def save(model, path):
+    with FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT, save_policy):
+        cpu_state = model.state_dict()
+    torch.save(cpu_state, path)
+""", line=9),
+        # set_state_dict_type with a keyword config lacking rank0_only
+        Invalid("""
+from torch.distributed import fsdp
+
+def configure(model):
+    fsdp.FullyShardedDataParallel.set_state_dict_type(
+        model,
+        state_dict_type=fsdp.StateDictType.FULL_STATE_DICT,
+        state_dict_config=fsdp.FullStateDictConfig(offload_to_cpu=True),
+    )
+""", line=5),
+    ]

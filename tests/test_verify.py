@@ -1,0 +1,238 @@
+"""memlint verify end to end: real training scripts from fixtures/verify/ run on CPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+
+import pytest
+
+from memlint.dynamic.system import is_running
+from verify_helpers import FAST, fixture, line_of, verify, verify_json
+
+pytestmark = pytest.mark.slow
+
+# fixture -> (kind of evidence, text on the attributed line, holder, text on the holder's line)
+LEAKS = {
+    "leak_graph_accumulation.py": ("graph", "total_loss += loss", "total_loss", "total_loss += loss"),
+    "leak_outputs_kept.py": ("tensor", "return self.fc2(h) * 1.0", "all_logits", "all_logits.append(logits)"),
+    "leak_forward_hook.py": ("tensor", "h = torch.tanh(self.hidden(x))", "activations", "activations.append(output)"),
+    "leak_running_stat.py": ("graph", "smoothed = 0.98 * smoothed", "smoothed", "smoothed = 0.98 * smoothed"),
+    "leak_memoizing_module.py": ("tensor", "y = torch.relu(self.linear(x))", "model.block.cache",
+                                 "self.cache[self.calls] = y"),
+}
+CLEAN = ["clean_varying_batch.py", "clean_adam_state.py", "clean_eval_no_grad.py", "clean_item_metrics.py",
+         "clean_detached_scalar.py", "clean_manual_step.py"]
+
+
+@pytest.mark.parametrize("name", sorted(LEAKS))
+def test_leak_reads_growth_at_the_right_line(name):
+    kind, site_text, holder, holder_text = LEAKS[name]
+    code, report = verify_json(fixture(name), *FAST)
+    assert code == 1 and report["verdict"] == "growth", report["reason"]
+    site = report["sites"][0]
+    assert os.path.samefile(site["path"], fixture(name))
+    assert site["line"] == line_of(name, site_text)
+    assert site["holder"]["name"] == holder
+    assert site["holder"]["line"] == line_of(name, holder_text)
+    if kind == "graph":  # tensor bytes stay flat, the graph grows
+        assert site["bytes_per_step"] == 0 and report["graph_nodes_per_step"] >= 1
+    else:
+        assert report["tensor_bytes_per_step"] >= 1024 and site["bytes_per_step"] >= 1024
+
+
+@pytest.mark.parametrize("name", sorted(LEAKS))
+def test_static_findings_on_the_leaking_line_are_confirmed(name):
+    _, report = verify_json(fixture(name), *FAST)
+    for finding in report["findings"]:
+        assert finding["confirmed"], finding
+        assert finding["line"] == line_of(name, LEAKS[name][3])
+
+
+@pytest.mark.parametrize("name", CLEAN)
+def test_clean_loop_reads_stable(name):
+    code, report = verify_json(fixture(name), *FAST)
+    assert code == 0 and report["verdict"] == "stable", report["reason"]
+    assert report["graph_nodes_per_step"] == 0
+    assert not [f for f in report["findings"] if f["confirmed"]]
+
+
+def test_one_detached_scalar_per_step_is_seen_but_stable():
+    _, report = verify_json(fixture("clean_detached_scalar.py"), *FAST)
+    assert 0 < report["tensor_bytes_per_step"] < 1024
+    assert report["sites"][0]["holder"]["name"] == "losses"
+
+
+def test_json_has_exactly_the_designed_shape():
+    _, report = verify_json(fixture("leak_outputs_kept.py"), *FAST)
+    assert set(report) == {"script", "device", "steps", "warmup", "verdict", "reason", "tensor_bytes_per_step",
+                           "graph_nodes_per_step", "rss_bytes_per_step", "samples", "sites", "findings", "ranks"}
+    assert report["device"] == "cpu" and report["steps"] == 8 and report["warmup"] == 2
+    assert [s["step"] for s in report["samples"]] == list(range(1, 11))
+    assert set(report["samples"][0]) == {"step", "tensor_bytes", "graph_nodes", "rss_bytes"}
+    assert set(report["sites"][0]) == {"path", "line", "function", "bytes_per_step", "count_per_step", "holder"}
+    assert report["findings"] and {"code", "line", "path", "confirmed"} <= set(report["findings"][0])
+    assert report["ranks"] == []
+
+
+def test_text_report_names_the_line_and_the_holder():
+    code, out, _ = verify(fixture("leak_graph_accumulation.py"), *FAST)
+    assert code == 1
+    assert out.splitlines()[1].startswith("verdict: growth: the autograd graph grows")
+    line = line_of("leak_graph_accumulation.py", "total_loss += loss")
+    assert f"leak_graph_accumulation.py:{line} in train" in out
+    assert "kept alive by 'total_loss'" in out and "[confirmed by this run]" in out
+
+
+def test_module_mode_runs_like_python_dash_m():
+    cwd = os.getcwd()
+    os.chdir(os.path.dirname(fixture("clean_item_metrics.py")))
+    try:
+        code, report = verify_json(*FAST, "-m", "clean_item_metrics")
+    finally:
+        os.chdir(cwd)
+    assert code == 0 and report["script"] == "-m clean_item_metrics" and report["verdict"] == "stable"
+
+
+# -- failure modes: always a report, exit 2, a plain reason -------------------------------------
+
+def test_script_that_raises_shows_its_traceback_tail():
+    code, out, _ = verify(fixture("fail_raises.py"), *FAST)
+    assert code == 2
+    assert "verdict: inconclusive: the script raised after 5 of 10 steps" in out
+    assert "ValueError: corrupt record in shard 3 at batch 5" in out
+    assert f'fail_raises.py", line {line_of("fail_raises.py", "raise ValueError")}, in load_batch' in out
+    assert "memlint/dynamic" not in out and "runpy" not in out
+
+
+def test_sys_exit_before_the_last_step():
+    code, report = verify_json(fixture("fail_sys_exit.py"), *FAST)
+    assert code == 2 and report["verdict"] == "inconclusive"
+    assert report["reason"] == "the script called sys.exit(3) after 3 of 10 steps (2 warmup + 8 measured)"
+
+
+def test_os_exit_before_the_last_step():
+    code, report = verify_json(fixture("fail_os_exit.py"), *FAST)
+    assert code == 2 and report["verdict"] == "inconclusive"
+    assert "exit code 0 after 3 of 10 steps" in report["reason"] and "os._exit" in report["reason"]
+
+
+def test_segfault_is_reported_with_the_python_stack():
+    code, out, _ = verify(fixture("fail_segfault.py"), *FAST)
+    assert code == 2
+    assert "the script crashed with SIGSEGV after 3 of 10 steps" in out
+    assert "in read_native_buffer" in out  # faulthandler's dump of the user's frames
+
+
+def test_timeout_kills_the_script_and_its_children(tmp_path):
+    pid_file = tmp_path / "helper.pid"
+    started = time.monotonic()
+    code, report = verify_json(fixture("fail_hangs.py"), *FAST, "--timeout", "15", "--", "--pid-file", str(pid_file))
+    assert time.monotonic() - started < 40
+    assert code == 2 and report["verdict"] == "inconclusive"
+    # The script hangs at its third step; on a busy machine it may not have got that far.
+    assert re.match(r"timed out after 15 s, after [012] of 10 steps", report["reason"]), report["reason"]
+    assert not is_running(int(pid_file.read_text()))
+
+
+def test_ctrl_c_stops_the_script_and_its_children(tmp_path):
+    from memlint.dynamic.launcher import run_child
+    from memlint.dynamic.options import build_options
+
+    pid_file = tmp_path / "helper.pid"
+    options = build_options(None, script=fixture("fail_hangs.py"), args=["--pid-file", str(pid_file)],
+                            steps=8, warmup=2, timeout=60)
+
+    def press_ctrl_c(step):
+        if step >= 2:
+            raise KeyboardInterrupt
+
+    outcome = run_child(options, str(tmp_path), on_progress=press_ctrl_c)
+    assert outcome.interrupted and outcome.progress == {0: 2}
+    assert not is_running(int(pid_file.read_text()))
+
+
+def test_script_that_never_steps():
+    code, report = verify_json(fixture("fail_never_steps.py"), *FAST)
+    assert code == 2 and report["verdict"] == "inconclusive"
+    assert "never called an optimizer's step()" in report["reason"] and "memlint.step()" in report["reason"]
+
+
+def test_script_with_its_own_profiler_is_inconclusive_never_stable():
+    code, report = verify_json(fixture("fail_own_profiler.py"), *FAST)
+    assert code == 2 and report["verdict"] == "inconclusive"
+    assert "another torch.profiler was active" in report["reason"]
+
+
+def test_missing_script_is_a_usage_error():
+    code, _, err = verify(fixture("no_such_script.py"))
+    assert code == 2 and "no such script" in err
+
+
+def test_missing_torch_says_how_to_install_it(monkeypatch):
+    import importlib.util
+
+    from click.testing import CliRunner
+
+    from memlint.cli import main
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real_find_spec(name, *a))
+    result = CliRunner().invoke(main, ["verify", fixture("clean_adam_state.py")])
+    assert result.exit_code == 2
+    assert "pip install 'torch-memlint[verify]'" in result.stderr
+
+
+# -- distributed, trace, plot, API, config -------------------------------------------------------
+
+def test_two_ranks_on_gloo_report_each_rank_and_the_worst():
+    code, report = verify_json(fixture("ddp_gloo.py"), "--nproc-per-node", "2", "--steps", "6", "--warmup", "2")
+    assert code == 1 and report["verdict"] == "growth"
+    ranks = {r["rank"]: r for r in report["ranks"]}
+    assert sorted(ranks) == [0, 1]
+    assert ranks[0]["verdict"] == "growth" and ranks[1]["verdict"] == "stable"
+    assert report["reason"].startswith("rank 0: the autograd graph grows")
+    graph_site = [s for s in report["sites"] if s["bytes_per_step"] == 0][0]
+    assert graph_site["line"] == line_of("ddp_gloo.py", "logged_losses.append(loss)")
+
+
+def test_trace_dir_and_plot(tmp_path):
+    trace_dir, svg = tmp_path / "trace", tmp_path / "memory.svg"
+    code, out, err = verify(fixture("leak_outputs_kept.py"), "--steps", "4", "--warmup", "1",
+                            "--trace-dir", str(trace_dir), "--plot", str(svg))
+    assert code == 1
+    traces = list(trace_dir.glob("rank0.*.pt.trace.json"))
+    assert len(traces) == 1
+    events = json.loads(traces[0].read_text())["traceEvents"]
+    assert any(e.get("name") == "[memory]" for e in events)
+    assert "USDT" not in out + err
+    text = svg.read_text()
+    assert text.startswith("<svg") and "<polyline" in text and "stroke-dasharray" in text
+
+
+def test_html_plot_is_self_contained(tmp_path):
+    page = tmp_path / "memory.html"
+    code, _, _ = verify(fixture("clean_adam_state.py"), *FAST, "--plot", str(page))
+    text = page.read_text()
+    assert code == 0 and "<svg" in text and "<script" not in text and "stable" in text
+
+
+def test_python_api_returns_the_report_dataclass():
+    import memlint
+    from memlint.dynamic.report import VerifyReport
+
+    report = memlint.verify_script(fixture("leak_graph_accumulation.py"), steps=6, warmup=2, static_check=False)
+    assert isinstance(report, VerifyReport)
+    assert report.verdict == "growth" and report.exit_code == 1 and report.findings == []
+    assert report.sites[0].holder.name == "total_loss"
+
+
+def test_thresholds_come_from_pyproject(tmp_path, monkeypatch):
+    import memlint
+
+    (tmp_path / "pyproject.toml").write_text("[tool.memlint.verify]\nthreshold = 64\nsteps = 6\nwarmup = 2\n")
+    monkeypatch.chdir(tmp_path)
+    report = memlint.verify_script(fixture("clean_detached_scalar.py"), static_check=False)
+    assert report.steps == 6 and report.verdict == "growth"  # 128 B/step is above 64 B

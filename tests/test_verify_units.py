@@ -1,0 +1,136 @@
+"""Fast unit tests of verify's pieces: slope, confirmation, holder lines, plot, progress, fixture."""
+
+from __future__ import annotations
+
+import io
+import textwrap
+
+import pytest
+
+from memlint.dynamic.bindings import binding_line
+from memlint.dynamic.confirm import mark_confirmed
+from memlint.dynamic.report import Holder, Sample, Site, VerifyReport
+from memlint.dynamic.verdict import rising_share, steps_until_exhausted, theil_sen, trend
+from memlint.findings import Finding
+
+
+def test_theil_sen_ignores_an_outlier():
+    values = [10 * i for i in range(20)]
+    values[7] = 10_000
+    assert theil_sen(values) == pytest.approx(10)
+
+
+def test_noise_does_not_rise_and_steady_growth_does():
+    noise = [5, 1, 4, 2, 5, 1, 3, 2, 4, 1]
+    assert rising_share(noise) < 0.75 and not trend(noise, 0.1).grows
+    assert rising_share(list(range(10))) == 1.0 and trend([8 * i for i in range(10)], 1).grows
+    assert not trend([4 * i for i in range(10)], 1024).grows  # one scalar per step
+
+
+def test_steps_until_exhausted():
+    assert steps_until_exhausted(1024, 10 * 1024) == 11
+    assert steps_until_exhausted(0, 10) is None and steps_until_exhausted(5, None) is None
+
+
+def _finding(path, line, message="'total_loss' accumulates 'loss' with its autograd graph"):
+    return Finding(path, line, 9, line, 20, "ML101", "graph-accumulation", "error", message)
+
+
+def test_findings_confirmed_by_site_line_holder_line_or_holder_name(tmp_path):
+    path = str(tmp_path / "train.py")
+    site = Site(path, 12, "train", 4096.0, 1.0, Holder("total_loss", "train", path, 30))
+    on_site, on_holder = _finding(path, 12, "other"), _finding(path, 30, "other")
+    by_name, elsewhere = _finding(path, 99), _finding(str(tmp_path / "other.py"), 12)
+    unrelated = _finding(path, 50, "'metrics' keeps a graph")
+    marked = mark_confirmed([on_site, on_holder, by_name, elsewhere, unrelated], [site], growth=True)
+    assert [m.confirmed for m in marked] == [True, True, True, False, False]
+    assert marked[0].to_json()["confirmed"] is True and marked[0].to_json()["code"] == "ML101"
+    assert not any(m.confirmed for m in mark_confirmed([on_site], [site], growth=False))
+
+
+def test_binding_line_prefers_the_line_that_grows(tmp_path):
+    source = tmp_path / "train.py"
+    source.write_text(textwrap.dedent("""\
+        def train(model, batches):
+            total = 0.0
+            outs = []
+            running = 0
+            for x in batches:
+                loss = model(x)
+                total += loss
+                outs.append(loss)
+                running = 0.9 * running + loss
+            return total
+
+        class Memo:
+            def forward(self, y):
+                self.cache[self.calls] = y
+    """))
+    path = str(source)
+    assert binding_line(path, "train", 1, "total") == (7, "train")
+    assert binding_line(path, "train", 1, "outs") == (8, "train")
+    assert binding_line(path, "train", 1, "running") == (9, "train")
+    assert binding_line(path, "main", 40, "model.block.cache") == (14, "forward")
+    assert binding_line(path, "train", 1, "nowhere") is None
+
+
+def _report(verdict="growth"):
+    samples = [Sample(i, 1000 + 300 * i, 10 + 2 * i, 10**8) for i in range(1, 9)]
+    return VerifyReport("train.py", "cpu", 6, 2, verdict, "because", 300.0, 2.0, 0.0, samples)
+
+
+def test_svg_plot_draws_samples_warmup_and_fit():
+    from memlint.dynamic.plot import render_html, render_svg
+
+    svg = render_svg(_report())
+    assert svg.count("<polyline") == 2 and svg.count("stroke-dasharray") == 2 and "warmup" in svg
+    assert "<svg" in render_html(_report()) and "because" in render_html(_report())
+
+
+def test_progress_bar_draws_on_one_line():
+    from memlint.dynamic.progress import ProgressBar
+
+    stream = io.StringIO()
+    bar = ProgressBar(10, 2, stream)
+    bar.update(1)
+    bar.update(5)
+    bar.close()
+    text = stream.getvalue()
+    assert "step 1/10 warmup" in text and "step 5/10 measuring" in text and "\n" not in text
+
+
+def test_pytest_fixture_passes_a_clean_step(memlint_no_growth):
+    import torch
+
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def train_step():
+        loss = model(torch.randn(8, 4)).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+    assert memlint_no_growth(train_step, steps=6, warmup=2).verdict == "stable"
+
+
+def test_in_process_verify_finds_the_holder_of_a_growing_graph():
+    import torch
+
+    from memlint.dynamic.inprocess import verify_function
+
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    history = []
+
+    def train_step():
+        loss = model(torch.randn(8, 4)).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        history.append(loss)
+
+    report = verify_function(train_step, steps=6, warmup=2)
+    assert report.verdict == "growth"
+    graph_site = [s for s in report.sites if s.is_graph][0]
+    assert graph_site.holder.name == "history" and graph_site.function == "train_step"
