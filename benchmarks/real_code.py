@@ -6,6 +6,7 @@ each package's sources and prints findings per rule and per 10k lines, per packa
 
     python3 benchmarks/real_code.py            # table
     python3 benchmarks/real_code.py --list     # plus every finding: path:line:col CODE message
+                                               # (paths relative to benchmarks/.corpus/)
     python3 benchmarks/real_code.py --select ML1 --package skorch --list
 
 Run by hand, not by CI. ``benchmarks/.corpus/`` is git-ignored; an install that is already
@@ -57,8 +58,8 @@ def install(name: str, requirement: str) -> Path:
         return target
     print(f"installing {requirement} -> {target}", file=sys.stderr)
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile", "--disable-pip-version-check",
-         "--target", str(target), requirement],
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile", "--upgrade",
+         "--disable-pip-version-check", "--target", str(target), requirement],
         check=True,
     )
     return target
@@ -87,12 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--package", action="append", choices=sorted(PACKAGES), help="only these packages")
     parser.add_argument("--transformers-models", action="store_true", help="also check transformers' modeling_*.py")
     parser.add_argument("-j", "--jobs", type=int, default=0, help="worker processes (default: all cores)")
-    parser.add_argument("--relative", action="store_true", help="print paths relative to the corpus folder")
+    parser.add_argument("--absolute", action="store_true", help="--list: absolute paths (default: relative to the corpus)")
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(HERE.parent / "src"))
     from memlint.config import Config
-    from memlint.static.rules import all_codes
+    from memlint.static.rules import all_codes, default_codes
     from memlint.static.runner import check_paths
 
     if args.all_rules:
@@ -101,8 +102,6 @@ def main(argv: list[str] | None = None) -> int:
         config = Config(select=[c.strip() for c in args.select.split(",") if c.strip()])
     else:
         config = Config()
-    from memlint.static.rules import default_codes
-
     enabled = sorted(config.enabled_codes(all_codes(), default_codes()))
 
     CORPUS.mkdir(exist_ok=True)
@@ -127,11 +126,13 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.list:
         for f in all_findings:
-            path = os.path.relpath(f.path, CORPUS) if args.relative else f.path
+            path = f.path if args.absolute else os.path.relpath(f.path, CORPUS)
             print(f"{path}:{f.line}:{f.column} {f.code} {f.message}")
         print()
 
+    # a column per rule that fired; the enabled rules that found nothing are named below the table
     shown = sorted(per_rule_total)
+    silent = [c for c in enabled if c not in per_rule_total and not c.startswith("ML9")]
     head = f"{'package':<15}{'version':>9}{'files':>7}{'lines':>9}{'secs':>7}{'total':>7}{'/10k':>7}"
     head += "".join(f"{c:>7}" for c in shown)
     print(head)
@@ -153,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     print(row)
     print("per 10k lines:" + " " * (len(f"{'':<15}{'':>9}{'':>7}{'':>9}{'':>7}{'':>7}{'':>7}") - 14)
           + "".join(f"{per_rule_total[c] * 10000 / max(tot_lines, 1):>7.2f}" for c in shown))
+    print(f"no findings: {', '.join(silent) or '-'}")
     print(f"rules enabled: {', '.join(enabled)}")
     return 0
 

@@ -212,9 +212,9 @@ def test_fixing_invalid_examples_parses_and_clears_the_fixed_findings(rule, exam
 
 def test_fixes_on_the_fixtures_leave_code_that_parses_and_is_clean(tmp_path):
     shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures")
-    before = json.loads(run("--format", "json", "--exit-zero", "fixtures", cwd=tmp_path).stdout)
+    before = json.loads(run("--format", "json", "--exit-zero", "-j", "1", "fixtures", cwd=tmp_path).stdout)
     fixable = [d for d in before if d["fix"] is not None]
-    result = run("--fix", "--unsafe-fixes", "--format", "json", "--exit-zero", "fixtures", cwd=tmp_path)
+    result = run("--fix", "--unsafe-fixes", "--format", "json", "--exit-zero", "-j", "1", "fixtures", cwd=tmp_path)
     after = json.loads(result.stdout)
     for path in (tmp_path / "fixtures").rglob("*.py"):
         compile(path.read_text(encoding="utf-8"), str(path), "exec")
@@ -222,5 +222,5 @@ def test_fixes_on_the_fixtures_leave_code_that_parses_and_is_clean(tmp_path):
     assert not [d for d in after if d["code"] in ("ML901", "ML902")]
     assert len(after) <= len(before) - len(fixable)
     # a fresh check agrees with what --fix reported as remaining
-    again = json.loads(run("--format", "json", "--exit-zero", "fixtures", cwd=tmp_path).stdout)
+    again = json.loads(run("--format", "json", "--exit-zero", "-j", "1", "fixtures", cwd=tmp_path).stdout)
     assert again == after

@@ -153,6 +153,16 @@ def test_github_workflow_commands(project):
                     "title=ML903 unused-suppression::ML903 100%25%0Anext\n")
 
 
+def test_github_notebook_findings_name_the_cell(project):
+    notebook = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": "# x"},
+                          {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                           "source": LEAK.splitlines(keepends=True)}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (project / "nb.ipynb").write_text(json.dumps(notebook))
+    lines = run("--format", "github", "nb.ipynb", cwd=project).stdout.splitlines()
+    assert lines[0].startswith("::error file=nb.ipynb,title=ML101 graph-accumulation::ML101 cell 2, line 11, column 9: ")
+
+
 def test_github_without_findings_prints_nothing(project):
     result = run("--format", "github", "clean.py", cwd=project)
     assert result.exit_code == 0 and result.stdout == ""

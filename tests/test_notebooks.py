@@ -157,6 +157,18 @@ def test_blank_magics_keeps_positions():
     assert blank_magics("!echo a \\\n  b\nx = 1") == "pass\n\nx = 1"
 
 
+def test_operators_and_strings_that_look_like_magics_are_python():
+    source = (
+        "loss = (\n    a\n    % b\n)\nif (a\n        != b):\n    !ls\n"
+        "s = \"\"\"\n!not a magic\n\"\"\"\ny = 1 + \\\n    2\n!echo \"(\"\nw = 3\n"
+    )
+    blanked = blank_magics(source).splitlines()
+    assert blanked[2] == "    % b" and blanked[5] == "        != b):"
+    assert blanked[6] == "    pass" and blanked[8] == "!not a magic"
+    assert blanked[12] == "pass" and blanked[13] == "w = 3"
+    compile(blank_magics(source), "cell", "exec")
+
+
 def test_pre_commit_hooks_cover_notebooks():
     text = (ROOT / ".pre-commit-hooks.yaml").read_text()
     hooks = _parse_hooks(text)

@@ -148,3 +148,6 @@ def test_ml903_does_not_parse_files_without_suppression_comments(monkeypatch):
     monkeypatch.setattr(runner, "parse", no_parse)
     rules = rules_by_code(["ML101", "ML201", "ML903"])
     assert runner.check_source("import numpy as np\nx = np.zeros(3)\n", "m.py", rules) == []
+    # only ML903 can report in this file: the comments are read, the file is not parsed
+    found = runner.check_source("import numpy as np\nx = np.zeros(3)  # noqa: ML101\n", "m.py", rules)
+    assert [(f.code, f.line) for f in found] == [("ML903", 2)]

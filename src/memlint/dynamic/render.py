@@ -51,7 +51,8 @@ def render_text(report: VerifyReport) -> str:
         lines.append(f"  rank {rank.rank}: {rank.verdict}: {rank.reason}")
     if report.sites:
         lines.append("")
-        lines.append("where the surviving memory comes from:")
+        lines.append("where the surviving memory comes from:" if report.verdict == "growth"
+                     else "steady survivors, below the thresholds:")
         lines.extend(_site_line(site) for site in report.sites)
     if report.findings:
         lines.append("")

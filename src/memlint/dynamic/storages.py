@@ -46,6 +46,15 @@ class StorageTracker(TorchDispatchMode):
         self.live: dict[int, Survivor] = {}
         self.live_bytes = 0
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        """Keep ``__torch_dispatch__`` unwrapped by ``torch._disable_dynamo``.
+
+        The wrapper imports ``torch._dynamo`` at the first operator (seconds of start-up)
+        and costs a call per operator; this mode never runs under ``torch.compile`` tracing.
+        """
+        return False
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         if isinstance(out, torch.Tensor):

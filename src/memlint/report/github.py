@@ -1,4 +1,7 @@
-"""``--format github``: GitHub Actions workflow commands, one per finding."""
+"""``--format github``: GitHub Actions workflow commands, one per finding
+(``::error file=...,line=...,col=...,endLine=...,endColumn=...,title=CODE name::CODE message``;
+``warning``, and ``notice`` for info). Data is %-escaped, and properties also escape ``:`` and
+``,``, as the runner expects."""
 
 from __future__ import annotations
 
@@ -19,7 +22,15 @@ def render_github(result: CheckResult) -> str:
     lines = []
     for f in result.findings:
         level = LEVELS.get(f.severity, "warning")
-        props = (f"file={_escape_property(f.path)},line={f.line},col={f.column},"
-                 f"endLine={f.end_line},endColumn={f.end_column},title={_escape_property(f.code + ' ' + f.name)}")
-        lines.append(f"::{level} {props}::{_escape_data(f.code + ' ' + f.message)}")
+        title = _escape_property(f.code + " " + f.name)
+        if f.cell is not None:
+            # A notebook's line numbers are those of a cell, not of the .ipynb file: annotate
+            # the file and say where in the message.
+            props = f"file={_escape_property(f.path)},title={title}"
+            text = f"{f.code} cell {f.cell}, line {f.line}, column {f.column}: {f.message}"
+        else:
+            props = (f"file={_escape_property(f.path)},line={f.line},col={f.column},"
+                     f"endLine={f.end_line},endColumn={f.end_column},title={title}")
+            text = f"{f.code} {f.message}"
+        lines.append(f"::{level} {props}::{_escape_data(text)}")
     return "\n".join(lines) + ("\n" if lines else "")

@@ -73,7 +73,10 @@ def _language(data: dict[str, Any]) -> str:
 
 
 def blank_magics(source: str) -> str:
-    """``source`` with IPython-only lines made valid Python, line and column positions kept."""
+    """``source`` with IPython-only lines made valid Python, line and column positions kept.
+
+    Only lines that start a statement are candidates: a ``%`` or ``!=`` that begins a line
+    inside brackets (``a\n    % b``), a string or after a backslash is Python."""
     lines = source.split("\n")
     first = lines[0].lstrip() if lines else ""
     if first.startswith("%%"):
@@ -82,19 +85,68 @@ def blank_magics(source: str) -> str:
             return "\n".join("" for _ in lines)
         lines[0] = ""
     out = []
-    continued = False
+    scanner = _Scanner()
+    magic_continues = False
     for line in lines:
-        if continued:  # the continuation of a magic line ending with a backslash
-            continued = line.rstrip().endswith("\\")
+        if magic_continues:  # the continuation of a magic line ending with a backslash
+            magic_continues = line.rstrip().endswith("\\")
             out.append("")
             continue
-        match = _LINE_MAGIC.match(line) or _ASSIGNED_MAGIC.match(line) or _HELP.match(line)
-        if match is not None and not line.lstrip().startswith("#"):
-            out.append(match.group("indent") + "pass")
-            continued = line.rstrip().endswith("\\")
-        else:
-            out.append(line)
+        if scanner.at_statement_start:
+            match = _LINE_MAGIC.match(line) or _ASSIGNED_MAGIC.match(line) or _HELP.match(line)
+            if match is not None and not line.lstrip().startswith("#"):
+                out.append(match.group("indent") + "pass")
+                magic_continues = line.rstrip().endswith("\\")
+                continue
+        scanner.feed(line)
+        out.append(line)
     return "\n".join(out)
+
+
+class _Scanner:
+    """Just enough of Python's tokenizer to know whether a line starts a statement:
+    bracket depth, open strings, backslash continuations."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.string: str | None = None  # the open string's quote
+        self.continued = False
+
+    @property
+    def at_statement_start(self) -> bool:
+        return self.depth == 0 and self.string is None and not self.continued
+
+    def feed(self, line: str) -> None:
+        i, n = 0, len(line)
+        comment = False
+        while i < n:
+            c = line[i]
+            if self.string is not None:
+                if c == "\\":
+                    i += 2
+                    continue
+                if line.startswith(self.string, i):
+                    i += len(self.string)
+                    self.string = None
+                    continue
+                i += 1
+                continue
+            if c == "#":
+                comment = True
+                break
+            if c in "([{":
+                self.depth += 1
+            elif c in ")]}":
+                self.depth = max(0, self.depth - 1)
+            elif c in "\"'":
+                self.string = c * 3 if line.startswith(c * 3, i) else c
+                i += len(self.string)
+                continue
+            i += 1
+        ends_with_backslash = not comment and line.endswith("\\")
+        if self.string is not None and len(self.string) == 1 and not ends_with_backslash:
+            self.string = None  # an unterminated one-line string: Python reports it
+        self.continued = ends_with_backslash and self.string is None
 
 
 def notebook_module(data: bytes) -> tuple[str, list[CellSpan]] | None:

@@ -85,12 +85,29 @@ def parse(source: str) -> "cst.Module":
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
+        python = _python_syntax_error(source)
+        if python is not None:  # Python's own message and place are the better ones
+            raise python from None
         message = str(exc.message).strip().splitlines()[0] if exc.message else "invalid syntax"
-        raise UncheckableFile(f"syntax error: {message}", exc.raw_line, exc.raw_column + 1) from None
+        raise UncheckableFile(f"cannot parse (libcst): {message}", exc.editor_line, exc.editor_column) from None
     except RecursionError:
         raise UncheckableFile("file is too deeply nested to parse") from None
     except MemoryError:
         raise UncheckableFile("file is too large to parse in memory") from None
+
+
+def _python_syntax_error(source: str) -> UncheckableFile | None:
+    """The syntax error Python itself reports for ``source`` (None if it parses)."""
+    import ast
+
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:
+        message = (exc.msg or "invalid syntax").strip().splitlines()[0]
+        return UncheckableFile(f"syntax error: {message}", max(1, exc.lineno or 1), max(1, exc.offset or 1))
+    except (RecursionError, MemoryError, ValueError):
+        return None
+    return None
 
 
 class Positions(Mapping):
@@ -249,6 +266,9 @@ def check_source(
     rules = [r for r in rules_for_source(source, rule_classes) if not r.code.startswith(tuple(ignored))]
     if not rules:
         return []
+    if all(r.code == UNUSED_CODE for r in rules):  # only ML903 could report: comments suffice, no parse
+        enabled = [r.code for r in rule_classes if not r.code.startswith(tuple(ignored))]
+        return unused_suppressions(parse_suppressions(source), path, enabled)
     module = parse(source)
     checker = FileChecker(path, source, rules)
     try:

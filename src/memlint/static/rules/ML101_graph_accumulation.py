@@ -85,6 +85,9 @@ class GraphAccumulation(Rule):
         if loop is not None and self._computed_from_accumulator(values, name):
             return  # h = h + f(h), x = x / x.sum(): a recurrence (ML102's business), not an accumulation
         carrier = next((v for v in values if facts.graph_value(v).state != 0), values[0])
+        if isinstance(carrier, (cst.List, cst.Tuple)) and carrier.elements:  # losses += [loss]
+            elements = [el.value for el in carrier.elements]
+            carrier = next((v for v in elements if facts.graph_value(v).state != 0), elements[0])
         value_text = source_of(carrier)
 
         def decide() -> None:

@@ -28,6 +28,8 @@ from memlint.static.rules.ML101_graph_accumulation import source_of
 
 # Callees whose name says they cut a value from its graph: repackage_hidden(h), detach_state(s).
 _DETACH_WORDS = ("detach", "repackage")
+_BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
+_AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
 
 
 @dataclass
@@ -46,12 +48,15 @@ class LoopCarriedGraph(Rule):
     name = "loop-carried-graph"
     severity = "error"
     summary = "A value with an autograd graph is fed back into the next iteration, so the graph grows every step."
+    # Only loops that run a backward pass or an optimizer step can leak this way.
+    triggers = ("backward", ".step(", "grad(")
 
     def __init__(self, checker) -> None:
         super().__init__(checker)
         self._statement: cst.CSTNode | None = None
         self._cut: dict[int, set[str]] = {}  # id(loop) -> names detached or reset in its body
         self._carries: dict[int, list[_Carry]] = {}
+        self._backpropagated: dict[int, list[frozenset[str]]] = {}  # id(loop) -> backward tensors' names
 
     # ----- candidates ----------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -128,6 +133,15 @@ class LoopCarriedGraph(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        if method in _BACKWARD_METHODS or self.facts.qualified_name(func) in _AUTOGRAD_FUNCTIONS:
+            tensor = _backpropagated_expr(node)
+            loops = self.facts.loops_in_function()
+            if tensor is not None and loops:
+                names = frozenset(names_in(tensor))
+                for loop in loops:
+                    self._backpropagated.setdefault(id(loop), []).append(names)
+            return
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
         if not any(word in last.lower() for word in _DETACH_WORDS):
             return
@@ -148,17 +162,20 @@ class LoopCarriedGraph(Rule):
     def _decide(self, function: FunctionScope, records: list[_Carry]) -> None:
         facts = self.facts
         for carry in records:
-            loop = next((loop for loop in carry.loops
-                         if loop.is_training_loop and carry.name not in self._cut.get(id(loop), ())), None)
-            if loop is None:
-                continue
             if not facts.is_graph_carrying(carry.graph):
                 continue
-            root = carry.name.split(".", 1)[0] if carry.name.startswith("self.") else carry.name
-            fed_back = function.is_backpropagated({carry.name, root})
-            if carry.kind in ("running", "accumulated") and not fed_back:
-                continue  # only accumulated, never read back into the graph: ML101's case
-            self.report(carry.node, self._message(carry))
+            for loop in carry.loops:
+                if carry.name in self._cut.get(id(loop), ()):
+                    continue  # detached or re-initialised somewhere in this loop's iteration
+                # Fed back: a backward pass inside this loop goes through the carried value.
+                fed_back = any(_derives_from(names, carry.name, function)
+                               for names in self._backpropagated.get(id(loop), ()))
+                if fed_back or (carry.kind in ("recurrent", "bank") and loop.has_optimizer_step):
+                    self.report(carry.node, self._message(carry))
+                    break
+                # Otherwise (only accumulated, or backpropagated once after the loop, as in
+                # seq2seq decoding or MAML's meta-loss) it is not this rule's case; ML101 reports
+                # plain accumulation.
 
     def _message(self, carry: _Carry) -> str:
         name = carry.name
@@ -339,6 +356,24 @@ def train(rnn, loader, opt, crit):
         loss.backward()
         opt.step()
 """,
+        # MAML: the meta-loss is summed over tasks (whose loop runs autograd.grad on another
+        # loss) and backpropagated once after the loop
+        """
+import torch
+import torch.nn.functional as F
+from torch.func import functional_call
+def maml_step(model, tasks, meta_opt, inner_lr=0.01):
+    params = dict(model.named_parameters())
+    meta_loss = 0.0
+    for support_x, support_y, query_x, query_y in tasks:
+        inner_loss = F.cross_entropy(functional_call(model, params, (support_x,)), support_y)
+        grads = torch.autograd.grad(inner_loss, list(params.values()), create_graph=True)
+        fast = {name: p - inner_lr * g for (name, p), g in zip(params.items(), grads)}
+        meta_loss = meta_loss + F.cross_entropy(functional_call(model, fast, (query_x,)), query_y)
+    meta_opt.zero_grad()
+    (meta_loss / len(tasks)).backward()
+    meta_opt.step()
+""",
         # ML101's shape (accumulated, never read back): reported by ML101, not here
         """
 import torch
@@ -452,6 +487,35 @@ for step in range(10_000):
     opt.step()
 """, line=10),
     ]
+
+
+def _derives_from(names: frozenset[str], target: str, function: FunctionScope) -> bool:
+    """Is ``target`` among ``names`` or what they were computed from (in this function)?"""
+    root = target.split("[", 1)[0]
+    seen: set[str] = set()
+    frontier = list(names)
+    while frontier:
+        name = frontier.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name == target or name == root:
+            return True
+        frontier.extend(function.derived_from.get(name, ()))
+    return False
+
+
+def _backpropagated_expr(call: cst.Call) -> cst.BaseExpression | None:
+    """``loss`` in ``loss.backward()``, ``accelerator.backward(loss)``, ``autograd.grad(loss, x)``."""
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    if positional:
+        return positional[0]
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("outputs", "tensors", "loss"):
+            return arg.value
+    if isinstance(call.func, cst.Attribute):
+        return call.func.value
+    return None
 
 
 def _flatten(target: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -96,7 +96,8 @@ class RetainGraphInLoop(Rule):
                 record.node,
                 f"'{text}' keeps this iteration's graph and its saved activations alive after the "
                 f"backward pass, but nothing backpropagates through it again in this iteration; {cause}",
-                fix=remove_keyword_fix(record.node, "retain_graph"),
+                # dropping it alone would break a loop-carried graph: no fix then (detach first)
+                fix=None if carried else remove_keyword_fix(record.node, "retain_graph"),
             )
 
     def _binding(self, function: FunctionScope, name: str):

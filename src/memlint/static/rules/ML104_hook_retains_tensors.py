@@ -48,6 +48,7 @@ class _Store:
     param: str  # the parameter whose tensor is stored
     detached: bool
     container: str
+    owner: tuple  # (scope, name) the container is bound in
     key_names: frozenset[str] | None = None  # for d[key] = value: the key's names
 
 
@@ -73,9 +74,10 @@ class HookRetainsTensors(Rule):
         self._stores: list[_Store] = []
         self._registrations: list[_Registration] = []
         self._cleared: set[str] = set()  # containers emptied somewhere (clear(), pop(), reassigned)
-        self._assigned: dict[str, int] = {}
+        self._assigned: dict[tuple, int] = {}  # (owner, name) -> assignments
         self._removing_functions: set[int] = set()  # id() of functions calling handle.remove()
         self._scheduled = False
+        self._declared: dict[int, set[str]] = {}  # id(function) -> names declared global/nonlocal
 
     def _schedule(self) -> None:
         if not self._scheduled:
@@ -114,8 +116,11 @@ class HookRetainsTensors(Rule):
             name = dotted_name(target)
             if name is None:
                 continue
-            self._assigned[name] = self._assigned.get(name, 0) + 1
             function = self.facts.function
+            if name in self._declared.get(id(function), ()):
+                self._cleared.add(name)  # global feats; feats = []: a reset of the shared list
+            key = self._owner_key(name, function, binding=True)
+            self._assigned[key] = self._assigned.get(key, 0) + 1
             if name.startswith("self.") and function.name not in ("__init__", "<module>"):
                 self._cleared.add(name)  # reset by a method: self.outputs = []
             if isinstance(node.value, cst.Call) and any(
@@ -123,10 +128,30 @@ class HookRetainsTensors(Rule):
             ):
                 self._cleared.add(name)  # deque(maxlen=N) is bounded
 
+    def visit_Global(self, node: cst.Global) -> None:
+        self._declared.setdefault(id(self.facts.function), set()).update(item.name.value for item in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self._declared.setdefault(id(self.facts.function), set()).update(item.name.value for item in node.names)
+
     def visit_Del(self, node: cst.Del) -> None:
         name = storage_name(node.target)
         if name:
             self._cleared.add(name)
+
+    def _owner_key(self, name: str, scope, binding: bool = False) -> tuple:
+        """Where ``name`` is bound, seen from ``scope``: (class, attr) for self.attr, else the
+        innermost scope binding its root (so two functions' locals named ``acts`` differ).
+        ``binding``: ``name`` is being assigned in ``scope``, which therefore owns it."""
+        if name.startswith("self."):
+            info = self.facts.class_info
+            return ("class", info.name if info else "", name)
+        root = name.split(".", 1)[0]
+        if binding and "." not in name:
+            return ("scope", id(scope), name)
+        while scope is not None and root not in scope.bindings:
+            scope = scope.parent
+        return ("scope", id(scope) if scope is not None else 0, name)
 
     def _register(self, node: cst.Call, method: str) -> None:
         positional = [arg.value for arg in node.args if arg.keyword is None]
@@ -190,7 +215,9 @@ class HookRetainsTensors(Rule):
         param, detached = source
         if param not in params:
             return
-        self._stores.append(_Store(node, function, _function_keys(function), params, param, detached, name, key_names))
+        owner = self._owner_key(name, function.parent if root not in function.bindings else function)
+        self._stores.append(_Store(node, function, _function_keys(function), params, param, detached, name, owner,
+                                   key_names))
         self._schedule()
 
     def _growing_key_store(self, node: cst.Assign, target: cst.Subscript, value: cst.BaseExpression) -> None:
@@ -254,7 +281,7 @@ class HookRetainsTensors(Rule):
     # ----- decision at module end ------------------------------------------------------------------
     def _decide(self) -> None:
         for store in self._stores:
-            if store.container in self._cleared or self._assigned.get(store.container, 0) >= 2:
+            if store.container in self._cleared or self._assigned.get(store.owner, 0) >= 2:
                 continue  # emptied somewhere: bounded (e.g. a feature-matching loss clears it each step)
             if store.key_names is not None and not self._growing(store):
                 continue  # acts[name] = output: a bounded overwrite
@@ -396,6 +423,26 @@ def hook(module, inputs, output):
 def attach(model):
     for m in model.modules():
         m.register_forward_hook(hook)
+""",
+        # a global list reset elsewhere (global + reassignment), and one emptied with del
+        """
+import torch
+features = []
+grads = []
+def save(module, inputs, output):
+    features.append(output)
+
+def save_grad(grad):
+    grads.append(grad)
+
+def reset_records():
+    global features
+    features = []
+    del grads[:]
+
+def attach(model):
+    model.encoder.register_forward_hook(save)
+    model.encoder.weight.register_hook(save_grad)
 """,
         # a deque with maxlen is bounded
         """

@@ -160,12 +160,12 @@ class OomRetryInExcept(Rule):
         function = handler.function
         if function.name != "<module>" and last == function.name:
             return f"calls {function.name}() again (recursively)"
-        lowered = last.lower()
-        if any(word in lowered for word in _NOT_STEP_WORDS):
-            return None  # bookkeeping: adjust_batch_size, reset_dataloaders, log_oom...
+        lowered = callee.lower()
+        if any(word in lowered for word in _NOT_STEP_WORDS) or "optim" in lowered or "pbar" in lowered:
+            return None  # bookkeeping: adjust_batch_size, reset_dataloaders, scheduler.step...
         if try_frame is not None and try_frame.function is function and callee in try_frame.body_callees:
             return "re-runs the call that failed"
-        if any(word in lowered for word in _STEP_WORDS):
+        if last != "step" and any(word in last.lower() for word in _STEP_WORDS):
             return "runs a step again"
         return None
 
@@ -238,6 +238,20 @@ def load(model, path):
         model.load_state_dict(torch.load(path, map_location="cpu"))
     except RuntimeError:
         model.load_state_dict(torch.load(path, map_location="cpu"), strict=False)
+""",
+        # bookkeeping in the handler: the scheduler, the optimizer, a progress bar, a checkpoint
+        """
+import torch
+def train(engine, loader, optimizer, scheduler, pbar):
+    for batch in loader:
+        try:
+            engine.train_step(batch)
+        except torch.cuda.OutOfMemoryError:
+            optimizer.zero_grad(set_to_none=True)
+            scheduler.step()
+            pbar.update(1)
+            engine.save_checkpoint("oom.ckpt")
+            raise
 """,
         # a deliberate CPU fallback: the retry runs on the CPU (transformers' mxfp4 conversion)
         """

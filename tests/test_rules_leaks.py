@@ -1,0 +1,135 @@
+"""Leak rules (ML102-ML106): what the VALID/INVALID lists cannot say."""
+
+from __future__ import annotations
+
+import pytest
+
+from memlint.static.engine import rules_for_source
+from memlint.static.rules import all_rules, rules_by_code
+from memlint.static.runner import check_source
+
+
+def _check(source: str, *codes: str):
+    return check_source(source, "example.py", rules_by_code(codes))
+
+
+HOOKS = """
+import torch
+class Recorder:
+    def __init__(self, model):
+        self.raw = []
+        self.detached = []
+        model.register_forward_hook(self.keep)
+
+    def keep(self, module, inputs, output):
+        self.raw.append(output)
+        self.detached.append(output.detach())
+"""
+
+
+def test_hook_severity_depends_on_detach():
+    findings = {f.line: f.severity for f in _check(HOOKS, "ML104")}
+    assert findings == {10: "error", 11: "warning"}
+
+
+def test_hook_registered_after_definition_in_another_class_method_and_module():
+    source = """
+import torch
+def keep(module, inputs, output):
+    store.append(output)
+
+store = []
+
+def attach(model):
+    model.layer.register_forward_hook(keep)
+"""
+    assert [f.line for f in _check(source, "ML104")] == [4]
+
+
+def test_unregistered_function_is_not_a_hook():
+    source = """
+import torch
+store = []
+def keep(module, inputs, output):
+    store.append(output)
+
+def attach(model):
+    model.layer.register_forward_hook(print)
+"""
+    assert _check(source, "ML104") == []
+
+
+def _examples(code: str):
+    rule = next(r for r in all_rules() if r.code == code)
+    yield from rule.VALID
+    yield from (example.code for example in rule.INVALID)
+
+
+@pytest.mark.parametrize("code", ["ML101", "ML102"])
+def test_ml101_and_ml102_never_report_the_same_statement(code):
+    for source in _examples(code):
+        findings = _check(source, "ML101", "ML102")
+        lines_101 = {f.line for f in findings if f.code == "ML101"}
+        lines_102 = {f.line for f in findings if f.code == "ML102"}
+        assert not lines_101 & lines_102, source
+
+
+def test_retain_graph_message_names_the_carried_variable():
+    source = """
+import torch
+def train(model, loader, opt, crit):
+    state = None
+    for x, y in loader:
+        out, state = model(x, state)
+        loss = crit(out, y)
+        opt.zero_grad()
+        loss.backward(retain_graph=True)
+        opt.step()
+"""
+    findings = _check(source, "ML102", "ML103")
+    assert {(f.line, f.code) for f in findings} == {(6, "ML102"), (9, "ML103")}
+    ml103 = next(f for f in findings if f.code == "ML103")
+    assert "'state'" in ml103.message and "ML102" in ml103.message
+
+
+def test_detach_in_a_later_iteration_statement_or_nested_block_counts():
+    source = """
+import torch
+def train(model, loader, opt, crit, tbptt=4):
+    hidden = None
+    for step, (x, y) in enumerate(loader):
+        out, hidden = model(x, hidden)
+        loss = crit(out, y)
+        loss.backward()
+        opt.step()
+        if step % tbptt == 0:
+            hidden = [h.detach() for h in hidden]
+"""
+    assert _check(source, "ML102") == []
+
+
+def test_oom_handler_in_a_nested_function_is_not_rerun():
+    source = """
+import torch
+def run(model, x):
+    try:
+        return model(x)
+    except torch.cuda.OutOfMemoryError:
+        def later():
+            return model(x[: len(x) // 2])
+        return later
+"""
+    assert _check(source, "ML106") == []
+
+
+@pytest.mark.parametrize("code, text", [
+    ("ML102", "import torch\nx = 1\n"),
+    ("ML103", "import torch\nloss.backward()\n"),
+    ("ML104", "import torch\nacts.append(o)\n"),
+    ("ML105", "import torch\nloss.backward()\n"),
+    ("ML106", "import torch\ntry:\n    f()\nexcept RuntimeError:\n    f()\n"),
+])
+def test_rules_skip_files_that_cannot_match(code, text):
+    rule = rules_by_code([code])
+    assert rule[0].triggers
+    assert rules_for_source(text, rule) == []
