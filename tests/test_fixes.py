@@ -156,6 +156,28 @@ def test_crlf_line_endings_and_tabs_are_kept(tmp_path):
         "\t\twith torch.no_grad():\r\n\t\t\ty = model(x)\r\n")
 
 
+def test_form_feed_and_unicode_line_separators_do_not_shift_lines(tmp_path):
+    source = LEAK.replace("import torch\n", "import torch\n\x0c\ns = 'a\u2028b'\n")
+    (tmp_path / "m.py").write_text(source, encoding="utf-8")
+    result = run("--fix", "--unsafe-fixes", "m.py", cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    fixed = (tmp_path / "m.py").read_text(encoding="utf-8")
+    assert "total  +=  loss.item()   #" in fixed and "\x0c\ns = 'a\u2028b'\n" in fixed
+
+
+def test_no_wrap_fix_around_yield_or_await(tmp_path):
+    source = textwrap.dedent("""\
+        import torch
+        def predict(model, loader):
+            model.eval()
+            for x in loader:
+                yield model(x)
+    """)
+    (tmp_path / "m.py").write_text(source)
+    data = json.loads(run("--format", "json", "m.py", cwd=tmp_path).stdout)
+    assert [d["code"] for d in data] == ["ML201"] and data[0]["fix"] is None
+
+
 def test_two_findings_in_one_statement_are_fixed_in_passes(tmp_path):
     source = textwrap.dedent("""\
         import torch

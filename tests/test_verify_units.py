@@ -134,3 +134,27 @@ def test_in_process_verify_finds_the_holder_of_a_growing_graph():
     assert report.verdict == "growth"
     graph_site = [s for s in report.sites if s.is_graph][0]
     assert graph_site.holder.name == "history" and graph_site.function == "train_step"
+
+
+def test_a_tensor_regrown_by_cat_every_step_is_attributed_to_its_line():
+    import torch
+
+    from memlint.dynamic.inprocess import verify_function
+
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    curve = torch.zeros(0)
+
+    def train_step():
+        nonlocal curve
+        loss = model(torch.randn(8, 4)).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        curve = torch.cat([curve, loss.detach().reshape(1).expand(512)])  # the line that grows
+
+    report = verify_function(train_step, steps=6, warmup=2)
+    assert report.verdict == "growth"
+    site = report.sites[0]
+    assert site.bytes_per_step == 2048 and site.holder.name == "curve"
+    assert site.line == train_step.__code__.co_firstlineno + 6

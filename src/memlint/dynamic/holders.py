@@ -50,17 +50,18 @@ def frame_roots(frames, is_user: UserFiles) -> list[tuple[HolderKey, object]]:
     for frame in frames:
         code = frame.f_code
         if code.co_name != "<module>":
-            roots.extend(_variables(frame.f_locals, code.co_name, code.co_filename, code.co_firstlineno))
+            roots.extend(namespace_roots(frame.f_locals, code.co_name, code.co_filename, code.co_firstlineno))
         module_globals = frame.f_globals
         if id(module_globals) not in seen_globals:
             seen_globals.add(id(module_globals))
             filename = module_globals.get("__file__") or code.co_filename
             if is_user(filename):
-                roots.extend(_variables(module_globals, "<module>", filename, 1))
+                roots.extend(namespace_roots(module_globals, "<module>", filename, 1))
     return roots
 
 
-def _variables(namespace, function: str, path: str, first_line: int):
+def namespace_roots(namespace, function: str, path: str, first_line: int):
+    """(holder, value) for the variables of one namespace worth scanning (no modules, functions, numbers)."""
     for name, value in list(namespace.items()):
         if name.startswith("__") or isinstance(value, _SKIP_TYPES):
             continue

@@ -45,7 +45,7 @@ def function_roots(fn) -> list[tuple[holders.HolderKey, object]]:
         except ValueError:  # an empty cell
             continue
     names = {name: fn.__globals__[name] for name in _global_names(code) if name in fn.__globals__}
-    roots.extend(holders._variables(names, "<module>", fn.__globals__.get("__file__") or code.co_filename, 1))
+    roots.extend(holders.namespace_roots(names, "<module>", fn.__globals__.get("__file__") or code.co_filename, 1))
     return roots
 
 

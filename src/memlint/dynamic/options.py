@@ -26,7 +26,6 @@ class VerifyOptions:
     plot: str | None = None
     nproc_per_node: int = 1
     static_check: bool = True  # run `memlint check` on the script and mark confirmed findings
-    progress: bool = False  # draw a progress bar on stderr
 
     def validate(self) -> None:
         if bool(self.script) == bool(self.module):

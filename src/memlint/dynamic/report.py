@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-VERDICTS = ("growth", "stable", "inconclusive")
 EXIT_CODES = {"stable": 0, "growth": 1, "inconclusive": 2}
 
 
@@ -44,10 +43,11 @@ class Holder:
 class Site:
     """Where surviving memory comes from.
 
-    A tensor site is the innermost line of the user's code that allocated storages
-    still alive at the end, from most measured steps. A graph site (``bytes_per_step``
-    0, ``count_per_step`` = autograd nodes per step) is the line where the holder of a
-    growing autograd graph is rebound, e.g. ``total_loss += loss``.
+    A tensor site is the innermost line of the user's code whose live storages grow
+    over the measured steps (``bytes_per_step`` and ``count_per_step`` are the slopes of
+    their bytes and number). A graph site (``bytes_per_step`` 0, ``count_per_step`` =
+    autograd nodes per step) is the line where the holder of a growing autograd graph
+    is rebound, e.g. ``total_loss += loss``.
     """
 
     path: str

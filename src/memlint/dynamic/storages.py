@@ -97,38 +97,16 @@ class StorageTracker(TorchDispatchMode):
             frame = frame.f_back
         return None
 
-    def survivors_since(self, first_step: int) -> dict[int, Survivor]:
-        """Live storages created in ``first_step`` or later, by storage id."""
-        return {key: s for key, s in self.live.items() if s.step >= first_step}
+    def by_site(self) -> dict[Site, tuple[int, int]]:
+        """Live bytes and storage count per allocation site (sites outside the user's code skipped)."""
+        totals: dict[Site, list[int]] = defaultdict(lambda: [0, 0])
+        for survivor in self.live.values():
+            if survivor.site is not None:
+                entry = totals[survivor.site]
+                entry[0] += survivor.nbytes
+                entry[1] += 1
+        return {site: (nbytes, count) for site, (nbytes, count) in totals.items()}
 
-
-@dataclass
-class SiteGrowth:
-    """Surviving storages from one allocation site over the measured steps."""
-
-    site: Site
-    bytes_per_step: float
-    count_per_step: float
-    storage_ids: list[int]
-
-
-def growing_sites(survivors: dict[int, Survivor], measured_steps: int) -> list[SiteGrowth]:
-    """Group survivors by site; keep sites whose survivors come from many steps.
-
-    Tensors from the last step or two (the current batch, loss, gradients) are
-    alive at any step boundary and are not growth; a leaking line leaves
-    survivors from (nearly) every measured step.
-    """
-    by_site: dict[Site, list[tuple[int, Survivor]]] = defaultdict(list)
-    for key, survivor in survivors.items():
-        if survivor.site is not None:
-            by_site[survivor.site].append((key, survivor))
-    needed = max(2, measured_steps // 2)
-    out = []
-    for site, items in by_site.items():
-        if len({s.step for _, s in items}) < needed:
-            continue
-        total = sum(s.nbytes for _, s in items)
-        out.append(SiteGrowth(site, total / measured_steps, len(items) / measured_steps, [k for k, _ in items]))
-    out.sort(key=lambda g: -g.bytes_per_step)
-    return out
+    def storages_from(self, site: Site, first_step: int) -> list[int]:
+        """Ids of live storages created at ``site`` in ``first_step`` or later."""
+        return [key for key, s in self.live.items() if s.site == site and s.step >= first_step]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import tokenize
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -150,7 +151,7 @@ def _source_lines(module: cst.Module, positions: Any) -> list[str]:
         source = getattr(positions, "source", None)
         if not isinstance(source, str):
             source = module.code
-        _source_cache[0], _source_cache[1] = module, source.splitlines(keepends=True)
+        _source_cache[0], _source_cache[1] = module, split_lines(source)
     return _source_cache[1]
 
 
@@ -177,6 +178,38 @@ def _containing_statement(module: cst.Module, target: cst.CSTNode) -> cst.Simple
             elif kind == 2:
                 stack.extend((item, statement) for item in value if isinstance(item, cst.CSTNode))
     return None
+
+
+def _suspends(statement: cst.CSTNode) -> bool:
+    """Does the statement hold a ``yield`` or ``await``? A ``with`` block around one stays
+    entered while the generator or coroutine is suspended, so no_grad would leak to the
+    caller: no wrap fix then."""
+    from memlint.static.facts import child_fields, value_kind
+
+    stack = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Yield, cst.Await)):
+            return True
+        if isinstance(node, (cst.Lambda, cst.FunctionDef)):
+            continue
+        for name in child_fields(type(node)):
+            value = getattr(node, name)
+            kind = value_kind(type(value))
+            if kind == 1:
+                stack.append(value)
+            elif kind == 2:
+                stack.extend(item for item in value if isinstance(item, cst.CSTNode))
+    return False
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, as Python counts them (``\\n``, ``\\r\\n``, ``\\r`` only: a
+    form feed or U+2028 inside a line does not end it, unlike ``str.splitlines``)."""
+    return _LINE.findall(text)
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 def _first_import_line(module: cst.Module, positions: Mapping) -> int:
@@ -215,7 +248,7 @@ def build_fix(spec: FixSpec | None, module: cst.Module, positions: Mapping, rule
                                         where.end.column + 1, content),))
         if spec.kind == "wrap_no_grad":
             statement = _containing_statement(module, spec.node)
-            if statement is None:
+            if statement is None or _suspends(statement):
                 return None
             where = positions[statement]
             lines = _source_lines(module, positions)
@@ -225,8 +258,7 @@ def build_fix(spec: FixSpec | None, module: cst.Module, positions: Mapping, rule
                 return None
             unit = module.default_indent
             text_lines = lines[where.start.line - 1:where.end.line]
-            text_lines[-1] = text_lines[-1][:where.end.column] if len(text_lines) > 1 else \
-                text_lines[-1][:where.end.column]
+            text_lines[-1] = text_lines[-1][:where.end.column]
             text_lines[0] = text_lines[0][where.start.column:]
             body = "".join(text_lines)
             if len(text_lines) > 1 and '"""' not in body and "'''" not in body:
@@ -246,7 +278,7 @@ def build_fix(spec: FixSpec | None, module: cst.Module, positions: Mapping, rule
 # ----- applying edits ---------------------------------------------------------------------------------
 def _offsets(text: str) -> list[int]:
     starts, offset = [0], 0
-    for line in text.splitlines(keepends=True):
+    for line in split_lines(text):
         offset += len(line)
         starts.append(offset)
     return starts
@@ -359,7 +391,7 @@ def apply_fixes(
                 fh.write(text)
         else:
             diff = difflib.unified_diff(
-                original.splitlines(keepends=True), text.splitlines(keepends=True),
+                split_lines(original), split_lines(text),
                 fromfile=f"a/{_display(path)}", tofile=f"b/{_display(path)}",
             )
             echo("".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff),

@@ -97,6 +97,10 @@ class GraphAccumulation(Rule):
                 "." not in name and name in function.bindings
             ):
                 return  # a local of forward()/training_step(): it dies with the call (decoder steps, slices)
+            if loop is not None and not loop.is_training_loop and _builds_a_sequence(loop) and _flows_into_return(
+                function, name.split("[", 1)[0]
+            ):
+                return  # an episode / decoding / unrolling loop handing its sequence to the caller
             if not facts.is_graph_carrying(graph):
                 return
             root = name.split("[", 1)[0]
@@ -387,6 +391,37 @@ class FlowSampler(nn.Module):
             comb = comb / comb.sum(dim=-1, keepdim=True)
         return comb
 """,
+        # a REINFORCE rollout: a while loop over one episode returns its log-probs to the caller,
+        # which backpropagates them
+        """
+import torch
+from torch.distributions import Categorical
+def run_episode(policy, env):
+    log_probs, rewards = [], []
+    state, done = env.reset(), False
+    while not done:
+        dist = Categorical(logits=policy(torch.as_tensor(state)))
+        action = dist.sample()
+        log_probs.append(dist.log_prob(action))
+        state, reward, done, _ = env.step(action.item())
+        rewards.append(reward)
+    return log_probs, rewards
+""",
+        # unrolling a recurrent cell for a number of steps in a helper method (world-model imagination)
+        """
+import torch
+from torch import nn
+class World(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(8, 8)
+    def imagine(self, x, h, num_steps):
+        states = []
+        for t in range(num_steps):
+            h = self.cell(x, h)
+            states.append(h)
+        return torch.stack(states, 1)
+""",
         # numpy code is not torch code
         """
 import numpy as np
@@ -545,6 +580,15 @@ def train(trainer, loader, optimizer):
         optimizer.step()
         total_loss += loss
 """, line=9),
+        # an index loop over a dataset is a pass over data, not a sequence of steps
+        Invalid("""
+import torch
+def predict(model, dataset):
+    outs = []
+    for i in range(len(dataset)):
+        outs.append(model(dataset[i]))
+    return torch.cat(outs)
+""", line=6),
         # module-level script
         Invalid("""
 import torch
@@ -567,6 +611,37 @@ def _operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(node, cst.BinaryOperation):
         return _operands(node.left) + _operands(node.right)
     return [node]
+
+
+_DATA_TOKENS = frozenset({"loader", "dataloader", "dataset", "data", "batches", "epoch", "epochs", "samples"})
+
+
+def _builds_a_sequence(loop) -> bool:
+    """A ``while`` loop, or ``for`` over ``range(...)`` of no loader/dataset: time steps, episode steps,
+    decoding steps (not a pass over data)."""
+    if loop.kind == "while":
+        return True
+    node = loop.node
+    if not (isinstance(node, cst.For) and isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name)
+            and node.iter.func.value == "range"):
+        return False
+    tokens = {token.lower() for name in names_in(node.iter) for token in name.replace(".", "_").split("_")}
+    return not tokens & _DATA_TOKENS
+
+
+def _flows_into_return(function, name: str) -> bool:
+    """Is ``name`` returned by ``function``, directly or through values computed from it?"""
+    frontier = list(function.returned_names)
+    seen: set[str] = set()
+    while frontier:
+        current = frontier.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        if current == name:
+            return True
+        frontier.extend(function.derived_from.get(current, ()))
+    return False
 
 
 def _mentions_len(node: cst.BaseExpression) -> bool:

@@ -16,7 +16,7 @@ model output that was detached (``.detach()``) or computed under ``torch.no_grad
 (``argmax``, ``sum``, ``mean``, a loss); a module that never moves data off the CPU;
 appending a graph-carrying output (that is ML101's finding, not repeated here); outputs
 kept in Lightning's ``validation_step`` (one step per call, the pattern Lightning's own
-documentation uses).
+documentation uses); a list emptied or replaced within the same loop (a bounded buffer).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ _CPU_METHODS = frozenset({"cpu", "item", "numpy", "tolist", "__float__"})
 _REDUCING = frozenset({"argmax", "argmin", "sum", "mean", "max", "min", "eq", "ne", "gt", "lt", "ge", "le",
                        "std", "var", "norm", "all", "any", "count_nonzero", "nansum", "nanmean", "size",
                        "numel", "prod", "median", "equal", "allclose", "float_power"})
-_LOADER_WORDS = ("loader", "dataset", "data", "batches", "tqdm", "iter", "samples")
+_LOADER_WORDS = ("loader", "dataset", "data", "batches", "samples")
 _DEVICE_WORDS = ("device", "cuda", "gpu", "rank", "accelerator")
 _ACCELERATOR_PREFIXES = ("cuda", "mps", "xpu", "npu", "hpu")
 
@@ -54,14 +54,23 @@ class OutputsKeptOnDevice(Rule):
         super().__init__(checker)
         self._outputs: dict[int, dict[str, _Output]] = {}  # function id -> name -> output facts
         self._moves_to_device = False
-        self._pending: list[tuple[cst.Call, str, str]] = []
+        self._pending: list[tuple[cst.Call, str, str, int]] = []
+        self._reset_in_loop: dict[int, set[str]] = {}  # loop id -> lists rebound or cleared in it
         self._scheduled = False
 
     # ----- what is a model output ----------------------------------------------------------
     def _function_outputs(self) -> dict[str, _Output]:
         return self._outputs.setdefault(id(self.facts.function), {})
 
+    def _note_reset(self, name: str | None) -> None:
+        if name:
+            for loop in self.facts.loops_in_function():
+                self._reset_in_loop.setdefault(id(loop), set()).add(name)
+
     def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            for name in _target_names(target.target):
+                self._note_reset(name)
         outputs = self._function_outputs()
         kind = self._classify(node.value, outputs)
         for target in node.targets:
@@ -102,6 +111,9 @@ class OutputsKeptOnDevice(Rule):
         method = func.attr.value
         if method in ("cuda", "to", "prepare") and not self._moves_to_device:
             self._moves_to_device = self._is_device_move(node, method)
+        if method in ("clear", "pop", "popleft"):
+            self._note_reset(dotted_name(func.value))
+            return
         if method not in ("append", "extend"):
             return
         positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
@@ -121,7 +133,7 @@ class OutputsKeptOnDevice(Rule):
         value_text = cst.Module(body=()).code_for_node(value).strip()
         if len(value_text) > 40:
             value_text = value_text[:37] + "..."
-        self._pending.append((node, target, value_text))
+        self._pending.append((node, target, value_text, id(loop)))
         if not self._scheduled:
             self._scheduled = True
             self.at_module_exit(self._decide)
@@ -129,7 +141,9 @@ class OutputsKeptOnDevice(Rule):
     def _decide(self) -> None:
         if not self._moves_to_device:
             return
-        for node, target, value_text in self._pending:
+        for node, target, value_text, loop_id in self._pending:
+            if target in self._reset_in_loop.get(loop_id, ()):
+                continue  # emptied or replaced within the loop: a bounded buffer
             self.report(
                 node,
                 f"'{target}' collects '{value_text}' on the accelerator for every batch of the loader: "
@@ -239,6 +253,33 @@ class Model(L.LightningModule):
     def validation_step(self, batch, batch_idx):
         preds = self(batch["x"].to(self.device))
         self.validation_step_outputs.append(preds)
+""",
+    ]
+
+    VALID += [
+        # a bounded buffer: emptied or sliced within the loop (video frames with a delay)
+        """
+import torch
+@torch.inference_mode()
+def propagate(model, session, frames, delay):
+    buffer = []
+    for frame_idx in frames_loader(frames):
+        out = model(session=session, frame_idx=frame_idx.cuda())
+        buffer.append(out)
+        if len(buffer) > delay:
+            yield buffer[0]
+            buffer = buffer[1:]
+""",
+        # a progress bar over something that is not a loader
+        """
+import torch
+from tqdm import tqdm
+@torch.no_grad()
+def track(model, processing_order):
+    results = []
+    for frame_idx in tqdm(processing_order):
+        results.append(model(frame_idx.to("cuda")).detach())
+    return results
 """,
     ]
 
