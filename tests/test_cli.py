@@ -224,3 +224,24 @@ def test_check_never_imports_torch(project):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=project)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith("ok")
+
+
+def test_diff_exits_1_when_it_would_change_something_and_writes_nothing(project):
+    before = (project / "leak.py").read_text()
+    result = run("check", "--no-cache", "--diff", "--unsafe-fixes", "leak.py", cwd=project)
+    assert result.exit_code == 1
+    assert "loss.item()" in result.output
+    assert (project / "leak.py").read_text() == before
+    assert run("check", "--no-cache", "--diff", "--unsafe-fixes", "clean.py", cwd=project).exit_code == 0
+
+
+def test_pre_commit_hooks_and_core_dependencies_leave_torch_out():
+    root = Path(__file__).resolve().parents[1]
+    hooks = (root / ".pre-commit-hooks.yaml").read_text()
+    assert "- id: memlint\n" in hooks and "- id: memlint-fix\n" in hooks
+    assert "entry: memlint check" in hooks and "language: python" in hooks
+    import tomllib
+
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    assert not any(dep.split(">")[0].split("=")[0].strip() == "torch" for dep in project["dependencies"])
+    assert any(dep.startswith("torch") for dep in project["optional-dependencies"]["verify"])

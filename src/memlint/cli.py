@@ -86,12 +86,17 @@ def check(paths, select, ignore, extend_select, output_format, statistics, exit_
         force_exclude=force_exclude,
     )
 
+    would_fix = False
     if fix or diff:
         from memlint.static.fixes import apply_fixes
 
+        would_fix = any(f.fix is not None and (f.fix.safe or unsafe_fixes) for f in result.findings)
         result = apply_fixes(result, config=config, unsafe=unsafe_fixes, write=not diff, echo=click.echo)
 
     click.echo(render(result, output_format, statistics=statistics), nl=False)
+
+    if diff and would_fix and not exit_zero:
+        sys.exit(EXIT_FINDINGS)  # like ruff: --diff fails when it would change something
 
     if result.has_unchecked_files:
         sys.exit(EXIT_ERROR)
