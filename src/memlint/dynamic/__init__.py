@@ -1,1 +1,25 @@
-"""memlint verify: run a training script for a few steps and watch its memory."""
+"""memlint verify: run a training script for a few steps and watch its memory.
+
+Parent side (never imports torch):
+  command.py   the ``memlint verify`` click command
+  api.py       ``verify_script`` / ``run_verify``: options -> child run -> report
+  options.py   VerifyOptions and ``[tool.memlint.verify]``
+  launcher.py  start the child (or torchrun), timeout, Ctrl-C, kill the whole process tree
+  assess.py    child results -> verdict and reason per rank (and every failure mode)
+  verdict.py   Theil–Sen slope, rising share, thresholds
+  confirm.py   ``memlint check`` on the script; mark findings confirmed by growth sites
+  report.py    the report dataclasses and their JSON
+  render.py, plot.py, progress.py   text/JSON output, SVG/HTML chart, progress bar
+
+Child side (``python -m memlint.dynamic.child``):
+  child.py     run the script with runpy; record how it ended
+  runtime.py   step hook, sampling at step boundaries, stop with StopVerify, result file
+  recorder.py  samples and final attribution (shared with the in-process pytest fixture)
+  storages.py  TorchDispatchMode tracking live storages and the user line that made them
+  holders.py   the user's variables: tensors they hold, autograd nodes behind them
+  bindings.py  the source line where a holder variable is rebound or grown
+  profiling.py the optional torch.profiler window for --trace-dir
+  usercode.py, system.py   "is this the user's file?", RSS, free RAM, process tree
+
+In-process: inprocess.py (``verify_function``), used by memlint.pytest_plugin.
+"""

@@ -52,9 +52,11 @@ def child_environment(options: VerifyOptions, config_path: str) -> dict[str, str
     env = dict(os.environ)
     env[CONFIG_ENV] = config_path
     env["PYTHONUNBUFFERED"] = "1"
-    # The child must import this very memlint, installed or not.
+    # The child must import this very memlint, also from a source tree that is not installed
+    # (an installed one is found anyway; its site-packages must not go ahead of the stdlib).
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(memlint.__file__)))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    if os.path.basename(package_root) not in ("site-packages", "dist-packages"):
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     if options.device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""
     return env

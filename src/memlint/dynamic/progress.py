@@ -8,6 +8,8 @@ WIDTH = 30
 
 
 class ProgressBar:
+    """``update(step)`` redraws the line in place; ``close()`` erases it before the report."""
+
     def __init__(self, total: int, warmup: int, stream=None) -> None:
         self.total = total
         self.warmup = warmup
@@ -16,7 +18,7 @@ class ProgressBar:
     def update(self, step: int) -> None:
         done = min(step, self.total)
         filled = WIDTH * done // self.total if self.total else WIDTH
-        phase = "warmup" if done < self.warmup else "measuring"
+        phase = "starting" if done == 0 else "warmup" if done < self.warmup else "measuring"
         self.stream.write(f"\r[{'#' * filled}{'.' * (WIDTH - filled)}] step {done}/{self.total} {phase}   ")
         self.stream.flush()
 

@@ -9,6 +9,7 @@ never imports them; they are imported when the first file has to be parsed.
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 from memlint.config import Config
@@ -79,9 +80,33 @@ def decode_source(data: bytes) -> str:
     return text
 
 
+# CPython refuses brackets nested deeper than this ("too many nested parentheses"); libcst's
+# native parser overflows its stack and kills the process at about 1,500.
+MAX_BRACKET_DEPTH = 200
+_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+_BRACKET_STEP = bytes.maketrans(b"([{)]}", b"\x01\x01\x01\xff\xff\xff")
+
+
+def too_deeply_bracketed(source: str, limit: int = MAX_BRACKET_DEPTH) -> bool:
+    """Are brackets nested deeper than ``limit`` (counting those in strings and comments
+    too, so it may say yes for a valid file; never no for a too deep one)?"""
+    if source.count("(") + source.count("[") + source.count("{") <= limit:
+        return False  # nearly every file: three C-speed counts
+    from array import array
+    from itertools import accumulate
+
+    steps = _NOT_BRACKETS.sub("", source).encode("ascii").translate(_BRACKET_STEP)
+    return max(accumulate(array("b", steps)), default=0) > limit
+
+
 def parse(source: str) -> "cst.Module":
     import libcst as cst
 
+    if too_deeply_bracketed(source):
+        # Only Python's own parser can tell safely: libcst's would crash the process.
+        python = _python_syntax_error(source, too_deep=True)
+        if python is not None:
+            raise python
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
@@ -96,8 +121,10 @@ def parse(source: str) -> "cst.Module":
         raise UncheckableFile("file is too large to parse in memory") from None
 
 
-def _python_syntax_error(source: str) -> UncheckableFile | None:
-    """The syntax error Python itself reports for ``source`` (None if it parses)."""
+def _python_syntax_error(source: str, too_deep: bool = False) -> UncheckableFile | None:
+    """The syntax error Python itself reports for ``source`` (None if it parses). When
+    Python's parser gives up (too deep, out of memory): None, or with ``too_deep`` an error
+    saying so."""
     import ast
 
     try:
@@ -106,7 +133,7 @@ def _python_syntax_error(source: str) -> UncheckableFile | None:
         message = (exc.msg or "invalid syntax").strip().splitlines()[0]
         return UncheckableFile(f"syntax error: {message}", max(1, exc.lineno or 1), max(1, exc.offset or 1))
     except (RecursionError, MemoryError, ValueError):
-        return None
+        return UncheckableFile("file is too deeply nested to parse") if too_deep else None
     return None
 
 

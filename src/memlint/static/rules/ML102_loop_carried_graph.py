@@ -29,6 +29,8 @@ from memlint.static.rules.ML101_graph_accumulation import source_of
 # Callees whose name says they cut a value from its graph: repackage_hidden(h), detach_state(s).
 _DETACH_WORDS = ("detach", "repackage")
 _BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
+# Methods a framework calls once per training step, stepping the optimizer after each call.
+_FRAMEWORK_STEP_METHODS = frozenset({"training_step", "train_step"})
 _AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
 
 
@@ -49,7 +51,7 @@ class LoopCarriedGraph(Rule):
     severity = "error"
     summary = "A value with an autograd graph is fed back into the next iteration, so the graph grows every step."
     # Only loops that run a backward pass or an optimizer step can leak this way.
-    triggers = ("backward", ".step(", "grad(")
+    triggers = ("backward", ".step(", "grad(", "training_step", "train_step")
 
     def __init__(self, checker) -> None:
         super().__init__(checker)
@@ -57,12 +59,18 @@ class LoopCarriedGraph(Rule):
         self._cut: dict[int, set[str]] = {}  # id(loop) -> names detached or reset in its body
         self._carries: dict[int, list[_Carry]] = {}
         self._backpropagated: dict[int, list[frozenset[str]]] = {}  # id(loop) -> backward tensors' names
+        # training_step state (self.queue, self.hidden): decided at module end, once every method
+        # of the class that may reset or detach it has been seen.
+        self._class_cut: dict[str, set[str]] = {}  # class name -> self.x reset/detached in a method
+        self._step_carries: list[tuple[str, _Carry]] = []
 
     # ----- candidates ----------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
         loops = self.facts.loops_in_function()
-        if not loops:
-            return
+        function = self.facts.function
+        per_step = not loops and function.name in _FRAMEWORK_STEP_METHODS and function.class_info is not None
+        if not loops and not per_step and (function.class_info is None or function.name == "__init__"):
+            return  # only methods can reset a training_step's self.x
         value_names = names_in(node.value)
         for target in node.targets:
             for element in _flatten(target.target):
@@ -72,7 +80,8 @@ class LoopCarriedGraph(Rule):
                 if name not in value_names or self.facts.in_no_grad:
                     self._mark_cut(name)  # rebound from something else: the old value is dropped
                     continue
-                self._candidate(node, name, element, node.value, loops)
+                if loops or (per_step and name.startswith("self.")):
+                    self._candidate(node, name, element, node.value, loops)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         loops = self.facts.loops_in_function()
@@ -86,7 +95,7 @@ class LoopCarriedGraph(Rule):
         if facts.in_no_grad:
             return
         outlived = [loop for loop in reversed(loops) if name not in loop.bound_this_iteration]
-        if not outlived:
+        if not outlived and loops:
             return
         callee = ""
         if accumulated:
@@ -157,12 +166,23 @@ class LoopCarriedGraph(Rule):
     def _mark_cut(self, name: str) -> None:
         for loop in self.facts.loops_in_function():
             self._cut.setdefault(id(loop), set()).add(name)
+        info = self.facts.class_info
+        if name.startswith("self.") and info is not None and self.facts.function.name != "__init__":
+            self._class_cut.setdefault(info.name, set()).add(name)
 
     # ----- decision at function exit ----------------------------------------------------------------
     def _decide(self, function: FunctionScope, records: list[_Carry]) -> None:
         facts = self.facts
         for carry in records:
             if not facts.is_graph_carrying(carry.graph):
+                continue
+            if not carry.loops:  # training_step: one call is one iteration, the framework steps
+                step_results = function.returned_names | function.backward_names
+                if carry.kind in ("recurrent", "bank") or any(
+                        _derives_from(frozenset({name}), carry.name, function) for name in step_results):
+                    if not self._step_carries:
+                        self.at_module_exit(self._decide_step_carries)
+                    self._step_carries.append((function.class_info.name, carry))
                 continue
             for loop in carry.loops:
                 if carry.name in self._cut.get(id(loop), ()):
@@ -177,20 +197,26 @@ class LoopCarriedGraph(Rule):
                 # seq2seq decoding or MAML's meta-loss) it is not this rule's case; ML101 reports
                 # plain accumulation.
 
+    def _decide_step_carries(self) -> None:
+        for class_name, carry in self._step_carries:
+            if carry.name not in self._class_cut.get(class_name, ()):
+                self.report(carry.node, self._message(carry))
+
     def _message(self, carry: _Carry) -> str:
         name = carry.name
+        every = "every iteration" if carry.loops else "on every training step"
         if carry.kind == "recurrent":
             return (
-                f"'{name}' is passed to {carry.callee}() and bound again to its output every iteration "
+                f"'{name}' is passed to {carry.callee}() and bound again to its output {every} "
                 f"without being detached, so each step's graph hangs on the previous step's and the graph "
                 f"grows every step (a backward pass then fails on the second step, or needs "
                 f"retain_graph=True); detach it once per iteration: {name} = {name}.detach() "
-                f"(for an LSTM's (h, c): tuple(h.detach() for h in {name}))"
+                f"(for an LSTM's (h, c): tuple(t.detach() for t in {name}))"
             )
         if carry.kind == "accumulated":
             return (
                 f"'{name}' accumulates '{carry.other}' with its autograd graph and is backpropagated "
-                f"every iteration without being reset, so each backward pass goes through every "
+                f"{every} without being reset, so each backward pass goes through every "
                 f"earlier step's graph and the graph grows every step; reset it after the backward "
                 f"pass ({name} = 0) or accumulate {carry.other}.detach()"
             )
@@ -198,7 +224,7 @@ class LoopCarriedGraph(Rule):
         other = f" and '{carry.other}'" if carry.other else ""
         fix = f"from {carry.other}.detach()" if carry.other else "from detached values"
         return (
-            f"'{name}' is {what}{other}, which carries an autograd graph, every iteration and read "
+            f"'{name}' is {what}{other}, which carries an autograd graph, {every} and read "
             f"again in the next one: each update chains onto the previous step's graph, so the graph "
             f"grows every step; compute the update {fix} or under torch.no_grad()"
         )
@@ -374,6 +400,56 @@ def maml_step(model, tasks, meta_opt, inner_lr=0.01):
     (meta_loss / len(tasks)).backward()
     meta_opt.step()
 """,
+        # Lightning: the queue is filled under no_grad, the hidden state is detached in a hook,
+        # the centre is reset at each epoch start
+        """
+import torch
+import torch.nn.functional as F
+import lightning as L
+class MoCo(L.LightningModule):
+    def __init__(self, encoder_q, encoder_k, rnn, dim=128, k=4096):
+        super().__init__()
+        self.encoder_q, self.encoder_k, self.rnn = encoder_q, encoder_k, rnn
+        self.queue = F.normalize(torch.randn(dim, k), dim=0)
+        self.hidden = None
+        self.center = torch.zeros(1, dim)
+
+    @torch.no_grad()
+    def _enqueue(self, keys):
+        self.queue = torch.cat([self.queue[:, len(keys):], keys.T], dim=1)
+
+    def on_train_batch_end(self, outputs, batch, batch_idx):
+        self.hidden = tuple(h.detach() for h in self.hidden)
+
+    def on_train_epoch_start(self):
+        self.center = torch.zeros_like(self.center)
+
+    def training_step(self, batch, batch_idx):
+        im_q, im_k = batch
+        q = F.normalize(self.encoder_q(im_q), dim=1)
+        with torch.no_grad():
+            k = F.normalize(self.encoder_k(im_k), dim=1)
+        out, self.hidden = self.rnn(q.unsqueeze(1), self.hidden)
+        self.center = 0.9 * self.center + 0.1 * q.mean(0, keepdim=True)
+        logits = torch.cat([(q * k).sum(1, keepdim=True), q @ self.queue], dim=1) / 0.07
+        loss = F.cross_entropy(logits - self.center.sum(), torch.zeros(len(q), dtype=torch.long))
+        self._enqueue(k)
+        return loss
+""",
+        # forward of a module keeping an inference cache (not a training step)
+        """
+import torch
+from torch import nn
+class CachedAttention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.cache = None
+    def forward(self, x):
+        k = self.proj(x)
+        self.cache = k if self.cache is None else torch.cat([self.cache, k], dim=1)
+        return self.cache
+""",
         # ML101's shape (accumulated, never read back): reported by ML101, not here
         """
 import torch
@@ -470,6 +546,42 @@ def train(model, loader, opt, crit):
         running.backward(retain_graph=True)
         opt.step()
 """, line=6),
+        # Lightning training_step: a memory bank and a recurrent state kept on self
+        Invalid("""
+import torch
+import torch.nn.functional as F
+import lightning as L
+class Contrastive(L.LightningModule):
+    def __init__(self, encoder, rnn, bank_size=1024):
+        super().__init__()
+        self.encoder = encoder
+        self.rnn = rnn
+        self.bank = torch.empty(0, 128)
+        self.bank_size = bank_size
+        self.state = None
+
+    def training_step(self, batch, batch_idx):
+        z = F.normalize(self.encoder(batch), dim=1)
+        self.bank = torch.cat([self.bank, z])[-self.bank_size:]
+        out, self.state = self.rnn(z.unsqueeze(0), self.state)
+        loss = F.cross_entropy(z @ self.bank.T / 0.1, torch.arange(len(z))) + out.pow(2).mean()
+        return loss
+""", line=16),
+        Invalid("""
+import torch
+import lightning as L
+class Stateful(L.LightningModule):
+    def __init__(self, rnn, head):
+        super().__init__()
+        self.rnn = rnn
+        self.head = head
+        self.hidden = None
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        out, self.hidden = self.rnn(x, self.hidden)
+        return torch.nn.functional.mse_loss(self.head(out), y)
+""", line=13),
         # module-level script, GRU cell stepped over a stream
         Invalid("""
 import torch

@@ -117,7 +117,11 @@ class RetainGraphInLoop(Rule):
             if name in found:
                 continue
             binding = self._binding(function, name)
-            if binding is None or binding.kind is Kind.MODULE or binding.graph.state is Graph.NONE:
+            if binding is None or binding.kind is Kind.MODULE:
+                continue
+            # The backpropagated tensor itself has a graph whatever its binding says (a loop
+            # target such as `loss` in `for loss in losses` is bound without one).
+            if binding.graph.state is Graph.NONE and name not in names:
                 continue
             found.add(name)
             frontier.extend(function.derived_from.get(name, ()))
@@ -199,6 +203,18 @@ def train(model, loader, opt, criteria):
         opt.zero_grad()
         for name, criterion in criteria.items():
             loss = criterion(model.heads[name](features), targets[name])
+            loss.backward(retain_graph=True)
+        opt.step()
+""",
+        # per-head losses from one forward pass, backpropagated one by one from a list
+        """
+import torch
+def train(model, heads, loader, opt, crit):
+    for x, y in loader:
+        feats = model(x)
+        losses = [crit(head(feats), y) for head in heads]
+        opt.zero_grad()
+        for loss in losses:
             loss.backward(retain_graph=True)
         opt.step()
 """,

@@ -317,14 +317,17 @@ class HookRetainsTensors(Rule):
             return
         if backward:
             what = "every step's gradient tensors (and their graphs under create_graph=True)"
+            fix = (f"store a number ({store.param}.norm().item()), a CPU copy ({store.param}.detach().cpu()), "
+                   f"or overwrite a fixed key")
         else:
             what = "the output and, through its grad_fn, the whole autograd graph of every forward pass"
+            fix = (f"store {store.param}.detach() (and .cpu() for a long record), a number, or overwrite a "
+                   f"fixed key (acts[name] = {store.param}.detach())")
         self.report(
             store.node,
             f"the hook registered with {registration.method}() stores its argument '{store.param}' in "
             f"{where}, which outlives the call and is never emptied: it keeps {what} alive, so memory "
-            f"grows every step; store {store.param}.detach() (and .cpu() for a long record), a number, "
-            f"or overwrite a fixed key (acts[name] = {store.param}.detach())",
+            f"grows every step; {fix}",
             needs_grad=False,
         )
 

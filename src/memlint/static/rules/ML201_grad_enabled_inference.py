@@ -69,8 +69,11 @@ class GradEnabledInference(Rule):
             if backpropagated(call):
                 if function.requires_grad_inputs:
                     continue  # saliency / adversarial examples: gradients w.r.t. the input
+                # another module trained on its own inputs (a student, a generator); a criterion or
+                # a head fed with this call's output is downstream of it, not "another module"
                 trained_elsewhere = any(
-                    other.target != call.target and not other.eval_mode and backpropagated(other)
+                    other.target != call.target and not other.eval_mode and not other.input_carries
+                    and backpropagated(other)
                     for other in record.calls
                 )
                 if not trained_elsewhere:
@@ -191,6 +194,27 @@ def generator_step(generator, discriminator, loader, opt_g, crit):
         opt_g.zero_grad()
         loss.backward()
         opt_g.step()
+""",
+        # the PyTorch transfer-learning tutorial: one loop for both phases, grad on only for "train";
+        # the criterion fed with the model's output is not "another module being trained"
+        """
+import torch
+def train_model(model, criterion, optimizer, dataloaders, num_epochs=25):
+    for epoch in range(num_epochs):
+        for phase in ["train", "val"]:
+            if phase == "train":
+                model.train()
+            else:
+                model.eval()
+            for inputs, labels in dataloaders[phase]:
+                optimizer.zero_grad()
+                with torch.set_grad_enabled(phase == "train"):
+                    outputs = model(inputs)
+                    loss = criterion(outputs, labels)
+                    if phase == "train":
+                        loss.backward()
+                        optimizer.step()
+    return model
 """,
         # Lightning runs validation_step under no_grad
         """

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.static.facts import Loop, names_in
+from memlint.static.facts import Loop, expression_children, names_in
 from memlint.static.rule import Invalid, Rule
 
 EMPTY_CACHE_FUNCTIONS = frozenset({
@@ -43,7 +43,7 @@ class EmptyCacheInLoop(Rule):
         super().__init__(checker)
         self._loops_with_inner_data_loop: set[int] = set()
         self._except_depth = 0
-        self._periodic_ifs: list[cst.If] = []
+        self._ifs: list[tuple[cst.If, Loop | None, bool]] = []
 
     # ----- context the call needs ----------------------------------------------------------
     def visit_For(self, node: cst.For) -> None:
@@ -65,12 +65,13 @@ class EmptyCacheInLoop(Rule):
         self._except_depth -= 1
 
     def visit_If(self, node: cst.If) -> None:
-        if _is_periodic_test(node.test) or _is_opt_in_test(node.test):
-            self._periodic_ifs.append(node)
+        # (the if, the loop it is in, does its test hold on every step once it holds?)
+        loop = self.facts.loop
+        self._ifs.append((node, loop, _holds_every_step(node.test, loop)))
 
     def leave_If(self, node: cst.If) -> None:
-        if self._periodic_ifs and self._periodic_ifs[-1] is node:
-            self._periodic_ifs.pop()
+        if self._ifs and self._ifs[-1][0] is node:
+            self._ifs.pop()
 
     # ----- the call ------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -78,9 +79,11 @@ class EmptyCacheInLoop(Rule):
         qualified = facts.qualified_name(node.func)
         if qualified not in EMPTY_CACHE_FUNCTIONS:
             return
-        if self._except_depth or self._periodic_ifs:
-            return  # an out-of-memory handler, every N steps, or an opt-in setting
         loop = facts.loop
+        if self._except_depth:
+            return  # an out-of-memory handler
+        if any(if_loop is loop and not device_test for _, if_loop, device_test in self._ifs):
+            return  # conditional within the step: every N steps, an opt-in setting, once...
         function = facts.function
         if loop is None:
             if function.class_info is not None and function.name in _PER_STEP_METHODS:
@@ -185,6 +188,18 @@ def train_step(self, batch_iterator, args):
         if torch.cuda.memory_reserved() > args.reserved_limit:
             torch.cuda.empty_cache()
 """,
+        # once, on the first step; at the last batch
+        """
+import torch
+def train(model, loader, optimizer):
+    for i, batch in enumerate(loader):
+        model(batch).loss.backward()
+        optimizer.step()
+        if i == 0:
+            torch.cuda.empty_cache()
+        if is_last_batch(i, loader):
+            torch.cuda.empty_cache()
+""",
         # before the step loop of the epoch
         """
 import torch
@@ -216,6 +231,17 @@ def clear_device_cache():
     ]
 
     INVALID = [
+        # a setting that does not change in the loop: every evaluation step once it is on
+        Invalid("""
+import torch
+def evaluation_loop(self, dataloader):
+    for step, inputs in enumerate(dataloader):
+        losses, logits, labels = self.prediction_step(self.model, inputs)
+        if self.args.batch_eval_metrics:
+            self.metrics.update(logits, labels)
+            del losses, logits, labels, inputs
+            torch.cuda.empty_cache()
+""", line=9),
         Invalid("""
 import torch
 def train(model, loader, optimizer, criterion):
@@ -303,31 +329,37 @@ def _mentions_epoch(loop: Loop) -> bool:
     return any("epoch" in name.lower() for part in parts for name in names_in(part))
 
 
-def _is_periodic_test(test: cst.BaseExpression) -> bool:
-    """``step % k == 0`` and the like: the body runs every k iterations."""
-    stack: list[cst.CSTNode] = [test]
+def _holds_every_step(test: cst.BaseExpression, loop: Loop | None) -> bool:
+    """Does the body of ``if test:`` run on every step once it runs at all?
+
+    Yes for a CUDA-availability test (``torch.cuda.is_available()``, ``device.type ==
+    "cuda"``) and for a flag that does not change in the loop (``if self.args.batch_eval_metrics:``).
+    No for a test of something that changes per step (``step % k == 0``, ``i == 0``, a call),
+    and for an opt-in about memory (``if args.empty_cache:``,
+    ``if cfg.empty_unused_memory_level >= 1:``, ``if torch.cuda.memory_reserved() > limit:``),
+    which is a deliberate, configured choice."""
+    names = names_in(test)
+    if not names:
+        return False
+    if any(word in name.lower() for name in names for word in ("empty", "cache", "mem")):
+        return False
+    device_words = ("cuda", "device", "gpu", "is_available")
+    if all(name == "torch" or any(word in name.lower() for word in device_words) for name in names):
+        return True
+    if loop is None or _has_call(test):
+        return False
+    changing = loop.bound_this_iteration | loop.target_names | loop.incremented
+    return not any(name.split(".", 1)[0] in changing or name in changing for name in names)
+
+
+def _has_call(node: cst.CSTNode) -> bool:
+    stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.BinaryOperation) and isinstance(current.operator, cst.Modulo) and not isinstance(
-            current.left, cst.BaseString
-        ):
+        if isinstance(current, cst.Call):
             return True
         if isinstance(current, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.BinaryOperation)):
-            stack.extend(_children(current))
+            stack.extend(child for child in expression_children(current))
+        elif isinstance(current, (cst.Attribute, cst.Subscript)):
+            stack.append(current.value)
     return False
-
-
-def _is_opt_in_test(test: cst.BaseExpression) -> bool:
-    """``if args.empty_cache:``, ``if cfg.empty_unused_memory_level >= 1:``,
-    ``if torch.cuda.memory_reserved() > limit:``: a deliberate, configured choice."""
-    return any(word in name.lower() for name in names_in(test) for word in ("empty", "cache", "memory", "mem_"))
-
-
-def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    if isinstance(node, cst.Comparison):
-        return [node.left] + [target.comparator for target in node.comparisons]
-    if isinstance(node, (cst.BooleanOperation, cst.BinaryOperation)):
-        return [node.left, node.right]
-    if isinstance(node, cst.UnaryOperation):
-        return [node.expression]
-    return []

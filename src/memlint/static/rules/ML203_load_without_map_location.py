@@ -64,6 +64,7 @@ class LoadWithoutMapLocation(Rule):
         self._saved_to: dict[int, set[str]] = {}  # function id -> names of buffers torch.save wrote
         self._loaded_into: dict[int, dict[str, _Load]] = {}  # function id -> name -> the load it holds
         self._feeds_state_dict: set[int] = set()  # id() of expressions passed to load_state_dict
+        self._mapped: dict[int, set[str]] = {}  # function id -> files loaded with map_location
         path = checker.path.replace("\\", "/")
         base = path.rsplit("/", 1)[-1]
         self._test_file = base.startswith("test_") or base.endswith("_test.py") or "/tests/" in path
@@ -88,10 +89,11 @@ class LoadWithoutMapLocation(Rule):
             return
         if any(arg.star for arg in node.args):
             return  # *args / **kwargs may carry map_location
-        if _keyword(node, "map_location") is not None:
-            return
         positional = [arg.value for arg in node.args if arg.keyword is None]
-        if len(positional) >= 2:
+        if _keyword(node, "map_location") is not None or len(positional) >= 2:
+            mapped = positional[0] if positional else _keyword(node, "f")
+            if mapped is not None:
+                self._mapped.setdefault(id(facts.function), set()).add(_text(mapped))
             return
         function = facts.function
         if self._test_file or function.name.startswith("test"):
@@ -111,6 +113,8 @@ class LoadWithoutMapLocation(Rule):
         def decide_in_function() -> None:
             if load.source is not None and load.source in self._saved_to.get(id(function), ()):
                 return  # torch.save(obj, buffer) ... torch.load(buffer): a deep copy on purpose
+            if source is not None and _text(source) in self._mapped.get(id(function), ()):
+                return  # another branch maps the same file: this one keeps the devices on purpose
             if not load.restores_state:
                 if any(word in load.words for word in _NOT_CHECKPOINT_WORDS):
                     return  # scheduler/RNG/sampler state, metadata, vocabularies: no device tensors
@@ -239,6 +243,16 @@ class XLAStrategy:
     def load_checkpoint(self, model, path):
         checkpoint = torch.load(path)
         model.load_state_dict(checkpoint["model"])
+""",
+        # the other branch maps the same file: this one keeps the devices on purpose
+        """
+import torch
+def resume(model, args):
+    if args.gpu is None:
+        checkpoint = torch.load(args.resume)
+    else:
+        checkpoint = torch.load(args.resume, map_location=f"cuda:{args.gpu}")
+    model.load_state_dict(checkpoint["state_dict"])
 """,
         # a test reloading what it saved, to compare it where it was
         """

@@ -69,7 +69,7 @@ class CudaInDataset(Rule):
             function = move.function
             while isinstance(function, FunctionScope):
                 if function.name in self._collate_names:
-                    self._report(move.node, move.what, f"{function.name}(), passed as collate_fn")
+                    self._report(move.node, move.what, f"{function.name}() (passed as collate_fn)")
                     break
                 function = _enclosing_function(function)
 
