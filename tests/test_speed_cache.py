@@ -239,6 +239,8 @@ def test_fully_cached_run_does_not_import_libcst(tmp_path):
     (tmp_path / "train.py").write_text(TRAIN)
     script = (
         "import sys\n"
+        "import memlint.static.cache as cache\n"
+        "cache.code_fingerprint = lambda: 'pinned'  # others may be editing memlint's files meanwhile\n"
         "from memlint.cli import main\n"
         "try:\n"
         "    main(['check', 'train.py'])\n"

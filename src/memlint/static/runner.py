@@ -121,6 +121,16 @@ def parse(source: str) -> "cst.Module":
         raise UncheckableFile("file is too large to parse in memory") from None
 
 
+def _python_parse(source: str):
+    """``ast.parse`` without the SyntaxWarnings it prints for odd code (``1()``)."""
+    import ast
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source)
+
+
 def _python_syntax_error(source: str, too_deep: bool = False) -> UncheckableFile | None:
     """The syntax error Python itself reports for ``source`` (None if it parses). When
     Python's parser gives up (too deep, out of memory): None, or with ``too_deep`` an error
@@ -128,7 +138,7 @@ def _python_syntax_error(source: str, too_deep: bool = False) -> UncheckableFile
     import ast
 
     try:
-        ast.parse(source)
+        _python_parse(source)
     except SyntaxError as exc:
         message = (exc.msg or "invalid syntax").strip().splitlines()[0]
         return UncheckableFile(f"syntax error: {message}", max(1, exc.lineno or 1), max(1, exc.offset or 1))
@@ -228,7 +238,7 @@ class Positions(Mapping):
             import libcst as cst
 
             try:
-                tree = ast.parse(self.source)
+                tree = _python_parse(self.source)
             except Exception:  # libcst and CPython disagree about this file: position it whole
                 self._anchors = []
                 return None

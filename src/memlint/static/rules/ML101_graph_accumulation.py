@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.static.facts import GraphValue, dotted_name, names_in, storage_name
+from memlint.static.facts import GraphValue, dotted_name, expression_children, names_in, storage_name
 from memlint.static.fixes import graph_accumulation_fix
 from memlint.static.rule import Invalid, Rule
 
@@ -122,9 +122,10 @@ class GraphAccumulation(Rule):
 
     def _computed_from_accumulator(self, values: list[cst.BaseExpression], name: str) -> bool:
         """Is the value computed, in this iteration, from the accumulator itself?"""
-        loop = self.facts.loop
-        derived = self.facts.function.derived_from
-        frontier = set().union(*(names_in(v) for v in values))
+        facts = self.facts
+        loop = facts.loop
+        derived = facts.function.derived_from
+        frontier = set().union(*(_value_names(v) for v in values))
         seen: set[str] = set()
         while frontier:
             current = frontier.pop()
@@ -134,7 +135,9 @@ class GraphAccumulation(Rule):
             if current == name:
                 return True
             if loop is not None and current in loop.bound_this_iteration:
-                frontier |= derived.get(current, set())
+                binding = facts.lookup(current)
+                if binding is not None and binding.graph.state != 0:  # not an index or a count
+                    frontier |= derived.get(current, set())
         return False
 
     def _growing_key(self, node: cst.Assign, target: cst.Subscript, value: cst.BaseExpression) -> None:
@@ -627,6 +630,26 @@ def _builds_a_sequence(loop) -> bool:
         return False
     tokens = {token.lower() for name in names_in(node.iter) for token in name.replace(".", "_").split("_")}
     return not tokens & _DATA_TOKENS
+
+
+def _value_names(node: cst.BaseExpression) -> set[str]:
+    """Names a value is computed from, leaving out subscript indices and ``len()``/``range()``
+    arguments (``targets[i]`` with ``i`` from ``range(len(acc))`` is not computed from ``acc``)."""
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call) and isinstance(current.func, cst.Name) and current.func.value in (
+            "len", "range"
+        ):
+            continue
+        if isinstance(current, cst.Subscript):
+            stack.append(current.value)
+        elif isinstance(current, (cst.Name, cst.Attribute)):
+            found |= names_in(current)
+        else:
+            stack.extend(expression_children(current))
+    return found
 
 
 def _flows_into_return(function, name: str) -> bool:

@@ -15,9 +15,14 @@ buffer in the same function (a deep copy) is meant to keep the devices and is no
 
 Which loads matter: the result restores a module or optimizer (``model.load_state_dict(...)``,
 ``optimizer.load_state_dict(...)``), or the file argument / the assigned name says it is a
-checkpoint (``ckpt``, ``checkpoint``, ``weights``, ``model``, ``state``, ``optim``, ``resume``...). Files that hold no device tensors are not flagged: scheduler,
-sampler, scaler and RNG state, metadata, configs, vocabularies, datasets (their names say
-so). Tests (``test_*`` functions and files) reload what they saved on purpose.
+checkpoint (``ckpt``, ``checkpoint``, ``weights``, ``model``, ``state``, ``optim``,
+``resume``...). Not flagged: files that hold no device tensors (scheduler, sampler, scaler
+and RNG state, metadata, vocabularies: their names, or the assignments of the names used,
+say so); a file that another branch of the same function loads with ``map_location`` (a
+deliberate choice per branch); per-rank files (``..._rank{rank}.bin``), read back by the rank
+that wrote them, on its own device; XLA code (a ``*xla*`` file or class), which saves through
+``xm.save`` (CPU tensors); tests (``test_*`` functions and files), which reload what they
+saved and compare it in place.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ class _Load:
     node: cst.Call
     source: str | None  # the name of the file/buffer argument
     words: str  # the file argument and the assigned names, lower case
+    described: str  # the same, with the assignments of the names they use
     restores_state: bool = False  # feeds model/optimizer.load_state_dict
 
 
@@ -102,10 +108,11 @@ class LoadWithoutMapLocation(Rule):
             return  # XLA code saves through xm.save, which moves every tensor to the CPU first
         source = positional[0] if positional else _keyword(node, "f")
         targets = self._checker.assign_targets
-        words = " ".join([self._describe(source) if source is not None else ""] + sorted(targets)).lower()
-        if any(word in words for word in _PER_RANK_WORDS):
+        words = " ".join([_text(source) if source is not None else ""] + sorted(targets)).lower()
+        described = " ".join([self._describe(source) if source is not None else ""] + sorted(targets)).lower()
+        if any(word in described for word in _PER_RANK_WORDS):
             return  # a per-rank file, loaded by the rank that saved it: same device
-        load = _Load(node, root_name(source) if source is not None else None, words,
+        load = _Load(node, root_name(source) if source is not None else None, words, described,
                      restores_state=id(node) in self._feeds_state_dict)
         for name in targets:
             self._loaded_into.setdefault(id(function), {})[name] = load
@@ -116,7 +123,7 @@ class LoadWithoutMapLocation(Rule):
             if source is not None and _text(source) in self._mapped.get(id(function), ()):
                 return  # another branch maps the same file: this one keeps the devices on purpose
             if not load.restores_state:
-                if any(word in load.words for word in _NOT_CHECKPOINT_WORDS):
+                if any(word in load.described for word in _NOT_CHECKPOINT_WORDS):
                     return  # scheduler/RNG/sampler state, metadata, vocabularies: no device tensors
                 if not any(word in load.words for word in _CHECKPOINT_WORDS):
                     return  # nothing says this is a model or optimizer checkpoint
@@ -243,6 +250,16 @@ class XLAStrategy:
     def load_checkpoint(self, model, path):
         checkpoint = torch.load(path)
         model.load_state_dict(checkpoint["model"])
+""",
+        # "model" only in how the path was built (a model name): the file holds test inputs
+        """
+import torch
+from huggingface_hub import hf_hub_download
+def prepare_inputs(model_name):
+    filename = "pixel_values_512.pt" if "512" in model_name else "pixel_values_224.pt"
+    filepath = hf_hub_download(repo_id="org/test-image", filename=filename, repo_type="dataset")
+    pixel_values = torch.load(filepath)
+    return pixel_values
 """,
         # the other branch maps the same file: this one keeps the devices on purpose
         """

@@ -1,0 +1,90 @@
+"""Long fuzzing runs of the static engine: hypothesmith generates programs (from Python's
+grammar, and from libcst's node types), every rule runs on each (triggers and the torch-import
+test bypassed), and any exception that escapes ``check_source`` or any ML902 (a rule that
+crashed) is a failure, printed with the program that caused it.
+
+    python3 benchmarks/fuzz.py [--examples 10000] [--seed 0]
+
+The test suite runs a bounded version of this (tests/test_robustness.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+
+
+def fuzz_rules():
+    """Every detector rule, made to run on any text."""
+    from memlint.static.rules import all_rules
+
+    return [
+        type(rule.__name__, (rule,), {"triggers": (), "torch_only": False, "__module__": rule.__module__})
+        for rule in all_rules()
+        if not rule.code.startswith(("ML901", "ML902"))
+    ]
+
+
+def check(source: str, rules) -> list:
+    """Findings for ``source`` with the torch import it needs; raises what check_source raises
+    except UncheckableFile (ML901: an expected outcome for generated code)."""
+    from memlint.static.runner import UncheckableFile, check_source
+
+    try:
+        return check_source("import torch\n" + source, "fuzz.py", rules)
+    except UncheckableFile:
+        return []
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=0)
+    options = parser.parse_args()
+
+    import hypothesmith
+    from hypothesis import HealthCheck, given, seed, settings, strategies as st
+
+    rules = fuzz_rules()
+    counts: Counter[str] = Counter()
+    failures: list[tuple[str, str]] = []
+    start = time.perf_counter()
+
+    @seed(options.seed)
+    @settings(max_examples=options.examples, deadline=None, database=None, derandomize=False,
+              suppress_health_check=list(HealthCheck))
+    @given(st.one_of(hypothesmith.from_grammar(), hypothesmith.from_node()))
+    def run(source: str) -> None:
+        counts["programs"] += 1
+        try:
+            findings = check(source, rules)
+        except Exception as exc:  # noqa: BLE001 - what we are looking for
+            counts["exceptions"] += 1
+            failures.append((f"{type(exc).__name__}: {exc}", source))
+            return
+        for finding in findings:
+            counts[finding.code] += 1
+            if finding.code == "ML902":
+                failures.append((finding.message, source))
+        if counts["programs"] % 1000 == 0:
+            print(f"  {counts['programs']} programs, {len(failures)} failures, "
+                  f"{time.perf_counter() - start:.0f} s", flush=True)
+
+    run()
+    print(f"{counts['programs']} programs in {time.perf_counter() - start:.0f} s; "
+          f"exceptions: {counts['exceptions']}, ML902: {counts['ML902']}; "
+          f"findings by code: {dict(sorted((k, v) for k, v in counts.items() if k.startswith('ML')))}")
+    seen = set()
+    for message, source in failures:
+        key = message.split(":")[0:2].__repr__()
+        if key in seen:
+            continue
+        seen.add(key)
+        print(f"\n--- {message}\n{source}")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
