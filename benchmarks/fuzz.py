@@ -42,7 +42,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--strategy", choices=["grammar", "node", "both"], default="both",
+                        help="hypothesmith.from_grammar() (fast), from_node() (slow, varied), or both")
     options = parser.parse_args()
+    import warnings
+
+    warnings.simplefilter("ignore", SyntaxWarning)  # hypothesmith compiles odd programs
 
     import hypothesmith
     from hypothesis import HealthCheck, given, seed, settings, strategies as st
@@ -55,7 +60,8 @@ def main() -> None:
     @seed(options.seed)
     @settings(max_examples=options.examples, deadline=None, database=None, derandomize=False,
               suppress_health_check=list(HealthCheck))
-    @given(st.one_of(hypothesmith.from_grammar(), hypothesmith.from_node()))
+    @given({"grammar": hypothesmith.from_grammar(), "node": hypothesmith.from_node(),
+            "both": st.one_of(hypothesmith.from_grammar(), hypothesmith.from_node())}[options.strategy])
     def run(source: str) -> None:
         counts["programs"] += 1
         try:

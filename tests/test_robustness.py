@@ -291,3 +291,30 @@ def test_checked_code_is_never_imported_or_run(tmp_path):
         assert done.returncode == 1, done.stdout + done.stderr
         assert "ML101" in done.stdout and "Traceback" not in done.stderr
         assert not marker.exists(), marker.read_text()
+
+
+# ----- fuzzing (bounded; benchmarks/fuzz.py runs the long version) -----------------------------
+def test_no_exception_escapes_check_source_on_generated_programs():
+    hypothesmith = pytest.importorskip("hypothesmith")
+    import warnings
+
+    from hypothesis import HealthCheck, given, settings
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    try:
+        from fuzz import check, fuzz_rules
+    finally:
+        sys.path.pop(0)
+    rules = fuzz_rules()
+
+    @settings(max_examples=300, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(hypothesmith.from_grammar())
+    def run(source: str) -> None:
+        findings = check(source, rules)  # raises if anything but ML901 escapes
+        crashed = [f.message for f in findings if f.code == "ML902"]
+        assert not crashed, (crashed, source)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)  # hypothesmith compiles odd programs
+        run()

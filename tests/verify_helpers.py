@@ -16,6 +16,8 @@ import sys
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from memlint.dynamic.launcher import SPAWN_LOCK
+
 VERIFY_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "verify"
 FAST = ("--steps", "8", "--warmup", "2")
 RUN_TIMEOUT = 600
@@ -43,8 +45,10 @@ def plan(*args: str, cwd: str | None = None) -> None:
 
 def _run(args: tuple, cwd: str | None) -> tuple[int, str, str]:
     command = [sys.executable, "-m", "memlint.cli", "verify", *args]
-    proc = subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=RUN_TIMEOUT)
-    return proc.returncode, proc.stdout, proc.stderr
+    with SPAWN_LOCK:
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
+    out, err = proc.communicate(timeout=RUN_TIMEOUT)
+    return proc.returncode, out, err
 
 
 def _start(args: tuple, cwd: str | None) -> Future:

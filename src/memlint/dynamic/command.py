@@ -19,7 +19,8 @@ import click
 @click.option("--warmup", type=int, help="Steps before measuring, e.g. while optimizer state appears (default 3).")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), help="Device to watch (default auto).")
 @click.option("--timeout", type=float, help="Seconds before the script is killed (default 600).")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Report format.")
 @click.option("--trace-dir", type=click.Path(file_okay=False), help="Write a TensorBoard profiler trace here.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write a chart of memory per step (.svg or .html).")
 @click.option("--nproc-per-node", type=int, help="Run P ranks through torch.distributed.run.")

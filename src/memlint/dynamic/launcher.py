@@ -15,6 +15,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -24,6 +25,9 @@ from memlint.dynamic.options import VerifyOptions
 from memlint.dynamic.system import descendants, is_running
 
 POLL_SECONDS = 0.1
+# Starting processes from several threads at once failed with EFAULT ("Bad address") on a
+# sandboxed kernel; callers that run verifies in threads (the test suite) share this lock.
+SPAWN_LOCK = threading.Lock()
 KILL_WAIT_SECONDS = 5.0
 # The profiler writes these on stderr, sometimes in the middle of a line of the script's output.
 _USDT = re.compile(r"USDT:[^\n]*(\n|$)")
@@ -75,10 +79,11 @@ def run_child(options: VerifyOptions, workdir: str, on_progress=None) -> ChildOu
     log_path = os.path.join(workdir, "output.log")
     outcome = ChildOutcome(returncode=None)
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            child_command(options), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            env=child_environment(options, config_path), start_new_session=True,
-        )
+        with SPAWN_LOCK:
+            proc = subprocess.Popen(
+                child_command(options), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                env=child_environment(options, config_path), start_new_session=True,
+            )
         deadline = time.monotonic() + options.timeout
         last_step = -1
         try:

@@ -147,7 +147,7 @@ class LoadWithoutMapLocation(Rule):
         owner = node.func.value
         owner_name = (dotted_name(owner) or "").rsplit(".", 1)[-1].lower()
         if not (self.facts.is_module_expr(owner) or "optim" in owner_name or "model" in owner_name
-                or owner_name in ("self", "net", "module", "opt")):
+                or owner_name in ("net", "module", "opt")):
             return
         for arg in node.args:
             value = arg.value
@@ -271,6 +271,13 @@ def resume(model, args):
         checkpoint = torch.load(args.resume, map_location=f"cuda:{args.gpu}")
     model.load_state_dict(checkpoint["state_dict"])
 """,
+        # a scheduler-like class restoring its own (plain) state
+        """
+import torch
+class WarmupScheduler:
+    def load(self, path):
+        self.load_state_dict(torch.load(path))
+""",
         # a test reloading what it saved, to compare it where it was
         """
 import torch
@@ -313,6 +320,17 @@ from torch import load
 def load_backbone(model, path):
     model.backbone.load_state_dict(load(path))
 """, line=4),
+        # an nn.Module restoring itself
+        Invalid("""
+import torch
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self, path=None):
+        super().__init__()
+        self.proj = nn.Linear(128, 64)
+        if path is not None:
+            self.load_state_dict(torch.load(path))
+""", line=9),
         # file= as keyword
         Invalid("""
 import torch

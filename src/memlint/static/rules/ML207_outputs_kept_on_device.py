@@ -48,7 +48,9 @@ class OutputsKeptOnDevice(Rule):
     name = "outputs-kept-on-device"
     severity = "warning"
     summary = "Model outputs are collected on the accelerator over a whole loader: memory grows through the epoch."
-    triggers = ("append(", "extend(")
+    # The module must move data to an accelerator (and collect outputs): .cuda(), .to(device),
+    # device="cuda", accelerator.prepare(...), .to(local_rank)...
+    triggers = ("cuda", "device", "prepare(", "gpu", "rank")
 
     def __init__(self, checker) -> None:
         super().__init__(checker)
