@@ -205,3 +205,14 @@ def test_inputs_of_a_backpropagated_loss_are_not_graph_carrying():
     """)
     assert seen[0]["carrying"] is False
     assert seen[1]["carrying"] is True
+
+
+def test_autograd_grad_without_create_graph_carries_no_graph():
+    seen = probe("""
+        import torch
+        def jacobian(model, x):
+            y = model(x)
+            probe(torch.autograd.grad(y.sum(), x)[0])
+            probe(torch.autograd.grad(y.sum(), x, create_graph=True)[0])
+    """)
+    assert [s["graph"] for s in seen] == [Graph.NONE, Graph.CARRIES]

@@ -103,7 +103,7 @@ def test_diff_prints_and_writes_nothing(project):
     assert "-        total  +=  loss   # running sum, keep this comment\n" in result.stdout
     assert "+        total  +=  loss.item()   # running sum, keep this comment\n" in result.stdout
     assert "Would fix 2 problems in 1 file." in result.stderr
-    assert result.exit_code == 0  # what remains after the fixes: nothing
+    assert result.exit_code == 1  # like ruff: --diff fails when it would change something
 
 
 def test_json_output_after_fix_lists_what_remains(project):

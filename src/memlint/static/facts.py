@@ -644,6 +644,12 @@ class Facts:
             if method in ("forward", "__call__") and self.is_module_expr(func.value):
                 return GraphValue(Graph.CARRIES)
         qualified = self.qualified_name(func)
+        if qualified == "torch.autograd.grad" and not any(
+            arg.keyword is not None and arg.keyword.value == "create_graph"
+            and not (isinstance(arg.value, cst.Name) and arg.value.value == "False")
+            for arg in call.args
+        ):
+            return NO_GRAPH  # gradients without create_graph are plain tensors
         if qualified is not None:
             if qualified in GRAPH_ENDING_FUNCTIONS or qualified.startswith(("math.", "numpy.", "np.", "time.", "os.", "json.", "random.", "logging.")):
                 return NO_GRAPH
