@@ -489,7 +489,7 @@ class FileChecker:
             for loop in facts.loops_in_function():
                 loop.has_backward = True
             return
-        if method == "step" and _is_optimizer_step(node):
+        if method == "step" and is_optimizer_step(node):
             if function is not None:
                 function.has_optimizer_step = True
             for loop in facts.loops_in_function():
@@ -666,7 +666,7 @@ def _call_ids(node: cst.CSTNode) -> set[int]:
 _OPTIMIZER_WORDS = ("optim", "opt")
 
 
-def _is_optimizer_step(call: cst.Call) -> bool:
+def is_optimizer_step(call: cst.Call) -> bool:
     """``optimizer.step()``, ``self.opt.step()``, ``scaler.step(optimizer)``, ``opt_g.step()``."""
     assert isinstance(call.func, cst.Attribute)
     owner = dotted_name(call.func.value)

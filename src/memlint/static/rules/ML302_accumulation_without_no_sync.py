@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.engine import _is_optimizer_step
+from memlint.static.engine import is_optimizer_step
 from memlint.static.facts import Loop
 from memlint.static.rule import Invalid, Rule
 
@@ -92,7 +92,7 @@ class AccumulationWithoutNoSync(Rule):
         if method in ("backward", "manual_backward") or qualified in ("torch.autograd.backward",):
             for record in self._open:
                 record.backward = True
-        elif method == "step" and _is_optimizer_step(node):
+        elif method == "step" and is_optimizer_step(node):
             for record in self._open:
                 record.steps = True
 
