@@ -307,7 +307,7 @@ def test_no_exception_escapes_check_source_on_generated_programs():
         sys.path.pop(0)
     rules = fuzz_rules()
 
-    @settings(max_examples=300, deadline=None, database=None, derandomize=True,
+    @settings(max_examples=200, deadline=None, database=None, derandomize=True,
               suppress_health_check=list(HealthCheck))
     @given(hypothesmith.from_grammar())
     def run(source: str) -> None:

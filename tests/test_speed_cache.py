@@ -286,3 +286,17 @@ def test_positions_per_statement_match_whole_module():
         for node, where in full.items():
             if node is not module:
                 assert lazy[node] == where, (source, node)
+
+
+def test_results_do_not_depend_on_what_the_process_checked_before():
+    # A worker checks many files in a row: nothing may leak from one file into the next
+    # (a rule keying records by id() of a freed scope once did, so -j2 differed from -j1).
+    from memlint.static.rules import all_rules
+    from memlint.static.runner import check_source
+
+    rules = [r for r in all_rules() if not r.code.startswith("ML90")]
+    sources = [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.glob("*.py"))]
+    sources += [i.code for rule in rules for i in rule.INVALID]
+    forward = [check_source(s, "x.py", rules) for s in sources]
+    backward = [check_source(s, "x.py", rules) for s in reversed(sources)][::-1]
+    assert forward == backward

@@ -61,6 +61,9 @@ class FileChecker:
         self.reports: list[tuple[Rule, Report]] = []
         self.failures: list[tuple[Rule, Exception]] = []  # rules that raised: reported as ML902
         self._failed_rules: set[Rule] = set()
+        # Every scope and loop of the file, kept alive until the file is done: rules key
+        # records by id(function) / id(loop), and a freed one's id is reused by the next.
+        self._alive: list[object] = []
         self._statement: list[cst.CSTNode] = []
         self._assign_targets: list[frozenset[str]] = []
         self._visit: dict[type, list[Callable]] = defaultdict(list)
@@ -299,6 +302,7 @@ class FileChecker:
 
         def body() -> None:
             facts.scope = ClassScope(node, facts.scope, info)
+            self._alive.append(facts.scope)
             self._walk_block(node.body)
             facts.scope = facts.scope.parent
 
@@ -346,6 +350,7 @@ class FileChecker:
             scope.bindings[pname] = Binding(kind, GraphValue(Graph.UNKNOWN, frozenset({pname})), param)
             scope.inputs.add(pname)
         facts.scope = scope
+        self._alive.append(scope)
         # Loops of the caller do not run per iteration of this body.
         self._saved_grad = getattr(self, "_saved_grad", [])
         self._saved_grad.append(facts.grad_enabled)
@@ -385,6 +390,7 @@ class FileChecker:
     def _run_loop(self, loop: Loop, start: Callable[[], None], block: cst.BaseSuite) -> None:
         facts = self.facts
         facts.loops.append(loop)
+        self._alive.append(loop)
         start()
         loop.bound_this_iteration |= loop.target_names
         facts.function.inputs |= loop.target_names
