@@ -216,3 +216,35 @@ def test_autograd_grad_without_create_graph_carries_no_graph():
             probe(torch.autograd.grad(y.sum(), x, create_graph=True)[0])
     """)
     assert [s["graph"] for s in seen] == [Graph.NONE, Graph.CARRIES]
+
+
+def test_grad_switch_statement_and_variable_contexts():
+    seen = probe("""
+        import torch
+        from contextlib import nullcontext
+        def f(x, flag):
+            probe(x)
+            ctx = torch.no_grad
+            with ctx():
+                probe(x)
+            with nullcontext() if flag else torch.inference_mode():
+                probe(x)
+            with torch.set_grad_enabled(flag):
+                probe(x)
+            torch.set_grad_enabled(False)
+            probe(x)
+            torch.set_grad_enabled(True)
+            probe(x)
+    """)
+    assert [s["no_grad"] for s in seen] == [False, True, True, True, True, False]
+
+
+@pytest.mark.parametrize("iterable, expected", [
+    ("train_loader", True), ("self.trainer.val_dataloaders", True), ("range(num_epochs)", True),
+    ("tqdm(dl)", True), ("enumerate(trainLoader)", True), ("range(self.pretraining_tp)", False),
+    ("pixel_values", False), ("self.layers", False), ("zip(outputs, targets)", False),
+])
+def test_data_loops_are_recognised_by_whole_words(iterable, expected):
+    from memlint.static.facts import iterates_data
+
+    assert iterates_data(cst.parse_expression(iterable)) is expected

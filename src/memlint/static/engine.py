@@ -87,6 +87,7 @@ class FileChecker:
             cst.For: self._for,
             cst.While: self._while,
             cst.With: self._with,
+            cst.If: self._if,
             cst.Assign: self._assign,
             cst.AnnAssign: self._assign,
             cst.AugAssign: self._aug_assign,
@@ -246,9 +247,39 @@ class FileChecker:
     def _statement_line(self, node: cst.SimpleStatementLine) -> None:
         self._statement.append(node)
         self._enter(node)
-        self._walk_all(node.body)
+        for small in node.body:
+            self._walk(small)
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                self._grad_mode_statement(small.value)
         self._exit(node)
         self._statement.pop()
+
+    def _grad_mode_statement(self, call: cst.Call) -> None:
+        """``torch.set_grad_enabled(False)`` as a statement: grad is off from here to the end
+        of the enclosing block (or until ``set_grad_enabled(True)``)."""
+        qualified = self.facts.qualified_name(call.func)
+        if qualified in F.SET_GRAD_ENABLED and call.args:
+            self.facts.grad_enabled[-1] = _is_true(call.args[0].value)
+
+    def _if(self, node: cst.If) -> None:
+        """Branches are tracked so that a mode change in one branch is not taken as
+        certain after the ``if`` (``model.train() if training else model.eval()``)."""
+        facts = self.facts
+
+        def body() -> None:
+            self._walk(node.test)
+            facts.branch_path.append((id(node), "body"))
+            self._walk_block(node.body)
+            facts.branch_path.pop()
+            if node.orelse is not None:
+                facts.branch_path.append((id(node), "else"))
+                if isinstance(node.orelse, cst.If):
+                    self._if(node.orelse)
+                else:
+                    self._walk_block(node.orelse.body)
+                facts.branch_path.pop()
+
+        self._compound(node, body)
 
     def _compound(self, node: cst.CSTNode, body: Callable[[], None]) -> None:
         self._statement.append(node)
@@ -369,7 +400,8 @@ class FileChecker:
             self._walk(node.iter)
             iter_graph = facts.graph_value(node.iter)
             loop = Loop(node, "for", facts.scope, iterates_data=F.iterates_data(node.iter),
-                        target_names=frozenset(names_in(node.target)))
+                        target_names=frozenset(names_in(node.target)),
+                        parameters_of=_parameters_owner(node.iter))
             self._run_loop(loop, lambda: self._bind(node.target, node.iter,
                                                     iter_graph if iter_graph.state is Graph.CARRIES else NO_GRAPH),
                            node.body)
@@ -505,16 +537,26 @@ class FileChecker:
             target = dotted_name(func.value)
             mode = _mode_change(method, node)
             if mode is not None and target is not None:
-                change = ModeChange(target, mode, node)
+                change = ModeChange(target, mode, node, tuple(facts.branch_path))
                 function.mode_changes.append(change)
                 if mode == "frozen":
                     facts.frozen_modules.add(target)
+            if mode == "frozen":
+                self._freeze(func.value)
             if method == "requires_grad_" and function is not None and mode is None:
                 function.requires_grad_inputs = True
         if function is not None and any(
             arg.keyword is not None and arg.keyword.value == "requires_grad" and _is_true(arg.value) for arg in node.args
         ):
             function.requires_grad_inputs = True
+
+    def _freeze(self, parameter: cst.BaseExpression) -> None:
+        """``p.requires_grad = False`` / ``p.requires_grad_(False)`` inside
+        ``for p in m.parameters()``: ``m`` is frozen."""
+        name = dotted_name(parameter)
+        for loop in self.facts.loops_in_function():
+            if name in loop.target_names and loop.parameters_of is not None:
+                self.facts.frozen_modules.add(loop.parameters_of)
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression, graph: GraphValue) -> None:
         facts = self.facts
@@ -525,6 +567,8 @@ class FileChecker:
         if isinstance(target, cst.StarredElement):
             self._bind(target.value, value, graph)
             return
+        if isinstance(target, cst.Name) and _is_no_grad_expr(value, facts):
+            facts.no_grad_names.add(target.value)  # ctx = torch.no_grad; with ctx(): ...
         kind = Kind.MODULE if _binds_module(target, value, graph, facts) else Kind.VALUE
         loop = facts.loop
         binding = Binding(kind, graph, value, loop)
@@ -537,6 +581,8 @@ class FileChecker:
                 function.derived_from[target.value] = names_in(value)
         elif isinstance(target, cst.Attribute):
             dotted = dotted_name(target)
+            if target.attr.value == "requires_grad" and _is_false(value):
+                self._freeze(target.value)
             info = facts.class_info
             if dotted and info is not None and dotted.startswith("self.") and dotted.count(".") == 1:
                 previous = info.attributes.get(dotted)
@@ -575,6 +621,10 @@ def _binds_module(target: cst.BaseExpression, value: cst.BaseExpression, graph: 
     name = dotted_name(target)
     if name is None or graph.state is Graph.CARRIES:
         return False
+    if isinstance(value, cst.Call):
+        qualified = facts.qualified_name(value.func) or ""
+        if qualified.startswith("torch.") and facts._is_imported(qualified):
+            return False  # torch.Generator(), torch.zeros(...): not a module, whatever the name
     return F.is_module_name(name.rsplit(".", 1)[-1]) and isinstance(value, (cst.Call, cst.Name, cst.Attribute))
 
 
@@ -591,11 +641,19 @@ def _is_module_base(base: str, facts: Facts) -> bool:
 
 def _is_no_grad_expr(node: cst.BaseExpression, facts: Facts) -> bool:
     """``torch.no_grad()``, ``torch.no_grad``, ``torch.inference_mode()``,
-    ``torch.set_grad_enabled(False)`` (a decorator or a context manager)."""
+    ``torch.set_grad_enabled(False)`` (a decorator or a context manager).
+
+    Where grad may be off, count it as off (precision first): ``set_grad_enabled(flag)``,
+    ``nullcontext() if sync else torch.no_grad()``, a name bound to a no-grad context."""
+    if isinstance(node, cst.IfExp):
+        return _is_no_grad_expr(node.body, facts) or _is_no_grad_expr(node.orelse, facts)
     call_args: Sequence[cst.Arg] = ()
     if isinstance(node, cst.Call):
         call_args = node.args
         node = node.func
+    name = dotted_name(node)
+    if name is not None and name in facts.no_grad_names:
+        return True
     qualified = facts.qualified_name(node)
     if qualified is None:
         return False
@@ -604,8 +662,16 @@ def _is_no_grad_expr(node: cst.BaseExpression, facts: Facts) -> bool:
             return False
         return True
     if qualified in F.SET_GRAD_ENABLED:
-        return bool(call_args) and _is_false(call_args[0].value)
+        return bool(call_args) and not _is_true(call_args[0].value)
     return False
+
+
+def _parameters_owner(iterable: cst.BaseExpression) -> str | None:
+    """``model`` for ``model.parameters()`` / ``model.named_parameters()``."""
+    if (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
+            and iterable.func.attr.value in ("parameters", "named_parameters")):
+        return dotted_name(iterable.func.value)
+    return None
 
 
 def _is_enable_grad_expr(node: cst.BaseExpression, facts: Facts) -> bool:

@@ -18,6 +18,7 @@ Rules ask questions here instead of walking the tree themselves:
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
@@ -79,7 +80,7 @@ GRAPH_ENDING_FUNCTIONS = frozenset({
     "torch.randn_like", "torch.full_like", "torch.eq", "torch.isnan", "torch.isinf", "torch.isfinite",
     "torch.equal", "torch.allclose", "torch.numel", "torch.is_tensor", "torch.no_grad",
     "torch.from_numpy", "torch.load", "torch.save", "torch.manual_seed", "torch.device",
-    "copy.deepcopy",
+    "copy.deepcopy", "torch.Generator",
 })
 # torch.nn.functional members that compute a loss: their result carries a graph.
 FUNCTIONAL_LOSS_WORDS = ("loss", "cross_entropy", "nll", "mse", "l1", "kl_div", "binary_cross_entropy",
@@ -105,14 +106,27 @@ AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward"
 
 
 # Words in a loop's iterable that say it walks over data or steps, not over parts of a value.
-DATA_LOOP_WORDS = ("loader", "dataset", "data", "batches", "epoch", "step", "iter", "tqdm", "train", "val",
-                   "test", "eval", "stream", "samples", "episode")
+
+_DATA_TOKENS = frozenset({
+    "loader", "loaders", "dataloader", "dataloaders", "dl", "dataset", "datasets", "data", "batches",
+    "epoch", "epochs", "step", "steps", "iter", "iters", "iteration", "iterations", "tqdm", "train",
+    "training", "val", "valid", "validation", "test", "eval", "evaluation", "stream", "samples",
+    "episode", "episodes", "trainloader", "valloader", "testloader", "minibatches",
+})
+
+
+def _tokens(name: str) -> list[str]:
+    """``self.train_dataloader`` -> self, train, dataloader; ``trainLoader`` -> train, loader."""
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", name)
+    return [t for t in re.split(r"[^A-Za-z]+", spaced.lower()) if t]
 
 
 def iterates_data(iterable: cst.BaseExpression | None) -> bool:
+    """Does a loop walk over data or steps (a loader, ``range(num_epochs)``), as opposed to
+    the parts of one value (layers, heads, loss terms)? Matches whole words of the names."""
     if iterable is None:  # a while loop: runs until a condition, like a step loop
         return True
-    return any(word in name.lower() for name in names_in(iterable) for word in DATA_LOOP_WORDS)
+    return any(token in _DATA_TOKENS for name in names_in(iterable) for token in _tokens(name))
 
 
 def is_module_name(name: str) -> bool:
@@ -188,6 +202,7 @@ class Loop:
     kind: str  # "for" | "while"
     scope: "Scope"
     iterates_data: bool = False  # over a loader/dataset/steps, not over the parts of one value
+    parameters_of: str | None = None  # "model" in "for p in model.parameters()"
     bound_this_iteration: set[str] = field(default_factory=set)
     target_names: frozenset[str] = frozenset()
     has_backward: bool = False
@@ -204,6 +219,7 @@ class ModeChange:
     target: str  # dotted name, e.g. "model" or "self.teacher"
     mode: str  # "eval" | "train" | "frozen"
     node: cst.Call
+    branch_path: tuple = ()  # the if-branches the change was made in
 
 
 class Scope:
@@ -437,6 +453,8 @@ class Facts:
         # function name -> for each call site: was it under no-grad?
         self.call_sites: dict[str, list[bool]] = {}
         self.frozen_modules: set[str] = set()  # names with requires_grad_(False) anywhere
+        self.no_grad_names: set[str] = set()  # names bound to a no-grad context (ctx = torch.no_grad)
+        self.branch_path: list[tuple[int, str]] = []  # the if-branches being walked
         self._iteration = 0
 
     # ----- questions rules ask -------------------------------------------------------------
@@ -508,8 +526,11 @@ class Facts:
         """The last mode change of ``target`` seen so far in this function (or module level)."""
         function = self.function
         changes = function.mode_changes if function else self.module_mode_changes
+        here = tuple(self.branch_path)
         for change in reversed(changes):
             if change.target == target:
+                if here[: len(change.branch_path)] != change.branch_path:
+                    return None  # changed in a branch that may not have run: unknown mode
                 return change
         return None
 
@@ -529,6 +550,8 @@ class Facts:
         binding = self.lookup(name)
         if binding is not None:
             return binding.kind is Kind.MODULE
+        if name.split(".", 1)[0] in self.imports.aliases:
+            return False  # torch.Generator, np.random: imported names are not module variables
         last = name.rsplit(".", 1)[-1]
         if last in ("forward", "module"):
             owner = name.rsplit(".", 1)[0]

@@ -460,6 +460,45 @@ class Model(L.LightningModule):
 """,
     ]
 
+    VALID += [
+        # gradients without create_graph carry no graph (integrated gradients)
+        """
+import torch
+def integrated_gradients(model, x, baseline, steps=50):
+    model.eval()
+    grads = []
+    for alpha in torch.linspace(0, 1, steps):
+        xi = (baseline + alpha * (x - baseline)).requires_grad_(True)
+        g, = torch.autograd.grad(model(xi).sum(), xi)
+        grads.append(g)
+    return torch.stack(grads).mean(0) * (x - baseline)
+""",
+        # torch.Generator is not a GAN generator (timm)
+        """
+import torch
+class Sampler:
+    def pick(self, generator):
+        return 3
+    def build(self, epoch):
+        generator = torch.Generator().manual_seed(epoch)
+        schedule = []
+        for _ in range(self.num_batches):
+            schedule.append(self.pick(generator))
+        return schedule
+""",
+        # a loop over tensor-parallel slices is not a data loop ("pretraining_tp")
+        """
+import torch
+import torch.nn.functional as F
+def slice_norms(h, weight, pretraining_tp):
+    norms = []
+    size = h.shape[-1] // pretraining_tp
+    for i in range(pretraining_tp):
+        norms.append(F.linear(h[..., i * size:(i + 1) * size], weight[:, i * size:(i + 1) * size]))
+    print(torch.stack(norms).norm())
+""",
+    ]
+
     INVALID = [
         Invalid("""
 import torch

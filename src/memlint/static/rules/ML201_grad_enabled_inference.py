@@ -227,6 +227,67 @@ class Model(L.LightningModule):
 """,
     ]
 
+    VALID += [
+        # a grad context held in a variable, or chosen by an if-expression (lightning)
+        """
+import contextlib
+import torch
+def extract(model, loader, freeze=True):
+    model.eval()
+    ctx = torch.no_grad() if freeze else contextlib.nullcontext()
+    feats = []
+    with ctx:
+        for x in loader:
+            feats.append(model(x).cpu())
+    with contextlib.nullcontext() if not freeze else torch.no_grad():
+        last = model(x)
+    return feats, last
+""",
+        # the global switch as a statement
+        """
+import torch
+def evaluate(model, loader):
+    model.eval()
+    torch.set_grad_enabled(False)
+    return [model(x).argmax(1) for x, y in loader]
+""",
+        # set_grad_enabled(flag): grad may be off, so not reported (skorch, speechbrain)
+        """
+import torch
+def evaluate(model, loader, training=False):
+    model.eval()
+    outs = []
+    for x in loader:
+        with torch.set_grad_enabled(training):
+            outs.append(model(x))
+    return outs
+""",
+        # frozen through its parameters (speechbrain's freeze_model)
+        """
+import torch
+def distill(student, teacher, loader, opt, crit):
+    teacher.eval()
+    for p in teacher.parameters():
+        p.requires_grad = False
+    for x, y in loader:
+        loss = crit(student(x), teacher(x))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""",
+        # mode chosen by a branch: unknown afterwards
+        """
+import torch
+def run_epoch(model, loader, phase):
+    if phase == "train":
+        model.train()
+    else:
+        model.eval()
+    for x, y in loader:
+        out = model(x)
+""",
+    ]
+
     INVALID = [
         Invalid("""
 import torch
@@ -277,6 +338,15 @@ def distill(teacher, student, loader, opt):
         loss.backward()
         opt.step()
 """, line=8),
+        # eval mode set before a branch still holds inside it
+        Invalid("""
+import torch
+def predict(model, batches, verbose):
+    model.eval()
+    if verbose:
+        return [model(b) for b in batches]
+    return None
+""", line=6),
         # module-level script
         Invalid("""
 import torch
