@@ -166,7 +166,7 @@ class FileChecker:
         visits = self._visit.get(node_type)
         if visits:
             self._call_rules(visits, node)
-        # The children, as _walk_children walks them (inlined: this is the hot path).
+        # The children that hold code, in field order (inlined: this is the hot path).
         fields = F._CHILD_FIELDS.get(node_type)
         if fields is None:
             fields = child_fields(node_type)
@@ -188,22 +188,6 @@ class FileChecker:
         leaves = self._leave.get(node_type)
         if leaves:
             self._call_rules(leaves, node)
-
-    def _walk_children(self, node: cst.CSTNode) -> None:
-        walk = self._walk
-        kinds = F.VALUE_KIND
-        for name in child_fields(type(node)):
-            value = getattr(node, name)
-            kind = kinds.get(type(value))
-            if kind is None:
-                kind = F.value_kind(type(value))
-            if kind == 1:
-                walk(value)
-            elif kind == 2:
-                for item in value:
-                    kind = kinds.get(type(item))
-                    if kind == 1 or (kind is None and F.value_kind(type(item)) == 1):
-                        walk(item)
 
     def _enter(self, node: cst.CSTNode) -> None:
         visits = self._visit.get(type(node))
@@ -517,7 +501,7 @@ class FileChecker:
         if callee is not None:
             facts.call_sites.setdefault(callee, []).append(facts.in_no_grad)
         if method in F.BACKWARD_METHODS or qualified in F.AUTOGRAD_FUNCTIONS:
-            tensor = _backpropagated_expr(node)
+            tensor = F.backpropagated_expr(node)
             if tensor is not None and function is not None:
                 function.backward_names |= names_in(tensor) - {"self", "cls"}
                 function.backward_nodes |= _call_ids(tensor)
@@ -707,20 +691,6 @@ def _mode_change(method: str, call: cst.Call) -> str | None:
         return None
     if method == "requires_grad_" and call.args and _is_false(call.args[0].value):
         return "frozen"
-    return None
-
-
-def _backpropagated_expr(call: cst.Call) -> cst.BaseExpression | None:
-    """The tensor a backward call differentiates: ``loss`` in ``loss.backward()``,
-    ``accelerator.backward(loss)``, ``torch.autograd.grad(loss, params)``."""
-    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-    if positional:
-        return positional[0]
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value in ("outputs", "tensors", "loss"):
-            return arg.value
-    if isinstance(call.func, cst.Attribute):
-        return call.func.value
     return None
 
 

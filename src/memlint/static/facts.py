@@ -713,3 +713,17 @@ def _name_expr(dotted: str) -> cst.BaseExpression:
     for part in parts[1:]:
         node = cst.Attribute(value=node, attr=cst.Name(part))
     return node
+
+
+def backpropagated_expr(call: cst.Call) -> cst.BaseExpression | None:
+    """The tensor a backward call differentiates: ``loss`` in ``loss.backward()``,
+    ``accelerator.backward(loss)``, ``torch.autograd.grad(loss, params)``."""
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    if positional:
+        return positional[0]
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("outputs", "tensors", "loss"):
+            return arg.value
+    if isinstance(call.func, cst.Attribute):
+        return call.func.value
+    return None

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from memlint.static.facts import (
+    backpropagated_expr,
     FunctionScope, Graph, GraphValue, Loop, dotted_name, names_in, storage_name,
 )
 from memlint.static.rule import Invalid, Rule
@@ -144,7 +145,7 @@ class LoopCarriedGraph(Rule):
         func = node.func
         method = func.attr.value if isinstance(func, cst.Attribute) else None
         if method in _BACKWARD_METHODS or self.facts.qualified_name(func) in _AUTOGRAD_FUNCTIONS:
-            tensor = _backpropagated_expr(node)
+            tensor = backpropagated_expr(node)
             loops = self.facts.loops_in_function()
             if tensor is not None and loops:
                 names = frozenset(names_in(tensor))
@@ -615,19 +616,6 @@ def _derives_from(names: frozenset[str], target: str, function: FunctionScope) -
             return True
         frontier.extend(function.derived_from.get(name, ()))
     return False
-
-
-def _backpropagated_expr(call: cst.Call) -> cst.BaseExpression | None:
-    """``loss`` in ``loss.backward()``, ``accelerator.backward(loss)``, ``autograd.grad(loss, x)``."""
-    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-    if positional:
-        return positional[0]
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value in ("outputs", "tensors", "loss"):
-            return arg.value
-    if isinstance(call.func, cst.Attribute):
-        return call.func.value
-    return None
 
 
 def _flatten(target: cst.BaseExpression) -> list[cst.BaseExpression]:

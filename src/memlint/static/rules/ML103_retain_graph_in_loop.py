@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import FunctionScope, Graph, Kind, Loop, names_in
+from memlint.static.facts import FunctionScope, Graph, Kind, Loop, backpropagated_expr, names_in
 from memlint.static.fixes import remove_keyword_fix
 from memlint.static.rule import Invalid, Rule
 from memlint.static.rules.ML101_graph_accumulation import source_of
@@ -51,7 +51,7 @@ class RetainGraphInLoop(Rule):
         method = func.attr.value if isinstance(func, cst.Attribute) else None
         if method not in _BACKWARD_METHODS and facts.qualified_name(func) not in _AUTOGRAD_FUNCTIONS:
             return
-        tensor = _backpropagated_expr(node)
+        tensor = backpropagated_expr(node)
         if tensor is None:
             return
         function = facts.function
@@ -300,15 +300,3 @@ def train(model, loader, opt, crit, aux_crit):
         opt.step()
 """, line=7),
     ]
-
-
-def _backpropagated_expr(call: cst.Call) -> cst.BaseExpression | None:
-    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-    if positional:
-        return positional[0]
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value in ("outputs", "tensors", "loss"):
-            return arg.value
-    if isinstance(call.func, cst.Attribute):
-        return call.func.value
-    return None
