@@ -181,7 +181,6 @@ class Binding:
     graph: GraphValue
     node: cst.CSTNode | None = None
     loop: "Loop | None" = None  # innermost loop the binding happened in
-    iteration: int = 0  # that loop's iteration marker when bound
 
 
 @dataclass
@@ -271,11 +270,18 @@ class FunctionScope(Scope):
 
     def is_backpropagated(self, names: Iterable[str]) -> bool:
         """Do any of ``names`` flow into something this function backpropagates?"""
-        targets = set(names)
+        # Not into the function's inputs (parameters, loop targets): a batch that a loss
+        # was computed from carries no graph itself.
+        return self.derives_from(self.backward_names, names, skip=self.inputs)
+
+    def derives_from(self, sources: Iterable[str], targets: Iterable[str], skip: Iterable[str] = ()) -> bool:
+        """Are any of ``targets`` among ``sources`` or what they were computed from (following
+        ``derived_from`` in this function, never through the names in ``skip``)?"""
+        targets, skip = set(targets), set(skip)
         if not targets:
             return False
         seen: set[str] = set()
-        frontier = list(self.backward_names)
+        frontier = list(sources)
         while frontier:
             name = frontier.pop()
             if name in seen:
@@ -283,14 +289,8 @@ class FunctionScope(Scope):
             seen.add(name)
             if name in targets:
                 return True
-            # Follow what a backpropagated value was computed from, but not into the
-            # function's inputs (parameters, loop targets): a batch that a loss was
-            # computed from carries no graph itself.
-            frontier.extend(n for n in self.derived_from.get(name, ()) if n not in self.inputs)
+            frontier.extend(n for n in self.derived_from.get(name, ()) if n not in skip)
         return False
-
-    def is_returned(self, name: str) -> bool:
-        return name in self.returned_names
 
 
 class ClassScope(Scope):
@@ -449,13 +449,11 @@ class Facts:
         self.loops: list[Loop] = []
         self.grad_enabled: list[bool] = [True]  # lexical grad mode, innermost last
         self.classes: dict[str, ClassInfo] = {}
-        self.module_mode_changes: list[ModeChange] = []
         # function name -> for each call site: was it under no-grad?
         self.call_sites: dict[str, list[bool]] = {}
         self.frozen_modules: set[str] = set()  # names with requires_grad_(False) anywhere
         self.no_grad_names: set[str] = set()  # names bound to a no-grad context (ctx = torch.no_grad)
         self.branch_path: list[tuple[int, str]] = []  # the if-branches being walked
-        self._iteration = 0
 
     # ----- questions rules ask -------------------------------------------------------------
     @property
@@ -525,7 +523,7 @@ class Facts:
     def mode_of(self, target: str) -> ModeChange | None:
         """The last mode change of ``target`` seen so far in this function (or module level)."""
         function = self.function
-        changes = function.mode_changes if function else self.module_mode_changes
+        changes = function.mode_changes
         here = tuple(self.branch_path)
         for change in reversed(changes):
             if change.target == target:
@@ -700,11 +698,6 @@ class Facts:
 
     def _is_imported(self, qualified: str) -> bool:
         return qualified.split(".", 1)[0] in {q.split(".", 1)[0] for q in self.imports.aliases.values()}
-
-    # ----- updates the engine makes -------------------------------------------------------
-    def new_iteration_marker(self) -> int:
-        self._iteration += 1
-        return self._iteration
 
 
 def _name_expr(dotted: str) -> cst.BaseExpression:

@@ -97,8 +97,8 @@ class GraphAccumulation(Rule):
                 "." not in name and name in function.bindings
             ):
                 return  # a local of forward()/training_step(): it dies with the call (decoder steps, slices)
-            if loop is not None and not loop.is_training_loop and _builds_a_sequence(loop) and _flows_into_return(
-                function, name.split("[", 1)[0]
+            if loop is not None and not loop.is_training_loop and _builds_a_sequence(loop) and function.derives_from(
+                function.returned_names, {name.split("[", 1)[0]}
             ):
                 return  # an episode / decoding / unrolling loop handing its sequence to the caller
             if not facts.is_graph_carrying(graph):
@@ -106,10 +106,6 @@ class GraphAccumulation(Rule):
             root = name.split("[", 1)[0]
             if function.is_backpropagated({name, root}):
                 return  # summing sub-losses on purpose: total.backward() / sum(losses).backward()
-            if loop is not None and not loop.is_training_loop and not loop.iterates_data and (
-                root in function.returned_names or name in function.returned_names
-            ):
-                return  # a helper that sums the parts of a loss and returns it
             self.report(
                 node,
                 f"'{name}' accumulates '{value_text}' with its autograd graph {where}, keeping every "
@@ -655,6 +651,7 @@ def _operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [node]
 
 
+# Narrower than facts' data words: ``range(num_steps)`` unrolling a model is not a pass over data.
 _DATA_TOKENS = frozenset({"loader", "dataloader", "dataset", "data", "batches", "epoch", "epochs", "samples"})
 
 
@@ -689,21 +686,6 @@ def _value_names(node: cst.BaseExpression) -> set[str]:
         else:
             stack.extend(expression_children(current))
     return found
-
-
-def _flows_into_return(function, name: str) -> bool:
-    """Is ``name`` returned by ``function``, directly or through values computed from it?"""
-    frontier = list(function.returned_names)
-    seen: set[str] = set()
-    while frontier:
-        current = frontier.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        if current == name:
-            return True
-        frontier.extend(function.derived_from.get(current, ()))
-    return False
 
 
 def _mentions_len(node: cst.BaseExpression) -> bool:

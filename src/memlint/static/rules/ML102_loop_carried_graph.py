@@ -180,7 +180,7 @@ class LoopCarriedGraph(Rule):
             if not carry.loops:  # training_step: one call is one iteration, the framework steps
                 step_results = function.returned_names | function.backward_names
                 if carry.kind in ("recurrent", "bank") or any(
-                        _derives_from(frozenset({name}), carry.name, function) for name in step_results):
+                        function.derives_from({name}, _place(carry.name)) for name in step_results):
                     if not self._step_carries:
                         self.at_module_exit(self._decide_step_carries)
                     self._step_carries.append((function.class_info.name, carry))
@@ -189,7 +189,7 @@ class LoopCarriedGraph(Rule):
                 if carry.name in self._cut.get(id(loop), ()):
                     continue  # detached or re-initialised somewhere in this loop's iteration
                 # Fed back: a backward pass inside this loop goes through the carried value.
-                fed_back = any(_derives_from(names, carry.name, function)
+                fed_back = any(function.derives_from(names, _place(carry.name))
                                for names in self._backpropagated.get(id(loop), ()))
                 if fed_back or (carry.kind in ("recurrent", "bank") and loop.has_optimizer_step):
                     self.report(carry.node, self._message(carry))
@@ -602,20 +602,9 @@ for step in range(10_000):
     ]
 
 
-def _derives_from(names: frozenset[str], target: str, function: FunctionScope) -> bool:
-    """Is ``target`` among ``names`` or what they were computed from (in this function)?"""
-    root = target.split("[", 1)[0]
-    seen: set[str] = set()
-    frontier = list(names)
-    while frontier:
-        name = frontier.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        if name == target or name == root:
-            return True
-        frontier.extend(function.derived_from.get(name, ()))
-    return False
+def _place(target: str) -> set[str]:
+    """``centers[c]`` is updated through ``centers``: match either."""
+    return {target, target.split("[", 1)[0]}
 
 
 def _flatten(target: cst.BaseExpression) -> list[cst.BaseExpression]:
