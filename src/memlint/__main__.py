@@ -1,6 +1,6 @@
 """python -m memlint: the same as the memlint command."""
 
-from memlint.cli import main
+from memlint.launcher import main
 
 if __name__ == "__main__":
     main()

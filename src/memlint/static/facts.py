@@ -332,13 +332,22 @@ class Imports:
         return dotted
 
 
+# libcst's node classes are ABCs, so ``isinstance`` on them is slow; these helpers run for
+# nearly every expression and test exact types instead (Name and Attribute have no subclasses).
+_NAME, _ATTRIBUTE = cst.Name, cst.Attribute
+
+
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """``self.model.encoder`` for a Name/Attribute chain, else None."""
+    node_type = type(node)
+    if node_type is _NAME:
+        return node.value
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
+    while node_type is _ATTRIBUTE:
         parts.append(node.attr.value)
         node = node.value
-    if isinstance(node, cst.Name):
+        node_type = type(node)
+    if node_type is _NAME:
         parts.append(node.value)
         return ".".join(reversed(parts))
     return None
@@ -366,22 +375,26 @@ def storage_name(node: cst.BaseExpression) -> str | None:
     return dotted_name(node)
 
 
+_NO_NAMES = frozenset({cst.Lambda, cst.SimpleString, cst.Integer, cst.Float})
+
+
 def names_in(node: cst.CSTNode) -> set[str]:
     """Every variable name and ``self.attr`` read in an expression (a small walk)."""
     found: set[str] = set()
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Name):
+        current_type = type(current)
+        if current_type is _NAME:
             found.add(current.value)
-        elif isinstance(current, cst.Attribute):
+        elif current_type is _ATTRIBUTE:
             dotted = dotted_name(current)
             if dotted is not None:
                 found.add(dotted)
                 found.add(dotted.split(".", 1)[0])
                 continue
             stack.append(current.value)
-        elif isinstance(current, (cst.Lambda, cst.SimpleString, cst.Integer, cst.Float)):
+        elif current_type in _NO_NAMES:
             continue
         else:
             stack.extend(expression_children(current))
@@ -428,13 +441,18 @@ def value_kind(value_type: type) -> int:
 
 
 def expression_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    kinds = VALUE_KIND
     for name in child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        kind = kinds.get(type(value))
+        if kind is None:
+            kind = value_kind(type(value))
+        if kind == 1:
             yield value
-        elif isinstance(value, (tuple, list)):
+        elif kind == 2:
             for item in value:
-                if isinstance(item, cst.CSTNode):
+                item_kind = kinds.get(type(item))
+                if item_kind == 1 or (item_kind is None and value_kind(type(item)) == 1):
                     yield item
 
 

@@ -426,11 +426,25 @@ def check_file(path: str, rule_classes: Sequence[type["Rule"]], ignored: Sequenc
 
 
 def _check_chunk(args: tuple[list[str], tuple[str, ...], dict[str, tuple[str, ...]]]) -> list[list[Finding]]:
+    import gc
+
     from memlint.static.rules import rules_by_code
 
     paths, codes, ignored_by_path = args
     rules = rules_by_code(codes)
-    return [check_file(path, rules, ignored_by_path.get(path, ())) for path in paths]
+    results = []
+    # A parsed module is some 10,000 acyclic objects freed by reference counting, yet their
+    # allocation alone sets off the cyclic collector again and again (~7% of a check).
+    # Collect once per file instead; a file's own reference cycles wait only that long.
+    enabled = gc.isenabled()
+    for path in paths:
+        gc.disable()
+        try:
+            results.append(check_file(path, rules, ignored_by_path.get(path, ())))
+        finally:
+            if enabled:
+                gc.enable()
+    return results
 
 
 def _size(path: str) -> int:
