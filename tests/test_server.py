@@ -206,3 +206,17 @@ def test_a_changed_module_file_is_noticed(tmp_path):
     assert server.changed_files(files) == [str(module)]
     module.unlink()
     assert server.changed_files(files) == [str(module)]
+
+
+def test_a_served_run_writes_text_in_the_clients_encoding(servers, project):
+    (project / "src" / "naïve_ütf.py").write_text(
+        (FIXTURES / "ML101_train_loss_accumulation.py").read_text(), encoding="utf-8")
+    servers.start(project)
+    for extra in ({"PYTHONIOENCODING": "latin-1"}, {"PYTHONIOENCODING": "ascii:backslashreplace"}):
+        env_local = dict(servers.local_env, **extra)
+        env_served = dict(servers.env, **extra)
+        args = [sys.executable, "-m", "memlint", "check", "src"]
+        local = subprocess.run(args, cwd=project, env=env_local, capture_output=True, timeout=120)
+        served = subprocess.run(args, cwd=project, env=env_served, capture_output=True, timeout=120)
+        assert (served.returncode, served.stdout, served.stderr) == (local.returncode, local.stdout, local.stderr)
+    assert served_runs(servers) == 2

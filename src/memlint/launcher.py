@@ -112,8 +112,15 @@ def run_on_server(argv: list[str]) -> int | None:
     try:
         umask = os.umask(0o022)
         os.umask(umask)
-        request = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask}).encode(
-            "utf-8", "surrogateescape")
+        here = os.stat(".")
+        streams = [[getattr(stream, "encoding", None), getattr(stream, "errors", None)]
+                   for stream in (sys.stdin, sys.stdout, sys.stderr)]
+        request = json.dumps({
+            "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask,
+            # The server must see the very same folder (not one of that name in another
+            # container or mount namespace), and write text as this process would.
+            "cwd_id": [here.st_dev, here.st_ino], "streams": streams,
+        }).encode("utf-8", "surrogateescape")
     except (OSError, UnicodeError):
         return None
     client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

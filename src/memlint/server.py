@@ -185,25 +185,30 @@ def _receive(connection: socket.socket) -> tuple[dict, list[int]]:
     return json.loads(body.decode("utf-8", "surrogateescape")), fds
 
 
-def _adopt_stdio(fds: list[int]) -> None:
-    """Make the client's stdin/stdout/stderr this process's, as Python would set them up."""
+def _adopt_stdio(fds: list[int], streams: list) -> None:
+    """Make the client's stdin/stdout/stderr this process's, with the client's encodings."""
+    import codecs
     import io
 
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
-    encoding = os.environ.get("PYTHONIOENCODING", "").split(":")[0] or sys.stdout.encoding or "utf-8"
 
-    def text_stream(fd: int, mode: str, errors: str) -> io.TextIOWrapper:
+    def text_stream(fd: int, mode: str) -> io.TextIOWrapper:
+        encoding, errors = (list(streams[fd]) + [None, None])[:2]
+        try:
+            codecs.lookup(encoding or "")
+        except LookupError:
+            encoding = "utf-8"
         raw = io.FileIO(fd, mode, closefd=False)
         interactive = raw.isatty()
         buffered = io.BufferedWriter(raw) if mode == "w" else io.BufferedReader(raw)
-        return io.TextIOWrapper(buffered, encoding=encoding, errors=errors,
+        return io.TextIOWrapper(buffered, encoding=encoding, errors=errors or "strict",
                                 line_buffering=interactive or fd == 2, write_through=fd == 2)
 
-    sys.stdin = text_stream(0, "r", "strict")
-    sys.stdout = text_stream(1, "w", "strict")
-    sys.stderr = text_stream(2, "w", "backslashreplace")
+    sys.stdin = text_stream(0, "r")
+    sys.stdout = text_stream(1, "w")
+    sys.stderr = text_stream(2, "w")
 
 
 def _work(connection: socket.socket, log_path: str) -> None:
@@ -214,10 +219,13 @@ def _work(connection: socket.socket, log_path: str) -> None:
             request, fds = _receive(connection)
             argv = [str(arg) for arg in request["argv"]]
             os.chdir(request["cwd"])
+            here = os.stat(".")
+            if [here.st_dev, here.st_ino] != request["cwd_id"]:
+                raise OSError("the client's folder is not this one (another mount namespace?)")
             os.umask(int(request["umask"]))
             os.environ.clear()
             os.environ.update({str(k): str(v) for k, v in request["env"].items()})
-            _adopt_stdio(fds)
+            _adopt_stdio(fds, request["streams"])
             connection.sendall(b"R %d\n" % os.getpid())
         except Exception as exc:  # declined before anything ran: the client runs it itself
             _log(log_path, f"declined a run: {type(exc).__name__}: {exc}")
