@@ -70,7 +70,9 @@ def call_method(node: cst.BaseExpression, method: str, safe: bool = False) -> Fi
 def graph_accumulation_fix(node: cst.CSTNode, values: Sequence[cst.BaseExpression] | cst.BaseExpression) -> FixSpec | None:
     """ML101: ``total += loss`` → ``total += loss.item()``; ``total = total + loss`` →
     ``total = total + loss.item()``; ``losses.append(loss)`` (``insert``, ``appendleft``,
-    ``add_``) → ``losses.append(loss.detach())``; ``d[step] = out`` → ``d[step] = out.detach()``.
+    ``add_``) → ``losses.append(loss.detach())``; ``d[step] = out`` → ``d[step] = out.detach()``;
+    ``d[k] = d.get(k, 0) + loss`` → ``... + loss.item()``; ``outs = torch.cat([outs, out])`` →
+    ``torch.cat([outs, out.detach()])``.
     None when there is no single value to change (``extend`` of a list, several operands)."""
     if not isinstance(values, (list, tuple)):
         values = [values]
@@ -81,7 +83,9 @@ def graph_accumulation_fix(node: cst.CSTNode, values: Sequence[cst.BaseExpressio
         return call_method(value, "item")
     if isinstance(node, cst.Assign):
         target = node.targets[0].target if node.targets else None
-        if isinstance(target, cst.Subscript):
+        if isinstance(target, cst.Subscript) and not isinstance(node.value, cst.BinaryOperation):
+            return call_method(value, "detach")
+        if isinstance(node.value, cst.Call):  # outs = torch.cat([outs, out]): keep a tensor
             return call_method(value, "detach")
         return call_method(value, "item")
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):

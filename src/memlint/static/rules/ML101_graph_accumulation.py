@@ -3,10 +3,13 @@ outlives the loop iteration (or, in ``forward`` / ``training_step``, the call).
 
 Every step's autograd graph then stays alive: ``total_loss += loss`` keeps a chain of
 ``AddBackward`` nodes back to the first step; ``losses.append(loss)`` keeps each step's
-graph (and, without a backward pass, every activation it saved).
+graph (and, without a backward pass, every activation it saved); so do
+``stats["loss"] = stats.get("loss", 0) + loss`` and ``outs = torch.cat([outs, out])``.
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 import libcst as cst
 
@@ -41,17 +44,36 @@ class GraphAccumulation(Rule):
             return
         target = node.targets[0].target
         if isinstance(target, cst.Subscript):
+            if isinstance(node.value, cst.BinaryOperation):  # stats["loss"] = stats.get("loss", 0) + loss
+                others = _other_operands(node.value, lambda op: _reads_slot(op, target))
+                if others is not None:
+                    self._candidate(node, target, others)
+                    return
             self._growing_key(node, target, node.value)
             return
         accumulator = dotted_name(target)
-        if accumulator is None or not isinstance(node.value, cst.BinaryOperation):
+        if accumulator is None:
             return
-        operands = _operands(node.value)
-        if not any(dotted_name(op) == accumulator for op in operands):
-            return
-        others = [op for op in operands if dotted_name(op) != accumulator]
+        if isinstance(node.value, cst.BinaryOperation):  # total = total + loss
+            others = _other_operands(node.value, lambda op: dotted_name(op) == accumulator)
+        else:  # outs = torch.cat([outs, out])
+            others = self._concatenated_onto(node.value, accumulator)
         if others:
             self._candidate(node, target, others)
+
+    def _concatenated_onto(self, value: cst.BaseExpression, accumulator: str) -> list[cst.BaseExpression] | None:
+        """The other tensors of ``torch.cat([accumulator, ...])`` (``concat``, ``vstack``...)."""
+        if not isinstance(value, cst.Call) or not value.args:
+            return None
+        if self.facts.qualified_name(value.func) not in _CONCATENATIONS:
+            return None
+        sequence = value.args[0].value
+        if value.args[0].keyword is not None or not isinstance(sequence, (cst.List, cst.Tuple)):
+            return None
+        elements = [element.value for element in sequence.elements]
+        if not any(dotted_name(element) == accumulator for element in elements):
+            return None
+        return [element for element in elements if dotted_name(element) != accumulator]
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -493,6 +515,60 @@ def slice_norms(h, weight, pretraining_tp):
         norms.append(F.linear(h[..., i * size:(i + 1) * size], weight[:, i * size:(i + 1) * size]))
     print(torch.stack(norms).norm())
 """,
+        # concatenation of detached outputs, under no_grad, or across the layers of one forward
+        """
+import torch
+def train(model, loader, opt, crit):
+    all_logits = torch.empty(0)
+    for x, y in loader:
+        logits = model(x)
+        loss = crit(logits, y)
+        loss.backward()
+        opt.step()
+        all_logits = torch.cat([all_logits, logits.detach().cpu()])
+
+def evaluate(model, loader):
+    outs = None
+    with torch.no_grad():
+        for x, _ in loader:
+            out = model(x)
+            outs = out if outs is None else torch.cat((outs, out), dim=0)
+    return outs
+""",
+        """
+import torch
+from torch import nn
+class DenseBlock(nn.Module):
+    def __init__(self, layers):
+        super().__init__()
+        self.layers = nn.ModuleList(layers)
+    def forward(self, features):
+        for layer in self.layers:
+            new = layer(features)
+            features = torch.cat([features, new], dim=1)
+        return features
+""",
+        # a dict slot summed with numbers, or with sub-losses that are backpropagated
+        """
+import torch
+def train(model, loader, opt, crit):
+    totals = {}
+    for x, y in loader:
+        loss = crit(model(x), y)
+        loss.backward()
+        opt.step()
+        totals["loss"] = totals.get("loss", 0.0) + loss.item()
+        totals["n"] = totals["n"] + 1
+""",
+        """
+import torch
+def step(model, batch, opt, losses_fns):
+    parts = {"total": 0}
+    for name, fn in losses_fns.items():
+        parts["total"] = parts["total"] + fn(model(batch), batch)
+    parts["total"].backward()
+    opt.step()
+""",
     ]
 
     INVALID = [
@@ -642,7 +718,69 @@ for step in range(100):
     opt.step()
     losses.append(loss)
 """, line=13),
+        # concatenating each step's output onto a tensor kept across steps
+        Invalid("""
+import torch
+def train(model, loader, opt, crit):
+    all_logits = torch.empty(0)
+    for x, y in loader:
+        logits = model(x)
+        loss = crit(logits, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        all_logits = torch.cat([all_logits, logits])
+""", line=11, fixed="torch.cat([all_logits, logits.detach()])"),
+        # summing into a dict slot
+        Invalid("""
+import torch
+def train(model, loader, opt, crit):
+    totals = {}
+    for x, y in loader:
+        loss = crit(model(x), y)
+        loss.backward()
+        opt.step()
+        totals["loss"] = totals.get("loss", 0) + loss
+""", line=9, fixed='totals.get("loss", 0) + loss.item()'),
+        Invalid("""
+import torch
+def train(model, loader, opt, crit, stats):
+    for x, y in loader:
+        loss = crit(model(x), y)
+        loss.backward()
+        opt.step()
+        stats[epoch]["loss"] = stats[epoch]["loss"] + loss
+""", line=8),
     ]
+
+
+_CONCATENATIONS = frozenset(f"torch.{name}" for name in (
+    "cat", "concat", "concatenate", "vstack", "hstack", "dstack", "row_stack", "column_stack"))
+
+
+def _other_operands(value: cst.BinaryOperation, is_accumulator: Callable[[cst.BaseExpression], bool]
+                    ) -> list[cst.BaseExpression] | None:
+    """The operands of ``value`` besides the accumulator; None if it does not read it."""
+    operands = _operands(value)
+    if not any(is_accumulator(op) for op in operands):
+        return None
+    return [op for op in operands if not is_accumulator(op)]
+
+
+def _reads_slot(operand: cst.BaseExpression, slot: cst.Subscript) -> bool:
+    """Does ``operand`` read the dict/list slot ``slot`` (``d[k]``, ``d.get(k, 0)``)?"""
+    code = _EMPTY_MODULE.code_for_node
+    if isinstance(operand, cst.Subscript):
+        return code(operand) == code(slot)
+    if not (isinstance(operand, cst.Call) and isinstance(operand.func, cst.Attribute)
+            and operand.func.attr.value == "get" and operand.args and len(slot.slice) == 1):
+        return False
+    index = slot.slice[0].slice
+    return (isinstance(index, cst.Index) and code(operand.func.value) == code(slot.value)
+            and code(operand.args[0].value) == code(index.value))
+
+
+_EMPTY_MODULE = cst.Module(body=())
 
 
 def _operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
