@@ -93,6 +93,7 @@ class FileChecker:
             cst.AugAssign: self._aug_assign,
             cst.Call: self._call,
             cst.Return: self._return,
+            cst.Yield: self._yield,
             cst.SimpleStatementLine: self._statement_line,
         }
 
@@ -102,9 +103,11 @@ class FileChecker:
         """Names the statement being walked binds (when walking an assignment's value)."""
         return self._assign_targets[-1] if self._assign_targets else frozenset()
 
-    def add_report(self, rule: Rule, node: cst.CSTNode, message: str, *, needs_grad: bool, fix, severity) -> None:
+    def add_report(self, rule: Rule, node: cst.CSTNode, message: str, *, needs_grad: bool, fix, severity,
+                   function=None) -> None:
         statement = self._statement[-1] if self._statement else None
-        self.reports.append((rule, Report(node, message, statement, self.facts.function, needs_grad, fix, severity)))
+        function = function if function is not None else self.facts.function
+        self.reports.append((rule, Report(node, message, statement, function, needs_grad, fix, severity)))
 
     def defer(self, rule: Rule, callback: Callable[[], None], scope: F.Scope | None = None) -> None:
         """Run ``callback`` at the exit of the current function (or of ``scope``: the module
@@ -374,6 +377,8 @@ class FileChecker:
     def _leave_function(self, scope: FunctionScope) -> None:
         facts = self.facts
         self._run_deferred(scope)
+        if isinstance(scope.node, cst.FunctionDef) and not scope.is_generator and scope.return_graph is Graph.NONE:
+            facts.plain_functions.add(id(scope.node))
         facts.grad_enabled = self._saved_grad.pop()
         facts.scope = scope.parent
 
@@ -451,7 +456,12 @@ class FileChecker:
         if node.value is not None:
             graph = self.facts.graph_value(node.value)
             for target in targets:
-                self._bind(target, node.value, graph)
+                pairs = _element_pairs(target, node.value)
+                if pairs is None:
+                    self._bind(target, node.value, graph)
+                else:  # a, b = Meter(), model(x): each name gets its own value
+                    for element_target, element_value in pairs:
+                        self._bind(element_target, element_value, self.facts.graph_value(element_value))
 
     def _aug_assign(self, node: cst.AugAssign) -> None:
         facts = self.facts
@@ -483,6 +493,14 @@ class FileChecker:
             function = self.facts.function
             if function is not None:
                 function.returned_names |= names_in(node.value)
+                function.return_graph = max(function.return_graph, self.facts.graph_value(node.value).state)
+        self._exit(node)
+
+    def _yield(self, node: cst.Yield) -> None:
+        self.facts.function.is_generator = True
+        self._enter(node)
+        if node.value is not None:
+            self._walk(node.value)
         self._exit(node)
 
     def _call(self, node: cst.Call) -> None:
@@ -579,6 +597,17 @@ class FileChecker:
 
 
 # ----- helpers over nodes -----------------------------------------------------------------------
+def _element_pairs(target: cst.BaseExpression, value: cst.BaseExpression
+                   ) -> list[tuple[cst.BaseExpression, cst.BaseExpression]] | None:
+    """``a, b = x, y`` -> [(a, x), (b, y)]; None unless both sides are plain tuples/lists of
+    the same length."""
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))):
+        return None
+    if len(target.elements) != len(value.elements):
+        return None
+    if any(isinstance(el, cst.StarredElement) for el in (*target.elements, *value.elements)):
+        return None
+    return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
 def _attribute_text(node: cst.BaseExpression) -> str:
     return dotted_name(node) or ""
 

@@ -263,6 +263,8 @@ class FunctionScope(Scope):
         self.has_optimizer_step = False
         self.incremented: set[str] = set()  # names changed with += in this function
         self.inputs: set[str] = set()  # parameters and loop targets: data coming in
+        self.return_graph = Graph.NONE  # the most graph any ``return`` here hands back
+        self.is_generator = False
 
     @property
     def is_per_step_method(self) -> bool:
@@ -467,6 +469,9 @@ class Facts:
         self.loops: list[Loop] = []
         self.grad_enabled: list[bool] = [True]  # lexical grad mode, innermost last
         self.classes: dict[str, ClassInfo] = {}
+        # id() of the functions (def, not generators) walked so far whose every return value
+        # is free of graph: ``accuracy(out, y)`` computed under no_grad or with .item().
+        self.plain_functions: set[int] = set()
         # function name -> for each call site: was it under no-grad?
         self.call_sites: dict[str, list[bool]] = {}
         self.frozen_modules: set[str] = set()  # names with requires_grad_(False) anywhere
@@ -698,6 +703,10 @@ class Facts:
                 return GraphValue(Graph.CARRIES)
         if self.is_module_constructor(call):
             return NO_GRAPH
+        if isinstance(func, cst.Name) and self.plain_functions:
+            binding = self.lookup(func.value)
+            if binding is not None and id(binding.node) in self.plain_functions:
+                return NO_GRAPH
         if self.is_module_expr(func):
             return GraphValue(Graph.CARRIES)
         combined = GraphValue.combine(self._graph(arg) for arg in args)

@@ -66,11 +66,13 @@ class Rule:
         self.facts: Facts = checker.facts
 
     def report(self, node: cst.CSTNode, message: str, *, needs_grad: bool = True, fix: object | None = None,
-               severity: str | None = None) -> None:
+               severity: str | None = None, function: object | None = None) -> None:
         """Report ``node``. ``needs_grad``: the problem exists only with autograd on, so the
         finding is dropped if the enclosing function turns out to be called only under
-        no-grad."""
-        self._checker.add_report(self, node, message, needs_grad=needs_grad, fix=fix, severity=severity)
+        no-grad. ``function``: the FunctionScope ``node`` is in, when reporting from an
+        :meth:`at_module_exit` callback (default: the function being walked)."""
+        self._checker.add_report(self, node, message, needs_grad=needs_grad, fix=fix, severity=severity,
+                                 function=function)
 
     def at_function_exit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` when the walk leaves the current function (or the module), when

@@ -4,17 +4,19 @@ outlives the loop iteration (or, in ``forward`` / ``training_step``, the call).
 Every step's autograd graph then stays alive: ``total_loss += loss`` keeps a chain of
 ``AddBackward`` nodes back to the first step; ``losses.append(loss)`` keeps each step's
 graph (and, without a backward pass, every activation it saved); so do
-``stats["loss"] = stats.get("loss", 0) + loss`` and ``outs = torch.cat([outs, out])``.
+``stats["loss"] = stats.get("loss", 0) + loss``, ``outs = torch.cat([outs, out])`` and
+``meter.update(loss)`` with a meter class of the same module doing ``self.sum += val``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 import libcst as cst
 
 from memlint.static.facts import GraphValue, dotted_name, expression_children, names_in, storage_name
-from memlint.static.fixes import graph_accumulation_fix
+from memlint.static.fixes import call_method, graph_accumulation_fix
 from memlint.static.rule import Invalid, Rule
 
 _ACCUMULATING_OPERATORS = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign,
@@ -57,26 +59,20 @@ class GraphAccumulation(Rule):
         if isinstance(node.value, cst.BinaryOperation):  # total = total + loss
             others = _other_operands(node.value, lambda op: dotted_name(op) == accumulator)
         else:  # outs = torch.cat([outs, out])
-            others = self._concatenated_onto(node.value, accumulator)
+            others = concatenated_onto(node.value, accumulator, self.facts)
         if others:
             self._candidate(node, target, others)
 
-    def _concatenated_onto(self, value: cst.BaseExpression, accumulator: str) -> list[cst.BaseExpression] | None:
-        """The other tensors of ``torch.cat([accumulator, ...])`` (``concat``, ``vstack``...)."""
-        if not isinstance(value, cst.Call) or not value.args:
-            return None
-        if self.facts.qualified_name(value.func) not in _CONCATENATIONS:
-            return None
-        sequence = value.args[0].value
-        if value.args[0].keyword is not None or not isinstance(sequence, (cst.List, cst.Tuple)):
-            return None
-        elements = [element.value for element in sequence.elements]
-        if not any(dotted_name(element) == accumulator for element in elements):
-            return None
-        return [element for element in elements if dotted_name(element) != accumulator]
+    def __init__(self, checker) -> None:
+        super().__init__(checker)
+        # (class, method) -> what the method stores: meter.update(loss) with AverageMeter.update
+        # doing self.sum += val * n.
+        self._accumulating_methods: dict[tuple[str, str], _StoringMethod] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if isinstance(func, cst.Attribute) and self.facts.loop is not None:
+            self._method_call(node, func)
         if not isinstance(func, cst.Attribute) or func.attr.value not in _APPENDING_METHODS:
             return
         positional = [arg.value for arg in node.args if arg.keyword is None]
@@ -102,6 +98,7 @@ class GraphAccumulation(Rule):
         elif function.is_per_step_method and facts.outlives_call(accumulator):
             where = f"on every call of {function.name}()"
         else:
+            self._note_accumulating_method(node, accumulator, values)
             return
         name = storage_name(accumulator) or source_of(accumulator)
         if loop is not None and self._computed_from_accumulator(values, name):
@@ -137,6 +134,78 @@ class GraphAccumulation(Rule):
             )
 
         self.at_function_exit(decide)
+
+    # ----- methods of this module that store an argument: meter.update(loss) ------------------
+    def _note_accumulating_method(self, node: cst.CSTNode, accumulator: cst.BaseExpression,
+                                  values: list[cst.BaseExpression]) -> None:
+        """``self.sum += val * n`` (or ``self.history.append(val)``) in a method: remember which
+        parameters that method accumulates into its object."""
+        facts = self.facts
+        function, info = facts.function, facts.class_info
+        name = storage_name(accumulator)
+        if (info is None or function is facts.module_scope or function.class_info is not info or name is None
+                or not name.startswith("self.") or not isinstance(function.node, cst.FunctionDef)
+                or function.name.startswith("__")):
+            return
+        parameters = [param.name.value for param in _positional_parameters(function.node.params)]
+        if not parameters or parameters[0] not in ("self", "cls"):
+            return
+        read = set().union(*(_value_names(value) for value in values))
+        stored = [p for p in parameters[1:] if function.derives_from(read, {p})]
+        if not stored:
+            return
+        key = (info.name, function.name)
+        method = self._accumulating_methods.setdefault(key, _StoringMethod(parameters[1:], {}, node))
+        for parameter in stored:
+            method.stored.setdefault(parameter, name)
+        if isinstance(node, cst.Call):
+            method.keeps_tensors = True  # appended: the fix is .detach(), not .item()
+
+    def _method_call(self, node: cst.Call, func: cst.Attribute) -> None:
+        """``meter.update(loss)`` in a loop, on an object built from a class of this module:
+        decided at module exit, when every class has been read."""
+        facts = self.facts
+        receiver = dotted_name(func.value)
+        if receiver is None or not facts.outlives_iteration(func.value):
+            return
+        binding = facts.lookup(receiver)
+        if binding is None or not isinstance(binding.node, cst.Call):
+            return
+        class_name = dotted_name(binding.node.func)  # the class may be defined further down
+        if class_name is None or "." in class_name:
+            return
+        passed = [(index if arg.keyword is None else arg.keyword.value, arg.value, facts.graph_value(arg.value))
+                  for index, arg in enumerate(node.args) if not arg.star]
+        passed = [item for item in passed if item[2].state != 0]
+        if not passed:
+            return
+        loop, function = facts.loop, facts.function
+
+        def decide() -> None:
+            method = self._accumulating_methods.get((class_name, func.attr.value))
+            if method is None or not (loop.iterates_data or loop.is_training_loop):
+                return
+            for where, value, graph in passed:
+                parameter = method.parameters[where] if isinstance(where, int) and where < len(method.parameters) else where
+                storage = method.stored.get(parameter)
+                if storage is None:
+                    continue
+                if graph.state != 2 and not function.is_backpropagated(graph.names):
+                    continue
+                value_text = source_of(value)
+                ending = "detach" if method.keeps_tensors else "item"
+                self.report(
+                    node,
+                    f"'{source_of(node, 60)}' passes '{value_text}' with its autograd graph to "
+                    f"{class_name}.{func.attr.value}(), which accumulates it into '{storage}' on every "
+                    f"iteration, keeping every step's graph alive; pass {value_text}.{ending}()"
+                    + ("" if ending == "detach" else f" (or {value_text}.detach() to keep a tensor)"),
+                    fix=call_method(value, ending),
+                    function=function,
+                )
+                return
+
+        self.at_module_exit(decide)
 
     def _computed_from_accumulator(self, values: list[cst.BaseExpression], name: str) -> bool:
         """Is the value computed, in this iteration, from the accumulator itself?"""
@@ -476,6 +545,41 @@ class Model(L.LightningModule):
         out = self(batch[0])
         self.val_outputs.append(out)
 """,
+        # the meter gets a number, keeps a number, only keeps the last value, or is imported
+        """
+import torch
+from utils import RunningMean
+
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count, self.last = 0.0, 0, None
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+    def add(self, val):
+        self.sum += val.item()
+    def set_last(self, val):
+        self.last = val
+
+def train(loader, model, criterion, optimizer):
+    losses, totals, last, running = AverageMeter(), AverageMeter(), AverageMeter(), RunningMean()
+    for images, target in loader:
+        loss = criterion(model(images), target)
+        losses.update(loss.item(), images.size(0))
+        totals.add(loss)
+        last.set_last(loss)
+        running.update(loss)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+@torch.no_grad()
+def validate(loader, model, criterion):
+    losses = AverageMeter()
+    for images, target in loader:
+        losses.update(criterion(model(images), target), images.size(0))
+    return losses.sum / losses.count
+""",
     ]
 
     VALID += [
@@ -751,11 +855,81 @@ def train(model, loader, opt, crit, stats):
         opt.step()
         stats[epoch]["loss"] = stats[epoch]["loss"] + loss
 """, line=8),
+        # an object of this module whose method accumulates its argument (the ImageNet
+        # example's AverageMeter, defined below its use)
+        Invalid("""
+import torch
+
+def train(loader, model, criterion, optimizer):
+    losses = AverageMeter()
+    for images, target in loader:
+        output = model(images)
+        loss = criterion(output, target)
+        losses.update(loss, images.size(0))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return losses.avg
+
+class AverageMeter:
+    def __init__(self):
+        self.sum = 0
+        self.count = 0
+    def update(self, val, n=1):
+        self.val = val
+        self.sum += val * n
+        self.count += n
+        self.avg = self.sum / self.count
+""", line=9, fixed="losses.update(loss.item(), images.size(0))"),
+        Invalid("""
+import torch
+class History:
+    def __init__(self):
+        self.values = []
+    def log(self, value):
+        self.values.append(value)
+
+def train(model, loader, opt, crit):
+    history = History()
+    for x, y in loader:
+        loss = crit(model(x), y)
+        loss.backward()
+        opt.step()
+        history.log(value=loss)
+""", line=15, fixed="history.log(value=loss.detach())"),
     ]
+
+
+@dataclass
+class _StoringMethod:
+    parameters: list[str]  # after self
+    stored: dict[str, str]  # parameter -> the attribute it is accumulated into
+    node: cst.CSTNode
+    keeps_tensors: bool = False
+
+
+def _positional_parameters(params: cst.Parameters) -> list[cst.Param]:
+    return list(params.posonly_params) + list(params.params)
 
 
 _CONCATENATIONS = frozenset(f"torch.{name}" for name in (
     "cat", "concat", "concatenate", "vstack", "hstack", "dstack", "row_stack", "column_stack"))
+
+
+def concatenated_onto(value: cst.BaseExpression, accumulator: str, facts) -> list[cst.BaseExpression] | None:
+    """The other tensors of ``torch.cat([accumulator, ...])`` (``concat``, ``vstack``...);
+    None if ``value`` is not such a concatenation."""
+    if not isinstance(value, cst.Call) or not value.args:
+        return None
+    if facts.qualified_name(value.func) not in _CONCATENATIONS:
+        return None
+    sequence = value.args[0].value
+    if value.args[0].keyword is not None or not isinstance(sequence, (cst.List, cst.Tuple)):
+        return None
+    elements = [element.value for element in sequence.elements]
+    if not any(dotted_name(element) == accumulator for element in elements):
+        return None
+    return [element for element in elements if dotted_name(element) != accumulator]
 
 
 def _other_operands(value: cst.BinaryOperation, is_accumulator: Callable[[cst.BaseExpression], bool]

@@ -25,7 +25,7 @@ from memlint.static.facts import (
     FunctionScope, Graph, GraphValue, Loop, dotted_name, names_in, storage_name,
 )
 from memlint.static.rule import Invalid, Rule
-from memlint.static.rules.ML101_graph_accumulation import source_of
+from memlint.static.rules.ML101_graph_accumulation import concatenated_onto, source_of
 
 # Callees whose name says they cut a value from its graph: repackage_hidden(h), detach_state(s).
 _DETACH_WORDS = ("detach", "repackage")
@@ -44,6 +44,8 @@ class _Carry:
     graph: GraphValue  # of what is combined with the old value
     other: str  # source of that part, for the message
     callee: str = ""
+    # outs = torch.cat([outs, out]): a growing record; ML101's finding unless read back into a loss
+    concatenation: bool = False
 
 
 class LoopCarriedGraph(Rule):
@@ -126,7 +128,8 @@ class LoopCarriedGraph(Rule):
         while isinstance(shown_part, cst.BinaryOperation):  # (1 - m) * t_out.mean(0) -> t_out.mean(0)
             left, right = shown_part.left, shown_part.right
             shown_part = left if facts.graph_value(left).state > facts.graph_value(right).state else right
-        carry = _Carry(node, name, kind, outlived, graph, source_of(shown_part) if shown_part is not None else "", callee)
+        carry = _Carry(node, name, kind, outlived, graph, source_of(shown_part) if shown_part is not None else "", callee,
+                       concatenation=concatenated_onto(value, name, facts) is not None)
         function = facts.function
         records = self._carries.get(id(function))
         if records is None:
@@ -191,7 +194,8 @@ class LoopCarriedGraph(Rule):
                 # Fed back: a backward pass inside this loop goes through the carried value.
                 fed_back = any(function.derives_from(names, _place(carry.name))
                                for names in self._backpropagated.get(id(loop), ()))
-                if fed_back or (carry.kind in ("recurrent", "bank") and loop.has_optimizer_step):
+                kept_across_steps = carry.kind == "recurrent" or (carry.kind == "bank" and not carry.concatenation)
+                if fed_back or (kept_across_steps and loop.has_optimizer_step):
                     self.report(carry.node, self._message(carry))
                     break
                 # Otherwise (only accumulated, or backpropagated once after the loop, as in
@@ -461,6 +465,17 @@ def train(model, loader, opt, crit):
         loss.backward()
         opt.step()
         total = total + loss
+""",
+        """
+import torch
+def train(model, loader, opt, crit):
+    all_logits = torch.empty(0)
+    for x, y in loader:
+        logits = model(x)
+        loss = crit(logits, y)
+        loss.backward()
+        opt.step()
+        all_logits = torch.cat([all_logits, logits])
 """,
     ]
 
