@@ -139,6 +139,25 @@ def test_deeply_nested_expression(project):
     assert_neighbour_checked(out)
 
 
+def test_an_operator_chain_too_long_for_python_is_refused_without_libcst(project, monkeypatch):
+    # libcst needs ~20 s for this line (quadratic in the chain); CPython refuses it outright,
+    # so libcst must never be asked.
+    import libcst
+
+    real_parse = libcst.parse_module
+
+    def parse_module(source, *args, **kwargs):
+        assert " + a + a + a" not in source, "libcst was asked to parse the 6,000-term chain"
+        return real_parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(libcst, "parse_module", parse_module)
+    (project / "chain.py").write_text("import torch\nx = " + " + ".join(["a"] * 6000) + "\n")
+    code, out, err = run(".")
+    assert code == 2 and "Traceback" not in out + err
+    assert "chain.py:1:1: ML901" in out and "too deeply nested" in out, out
+    assert_neighbour_checked(out)
+
+
 def test_permission_denied(project, monkeypatch):
     # Tests run as root here, where chmod 000 stops nothing: refuse the open instead.
     (project / "secret.py").write_text(FINDING)

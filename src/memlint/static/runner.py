@@ -99,10 +99,20 @@ def too_deeply_bracketed(source: str, limit: int = MAX_BRACKET_DEPTH) -> bool:
     return max(accumulate(array("b", steps)), default=0) > limit
 
 
+# A line this long is generated code (a table, an unrolled expression). libcst takes time
+# quadratic in the length of an operator chain (~20 s for ``a + a + ...`` of 5,000 terms,
+# which CPython itself refuses as too deep), so Python's parser looks at such a file first.
+LONG_LINE = 5000
+
+
+def has_long_line(source: str) -> bool:
+    return len(source) >= LONG_LINE and max(map(len, source.split("\n"))) >= LONG_LINE
+
+
 def parse(source: str) -> "cst.Module":
     import libcst as cst
 
-    if too_deeply_bracketed(source):
+    if too_deeply_bracketed(source) or has_long_line(source):
         # Only Python's own parser can tell safely: libcst's would crash the process.
         python = _python_syntax_error(source, too_deep=True)
         if python is not None:
