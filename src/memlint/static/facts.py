@@ -371,10 +371,16 @@ def root_name(node: cst.BaseExpression) -> str | None:
 
 def storage_name(node: cst.BaseExpression) -> str | None:
     """Name of the place an expression refers to: ``losses``, ``self.outputs``,
-    ``history`` for ``history["loss"]``; None for anything else."""
-    while isinstance(node, cst.Subscript):
-        node = node.value
-    return dotted_name(node)
+    ``history`` for ``history["loss"]`` and ``history.setdefault("loss", [])``; None for
+    anything else."""
+    while True:
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+              and node.func.attr.value in ("setdefault", "get") and node.args):
+            node = node.func.value
+        else:
+            return dotted_name(node)
 
 
 _NO_NAMES = frozenset({cst.Lambda, cst.SimpleString, cst.Integer, cst.Float})

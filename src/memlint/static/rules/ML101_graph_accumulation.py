@@ -261,6 +261,10 @@ class GraphAccumulation(Rule):
             growing = key_names & (counters | (info.incremented if info else set()) | function.incremented)
             if not growing or not facts.is_graph_carrying(graph):
                 return
+            if loop is not None and not loop.is_training_loop and function.is_per_step_method and (
+                "." not in name and name in function.bindings
+            ):
+                return  # a local of forward()/training_step() (z[idx] = f(x[idx])): it dies with the call
             self.report(
                 node,
                 f"'{name}' stores '{value_text}' with its autograd graph under a key that changes "
@@ -673,6 +677,23 @@ def step(model, batch, opt, losses_fns):
     parts["total"].backward()
     opt.step()
 """,
+        # a tensor local to forward() filled slot by slot (lightly's W-MSE loss)
+        """
+import torch
+from torch import nn
+class WMSELoss(nn.Module):
+    def __init__(self, whitening, num_samples):
+        super().__init__()
+        self.whitening = whitening
+        self.num_samples = num_samples
+    def forward(self, input):
+        bs = input.shape[0] // self.num_samples
+        z = torch.empty_like(input)
+        for idx in torch.randperm(bs).view(-1, 4):
+            for i in range(self.num_samples):
+                z[idx + i * bs] = self.whitening(input[idx + i * bs])
+        return z.pow(2).mean()
+""",
     ]
 
     INVALID = [
@@ -897,6 +918,18 @@ def train(model, loader, opt, crit):
         opt.step()
         history.log(value=loss)
 """, line=15, fixed="history.log(value=loss.detach())"),
+        # a list kept in a dict slot
+        Invalid("""
+import torch
+def train(model, loader, opt, crit):
+    history = {}
+    for x, y in loader:
+        loss = crit(model(x), y)
+        loss.backward()
+        opt.step()
+        history.setdefault("loss", []).append(loss)
+        history.setdefault("loss_value", []).append(loss.item())
+""", line=9, fixed='history.setdefault("loss", []).append(loss.detach())'),
     ]
 
 

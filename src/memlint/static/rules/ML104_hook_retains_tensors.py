@@ -563,6 +563,17 @@ class Recorder:
         self.store[self.calls] = output
         self.calls += 1
 """, line=10),
+        # a list kept in a dict slot, one per layer
+        Invalid("""
+import torch
+activations = {}
+
+def attach(model):
+    for name, layer in model.named_modules():
+        def save(module, inputs, output, name=name):
+            activations.setdefault(name, []).append(output)
+        layer.register_forward_hook(save)
+""", line=8),
     ]
 
 
