@@ -74,15 +74,66 @@ def test_findings_report_cell_and_line_in_text(project):
     lines = result.stdout.splitlines()
     assert lines[0].startswith("train.ipynb:cell 4:9:5: ML101 ")  # losses.append(loss), the cell's 9th line
     assert lines[1].startswith("train.ipynb:cell 6:3:9: ML201 ")  # model(...) in the 6th cell (markdown counts)
-    assert "Found 2 problems" in lines[-1]
+    assert "Found 2 problems" in lines[-2] and "[*] 2 fixable" in lines[-1]
 
 
 def test_findings_report_cell_in_json(project):
     data = json.loads(run("--format", "json", "train.ipynb", cwd=project).stdout)
     assert [(d["code"], d["cell"], d["line"], d["column"]) for d in data] == [
         ("ML101", 4, 9, 5), ("ML201", 6, 3, 9)]
-    assert all(d["fix"] is None for d in data)  # no fixes in notebooks
     assert data[0]["end_line"] == 9 and data[0]["end_column"] == 24
+    # fixes are positioned in the cell, like the finding
+    assert data[0]["fix"]["edits"] == [{"line": 9, "column": 19, "end_line": 9, "end_column": 23,
+                                        "content": "loss.detach()"}]
+    assert data[1]["fix"]["edits"][0]["line"] == 3
+
+
+def test_fix_rewrites_only_the_fixed_cells(project):
+    before = json.loads((project / "train.ipynb").read_text())
+    result = run("--fix", "--unsafe-fixes", "train.ipynb", cwd=project)
+    assert result.exit_code == 0, result.output
+    assert "Fixed 2 problems in 1 file" in result.stderr
+    text = (project / "train.ipynb").read_text()
+    after = json.loads(text)
+    assert text == json.dumps(after, indent=1)  # written as it was laid out
+    changed = [i for i, (a, b) in enumerate(zip(before["cells"], after["cells"])) if a != b]
+    assert changed == [3, 5]
+    cell4, cell6 = "".join(after["cells"][3]["source"]), "".join(after["cells"][5]["source"])
+    assert cell4 == "".join(before["cells"][3]["source"]).replace("losses.append(loss)", "losses.append(loss.detach())")
+    assert "%%time\n" in cell4 and "    %time opt.step()\n" in cell4 and "files = !ls" in cell4  # magics kept
+    assert cell6 == "model?\nmodel.eval()\nwith torch.no_grad():\n    preds = model(torch.randn(2, 4))\n"
+    assert isinstance(after["cells"][3]["source"], list)
+    assert run("train.ipynb", cwd=project).exit_code == 0
+
+
+def test_diff_shows_cells_and_writes_nothing(project):
+    before = (project / "train.ipynb").read_bytes()
+    result = run("--diff", "--unsafe-fixes", "train.ipynb", cwd=project)
+    assert result.exit_code == 1
+    assert "--- a/train.ipynb:cell 4" in result.stdout and "+    losses.append(loss.detach())" in result.stdout
+    assert "+++ b/train.ipynb:cell 6" in result.stdout
+    assert (project / "train.ipynb").read_bytes() == before
+
+
+def test_a_notebook_laid_out_otherwise_is_not_reformatted(project):
+    document = json.loads((project / "train.ipynb").read_text())
+    odd = json.dumps(document, indent=3, separators=(",", " : "))
+    (project / "train.ipynb").write_text(odd)
+    result = run("--fix", "--unsafe-fixes", "train.ipynb", cwd=project)
+    assert result.exit_code == 1
+    assert "left train.ipynb unfixed" in result.stderr and "reformat" in result.stderr
+    assert (project / "train.ipynb").read_text() == odd
+
+
+def test_no_fix_reaches_outside_its_cell_or_onto_a_magic_line():
+    from memlint.findings import Edit, Fix
+    from memlint.static.notebook import CellSpan, _fix_in_cell
+
+    span = CellSpan(cell=3, first_line=11, line_count=4, magic_lines=frozenset({2}))
+    fix = Fix(False, (Edit(13, 5, 13, 9, "x.detach()"),))
+    assert _fix_in_cell(fix, span).edits == (Edit(3, 5, 3, 9, "x.detach()"),)
+    assert _fix_in_cell(Fix(False, (Edit(12, 1, 12, 4, "y"),)), span) is None  # the magic line
+    assert _fix_in_cell(Fix(False, (Edit(1, 1, 1, 1, "import torch\n"), Edit(13, 5, 13, 9, "z"))), span) is None
 
 
 def test_directories_include_notebooks_but_not_checkpoints(project):

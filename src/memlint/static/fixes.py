@@ -318,7 +318,7 @@ def _overlaps(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
 
 
 def _eligible(finding: Finding, unsafe: bool) -> bool:
-    return finding.fix is not None and bool(finding.fix.edits) and (finding.fix.safe or unsafe) and finding.cell is None
+    return finding.fix is not None and bool(finding.fix.edits) and (finding.fix.safe or unsafe)
 
 
 def _read(path: str) -> tuple[str, str] | None:
@@ -364,13 +364,20 @@ def apply_fixes(
         if not any(_eligible(f, unsafe) for f in findings):
             remaining.extend(findings)
             continue
+        ignored = tuple(config.ignored_for(path)) if getattr(config, "per_file_ignores", None) else ()
+        if path.endswith(".ipynb"):
+            fixed = _fix_notebook(path, findings, rules, ignored, unsafe, write, echo)
+            remaining.extend(fixed.remaining)
+            if fixed.data is not None:
+                files_fixed += 1
+                fixed_total += max(1, len(findings) - len(fixed.remaining))
+            continue
         read = _read(path)
         if read is None:
             remaining.extend(findings)
             continue
         original, encoding = read
         text, current = original, findings
-        ignored = tuple(config.ignored_for(path)) if getattr(config, "per_file_ignores", None) else ()
         for _ in range(MAX_PASSES):
             fixes = [f.fix for f in current if _eligible(f, unsafe)]
             if not fixes:
@@ -409,6 +416,34 @@ def apply_fixes(
              f"available with --unsafe-fixes.", err=True)
     remaining.sort(key=lambda f: f.sort_key)
     return CheckResult(findings=remaining, files_checked=result.files_checked)
+
+
+def _fix_notebook(path: str, findings: list[Finding], rules: Sequence[Any], ignored: Sequence[str], unsafe: bool,
+                  write: bool, echo: Callable[..., None]):
+    from memlint.static.notebook import NotebookFixResult, fix_notebook
+    from memlint.static.runner import UncheckableFile
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        result = fix_notebook(data, path, rules, ignored, findings, lambda f: _eligible(f, unsafe), MAX_PASSES)
+    except (OSError, ValueError, UncheckableFile, RecursionError):
+        return NotebookFixResult(None, findings, [])
+    if result.problem is not None:
+        echo(f"memlint: left {path} unfixed: {result.problem}", err=True)
+        return result
+    if result.data is None:
+        return result
+    if write:
+        with open(path, "wb") as fh:
+            fh.write(result.data)
+    else:
+        for cell, old, new in result.changed_cells:
+            diff = difflib.unified_diff(split_lines(old), split_lines(new), fromfile=f"a/{_display(path)}:cell {cell}",
+                                        tofile=f"b/{_display(path)}:cell {cell}")
+            echo("".join(line if line.endswith("\n") else line + "\n\\ No newline at end of cell\n" for line in diff),
+                 nl=False)
+    return result
 
 
 def _display(path: str) -> str:

@@ -6,7 +6,12 @@ IPython syntax that is not Python is blanked without moving anything else: a lin
 or shell escape (``%time f()``, ``!pip install x``, ``files = !ls``, ``model?``) becomes
 ``pass`` at the same indentation, and a cell magic (``%%bash``) blanks its whole cell,
 except for magics whose body is Python (``%%time``, ``%%capture``...), where only the
-``%%`` line is blanked. Fixes are not offered in notebooks.
+``%%`` line is blanked.
+
+Fixes: a finding's fix is kept when its edits stay inside the finding's cell and off any
+blanked magic line, with positions relative to that cell; ``--fix`` rewrites the cells'
+sources and the notebook's JSON, and only when the JSON can be written back byte for byte
+as it was (same indentation and escaping), so a fix never reformats a notebook.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from memlint.findings import Finding
+from memlint.findings import Finding, Fix
 from memlint.static.rule import Rule
 
 # Cell magics whose body is Python code.
@@ -35,6 +40,7 @@ class CellSpan:
     cell: int  # 1-based index among all cells
     first_line: int  # 1-based line of the cell's first line in the joined module
     line_count: int
+    magic_lines: frozenset[int] = frozenset()  # lines of the cell (1-based) blanked as IPython syntax
 
 
 def _source_text(value: Any) -> str:
@@ -171,12 +177,16 @@ def notebook_module(data: bytes) -> tuple[str, list[CellSpan]] | None:
     for index, cell in enumerate(cells, start=1):
         if cell.get("cell_type") != "code":
             continue
-        text = _source_text(cell.get("source", cell.get("input")))
-        text = blank_magics(text.replace("\r\n", "\n").replace("\r", "\n"))
+        original = _source_text(cell.get("source", cell.get("input"))).replace("\r\n", "\n").replace("\r", "\n")
+        text = blank_magics(original)
+        magic_lines = frozenset(
+            number for number, (before, after) in enumerate(zip(original.split("\n"), text.split("\n")), start=1)
+            if before != after
+        )
         if not text.endswith("\n"):
             text += "\n"
         count = text.count("\n")
-        spans.append(CellSpan(index, line, count))
+        spans.append(CellSpan(index, line, count, magic_lines))
         parts.append(text)
         line += count
     return "".join(parts), spans
@@ -200,7 +210,23 @@ def _in_cell(finding: Finding, spans: Sequence[CellSpan]) -> Finding:
     end_column = finding.end_column
     if end_line > span.line_count:  # the node runs past the cell: stop at its end
         end_line, end_column = line, finding.column
-    return replace(finding, line=line, end_line=max(line, end_line), end_column=end_column, cell=cell, fix=None)
+    return replace(finding, line=line, end_line=max(line, end_line), end_column=end_column, cell=cell,
+                   fix=_fix_in_cell(finding.fix, span))
+
+
+def _fix_in_cell(fix: Fix | None, span: CellSpan) -> Fix | None:
+    """``fix`` with positions relative to the cell, or None if it reaches outside the cell
+    or onto a blanked magic line."""
+    if fix is None:
+        return None
+    shift = span.first_line - 1
+    edits = []
+    for edit in fix.edits:
+        first, last = edit.line - shift, edit.end_line - shift
+        if first < 1 or last > span.line_count or any(n in span.magic_lines for n in range(first, last + 1)):
+            return None
+        edits.append(replace(edit, line=first, end_line=last))
+    return replace(fix, edits=tuple(edits))
 
 
 def check_notebook(
@@ -223,3 +249,75 @@ def check_notebook(
         finding = unchecked_finding(path, exc.message, exc.line, exc.column)
         return [_in_cell(finding, spans)]
     return sorted((_in_cell(f, spans) for f in findings), key=lambda f: f.sort_key)
+
+
+# ----- fixing ---------------------------------------------------------------------------------------
+@dataclass
+class NotebookFixResult:
+    data: bytes | None  # the new notebook, or None when nothing changed or it could not be written
+    remaining: list[Finding]
+    changed_cells: list[tuple[int, str, str]]  # (cell, old source, new source), for --diff
+    problem: str | None = None  # why the notebook was left unfixed
+
+
+def _json_layout(text: str, document: Any) -> tuple[int | None, bool] | None:
+    """The ``json.dumps`` settings that reproduce ``text`` exactly (nbformat writes indent=1,
+    no ASCII escaping), or None."""
+    tail = "\n" if text.endswith("\n") else ""
+    for indent in (1, 2, 4, None):
+        for ensure_ascii in (False, True):
+            if json.dumps(document, indent=indent, ensure_ascii=ensure_ascii) + tail == text:
+                return indent, ensure_ascii
+    return None
+
+
+def fix_notebook(
+    data: bytes, path: str, rule_classes: Sequence[type[Rule]], ignored: Sequence[str],
+    findings: Sequence[Finding], eligible, max_passes: int,
+) -> NotebookFixResult:
+    """Apply the eligible fixes of ``findings`` (from :func:`check_notebook`) to the cells,
+    re-checking after each pass as for a Python file."""
+    from memlint.static.fixes import apply_edits
+
+    bom = data.startswith(b"\xef\xbb\xbf")
+    text = data.decode("utf-8-sig")
+    document = json.loads(text)
+    layout = _json_layout(text, document)
+    if layout is None:
+        return NotebookFixResult(None, list(findings), [], "its JSON is not laid out as json.dumps writes it, and "
+                                 "rewriting it would reformat the whole file")
+    cells = _cells(document)
+    originals: dict[int, str] = {}
+    current = list(findings)
+    new_data = data
+    for _ in range(max_passes):
+        fixes_by_cell: dict[int, list[Fix]] = {}
+        for finding in current:
+            if finding.cell is not None and eligible(finding):
+                fixes_by_cell.setdefault(finding.cell, []).append(finding.fix)
+        changed = False
+        for number, fixes in sorted(fixes_by_cell.items()):
+            cell = cells[number - 1]
+            raw = cell.get("source", "")
+            source = _source_text(raw)
+            if "\r" in source:
+                continue  # positions were computed on \n-only text
+            fixed, applied = apply_edits(source, fixes)
+            if not applied or fixed == source:
+                continue
+            originals.setdefault(number, source)
+            cell["source"] = fixed.splitlines(keepends=True) if isinstance(raw, list) else fixed
+            changed = True
+        if not changed:
+            break
+        indent, ensure_ascii = layout
+        candidate = json.dumps(document, indent=indent, ensure_ascii=ensure_ascii) + ("\n" if text.endswith("\n") else "")
+        candidate_data = (b"\xef\xbb\xbf" if bom else b"") + candidate.encode("utf-8")
+        rechecked = check_notebook(candidate_data, path, rule_classes, ignored)
+        if any(f.code == "ML901" for f in rechecked):
+            return NotebookFixResult(None, list(findings), [], "a fix would break it")
+        new_data, current = candidate_data, rechecked
+    if new_data == data:
+        return NotebookFixResult(None, current, [])
+    changed_cells = [(number, old, _source_text(cells[number - 1].get("source", ""))) for number, old in sorted(originals.items())]
+    return NotebookFixResult(new_data, current, changed_cells)
