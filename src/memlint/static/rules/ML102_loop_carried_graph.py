@@ -80,11 +80,35 @@ class LoopCarriedGraph(Rule):
                 name = storage_name(element)
                 if name is None:
                     continue
+                through = self._recurrent_call(node.value, name) if element is target.target and loops else None
+                if through is not None and not self.facts.in_no_grad:
+                    self._candidate(node, name, element, node.value, loops, through=through)
+                    continue
                 if name not in value_names or self.facts.in_no_grad:
                     self._mark_cut(name)  # rebound from something else: the old value is dropped
                     continue
                 if loops or (per_step and name.startswith("self.")):
                     self._candidate(node, name, element, node.value, loops)
+
+    def _recurrent_call(self, value: cst.BaseExpression, name: str) -> cst.Call | None:
+        """``h = h_new`` (or ``state = result.state``) after ``h_new = model(x, h)`` earlier in
+        this iteration: the model call the carried value comes back from."""
+        facts = self.facts
+        dotted = dotted_name(value)
+        if dotted is None or dotted == name:
+            return None
+        root = dotted.split(".", 1)[0]
+        if root not in facts.loop.bound_this_iteration:
+            return None
+        binding = facts.lookup(root)
+        if binding is None or binding.graph.state is Graph.NONE:  # computed under no_grad
+            return None
+        call = binding.node
+        if not isinstance(call, cst.Call) or not facts.is_module_expr(call.func) or facts.is_module_constructor(call):
+            return None
+        if not any(name in names_in(arg.value) for arg in call.args):
+            return None
+        return call
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         loops = self.facts.loops_in_function()
@@ -93,7 +117,7 @@ class LoopCarriedGraph(Rule):
             self._candidate(node, name, node.target, node.value, loops, accumulated=True)
 
     def _candidate(self, node: cst.CSTNode, name: str, target: cst.BaseExpression, value: cst.BaseExpression,
-                   loops: list[Loop], accumulated: bool = False) -> None:
+                   loops: list[Loop], accumulated: bool = False, through: cst.Call | None = None) -> None:
         facts = self.facts
         if facts.in_no_grad:
             return
@@ -104,6 +128,10 @@ class LoopCarriedGraph(Rule):
         if accumulated:
             kind, parts = "accumulated", [value]
             graph = facts.graph_value(value)
+        elif through is not None:  # h = h_new, with h_new = model(x, h) in this iteration
+            kind, parts = "recurrent", []
+            graph = GraphValue(Graph.CARRIES)
+            callee = source_of(through.func, 30)
         elif isinstance(value, cst.Call) and facts.is_module_expr(value.func) and not facts.is_module_constructor(value):
             if not any(name in names_in(arg.value) for arg in value.args):
                 return
@@ -477,6 +505,39 @@ def train(model, loader, opt, crit):
         opt.step()
         all_logits = torch.cat([all_logits, logits])
 """,
+        # the state comes back through another name, detached (or computed without grad)
+        """
+import torch
+def train(model, loader, opt, crit):
+    h = torch.zeros(1, 8)
+    for x, y in loader:
+        out, h_new = model(x, h)
+        loss = crit(out, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        h = h_new.detach()
+
+def train_repackaged(model, loader, opt, crit):
+    h = torch.zeros(1, 8)
+    for x, y in loader:
+        out, h_new = model(x, h)
+        h_new = h_new.detach()
+        loss = crit(out, y)
+        loss.backward()
+        opt.step()
+        h = h_new
+
+def rollout(model, policy, env_steps, opt):
+    state = None
+    for obs in env_steps:
+        with torch.no_grad():
+            result = model(obs, state)
+        loss = policy(result.features).mean()
+        loss.backward()
+        opt.step()
+        state = result.state
+""",
     ]
 
     INVALID = [
@@ -614,6 +675,31 @@ for step in range(10_000):
     loss.backward(retain_graph=True)
     opt.step()
 """, line=10),
+        # the state comes back through another name
+        Invalid("""
+import torch
+def train(model, loader, opt, crit):
+    h = torch.zeros(1, 8)
+    for x, y in loader:
+        out, h_new = model(x, h)
+        loss = crit(out, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        h = h_new
+""", line=11),
+        Invalid("""
+import torch
+def train(model, loader, opt, crit):
+    state = None
+    for x, y in loader:
+        result = model(x, state)
+        loss = crit(result.logits, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        state = result.state
+""", line=11),
     ]
 
 
