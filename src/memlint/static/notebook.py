@@ -298,7 +298,8 @@ def fix_notebook(
         changed = False
         for number, fixes in sorted(fixes_by_cell.items()):
             cell = cells[number - 1]
-            raw = cell.get("source", "")
+            key = "source" if "source" in cell else "input"  # nbformat 3 calls it input
+            raw = cell.get(key, "")
             source = _source_text(raw)
             if "\r" in source:
                 continue  # positions were computed on \n-only text
@@ -306,7 +307,7 @@ def fix_notebook(
             if not applied or fixed == source:
                 continue
             originals.setdefault(number, source)
-            cell["source"] = fixed.splitlines(keepends=True) if isinstance(raw, list) else fixed
+            cell[key] = fixed.splitlines(keepends=True) if isinstance(raw, list) else fixed
             changed = True
         if not changed:
             break
@@ -319,5 +320,6 @@ def fix_notebook(
         new_data, current = candidate_data, rechecked
     if new_data == data:
         return NotebookFixResult(None, current, [])
-    changed_cells = [(number, old, _source_text(cells[number - 1].get("source", ""))) for number, old in sorted(originals.items())]
+    changed_cells = [(number, old, _source_text(cells[number - 1].get("source", cells[number - 1].get("input"))))
+                     for number, old in sorted(originals.items())]
     return NotebookFixResult(new_data, current, changed_cells)

@@ -15,7 +15,7 @@ from typing import Callable
 
 import libcst as cst
 
-from memlint.static.facts import GraphValue, dotted_name, expression_children, names_in, storage_name
+from memlint.static.facts import Graph, GraphValue, dotted_name, expression_children, names_in, storage_name
 from memlint.static.fixes import call_method, graph_accumulation_fix
 from memlint.static.rule import Invalid, Rule
 
@@ -36,6 +36,12 @@ class GraphAccumulation(Rule):
     severity = "error"
     summary = "A value carrying an autograd graph is accumulated across iterations, keeping every step's graph alive."
     fixable = True
+
+    def __init__(self, checker) -> None:
+        super().__init__(checker)
+        # (class, method) -> what the method stores: meter.update(loss) with AverageMeter.update
+        # doing self.sum += val * n.
+        self._accumulating_methods: dict[tuple[str, str], _StoringMethod] = {}
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, _ACCUMULATING_OPERATORS):
@@ -62,12 +68,6 @@ class GraphAccumulation(Rule):
             others = concatenated_onto(node.value, accumulator, self.facts)
         if others:
             self._candidate(node, target, others)
-
-    def __init__(self, checker) -> None:
-        super().__init__(checker)
-        # (class, method) -> what the method stores: meter.update(loss) with AverageMeter.update
-        # doing self.sum += val * n.
-        self._accumulating_methods: dict[tuple[str, str], _StoringMethod] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -155,7 +155,7 @@ class GraphAccumulation(Rule):
         if not stored:
             return
         key = (info.name, function.name)
-        method = self._accumulating_methods.setdefault(key, _StoringMethod(parameters[1:], {}, node))
+        method = self._accumulating_methods.setdefault(key, _StoringMethod(parameters[1:], {}))
         for parameter in stored:
             method.stored.setdefault(parameter, name)
         if isinstance(node, cst.Call):
@@ -174,8 +174,10 @@ class GraphAccumulation(Rule):
         class_name = dotted_name(binding.node.func)  # the class may be defined further down
         if class_name is None or "." in class_name:
             return
+        if any(arg.star for arg in node.args):
+            return  # f(*args): positions unknown
         passed = [(index if arg.keyword is None else arg.keyword.value, arg.value, facts.graph_value(arg.value))
-                  for index, arg in enumerate(node.args) if not arg.star]
+                  for index, arg in enumerate(node.args)]
         passed = [item for item in passed if item[2].state != 0]
         if not passed:
             return
@@ -190,7 +192,7 @@ class GraphAccumulation(Rule):
                 storage = method.stored.get(parameter)
                 if storage is None:
                     continue
-                if graph.state != 2 and not function.is_backpropagated(graph.names):
+                if graph.state is not Graph.CARRIES and not function.is_backpropagated(graph.names):
                     continue
                 value_text = source_of(value)
                 ending = "detach" if method.keeps_tensors else "item"
@@ -937,7 +939,6 @@ def train(model, loader, opt, crit):
 class _StoringMethod:
     parameters: list[str]  # after self
     stored: dict[str, str]  # parameter -> the attribute it is accumulated into
-    node: cst.CSTNode
     keeps_tensors: bool = False
 
 
