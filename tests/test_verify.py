@@ -30,7 +30,7 @@ DDP = (fixture("ddp_gloo.py"), "--nproc-per-node", "2", "--steps", "6", "--warmu
 
 # Runs the tests below ask for, started together on all cores at the first request.
 plan("--format", "json", *DDP)
-for _name in [*sorted(LEAKS), *CLEAN, *FAILING]:
+for _name in [*sorted(LEAKS), "leak_average_meter.py", *CLEAN, *FAILING]:
     plan("--format", "json", fixture(_name), *FAST)
 for _name in ["leak_graph_accumulation.py", "fail_raises.py", "fail_segfault.py"]:
     plan(fixture(_name), *FAST)
@@ -59,6 +59,17 @@ def test_static_findings_on_the_leaking_line_are_confirmed(name):
     for finding in report["findings"]:
         assert finding["confirmed"], finding
         assert finding["line"] == line_of(name, LEAKS[name][3])
+
+
+def test_a_meter_leak_grows_inside_the_method_and_confirms_the_finding_at_the_call():
+    name = "leak_average_meter.py"
+    code, report = verify_json(fixture(name), *FAST)
+    assert code == 1 and report["verdict"] == "growth", report["reason"]
+    site = report["sites"][0]
+    assert (site["line"], site["function"]) == (line_of(name, "self.sum += val * n"), "update")
+    assert site["holder"]["name"] == "losses.sum"
+    [finding] = report["findings"]
+    assert finding["line"] == line_of(name, "losses.update(loss") and finding["confirmed"], finding
 
 
 @pytest.mark.parametrize("name", CLEAN)

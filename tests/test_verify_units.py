@@ -48,6 +48,15 @@ def test_findings_confirmed_by_site_line_holder_line_or_holder_name(tmp_path):
     assert not any(m.confirmed for m in mark_confirmed([on_site], [site], growth=False))
 
 
+def test_a_finding_at_the_call_is_confirmed_by_growth_inside_the_method(tmp_path):
+    path = str(tmp_path / "train.py")
+    site = Site(path, 67, "update", 8.0, 1.0, Holder("losses.avg", "train", path, 61))
+    call = _finding(path, 29, "'losses.update(loss, n)' passes 'loss' with its autograd graph to "
+                              "AverageMeter.update(), which accumulates it into 'self.sum'")
+    other = _finding(path, 40, "'history' accumulates 'loss' on every call of update_stats()")
+    assert [m.confirmed for m in mark_confirmed([call, other], [site], growth=True)] == [True, False]
+
+
 def test_binding_line_prefers_the_line_that_grows(tmp_path):
     source = tmp_path / "train.py"
     source.write_text(textwrap.dedent("""\

@@ -2,7 +2,8 @@
 
 A static finding is ``confirmed`` when it is in the same file as a growth site and
 either on the site's line or the holder's line, or its message names the holder
-variable (``total_loss``, or the last part of ``model.cache``).
+variable (``total_loss``, or the last part of ``model.cache``) or the method the site is in
+(``AverageMeter.update()``: the finding is at the call, the growth inside the method).
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def is_confirmed(finding, sites: list[Site]) -> bool:
         if site.holder is not None and site.holder.line is not None and _same_file(site.holder.path, finding.path):
             lines.add(site.holder.line)
         if finding.line in lines:
+            return True
+        if site.function and re.search(rf"\.{re.escape(site.function)}\(\)", finding.message):
             return True
         if site.holder is not None:
             name = site.holder.name.rsplit(".", 1)[-1]
