@@ -48,6 +48,15 @@ def write(root: Path, *paths: str) -> None:
         target.write_text(LEAK)
 
 
+@pytest.fixture(autouse=True)
+def private_home(tmp_path_factory, monkeypatch) -> Path:
+    """A home of our own: the user's global git excludes must not change these tests."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    return home
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     (tmp_path / ".git").mkdir()
@@ -88,6 +97,24 @@ def test_git_info_exclude(repo):
     (repo / ".git" / "info").mkdir()
     (repo / ".git" / "info" / "exclude").write_text("a.py\n")
     assert "a.py" not in checked(cwd=repo)
+
+
+def test_global_git_excludes(repo, private_home, monkeypatch):
+    # git's default place for them, then a file named by core.excludesFile (the repository's
+    # own config wins over the user's)
+    (private_home / ".config" / "git").mkdir(parents=True)
+    (private_home / ".config" / "git" / "ignore").write_text("a.py\n")
+    assert "a.py" not in checked(cwd=repo) and "pkg/b.py" in checked(cwd=repo)
+    (private_home / "my_excludes").write_text("# scratch files\nb.py\n")
+    (private_home / ".gitconfig").write_text('[user]\n\tname = x\n[core]\n\texcludesFile = "~/my_excludes"\n')
+    assert {"a.py"} <= checked(cwd=repo) and "pkg/b.py" not in checked(cwd=repo)
+    (repo / ".git" / "config").write_text("[core]\n    excludesfile = %s  ; the repository's own\n"
+                                          % (private_home / "none"))
+    assert {"a.py", "pkg/b.py"} <= checked(cwd=repo)
+    # a .gitignore in the repository re-includes what the global file leaves out, as in git
+    (repo / ".git" / "config").write_text("")
+    (repo / ".gitignore").write_text("!b.py\n")
+    assert "pkg/b.py" in checked(cwd=repo)
 
 
 def test_gitignore_outside_a_repository_stops_at_the_start_folder(tmp_path):

@@ -4,7 +4,8 @@ folders (virtualenvs, build output, VCS, caches).
 
 - ``.gitignore`` files are read in every folder walked, and in the folders above the
   starting point up to the repository root (the folder holding ``.git``), together with
-  ``.git/info/exclude``. Patterns follow git: ``#`` comments, ``!`` negation, a trailing
+  ``.git/info/exclude`` and the user's global excludes file (git's ``core.excludesFile``,
+  by default ``~/.config/git/ignore``). Patterns follow git: ``#`` comments, ``!`` negation, a trailing
   ``/`` for folders only, a ``/`` elsewhere anchors the pattern to its file's folder,
   ``*``, ``?``, ``[...]`` and ``**``; a deeper file and a later line win. As in git, a
   file inside an ignored folder cannot be re-included.
@@ -132,6 +133,52 @@ def _read_gitignore(path: str) -> tuple[IgnorePattern, ...]:
         return ()
 
 
+def global_excludes_file(root: str) -> str | None:
+    """git's ``core.excludesFile`` as the system, user and repository config set it (the last
+    one wins), else the default ``$XDG_CONFIG_HOME/git/ignore`` (``~/.config/git/ignore``)."""
+    home = os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    found = None
+    for config in ("/etc/gitconfig", os.path.join(xdg, "git", "config"), os.path.join(home, ".gitconfig"),
+                   os.path.join(root, ".git", "config")):
+        value = _git_config_value(config, "core", "excludesfile")
+        if value is not None:
+            found = value
+    if found is None:
+        return os.path.join(xdg, "git", "ignore")
+    return os.path.expanduser(found) if found else None
+
+
+def _git_config_value(path: str, section: str, key: str) -> str | None:
+    """The last ``key`` of ``[section]`` in a git config file (no includes, no subsections)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    current, value = None, None
+    for raw in lines:
+        line = raw.strip()
+        if line.startswith("["):
+            header = line[1:line.find("]")] if "]" in line else ""
+            current = header.strip().lower() if '"' not in header else None
+            line = line[line.find("]") + 1:].strip() if "]" in line else ""
+            if not line:
+                continue
+        if current != section or "=" not in line or line.startswith(("#", ";")):
+            continue
+        name, _, rest = line.partition("=")
+        if name.strip().lower() != key:
+            continue
+        rest = rest.strip()
+        if rest.startswith('"'):
+            end = rest.find('"', 1)
+            value = rest[1:end] if end > 0 else rest[1:]
+        else:
+            value = re.split(r"\s+[#;]", rest, maxsplit=1)[0].strip()
+    return value
+
+
 class GitIgnore:
     """The ``.gitignore`` rules in force while walking: a stack of (folder, patterns)."""
 
@@ -158,9 +205,11 @@ class GitIgnore:
         levels: list[tuple[str, tuple[IgnorePattern, ...]]] = []
         if root is None:
             return cls(levels)
-        exclude = _read_gitignore(os.path.join(root, ".git", "info", "exclude"))
-        if exclude:
-            levels.append((root, exclude))
+        # Lowest precedence first: git's global excludes, then info/exclude, then .gitignore files.
+        for path in (global_excludes_file(root), os.path.join(root, ".git", "info", "exclude")):
+            patterns = _read_gitignore(path) if path else ()
+            if patterns:
+                levels.append((root, patterns))
         for above in [root] + [c for c in reversed(chain) if c != root]:
             if above == folder:
                 continue
