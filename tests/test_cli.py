@@ -174,14 +174,22 @@ def test_config_exclude_and_cli_overrides(project):
     assert "leak.py:10:9: ML101" in result.output  # the command line wins over the config
 
 
-def test_nearest_pyproject_wins(project):
-    write_config(project, 'ignore = ["ML101"]\n')
+def test_each_file_gets_the_nearest_pyproject_above_it(project):
+    # as ruff does: the closest [tool.memlint] governs a file, wherever memlint runs from
+    write_config(project, 'ignore = ["ML101"]\nexclude = ["skipped_*.py"]\n')
     sub = project / "sub"
     sub.mkdir()
     (sub / "leak.py").write_text(LEAK)
+    (sub / "skipped_leak.py").write_text(LEAK)
     write_config(sub, 'select = ["ML1"]\n')
     assert run("check", "--no-cache", "leak.py", cwd=sub).exit_code == 1
-    assert run("check", "--no-cache", "sub/leak.py", cwd=project).exit_code == 0
+    result = run("check", "--no-cache", cwd=project)
+    assert "sub/leak.py:10:9: ML101" in result.output and "sub/skipped_leak.py:10:9: ML101" in result.output
+    assert "\nleak.py" not in "\n" + result.output  # the root's own file: ML101 ignored there
+    assert run("check", "--no-cache", "leak.py", cwd=project).exit_code == 0
+    # --config gives one configuration for every file
+    result = run("check", "--no-cache", "--config", "pyproject.toml", cwd=project)
+    assert result.exit_code == 0, result.output
 
 
 @pytest.mark.parametrize("body, words", [

@@ -57,33 +57,38 @@ def main() -> None:
 @click.option("--diff", is_flag=True, help="Print the fixes as a diff instead of writing them.")
 @click.option("--force-exclude", is_flag=True, help="Apply exclude patterns to paths named on the command line too.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Worker processes (0: one per core).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Use this pyproject.toml.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Use this pyproject.toml for every file (default: the nearest one above each file).")
 def check(paths, select, ignore, extend_select, output_format, statistics, exit_zero, no_cache,
           fix, unsafe_fixes, diff, force_exclude, jobs, config_path) -> None:
     """Check Python files and notebooks for memory anti-patterns (default: the current folder)."""
-    from memlint.config import load_config, validate_codes
+    from memlint.config import Configs, validate_codes
     from memlint.report import render
     from memlint.static.runner import check_paths  # imports libcst only if a file must be parsed
     from memlint.static.rules import all_codes
 
-    config = load_config(config_path)
     codes = all_codes()
     for option, values in (("--select", select), ("--ignore", ignore), ("--extend-select", extend_select)):
         validate_codes(_split_codes(values), codes, option)
-    if select:
-        config.select = _split_codes(select)
-        config.extend_select = []
-    if ignore:
-        config.ignore = config.ignore + _split_codes(ignore)
-    if extend_select:
-        config.extend_select = config.extend_select + _split_codes(extend_select)
+
+    def command_line_over(config) -> None:
+        if select:
+            config.select = _split_codes(select)
+            config.extend_select = []
+        if ignore:
+            config.ignore = config.ignore + _split_codes(ignore)
+        if extend_select:
+            config.extend_select = config.extend_select + _split_codes(extend_select)
+
+    # Each file gets the nearest [tool.memlint] above it (or --config), the options on top.
+    configs = Configs(config_path, command_line_over)
+    configs.here()  # a broken configuration where we stand is an error even with no file to check
 
     result = check_paths(
         list(paths) or ["."],
-        config=config,
         use_cache=not no_cache,
         jobs=jobs,
         force_exclude=force_exclude,
+        configs=configs,
     )
 
     would_fix = False
@@ -91,7 +96,7 @@ def check(paths, select, ignore, extend_select, output_format, statistics, exit_
         from memlint.static.fixes import apply_fixes
 
         would_fix = any(f.fix is not None and (f.fix.safe or unsafe_fixes) for f in result.findings)
-        result = apply_fixes(result, config=config, unsafe=unsafe_fixes, write=not diff, echo=click.echo)
+        result = apply_fixes(result, configs=configs, unsafe=unsafe_fixes, write=not diff, echo=click.echo)
 
     click.echo(render(result, output_format, statistics=statistics), nl=False)
 

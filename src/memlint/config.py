@@ -1,4 +1,10 @@
-"""``[tool.memlint]`` in the nearest pyproject.toml, overridden by the command line."""
+"""``[tool.memlint]`` in the nearest pyproject.toml, overridden by the command line.
+
+Like ruff, each file gets the configuration of the nearest ``pyproject.toml`` with a
+``[tool.memlint]`` table above it (settings are not merged across files), or, with none
+above it, the current folder's; ``--config`` gives one configuration for every file. :class:`Configs` answers "which configuration for
+this path?" for a run.
+"""
 
 from __future__ import annotations
 
@@ -111,6 +117,62 @@ def validate_codes(prefixes: Iterable[str], all_codes: Iterable[str], where: str
             continue
         if not any(code.startswith(prefix) for code in all_codes):
             raise ConfigError(f"{where}: unknown rule code {prefix!r} (run 'memlint rules' for the list)")
+
+
+_NOT_LOOKED_UP = object()
+
+
+class Configs:
+    """The configuration of each path in a run: the nearest pyproject.toml with a
+    ``[tool.memlint]`` table above the path (or ``config_path`` for all), with ``adjust``
+    (the command line's options) applied to each. Looked up once per folder."""
+
+    def __init__(self, config_path: Path | None = None, adjust=None) -> None:
+        self._explicit = config_path
+        self._adjust = adjust
+        self._by_source: dict[Path | None, Config] = {}
+        self._by_folder: dict[str, Config] = {}
+        self._cwd_source: object = _NOT_LOOKED_UP
+
+    @classmethod
+    def single(cls, config: Config) -> "Configs":
+        """Every path gets ``config`` (the Python API's ``check_paths(config=...)``)."""
+        configs = cls()
+        configs._fixed = config
+        return configs
+
+    _fixed: Config | None = None
+
+    def for_path(self, path: str) -> Config:
+        """The configuration that governs ``path``: that of the folder holding it."""
+        return self.for_folder(os.path.dirname(os.path.abspath(path)))
+
+    def for_folder(self, folder: str) -> Config:
+        """The configuration of the files in ``folder``."""
+        if self._fixed is not None:
+            return self._fixed
+        folder = os.path.abspath(folder)
+        config = self._by_folder.get(folder)
+        if config is None:
+            # As ruff does, a file with no [tool.memlint] above it gets the current folder's.
+            source = self._explicit or find_pyproject(Path(folder)) or self._fallback()
+            config = self._by_source.get(source)
+            if config is None:
+                config = load_config(source) if source is not None else Config()
+                if self._adjust is not None:
+                    self._adjust(config)
+                self._by_source[source] = config
+            self._by_folder[folder] = config
+        return config
+
+    def _fallback(self) -> Path | None:
+        if self._cwd_source is _NOT_LOOKED_UP:
+            self._cwd_source = find_pyproject(Path.cwd())
+        return self._cwd_source  # type: ignore[return-value]
+
+    def here(self) -> Config:
+        """The configuration of the current folder."""
+        return self.for_folder(os.getcwd())
 
 
 def find_pyproject(start: Path) -> Path | None:

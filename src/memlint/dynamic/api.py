@@ -28,16 +28,18 @@ def verify_script(path: str | None = None, *, module: str | None = None, args=()
     Usage errors raise :class:`memlint.config.ConfigError`; everything that goes wrong
     in the script itself is an ``inconclusive`` report with a reason.
     """
-    opts = build_options(verify_config(), script=path, module=module, args=list(args), **options)
+    opts = build_options(verify_config(path), script=path, module=module, args=list(args), **options)
     return run_verify(opts)
 
 
-def verify_config() -> dict:
-    """The ``[tool.memlint.verify]`` table of the nearest pyproject.toml ({} when none)."""
-    from memlint.config import load_config
+def verify_config(script: str | None = None) -> dict:
+    """The ``[tool.memlint.verify]`` table of the nearest pyproject.toml above the script
+    (above the current folder for ``-m``), as ``memlint check`` picks it; {} when none."""
+    from memlint.config import Configs
 
     try:
-        return load_config().verify
+        configs = Configs()
+        return (configs.for_path(script) if script else configs.here()).verify
     except ImportError:  # the static half (rule codes) is not importable: no config either
         return {}
 

@@ -39,7 +39,7 @@ def verify(script, args, module, steps, warmup, device, timeout, output_format, 
         args = ((script,) if script else ()) + tuple(args)
         script = None
     options = build_options(
-        verify_config(), script=script, module=module, args=list(args), steps=steps, warmup=warmup,
+        verify_config(script), script=script, module=module, args=list(args), steps=steps, warmup=warmup,
         device=device, timeout=timeout, trace_dir=trace_dir, plot=plot, nproc_per_node=nproc_per_node,
     )
     bar = None

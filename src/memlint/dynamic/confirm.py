@@ -21,10 +21,10 @@ def static_findings(path: str) -> list:
     No cache: verify should not write ``.memlint_cache/`` into the user's folder.
     """
     try:
-        from memlint.config import load_config
         from memlint.static.engine import check_paths
 
-        return list(check_paths([path], config=load_config(), use_cache=False, jobs=1).findings)
+        # The script's own [tool.memlint] (the nearest above it), as memlint check would use.
+        return list(check_paths([path], use_cache=False, jobs=1).findings)
     except Exception:
         return []
 

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from memlint.config import DEFAULT_EXCLUDE, Config
+from memlint.config import DEFAULT_EXCLUDE, Config, Configs
 from memlint.findings import Finding
 
 PYTHON_SUFFIXES = (".py", ".pyw")
@@ -253,23 +253,25 @@ def _skip_folder_name(name: str) -> bool:
     return name in DEFAULT_EXCLUDE or name.endswith(".egg-info") or (name.startswith(".") and name not in (".", ".."))
 
 
-def discover(paths: Iterable[str], config: Config, force_exclude: bool = False) -> tuple[list[str], list[Finding]]:
+def discover(paths: Iterable[str], configs: Configs, force_exclude: bool = False) -> tuple[list[str], list[Finding]]:
     """Python files and notebooks under ``paths``, and ML901 findings for paths that
-    do not exist. Explicit files are always checked unless ``force_exclude``."""
+    do not exist. Explicit files are always checked unless ``force_exclude``. Each path's
+    ``exclude`` patterns are those of its own configuration."""
     files: list[str] = []
     problems: list[Finding] = []
     seen: set[str] = set()
     for raw in paths:
         path = os.path.normpath(raw)
         if os.path.isdir(path):
-            if force_exclude and path not in (".", "..") and (config.is_excluded(path) or is_default_excluded(path + os.sep + "x")):
+            if force_exclude and path not in (".", "..") and (
+                    configs.for_path(path).is_excluded(path) or is_default_excluded(path + os.sep + "x")):
                 continue
-            for found in _walk_directory(path, config):
+            for found in _walk_directory(path, configs):
                 if found not in seen:
                     seen.add(found)
                     files.append(found)
         elif os.path.isfile(path) or _unreadable(path):
-            if force_exclude and (config.is_excluded(path) or is_default_excluded(path)):
+            if force_exclude and (configs.for_path(path).is_excluded(path) or is_default_excluded(path)):
                 continue
             if path not in seen:
                 seen.add(path)
@@ -291,14 +293,20 @@ def _unreadable(path: str) -> bool:
     return not os.path.isdir(path)
 
 
-def _walk_directory(top: str, config: Config) -> Iterable[str]:
+def _walk_directory(top: str, configs: Configs) -> Iterable[str]:
     rules = {os.path.abspath(top): GitIgnore.for_folder(top)}
-    if config.exclude and top not in (".", "..") and config.is_excluded(top):
+    top_config = configs.for_path(top)
+    if top_config.exclude and top not in (".", "..") and top_config.is_excluded(top):
         # A folder named on the command line is walked even when excluded (as ruff does):
         # only the patterns that match below it still apply.
-        excluded = _excluded_below(config, top)
+        below = _excluded_below(top_config, top)
+
+        def excluded(path: str) -> bool:
+            config = configs.for_path(path)
+            return below(path) if config is top_config else config.is_excluded(path)
     else:
-        excluded = config.is_excluded
+        def excluded(path: str) -> bool:
+            return configs.for_path(path).is_excluded(path)
     for folder, dirnames, filenames in os.walk(top, followlinks=False):
         here = rules.pop(os.path.abspath(folder), None) or GitIgnore()
         here = here.entering(folder, ".gitignore" in filenames)

@@ -763,8 +763,9 @@ def _inside_function_named(function: object, names: set[str]) -> bool:
     return False
 
 
-def check_paths(paths, config=None, use_cache=True, jobs=0, force_exclude=False):
+def check_paths(paths, config=None, use_cache=True, jobs=0, force_exclude=False, configs=None):
     """Check files and directories; see :func:`memlint.static.runner.check_paths`."""
     from memlint.static.runner import check_paths as _check_paths
 
-    return _check_paths(paths, config=config, use_cache=use_cache, jobs=jobs, force_exclude=force_exclude)
+    return _check_paths(paths, config=config, use_cache=use_cache, jobs=jobs, force_exclude=force_exclude,
+                        configs=configs)

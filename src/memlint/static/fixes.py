@@ -338,11 +338,12 @@ def apply_fixes(
     unsafe: bool = False,
     write: bool = True,
     echo: Callable[..., None] | None = None,
+    configs: Any = None,
 ) -> CheckResult:
     """Apply the fixes of ``result`` (safe ones; unsafe ones too with ``unsafe``). With
     ``write`` the files are rewritten, else a unified diff is echoed. Returns the findings
     that remain after fixing."""
-    from memlint.config import Config
+    from memlint.config import Config, Configs
     from memlint.static.rules import all_codes, default_codes, rules_by_code
     from memlint.static.runner import UncheckableFile, check_source, parse
 
@@ -350,9 +351,8 @@ def apply_fixes(
         import click
 
         echo = click.echo
-    config = config or Config()
-    codes = config.enabled_codes(all_codes(), default_codes())
-    rules = rules_by_code(codes)
+    if configs is None:
+        configs = Configs.single(config or Config())
     by_path: dict[str, list[Finding]] = {}
     for finding in result.findings:
         by_path.setdefault(finding.path, []).append(finding)
@@ -364,7 +364,10 @@ def apply_fixes(
         if not any(_eligible(f, unsafe) for f in findings):
             remaining.extend(findings)
             continue
-        ignored = tuple(config.ignored_for(path)) if getattr(config, "per_file_ignores", None) else ()
+        config = configs.for_path(path)
+        codes = config.enabled_codes(all_codes(), default_codes())
+        rules = rules_by_code(codes)
+        ignored = tuple(config.ignored_for(path)) if config.per_file_ignores else ()
         if path.endswith(".ipynb"):
             fixed = _fix_notebook(path, findings, rules, ignored, unsafe, write, echo)
             remaining.extend(fixed.remaining)

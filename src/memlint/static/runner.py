@@ -12,7 +12,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
-from memlint.config import Config
+from memlint.config import Config, Configs
 from memlint.findings import CheckResult, Finding
 from memlint.static.discovery import NOTEBOOK_SUFFIX, discover, unchecked_finding
 
@@ -465,27 +465,36 @@ def _size(path: str) -> int:
 
 
 def _check_parallel(
-    todo: list[str], codes: tuple[str, ...], ignored_by_path: dict[str, tuple[str, ...]], workers: int
+    todo: list[str], codes_by_path: dict[str, tuple[str, ...]], ignored_by_path: dict[str, tuple[str, ...]],
+    workers: int,
 ) -> dict[str, list[Finding]]:
-    """Check ``todo`` on ``workers`` processes: biggest files first, in small chunks, so
-    that the workers finish together. A worker that dies costs only its files, which are
-    then checked here."""
+    """Check ``todo`` on ``workers`` processes: biggest files first, in small chunks (of one
+    rule selection each), so that the workers finish together. A worker that dies costs only
+    its files, which are then checked here."""
     from concurrent.futures import ProcessPoolExecutor
 
     # Import libcst, the engine and the rules once, before the workers are forked.
     import memlint.static.engine  # noqa: F401
     from memlint.static.rules import rules_by_code
 
-    rules_by_code(codes)
-    ordered = sorted(todo, key=_size, reverse=True)
-    chunks = [ordered[i:i + CHUNK_FILES] for i in range(0, len(ordered), CHUNK_FILES)]
+    for codes in set(codes_by_path.values()):
+        rules_by_code(codes)
+    chunks: list[list[str]] = []
+    open_chunks: dict[tuple[str, ...], list[str]] = {}
+    for path in sorted(todo, key=_size, reverse=True):
+        chunk = open_chunks.get(codes_by_path[path])
+        if chunk is None or len(chunk) >= CHUNK_FILES:
+            chunk = open_chunks[codes_by_path[path]] = []
+            chunks.append(chunk)
+        chunk.append(path)
     results: dict[str, list[Finding]] = {}
+
+    def job(chunk: list[str]) -> tuple:
+        return chunk, codes_by_path[chunk[0]], {p: ignored_by_path[p] for p in chunk if p in ignored_by_path}
+
     try:
         with ProcessPoolExecutor(max_workers=min(workers, len(chunks))) as pool:
-            futures = [
-                (chunk, pool.submit(_check_chunk, (chunk, codes, {p: ignored_by_path[p] for p in chunk if p in ignored_by_path})))
-                for chunk in chunks
-            ]
+            futures = [(chunk, pool.submit(_check_chunk, job(chunk))) for chunk in chunks]
             for chunk, future in futures:
                 try:
                     for path, findings in zip(chunk, future.result()):
@@ -494,10 +503,9 @@ def _check_parallel(
                     pass
     except Exception:
         pass
-    missing = [path for path in todo if path not in results]
-    if missing:
-        for path, findings in zip(missing, _check_chunk((missing, codes, ignored_by_path))):
-            results[path] = findings
+    for path in todo:
+        if path not in results:
+            results[path] = _check_chunk(([path], codes_by_path[path], ignored_by_path))[0]
     return results
 
 
@@ -507,24 +515,39 @@ def check_paths(
     use_cache: bool = True,
     jobs: int = 0,
     force_exclude: bool = False,
+    configs: Configs | None = None,
 ) -> CheckResult:
-    """Check files and directories with the rules the config enables."""
+    """Check files and directories, each with the rules its configuration enables: ``config``
+    for every file, else (``configs``, by default) the nearest ``[tool.memlint]`` above it."""
     from memlint.static.rules import all_codes, default_codes
 
-    config = config or Config()
-    codes = tuple(sorted(config.enabled_codes(all_codes(), default_codes())))
-    files, problems = discover(paths, config, force_exclude)
-    ignored_by_path = {path: tuple(config.ignored_for(path)) for path in files if config.per_file_ignores}
-
-    cache = None
-    if use_cache:
-        from memlint.static.cache import Cache
-
-        cache = Cache.for_run(codes, config)
+    if configs is None:
+        configs = Configs.single(config) if config is not None else Configs()
+    files, problems = discover(paths, configs, force_exclude)
+    known, defaults = all_codes(), default_codes()
+    codes_of: dict[int, tuple[str, ...]] = {}
+    codes_by_path: dict[str, tuple[str, ...]] = {}
+    ignored_by_path: dict[str, tuple[str, ...]] = {}
+    caches: dict[tuple[str, tuple[str, ...]], object] = {}
     results: dict[str, list[Finding]] = {}
     todo = []
     for path in files:
-        cached = cache.get(path, ignored_by_path.get(path, ())) if cache else None
+        file_config = configs.for_path(path)
+        codes = codes_of.get(id(file_config))
+        if codes is None:
+            codes = codes_of[id(file_config)] = tuple(sorted(file_config.enabled_codes(known, defaults)))
+        codes_by_path[path] = codes
+        if file_config.per_file_ignores:
+            ignored_by_path[path] = tuple(file_config.ignored_for(path))
+        cached = None
+        if use_cache:
+            from memlint.static.cache import Cache
+
+            key = (str(file_config.root), codes)
+            cache = caches.get(key)
+            if cache is None:
+                cache = caches[key] = Cache.for_run(codes, file_config)
+            cached = cache.get(path, ignored_by_path.get(path, ()))
         if cached is not None:
             results[path] = cached
         else:
@@ -533,17 +556,21 @@ def check_paths(
     workers = jobs or os.cpu_count() or 1
     if todo:
         if workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
-            results.update(_check_parallel(todo, codes, ignored_by_path, workers))
+            results.update(_check_parallel(todo, codes_by_path, ignored_by_path, workers))
         else:
-            for path, findings in zip(todo, _check_chunk((todo, codes, ignored_by_path))):
-                results[path] = findings
-    if cache:
+            for path in todo:
+                results[path] = _check_chunk(([path], codes_by_path[path], ignored_by_path))[0]
+    if use_cache:
         for path in todo:
+            file_config = configs.for_path(path)
+            cache = caches[(str(file_config.root), codes_by_path[path])]
             cache.put(path, ignored_by_path.get(path, ()), results[path])
-        cache.save()
+        for cache in caches.values():
+            cache.save()
 
     findings = list(problems)
     for path in files:
+        codes = codes_by_path[path]
         findings.extend(f for f in results[path] if f.code in codes or f.code in _ALWAYS_KEPT)
     findings.sort(key=lambda f: f.sort_key)
     return CheckResult(findings=findings, files_checked=len(files))
