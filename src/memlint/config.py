@@ -133,6 +133,7 @@ class Configs:
         self._by_source: dict[Path | None, Config] = {}
         self._by_folder: dict[str, Config] = {}
         self._cwd_source: object = _NOT_LOOKED_UP
+        self._nearest_by_folder: dict[str, Path | None] = {}
 
     @classmethod
     def single(cls, config: Config) -> "Configs":
@@ -155,7 +156,7 @@ class Configs:
         config = self._by_folder.get(folder)
         if config is None:
             # As ruff does, a file with no [tool.memlint] above it gets the current folder's.
-            source = self._explicit or find_pyproject(Path(folder)) or self._fallback()
+            source = self._explicit or self._nearest(folder) or self._fallback()
             config = self._by_source.get(source)
             if config is None:
                 config = load_config(source) if source is not None else Config()
@@ -164,6 +165,28 @@ class Configs:
                 self._by_source[source] = config
             self._by_folder[folder] = config
         return config
+
+    def _nearest(self, folder: str) -> Path | None:
+        """:func:`find_pyproject`, remembering every folder on the way up."""
+        walked = []
+        current = folder
+        while True:
+            if current in self._nearest_by_folder:
+                found = self._nearest_by_folder[current]
+                break
+            walked.append(current)
+            candidate = os.path.join(current, "pyproject.toml")
+            if os.path.isfile(candidate) and "memlint" in _read_toml(Path(candidate)).get("tool", {}):
+                found = Path(candidate).resolve()
+                break
+            parent = os.path.dirname(current)
+            if parent == current:
+                found = None
+                break
+            current = parent
+        for seen in walked:
+            self._nearest_by_folder[seen] = found
+        return found
 
     def _fallback(self) -> Path | None:
         if self._cwd_source is _NOT_LOOKED_UP:
