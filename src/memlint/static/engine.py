@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Callable, Iterable, Sequence
 
 import libcst as cst
@@ -134,6 +134,7 @@ class FileChecker:
         """Walk ``module`` with every rule; return the reports kept after no-grad filtering."""
         self.module = module
         self._statement.append(module)
+        self._find_plain_functions(module)
         for statement in module.body:
             self._walk(statement)
         self._run_deferred(self.facts.module_scope)
@@ -275,7 +276,36 @@ class FileChecker:
         self._exit(node)
         self._statement.pop()
 
+    def _find_plain_functions(self, module: cst.Module) -> None:
+        """Before the walk: the module's functions that return only values computed under
+        no-grad (``def accuracy(...): with torch.no_grad(): ... return res``), so that a call
+        above the definition (the ImageNet example defines accuracy() last) is known to
+        carry no graph. The module's top-level imports are read first to resolve ``torch``."""
+        for statement in module.body:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, cst.Import):
+                        self._record_import(small)
+                    elif isinstance(small, cst.ImportFrom):
+                        self._record_import_from(small)
+        defined = Counter(s.name.value for s in module.body if isinstance(s, cst.FunctionDef))
+        for statement in module.body:
+            if isinstance(statement, cst.FunctionDef) and _returns_only_without_grad(statement, self.facts):
+                self.facts.plain_functions.add(id(statement))
+                if defined[statement.name.value] == 1:
+                    self.facts.plain_names.add(statement.name.value)
+
     def _import(self, node: cst.Import) -> None:
+        self._record_import(node)
+        self._enter(node)
+        self._exit(node)
+
+    def _import_from(self, node: cst.ImportFrom) -> None:
+        self._record_import_from(node)
+        self._enter(node)
+        self._exit(node)
+
+    def _record_import(self, node: cst.Import) -> None:
         if not isinstance(node.names, cst.ImportStar):
             for alias in node.names:
                 full = _attribute_text(alias.name)
@@ -286,10 +316,8 @@ class FileChecker:
                     self.facts.imports.add(head, head)
                     if "." in full:
                         self.facts.imports.add(full, full)  # so "torch.nn" resolves as itself
-        self._enter(node)
-        self._exit(node)
 
-    def _import_from(self, node: cst.ImportFrom) -> None:
+    def _record_import_from(self, node: cst.ImportFrom) -> None:
         if node.module is not None and not node.relative:
             module = _attribute_text(node.module)
             if isinstance(node.names, cst.ImportStar):
@@ -299,8 +327,6 @@ class FileChecker:
                     name = _attribute_text(alias.name)
                     local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
                     self.facts.imports.add(local, f"{module}.{name}")
-        self._enter(node)
-        self._exit(node)
 
     def _class(self, node: cst.ClassDef) -> None:
         facts = self.facts
@@ -677,6 +703,58 @@ def _is_no_grad_expr(node: cst.BaseExpression, facts: Facts) -> bool:
     if qualified in F.SET_GRAD_ENABLED:
         return bool(call_args) and not _is_true(call_args[0].value)
     return False
+
+
+def _returns_only_without_grad(function: cst.FunctionDef, facts: Facts) -> bool:
+    """Does every ``return`` of ``function`` (not a generator) hand back a value computed with
+    grad off: under a no-grad decorator, or inside ``with torch.no_grad():``? (Read from the
+    statements alone, before the walk; a function with no return value does not count.)"""
+    if any(_is_no_grad_expr(d.decorator, facts) for d in function.decorators):
+        return True
+    returns = []
+
+    def scan(statements, no_grad: bool) -> bool:
+        for statement in statements:
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+                for small in statement.body:
+                    if isinstance(small, cst.Return) and small.value is not None:
+                        returns.append(no_grad)
+                    elif isinstance(small, (cst.Expr, cst.Assign)) and isinstance(small.value, (cst.Yield, cst.Await)):
+                        return False  # a generator (or a coroutine): its values are not returns
+                continue
+            inner = no_grad or (isinstance(statement, cst.With)
+                                and any(_is_no_grad_expr(item.item, facts) for item in statement.items))
+            for block in _blocks_of(statement):
+                if not scan(block, inner):
+                    return False
+        return True
+
+    return scan(_block_statements(function.body), False) and bool(returns) and all(returns)
+
+
+def _block_statements(block: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    """An indented block's statements; a one-line suite (``if x: return y``) as itself."""
+    return block.body if isinstance(block, cst.IndentedBlock) else (block,)
+
+
+def _blocks_of(statement: cst.BaseStatement) -> list[Sequence[cst.BaseStatement]]:
+    """The statement lists nested in a compound statement (bodies, else, except, finally)."""
+    blocks = []
+    for name in ("body", "orelse", "finalbody"):
+        part = getattr(statement, name, None)
+        if isinstance(part, cst.BaseSuite):
+            blocks.append(_block_statements(part))
+        elif isinstance(part, (cst.Else, cst.Finally)):
+            blocks.append(_block_statements(part.body))
+        elif isinstance(part, cst.If):  # elif: its body and its own else
+            blocks.extend(_blocks_of(part))
+    for handler in getattr(statement, "handlers", ()):
+        blocks.append(_block_statements(handler.body))
+    for case in getattr(statement, "cases", ()):
+        blocks.append(_block_statements(case.body))
+    return blocks
 
 
 def _parameters_owner(iterable: cst.BaseExpression) -> str | None:

@@ -478,6 +478,8 @@ class Facts:
         # id() of the functions (def, not generators) walked so far whose every return value
         # is free of graph: ``accuracy(out, y)`` computed under no_grad or with .item().
         self.plain_functions: set[int] = set()
+        # Names of the module's functions known to be plain before the walk reaches them.
+        self.plain_names: set[str] = set()
         # function name -> for each call site: was it under no-grad?
         self.call_sites: dict[str, list[bool]] = {}
         self.frozen_modules: set[str] = set()  # names with requires_grad_(False) anywhere
@@ -711,7 +713,7 @@ class Facts:
             return NO_GRAPH
         if isinstance(func, cst.Name) and self.plain_functions:
             binding = self.lookup(func.value)
-            if binding is not None and id(binding.node) in self.plain_functions:
+            if id(binding.node) in self.plain_functions if binding is not None else func.value in self.plain_names:
                 return NO_GRAPH
         if self.is_module_expr(func):
             return GraphValue(Graph.CARRIES)

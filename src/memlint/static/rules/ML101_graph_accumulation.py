@@ -586,6 +586,40 @@ def validate(loader, model, criterion):
         losses.update(criterion(model(images), target), images.size(0))
     return losses.sum / losses.count
 """,
+        # the ImageNet example: accuracy() computes under no_grad, and is defined below train()
+        """
+import torch
+
+def train(loader, model, criterion, optimizer):
+    top1 = AverageMeter()
+    total_acc = 0.0
+    for images, target in loader:
+        output = model(images)
+        loss = criterion(output, target)
+        acc1, acc5 = accuracy(output, target, topk=(1, 5))
+        top1.update(acc1[0], images.size(0))
+        total_acc += acc1[0]
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0, 0
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+
+def accuracy(output, target, topk=(1,)):
+    with torch.no_grad():
+        maxk = max(topk)
+        _, pred = output.topk(maxk, 1, True, True)
+        correct = pred.t().eq(target.view(1, -1).expand_as(pred.t()))
+        res = []
+        for k in topk:
+            res.append(correct[:k].reshape(-1).float().sum(0, keepdim=True).mul_(100.0 / target.size(0)))
+        return res
+""",
     ]
 
     VALID += [
@@ -932,6 +966,25 @@ def train(model, loader, opt, crit):
         history.setdefault("loss", []).append(loss)
         history.setdefault("loss_value", []).append(loss.item())
 """, line=9, fixed='history.setdefault("loss", []).append(loss.detach())'),
+        # a helper defined below its use that returns a graph on one path
+        Invalid("""
+import torch
+
+def train(loader, model, criterion, optimizer):
+    total = 0.0
+    for images, target in loader:
+        output = model(images)
+        loss = criterion(output, target)
+        total += score(output, target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+def score(output, target):
+    if output.dim() > 1: return (output.softmax(1) * target).sum()
+    with torch.no_grad():
+        return output.sum()
+""", line=9),
     ]
 
 
