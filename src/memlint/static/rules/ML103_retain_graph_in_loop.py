@@ -31,6 +31,12 @@ class _Backward:
     loops: tuple[Loop, ...]  # enclosing loops of the function, outermost first
     names: frozenset[str]  # names in the backpropagated tensor
     retains: bool
+    branches: tuple[tuple[int, str], ...] = ()  # the if/else arms it is in
+
+    def excludes(self, other: "_Backward") -> bool:
+        """Are the two in different arms of one ``if`` (never both in one iteration)?"""
+        arms = dict(self.branches)
+        return any(arms.get(node, arm) != arm for node, arm in other.branches)
 
 
 class RetainGraphInLoop(Rule):
@@ -61,7 +67,8 @@ class RetainGraphInLoop(Rule):
             self.at_function_exit(lambda: self._decide(function, records))
         retains = any(arg.keyword is not None and arg.keyword.value == "retain_graph"
                       and isinstance(arg.value, cst.Name) and arg.value.value == "True" for arg in node.args)
-        records.append(_Backward(node, tuple(facts.loops_in_function()), frozenset(names_in(tensor)), retains))
+        records.append(_Backward(node, tuple(facts.loops_in_function()), frozenset(names_in(tensor)), retains,
+                                 tuple(facts.branch_path)))
 
     # ----- decision at function exit ---------------------------------------------------------------
     def _decide(self, function: FunctionScope, records: list[_Backward]) -> None:
@@ -80,7 +87,8 @@ class RetainGraphInLoop(Rule):
             if self._graph_from_outside(function, record, ancestors, bound):
                 continue  # several backward passes over one graph built before the loop
             if any(self._same_graph(function, record, other, ancestors, bound)
-                   for other in records if other is not record and (loop is None or loop in other.loops)):
+                   for other in records
+                   if other is not record and (loop is None or loop in other.loops) and not record.excludes(other)):
                 continue  # a second backward pass through this graph in the same iteration
             carried = sorted(name for name in ancestors if name in bound and name in function.derived_from.get(name, ()))
             text = source_of(record.node, 50)
@@ -233,6 +241,25 @@ def explain(model, x):
     out.sum().backward(retain_graph=True)
     return x.grad
 """,
+        # a second backward pass in the same arm, or after the if
+        """
+import torch
+def train(model, loader, opt, crit, aux_crit, use_aux, step_aux):
+    for i, (x, y) in enumerate(loader):
+        out = model(x)
+        loss = crit(out, y)
+        if use_aux:
+            loss.backward(retain_graph=True)
+            aux_crit(out).backward()
+        else:
+            loss.backward()
+        if i % step_aux == 0:
+            out = model(x)
+            crit(out, y).backward(retain_graph=True)
+            if i % 2:
+                aux_crit(out).backward()
+        opt.step()
+""",
     ]
 
     INVALID = [
@@ -299,4 +326,17 @@ def train(model, loader, opt, crit, aux_crit):
         aux.backward()
         opt.step()
 """, line=7),
+        # the other backward pass is in the other arm of the if: never in the same iteration
+        Invalid("""
+import torch
+def train(model, loader, opt, crit):
+    for x, y in loader:
+        out = model(x)
+        loss = crit(out, y)
+        if loss.item() > 10:
+            loss.backward(retain_graph=True)
+        else:
+            loss.backward()
+        opt.step()
+""", line=8),
     ]
