@@ -355,6 +355,26 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
+_CONCATENATIONS = frozenset(f"torch.{name}" for name in (
+    "cat", "concat", "concatenate", "vstack", "hstack", "dstack", "row_stack", "column_stack"))
+
+
+def concatenated_onto(value: cst.BaseExpression, accumulator: str, facts: "Facts") -> list[cst.BaseExpression] | None:
+    """The other tensors of ``torch.cat([accumulator, ...])`` (``concat``, ``vstack``...);
+    None if ``value`` is not such a concatenation."""
+    if not isinstance(value, cst.Call) or not value.args:
+        return None
+    if facts.qualified_name(value.func) not in _CONCATENATIONS:
+        return None
+    sequence = value.args[0].value
+    if value.args[0].keyword is not None or not isinstance(sequence, (cst.List, cst.Tuple)):
+        return None
+    elements = [element.value for element in sequence.elements]
+    if not any(dotted_name(element) == accumulator for element in elements):
+        return None
+    return [element for element in elements if dotted_name(element) != accumulator]
+
+
 def root_name(node: cst.BaseExpression) -> str | None:
     """The variable at the root of ``a.b[c].d`` (``a``), or None."""
     while True:

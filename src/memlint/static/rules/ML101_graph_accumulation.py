@@ -15,7 +15,7 @@ from typing import Callable
 
 import libcst as cst
 
-from memlint.static.facts import Graph, GraphValue, dotted_name, expression_children, names_in, storage_name
+from memlint.static.facts import Graph, GraphValue, concatenated_onto, dotted_name, expression_children, names_in, storage_name
 from memlint.static.fixes import call_method, graph_accumulation_fix
 from memlint.static.rule import Invalid, Rule
 
@@ -997,26 +997,6 @@ class _StoringMethod:
 
 def _positional_parameters(params: cst.Parameters) -> list[cst.Param]:
     return list(params.posonly_params) + list(params.params)
-
-
-_CONCATENATIONS = frozenset(f"torch.{name}" for name in (
-    "cat", "concat", "concatenate", "vstack", "hstack", "dstack", "row_stack", "column_stack"))
-
-
-def concatenated_onto(value: cst.BaseExpression, accumulator: str, facts) -> list[cst.BaseExpression] | None:
-    """The other tensors of ``torch.cat([accumulator, ...])`` (``concat``, ``vstack``...);
-    None if ``value`` is not such a concatenation."""
-    if not isinstance(value, cst.Call) or not value.args:
-        return None
-    if facts.qualified_name(value.func) not in _CONCATENATIONS:
-        return None
-    sequence = value.args[0].value
-    if value.args[0].keyword is not None or not isinstance(sequence, (cst.List, cst.Tuple)):
-        return None
-    elements = [element.value for element in sequence.elements]
-    if not any(dotted_name(element) == accumulator for element in elements):
-        return None
-    return [element for element in elements if dotted_name(element) != accumulator]
 
 
 def _other_operands(value: cst.BinaryOperation, is_accumulator: Callable[[cst.BaseExpression], bool]

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 import libcst as cst
 
 from memlint.static.facts import (
-    backpropagated_expr,
+    backpropagated_expr, concatenated_onto,
     FunctionScope, Graph, GraphValue, Loop, dotted_name, names_in, storage_name,
 )
 from memlint.static.rule import Invalid, Rule
-from memlint.static.rules.ML101_graph_accumulation import concatenated_onto, source_of
+from memlint.static.rules.ML101_graph_accumulation import source_of
 
 # Callees whose name says they cut a value from its graph: repackage_hidden(h), detach_state(s).
 _DETACH_WORDS = ("detach", "repackage")
