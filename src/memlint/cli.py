@@ -40,7 +40,8 @@ def main() -> None:
     """Find PyTorch memory anti-patterns before they cost a training run."""
 
 
-@main.command()
+@main.command(epilog="Outside CI, runs are handed to a warm background server that keeps libcst "
+                      "imported (README: Speed); MEMLINT_NO_SERVER=1 checks in this process.")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes or prefixes (e.g. ML1,ML203).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes or prefixes.")
