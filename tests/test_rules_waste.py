@@ -20,9 +20,14 @@ def resume(model, path):
     plain = _findings("import torch\n" + body, "ML203")
     distributed = _findings("import torch\nimport torch.distributed as dist\n" + body, "ML203")
     local_rank = _findings("import os\nimport torch\nRANK = int(os.environ['LOCAL_RANK'])\n" + body, "ML203")
+    # DCGAN's single-process data_parallel: torch.nn.parallel is not torch.distributed
+    data_parallel = _findings("import torch\nimport torch.nn.parallel\n" + body, "ML203")
+    ddp = _findings("import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n" + body, "ML203")
     assert [f.severity for f in plain] == ["warning"]
     assert [f.severity for f in distributed] == ["error"]
     assert [f.severity for f in local_rank] == ["error"]
+    assert [f.severity for f in data_parallel] == ["warning"] and "every rank" not in data_parallel[0].message
+    assert [f.severity for f in ddp] == ["error"]
 
 
 def test_ml203_import_inside_a_function_still_makes_it_an_error():

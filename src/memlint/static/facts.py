@@ -319,7 +319,10 @@ class Imports:
             self.uses_torch = True
         if root in LIGHTNING_PACKAGES:
             self.uses_lightning = True
-        if qualified.startswith("torch.distributed") or qualified.startswith("torch.nn.parallel"):
+        # torch.nn.parallel alone is DataParallel too: one process, not a distributed program
+        if qualified.startswith(("torch.distributed", "torch.nn.parallel.distributed")) or qualified.endswith(
+            ("DistributedDataParallel", "FullyShardedDataParallel")
+        ):
             self.uses_distributed = True
 
     def qualified_name(self, node: cst.BaseExpression) -> str | None:
