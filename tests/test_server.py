@@ -221,3 +221,20 @@ def test_a_served_run_writes_text_in_the_clients_encoding(servers, project):
         served = subprocess.run(args, cwd=project, env=env_served, capture_output=True, timeout=120)
         assert (served.returncode, served.stdout, served.stderr) == (local.returncode, local.stdout, local.stderr)
     assert served_runs(servers) == 2
+
+
+def test_server_status_and_stop(servers, project):
+    def command(*args):
+        return subprocess.run([sys.executable, "-m", "memlint", "server", *args], cwd=project, env=servers.env,
+                              capture_output=True, text=True, timeout=60)
+
+    assert "no memlint server is running" in command().stdout
+    servers.start(project)
+    status = command("status").stdout
+    assert "memlint server running: pid" in status and str(servers.folder) in status
+    assert "stopped the memlint server" in command("stop").stdout
+    deadline = time.monotonic() + 30
+    while servers.socket() is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert servers.socket() is None and "stopped by SIGTERM" in servers.logs()
+    assert "no memlint server is running" in command("stop").stdout

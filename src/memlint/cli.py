@@ -150,6 +150,41 @@ def rule_command(code: str) -> None:
     click.echo(page, nl=not page.endswith("\n"))
 
 
+@main.command("server")
+@click.argument("action", type=click.Choice(["status", "stop"]), default="status")
+def server_command(action: str) -> None:
+    """Show or stop the warm server that serves 'memlint check' for this Python."""
+    import os
+    import signal
+
+    from memlint import launcher
+
+    path = launcher.socket_path()
+    if path is None:
+        raise ConfigError("no private server folder is usable here (see README: Speed)")
+    lock, log = path + ".lock", path[: -len(".sock")] + ".log"
+    try:
+        with open(lock, encoding="utf-8") as fh:
+            pid = int(fh.read().split()[0])
+        os.kill(pid, 0)
+        running = os.path.exists(path)
+    except (OSError, ValueError, IndexError):
+        pid, running = None, False
+    if action == "stop":
+        if running and pid is not None:
+            os.kill(pid, signal.SIGTERM)
+            click.echo(f"stopped the memlint server (pid {pid})")
+        else:
+            click.echo("no memlint server is running")
+        return
+    if not running:
+        used = launcher.server_wanted(["check"])
+        click.echo("no memlint server is running" + ("" if used else
+                   " (and none is used here: CI or MEMLINT_NO_SERVER is set, or no Unix sockets)"))
+        return
+    click.echo(f"memlint server running: pid {pid}, socket {path}, log {log}")
+
+
 def _add_verify() -> None:
     from memlint.dynamic.command import verify
 
