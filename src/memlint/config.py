@@ -119,30 +119,23 @@ def validate_codes(prefixes: Iterable[str], all_codes: Iterable[str], where: str
             raise ConfigError(f"{where}: unknown rule code {prefix!r} (run 'memlint rules' for the list)")
 
 
-_NOT_LOOKED_UP = object()
-
-
 class Configs:
     """The configuration of each path in a run: the nearest pyproject.toml with a
     ``[tool.memlint]`` table above the path (or ``config_path`` for all), with ``adjust``
     (the command line's options) applied to each. Looked up once per folder."""
 
-    def __init__(self, config_path: Path | None = None, adjust=None) -> None:
+    def __init__(self, config_path: Path | None = None, adjust=None, fixed: Config | None = None) -> None:
         self._explicit = config_path
         self._adjust = adjust
+        self._fixed = fixed
         self._by_source: dict[Path | None, Config] = {}
         self._by_folder: dict[str, Config] = {}
-        self._cwd_source: object = _NOT_LOOKED_UP
-        self._nearest_by_folder: dict[str, Path | None] = {}
+        self._nearest: dict[str, Path | None] = {}  # folder -> its pyproject (find_pyproject's memo)
 
     @classmethod
     def single(cls, config: Config) -> "Configs":
         """Every path gets ``config`` (the Python API's ``check_paths(config=...)``)."""
-        configs = cls()
-        configs._fixed = config
-        return configs
-
-    _fixed: Config | None = None
+        return cls(fixed=config)
 
     def for_path(self, path: str) -> Config:
         """The configuration that governs ``path``: that of the folder holding it."""
@@ -156,7 +149,8 @@ class Configs:
         config = self._by_folder.get(folder)
         if config is None:
             # As ruff does, a file with no [tool.memlint] above it gets the current folder's.
-            source = self._explicit or self._nearest(folder) or self._fallback()
+            source = (self._explicit or find_pyproject(folder, self._nearest)
+                      or find_pyproject(os.getcwd(), self._nearest))
             config = self._by_source.get(source)
             if config is None:
                 config = load_config(source) if source is not None else Config()
@@ -166,51 +160,34 @@ class Configs:
             self._by_folder[folder] = config
         return config
 
-    def _nearest(self, folder: str) -> Path | None:
-        """:func:`find_pyproject`, remembering every folder on the way up."""
-        walked = []
-        current = folder
-        while True:
-            if current in self._nearest_by_folder:
-                found = self._nearest_by_folder[current]
-                break
-            walked.append(current)
-            candidate = os.path.join(current, "pyproject.toml")
-            if os.path.isfile(candidate) and "memlint" in _read_toml(Path(candidate)).get("tool", {}):
-                found = Path(candidate).resolve()
-                break
-            parent = os.path.dirname(current)
-            if parent == current:
-                found = None
-                break
-            current = parent
-        for seen in walked:
-            self._nearest_by_folder[seen] = found
-        return found
-
-    def _fallback(self) -> Path | None:
-        if self._cwd_source is _NOT_LOOKED_UP:
-            self._cwd_source = find_pyproject(Path.cwd())
-        return self._cwd_source  # type: ignore[return-value]
-
     def here(self) -> Config:
         """The configuration of the current folder."""
         return self.for_folder(os.getcwd())
 
 
-def find_pyproject(start: Path) -> Path | None:
-    """The nearest pyproject.toml with a [tool.memlint] table, walking up from ``start``."""
-    start = start.resolve()
-    for folder in [start, *start.parents]:
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                data = _read_toml(candidate)
-            except ConfigError:
-                raise
-            if "memlint" in data.get("tool", {}):
-                return candidate
-    return None
+def find_pyproject(start: Path | str, memo: dict[str, Path | None] | None = None) -> Path | None:
+    """The nearest pyproject.toml with a [tool.memlint] table, walking up from ``start``;
+    ``memo`` remembers the answer for every folder on the way."""
+    memo = {} if memo is None else memo
+    walked = []
+    current = os.path.abspath(start)
+    while True:
+        if current in memo:
+            found = memo[current]
+            break
+        walked.append(current)
+        candidate = os.path.join(current, "pyproject.toml")
+        if os.path.isfile(candidate) and "memlint" in _read_toml(Path(candidate)).get("tool", {}):
+            found = Path(candidate).resolve()
+            break
+        parent = os.path.dirname(current)
+        if parent == current:
+            found = None
+            break
+        current = parent
+    for folder in walked:
+        memo[folder] = found
+    return found
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -528,7 +528,8 @@ def check_paths(
     codes_of: dict[int, tuple[str, ...]] = {}
     codes_by_path: dict[str, tuple[str, ...]] = {}
     ignored_by_path: dict[str, tuple[str, ...]] = {}
-    caches: dict[tuple[str, tuple[str, ...]], object] = {}
+    caches: dict[tuple[str, tuple[str, ...]], object] = {}  # one per config folder and rule selection
+    cache_of: dict[str, object] = {}
     results: dict[str, list[Finding]] = {}
     todo = []
     for path in files:
@@ -547,6 +548,7 @@ def check_paths(
             cache = caches.get(key)
             if cache is None:
                 cache = caches[key] = Cache.for_run(codes, file_config)
+            cache_of[path] = cache
             cached = cache.get(path, ignored_by_path.get(path, ()))
         if cached is not None:
             results[path] = cached
@@ -562,9 +564,7 @@ def check_paths(
                 results[path] = _check_chunk(([path], codes_by_path[path], ignored_by_path))[0]
     if use_cache:
         for path in todo:
-            file_config = configs.for_path(path)
-            cache = caches[(str(file_config.root), codes_by_path[path])]
-            cache.put(path, ignored_by_path.get(path, ()), results[path])
+            cache_of[path].put(path, ignored_by_path.get(path, ()), results[path])
         for cache in caches.values():
             cache.save()
 
