@@ -1,6 +1,6 @@
 """Long fuzzing runs of the static engine: hypothesmith generates programs (from Python's
 grammar, and from libcst's node types), every rule runs on each (triggers and the torch-import
-test bypassed), and any exception that escapes ``check_source`` or any ML902 (a rule that
+test bypassed), and any exception that escapes ``check_module`` or any ML902 (a rule that
 crashed) is a failure, printed with the program that caused it.
 
     python3 benchmarks/fuzz.py [--examples 10000] [--seed 0]
@@ -16,24 +16,22 @@ import time
 from collections import Counter
 
 
-def fuzz_rules():
-    """Every detector rule, made to run on any text."""
-    from memlint.static.rules import all_rules
+def fuzz_rules() -> list[str]:
+    """Every detector rule's code."""
+    from memlint.catalogue import RUNNER_CODES, all_codes
 
-    return [
-        type(rule.__name__, (rule,), {"triggers": (), "torch_only": False, "__module__": rule.__module__})
-        for rule in all_rules()
-        if not rule.code.startswith(("ML901", "ML902"))
-    ]
+    return [code for code in all_codes() if code not in RUNNER_CODES]
 
 
-def check(source: str, rules) -> list:
-    """Findings for ``source`` with the torch import it needs; raises what check_source raises
-    except UncheckableFile (ML901: an expected outcome for generated code)."""
-    from memlint.static.runner import UncheckableFile, check_source
+def check(source: str, codes: list[str]) -> list:
+    """Findings of every rule in ``codes`` on ``source`` with the torch import it needs, whatever
+    the rules' triggers; raises what checking raises except UncheckableFile (ML901: an expected
+    outcome for generated code)."""
+    from memlint.static.module_check import check_module
+    from memlint.static.source import UncheckableFile
 
     try:
-        return check_source("import torch\n" + source, "fuzz.py", rules)
+        return check_module("import torch\n" + source, "fuzz.py", codes, codes)
     except UncheckableFile:
         return []
 

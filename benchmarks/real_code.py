@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
 
     sys.path.insert(0, str(HERE.parent / "src"))
     from memlint.config import Config
-    from memlint.static.rules import all_codes, default_codes
+    from memlint.catalogue import all_codes, default_codes
     from memlint.static.runner import check_paths
 
     if args.all_rules:

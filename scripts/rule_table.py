@@ -14,10 +14,10 @@ START, END = "<!-- rule-table:start -->", "<!-- rule-table:end -->"
 
 
 def table() -> str:
-    from memlint.static.rules import all_rules
+    from memlint.catalogue import CATALOGUE
 
     rows = ["| code | name | severity | fix | what it finds |", "| --- | --- | --- | --- | --- |"]
-    for rule in all_rules():
+    for rule in CATALOGUE:
         default = "" if rule.enabled_by_default else " (off by default)"
         fix = "yes" if rule.fixable else ""
         rows.append(f"| {rule.code} | {rule.name} | {rule.severity} | {fix} | {rule.summary}{default} |")

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-# `memlint check` run as a subprocess would start a warm server (see memlint.launcher) that
-# outlives the test; only tests/test_server.py lets it, in a folder of its own.
+# A warm server the developer started (memlint server start) must not serve the suite's runs:
+# only tests/test_server.py uses servers, in folders of its own.
 os.environ["MEMLINT_NO_SERVER"] = "1"
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from memlint.cli import main
-from memlint.static.fixes import apply_edits
+from memlint.static.text_edits import apply_edits
 from memlint.static.rules import all_rules
-from memlint.static.runner import check_source
+from memlint.static.source_check import check_source
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -205,7 +205,7 @@ def test_one_line_suite_gets_no_fix(tmp_path):
 
 def _fix_all(source: str, rule) -> str:
     for _ in range(8):
-        fixes = [f.fix for f in check_source(source, "example.py", [rule]) if f.code == rule.code and f.fix]
+        fixes = [f.fix for f in check_source(source, "example.py", [rule.code]) if f.code == rule.code and f.fix]
         if not fixes:
             break
         source, _applied = apply_edits(source, fixes)
@@ -221,11 +221,11 @@ def _fixable_examples():
 
 @pytest.mark.parametrize("rule, example", list(_fixable_examples()))
 def test_fixing_invalid_examples_parses_and_clears_the_fixed_findings(rule, example):
-    before = [f for f in check_source(example.code, "example.py", [rule]) if f.code == rule.code]
+    before = [f for f in check_source(example.code, "example.py", [rule.code]) if f.code == rule.code]
     fixed = _fix_all(example.code, rule)
     cst.parse_module(fixed)
     compile(fixed, "example.py", "exec")
-    after = [f for f in check_source(fixed, "example.py", [rule]) if f.code == rule.code]
+    after = [f for f in check_source(fixed, "example.py", [rule.code]) if f.code == rule.code]
     assert not [f for f in after if f.fix is not None], fixed
     assert len(after) == len([f for f in before if f.fix is None]), fixed
     if example.fixed is not None:

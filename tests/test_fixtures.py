@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memlint.static.rules import all_rules
+from memlint.catalogue import default_codes
 from memlint.static.runner import check_file
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -36,8 +36,7 @@ def expected_findings(text: str) -> set[tuple[int, str]]:
 @pytest.mark.parametrize("path", list(_fixtures()))
 def test_fixture_findings_match_markers(path: Path):
     expected = expected_findings(path.read_text(encoding="utf-8"))
-    rules = [rule for rule in all_rules() if rule.enabled_by_default]
-    actual = {(f.line, f.code) for f in check_file(str(path), rules)}
+    actual = {(f.line, f.code) for f in check_file(str(path), default_codes())}
     assert actual == expected, (
         f"missing: {sorted(expected - actual)}; unexpected: {sorted(actual - expected)}"
     )

@@ -80,7 +80,7 @@ def test_sarif_is_valid_and_complete(project, sarif_validator):
     run_ = log["runs"][0]
     driver = run_["tool"]["driver"]
     assert driver["name"] == "memlint" and driver["version"] and driver["informationUri"].startswith("https://")
-    from memlint.static.rules import all_codes
+    from memlint.catalogue import all_codes
 
     rules = {r["id"]: r for r in driver["rules"]}
     assert set(rules) == set(all_codes())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memlint.static.rules import all_rules
-from memlint.static.runner import check_source
+from memlint.static.source_check import check_source
 
 
 def _cases(kind: str):
@@ -16,7 +16,7 @@ def _cases(kind: str):
 
 @pytest.mark.parametrize("rule, source", list(_cases("VALID")))
 def test_valid_example_is_not_flagged(rule, source):
-    all_findings = check_source(source, "example.py", [rule])
+    all_findings = check_source(source, "example.py", [rule.code])
     assert not [f for f in all_findings if f.code == "ML902"], all_findings
     findings = [f for f in all_findings if f.code == rule.code]
     assert findings == [], "\n".join(f"{f.line}:{f.column} {f.message}" for f in findings)
@@ -24,7 +24,7 @@ def test_valid_example_is_not_flagged(rule, source):
 
 @pytest.mark.parametrize("rule, example", list(_cases("INVALID")))
 def test_invalid_example_is_flagged(rule, example):
-    all_findings = check_source(example.code, "example.py", [rule])
+    all_findings = check_source(example.code, "example.py", [rule.code])
     assert not [f for f in all_findings if f.code == "ML902"], all_findings
     findings = [f for f in all_findings if f.code == rule.code]
     assert findings, f"{rule.code} found nothing in:\n{example.code}"
@@ -33,7 +33,7 @@ def test_invalid_example_is_flagged(rule, example):
 
 
 def test_every_rule_has_examples_and_a_page():
-    from memlint.static.rules import rule_page
+    from memlint.catalogue import rule_page
 
     for rule in all_rules():
         if rule.code.startswith("ML9"):

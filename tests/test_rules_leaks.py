@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from memlint.static.engine import rules_for_source
-from memlint.static.rules import all_rules, rules_by_code
-from memlint.static.runner import check_source
+from memlint.catalogue import rule_info
+from memlint.static.rules import all_rules
+from memlint.static.source_check import check_source
+from memlint.static.triggers import codes_that_could_match
 
 
 def _check(source: str, *codes: str):
-    return check_source(source, "example.py", rules_by_code(codes))
+    return check_source(source, "example.py", codes)
 
 
 HOOKS = """
@@ -130,6 +131,5 @@ def run(model, x):
     ("ML106", "import torch\ntry:\n    f()\nexcept RuntimeError:\n    f()\n"),
 ])
 def test_rules_skip_files_that_cannot_match(code, text):
-    rule = rules_by_code([code])
-    assert rule[0].triggers
-    assert rules_for_source(text, rule) == []
+    assert rule_info(code).triggers
+    assert codes_that_could_match(text, [code]) == []

@@ -3,13 +3,11 @@ VALID/INVALID examples: severities, module-wide decisions, cross-rule double rep
 
 from __future__ import annotations
 
-from memlint.static.rules import all_rules
-from memlint.static.runner import check_source
+from memlint.static.source_check import check_source
 
 
 def _findings(source: str, *codes: str):
-    rules = [rule for rule in all_rules() if rule.code in codes]
-    return [f for f in check_source(source, "train.py", rules) if f.code in codes]
+    return [f for f in check_source(source, "train.py", codes) if f.code in codes]
 
 
 def test_ml203_is_an_error_in_a_distributed_program_and_a_warning_elsewhere():

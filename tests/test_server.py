@@ -1,6 +1,6 @@
-"""The warm server behind `memlint check` (memlint.launcher / memlint.server): a served run
-prints, writes and exits exactly as a run in the client's own process would, and the server
-starts, declines and stops as documented."""
+"""The warm server behind `memlint check` (memlint.server_client / memlint.server): a served
+run prints, writes and exits exactly as a run in the client's own process would, and the
+server starts only when asked, declines and stops as documented."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from memlint import launcher, server
+from memlint import server, server_client
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
@@ -33,14 +33,18 @@ class Servers:
     def __init__(self) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="mls-"))  # short: socket paths are limited
         os.chmod(self.folder, 0o700)
-        self.env = {k: v for k, v in os.environ.items() if k not in ("MEMLINT_NO_SERVER", "CI")}
-        self.env["MEMLINT_SERVER_DIR"] = str(self.folder)
-        self.env["MEMLINT_SERVER_IDLE"] = "60"
-        self.local_env = dict(self.env, MEMLINT_NO_SERVER="1")
+        # As a user's shell has it: nothing asks for a server, nothing turns it off.
+        self.plain_env = {k: v for k, v in os.environ.items()
+                          if k not in ("MEMLINT_NO_SERVER", "MEMLINT_SERVER", "CI")}
+        self.plain_env["MEMLINT_SERVER_DIR"] = str(self.folder)
+        self.plain_env["MEMLINT_SERVER_IDLE"] = "60"
+        self.env = dict(self.plain_env, MEMLINT_SERVER="1")  # the user asked for the server
+        self.local_env = dict(self.plain_env, MEMLINT_NO_SERVER="1")
 
-    def run(self, args, cwd, served=True, input=None):
+    def run(self, args, cwd, served=True, input=None, env=None):
+        env = env if env is not None else self.env if served else self.local_env
         return subprocess.run([sys.executable, "-m", "memlint", *args], cwd=cwd, capture_output=True,
-                              text=True, env=self.env if served else self.local_env, input=input, timeout=120)
+                              text=True, env=env, input=input, timeout=120)
 
     def logs(self) -> str:
         return "".join(p.read_text() for p in self.folder.glob("*.log"))
@@ -141,21 +145,53 @@ def test_the_first_run_checks_itself_and_starts_the_server(servers, project):
     assert served_runs(servers) == 0  # the first run did not wait for the server
 
 
+def test_no_server_starts_unless_asked(servers, project):
+    for _ in range(2):
+        done = servers.run(["check", "src"], project, env=servers.plain_env)
+        assert done.returncode == 1 and "ML101" in done.stdout
+    time.sleep(1.0)
+    assert servers.socket() is None and servers.logs() == ""
+    assert not server_client.server_requested(servers.plain_env, str(project))
+
+
+def test_server_true_in_the_configuration_starts_it(servers, project):
+    (project / "pyproject.toml").write_text("[tool.memlint]\nserver = true\n")
+    assert server_client.server_requested(servers.plain_env, str(project))
+    first = servers.run(["check", "src"], project, env=servers.plain_env)
+    local = servers.run(["check", "src"], project, served=False)
+    assert (first.returncode, first.stdout) == (local.returncode, local.stdout)
+    servers.wait_until_listening()
+    (project / "pyproject.toml").write_text("[tool.memlint]\nserver = 1\n")
+    done = servers.run(["check", "src"], project, served=False)
+    assert done.returncode == 2 and "server must be true or false" in done.stderr
+
+
+def test_a_started_server_serves_runs_that_did_not_ask(servers, project):
+    started = servers.run(["server", "start"], project, env=servers.plain_env)
+    assert "started the memlint server" in started.stdout, started.stdout + started.stderr
+    servers.wait_until_listening()
+    done = servers.run(["check", "src"], project, env=servers.plain_env)
+    assert done.returncode == 1 and served_runs(servers) == 1
+    again = servers.run(["server", "start"], project, env=servers.plain_env)
+    assert "already running" in again.stdout
+
+
 def test_no_server_in_ci_or_when_turned_off(servers, project):
     for extra in ({"CI": "true"}, {"MEMLINT_NO_SERVER": "1"}):
-        env = dict(servers.env, **extra)
+        env = dict(servers.env, **extra)  # asked for, and yet not used
         done = subprocess.run([sys.executable, "-m", "memlint", "check", "src"], cwd=project, env=env,
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 1
+        refused = servers.run(["server", "start"], project, env=env)
+        assert refused.returncode == 2 and "not used here" in refused.stderr
     time.sleep(1.0)
     assert servers.socket() is None and servers.logs() == ""
-    assert not launcher.server_wanted(["check"], {"CI": "1"})
-    assert not launcher.server_wanted(["verify", "train.py"], {})
-    assert launcher.server_wanted(["check"], {"CI": "false"})
+    assert not server_client.server_allowed({"CI": "1"})
+    assert server_client.server_allowed({"CI": "false"})
 
 
 def test_a_dead_servers_socket_file_is_replaced(servers, project):
-    path = launcher.socket_path(servers.env)
+    path = server_client.socket_path(servers.env)
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     dead.bind(path)  # a socket file nobody listens on, as a killed server leaves it
     dead.close()
@@ -192,9 +228,9 @@ def test_a_folder_others_can_open_is_not_used(tmp_path):
     shared = tmp_path / "shared"
     shared.mkdir()
     os.chmod(shared, 0o777)
-    assert launcher.server_folder({"MEMLINT_SERVER_DIR": str(shared)}) is None
+    assert server_client.server_folder({"MEMLINT_SERVER_DIR": str(shared)}) is None
     private = tmp_path / "private"
-    assert launcher.server_folder({"MEMLINT_SERVER_DIR": str(private)}) == str(private)
+    assert server_client.server_folder({"MEMLINT_SERVER_DIR": str(private)}) == str(private)
     assert stat.S_IMODE(os.stat(private).st_mode) == 0o700
 
 

@@ -14,6 +14,7 @@ import pytest
 import memlint.static.cache as cache_module
 import memlint.static.runner as runner
 from memlint.config import Config
+from memlint.static.positions import Positions
 from memlint.static.runner import check_paths
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -255,12 +256,37 @@ def test_fully_cached_run_does_not_import_libcst(tmp_path):
     assert lines[1] == "exit 1 False False", lines
 
 
-def test_rule_manifest_matches_the_rules():
-    from memlint.static import rules
+def test_a_file_no_rule_can_match_is_checked_without_libcst(tmp_path):
+    # No PyTorch import: no rule can find anything, so Python's own parser checks the syntax.
+    (tmp_path / "plain.py").write_text("import json\n\nfor x in range(3):\n    total += x\n")
+    (tmp_path / "broken.py").write_text("import json\n\ndef f(:\n    pass\n")
+    script = (
+        "import sys\n"
+        "from memlint.cli import main\n"
+        "try:\n"
+        "    main(['check', '--no-cache', *sys.argv[1:]])\n"
+        "except SystemExit as exc:\n"
+        "    print('exit', exc.code, 'libcst' in sys.modules)\n"
+    )
+    plain = subprocess.run([sys.executable, "-c", script, "plain.py"], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=120)
+    assert plain.stdout.strip().splitlines()[-1] == "exit 0 False", plain.stdout + plain.stderr
+    assert "1 file checked" in plain.stdout
+    # Every file memlint says it checked has parsed: a broken one is ML901 (exit 2), torch or not.
+    broken = subprocess.run([sys.executable, "-c", script, "broken.py"], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=120)
+    assert "broken.py:3:7: ML901" in broken.stdout and "syntax error" in broken.stdout, broken.stdout
+    assert broken.stdout.strip().splitlines()[-1] == "exit 2 False"
 
-    classes = rules.all_rules()
-    assert rules.all_codes() == [r.code for r in classes]
-    assert rules.default_codes() == [r.code for r in classes if r.enabled_by_default]
+
+def test_every_catalogue_entry_has_its_rule_module():
+    from memlint.catalogue import CATALOGUE
+    from memlint.static.rules import all_rules
+
+    classes = all_rules()
+    assert [r.code for r in classes] == [info.code for info in CATALOGUE]
+    rule_files = {p.stem for p in (ROOT / "src/memlint/static/rules").glob("ML*.py")}
+    assert rule_files == {info.module for info in CATALOGUE}  # no rule module outside the catalogue
 
 
 # ----- positions per statement equal positions of the whole module -------------------------------
@@ -282,7 +308,7 @@ def test_positions_per_statement_match_whole_module():
     for source in sources:
         module = cst.parse_module(source)
         full = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-        lazy = runner.Positions(module, source)
+        lazy = Positions(module, source)
         for node, where in full.items():
             if node is not module:
                 assert lazy[node] == where, (source, node)
@@ -292,11 +318,12 @@ def test_results_do_not_depend_on_what_the_process_checked_before():
     # A worker checks many files in a row: nothing may leak from one file into the next
     # (a rule keying records by id() of a freed scope once did, so -j2 differed from -j1).
     from memlint.static.rules import all_rules
-    from memlint.static.runner import check_source
+    from memlint.static.source_check import check_source
 
     rules = [r for r in all_rules() if not r.code.startswith("ML90")]
+    codes = [r.code for r in rules]
     sources = [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.glob("*.py"))]
     sources += [i.code for rule in rules for i in rule.INVALID]
-    forward = [check_source(s, "x.py", rules) for s in sources]
-    backward = [check_source(s, "x.py", rules) for s in reversed(sources)][::-1]
+    forward = [check_source(s, "x.py", codes) for s in sources]
+    backward = [check_source(s, "x.py", codes) for s in reversed(sources)][::-1]
     assert forward == backward

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from memlint.cli import main
-from memlint.static import runner
-from memlint.static.rules import rules_by_code
+from memlint.static import module_check
+from memlint.static.source_check import check_source
 
 SOURCE = """\
 import torch
@@ -142,12 +142,12 @@ def test_ml903_columns_point_at_the_comment(tmp_path):
 
 
 def test_ml903_does_not_parse_files_without_suppression_comments(monkeypatch):
-    def no_parse(source):
+    def no_parse(*args):
         raise AssertionError("parsed a file that cannot have findings")
 
-    monkeypatch.setattr(runner, "parse", no_parse)
-    rules = rules_by_code(["ML101", "ML201", "ML903"])
-    assert runner.check_source("import numpy as np\nx = np.zeros(3)\n", "m.py", rules) == []
-    # only ML903 can report in this file: the comments are read, the file is not parsed
-    found = runner.check_source("import numpy as np\nx = np.zeros(3)  # noqa: ML101\n", "m.py", rules)
+    monkeypatch.setattr(module_check, "check_module", no_parse)
+    rules = ["ML101", "ML201", "ML903"]
+    assert check_source("import numpy as np\nx = np.zeros(3)\n", "m.py", rules) == []
+    # only ML903 can report in this file: the comments are read, the file is not parsed by libcst
+    found = check_source("import numpy as np\nx = np.zeros(3)  # noqa: ML101\n", "m.py", rules)
     assert [(f.code, f.line) for f in found] == [("ML903", 2)]

@@ -1,44 +1,36 @@
 """memlint: find PyTorch memory anti-patterns in training code.
 
-Public surface: :func:`check_paths`, :func:`verify_script`, :func:`step` and the
-``memlint`` command. Everything else is private and free to change.
+The public API: :func:`check_paths` (``memlint check``), :func:`verify_script`
+(``memlint verify``), :func:`step` (mark a step for ``memlint verify``) and ``__version__``.
+Everything else is private and free to change.
 
-Importing this package never imports torch: ``memlint check`` and the
-pre-commit hook must work where torch is not installed.
+Importing this package never imports torch or libcst: ``memlint check`` and the pre-commit
+hook must work where torch is not installed, and a cached run never needs libcst.
 """
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from typing import TYPE_CHECKING
+
+from memlint.dynamic.marker import step
+from memlint.version import __version__
+
+if TYPE_CHECKING:
+    from memlint.dynamic.api import verify_script
+    from memlint.static.runner import check_paths
 
 __all__ = ["__version__", "check_paths", "verify_script", "step"]
 
 
-def check_paths(paths, **options):
-    """Check files or directories; return a :class:`memlint.findings.CheckResult`.
+def __getattr__(name: str):
+    # Every ``import memlint.x`` (and pytest, through the plugin) runs this file first, so the
+    # two halves load on first use (PEP 562): ``memlint.check_paths`` is the runner's own function.
+    if name == "check_paths":
+        from memlint.static.runner import check_paths
 
-    ``options`` are those of :func:`memlint.static.engine.check_paths`.
-    """
-    from memlint.static.engine import check_paths as _check_paths
+        return check_paths
+    if name == "verify_script":
+        from memlint.dynamic.api import verify_script
 
-    return _check_paths(paths, **options)
-
-
-def verify_script(path, **options):
-    """Run a training script under ``memlint verify``; return its report dataclass."""
-    from memlint.dynamic.api import verify_script as _verify_script
-
-    return _verify_script(path, **options)
-
-
-def step() -> None:
-    """Mark the end of one training step for ``memlint verify``.
-
-    Only needed by loops that never call ``torch.optim.Optimizer.step``. Outside
-    ``memlint verify`` this does nothing.
-    """
-    import sys
-
-    runtime = sys.modules.get("memlint.dynamic.runtime")
-    if runtime is not None:
-        runtime.manual_step()
+        return verify_script
+    raise AttributeError(f"module 'memlint' has no attribute {name!r}")

@@ -1,17 +1,30 @@
-"""The ``memlint`` command: check, verify, rule, rules.
+"""The ``memlint`` command: check, verify, rules, rule, server.
 
-Keep start-up light: heavy modules (libcst, torch) are imported inside commands.
+Nothing imported here imports libcst or torch: libcst is imported only when a file has to be
+parsed, torch only in the process that runs a script under ``memlint verify``.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import sys
 from pathlib import Path
 
 import click
 
-from memlint import __version__
-from memlint.config import ConfigError
+from memlint import server_client
+from memlint.catalogue import CATALOGUE, all_codes, rule_page
+from memlint.config import ConfigError, Configs, validate_codes
+from memlint.dynamic.api import TORCH_MISSING, run_verify, verify_config
+from memlint.dynamic.options import build_options
+from memlint.dynamic.progress import ProgressBar
+from memlint.dynamic.render import render_json, render_text
+from memlint.report import render
+from memlint.static.fixing import apply_fixes
+from memlint.static.runner import check_paths
+from memlint.version import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -40,8 +53,8 @@ def main() -> None:
     """Find PyTorch memory anti-patterns before they cost a training run."""
 
 
-@main.command(epilog="Outside CI, runs are handed to a warm background server that keeps libcst "
-                      "imported (README: Speed); MEMLINT_NO_SERVER=1 checks in this process.")
+@main.command(epilog="A warm server (memlint server start, or MEMLINT_SERVER=1) keeps libcst imported "
+                      "for faster runs on large repositories (README: Speed).")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes or prefixes (e.g. ML1,ML203).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes or prefixes.")
@@ -62,11 +75,6 @@ def main() -> None:
 def check(paths, select, ignore, extend_select, output_format, statistics, exit_zero, no_cache,
           fix, unsafe_fixes, diff, force_exclude, jobs, config_path) -> None:
     """Check Python files and notebooks for memory anti-patterns (default: the current folder)."""
-    from memlint.config import Configs, validate_codes
-    from memlint.report import render
-    from memlint.static.runner import check_paths  # imports libcst only if a file must be parsed
-    from memlint.static.rules import all_codes
-
     codes = all_codes()
     for option, values in (("--select", select), ("--ignore", ignore), ("--extend-select", extend_select)):
         validate_codes(_split_codes(values), codes, option)
@@ -94,8 +102,6 @@ def check(paths, select, ignore, extend_select, output_format, statistics, exit_
 
     would_fix = False
     if fix or diff:
-        from memlint.static.fixes import apply_fixes
-
         would_fix = any(f.fix is not None and (f.fix.safe or unsafe_fixes) for f in result.findings)
         result = apply_fixes(result, configs=configs, unsafe=unsafe_fixes, write=not diff, echo=click.echo)
 
@@ -115,21 +121,16 @@ def check(paths, select, ignore, extend_select, output_format, statistics, exit_
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def rules_command(output_format: str) -> None:
     """List every rule: code, name, severity, summary."""
-    import json
-
-    from memlint.static.rules import all_rules
-
-    rules = sorted(all_rules(), key=lambda r: r.code)
     if output_format == "json":
         data = [
             {"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary,
              "default": r.enabled_by_default, "fixable": r.fixable}
-            for r in rules
+            for r in CATALOGUE
         ]
         click.echo(json.dumps(data, indent=2))
         return
-    width = max(len(r.name) for r in rules)
-    for r in rules:
+    width = max(len(r.name) for r in CATALOGUE)
+    for r in CATALOGUE:
         default = "" if r.enabled_by_default else "  (off by default)"
         click.echo(f"{r.code}  {r.name:<{width}}  {r.severity:<7}  {r.summary}{default}")
 
@@ -138,8 +139,6 @@ def rules_command(output_format: str) -> None:
 @click.argument("code")
 def rule_command(code: str) -> None:
     """Print the documentation page of one rule (e.g. memlint rule ML101)."""
-    from memlint.static.rules import rule_page
-
     page = rule_page(code.upper())
     if page is None:
         raise ConfigError(f"unknown rule code {code!r} (run 'memlint rules' for the list)")
@@ -151,25 +150,18 @@ def rule_command(code: str) -> None:
 
 
 @main.command("server")
-@click.argument("action", type=click.Choice(["status", "stop"]), default="status")
+@click.argument("action", type=click.Choice(["status", "start", "stop"]), default="status")
 def server_command(action: str) -> None:
-    """Show or stop the warm server that serves 'memlint check' for this Python."""
-    import os
-    import signal
+    """Start, show or stop the warm server that serves 'memlint check' for this Python.
 
-    from memlint import launcher
-
-    path = launcher.socket_path()
+    The server is opt-in: it runs only when started here, with MEMLINT_SERVER=1, or with
+    server = true in [tool.memlint]. It stops by itself after 15 minutes without a run.
+    """
+    path = server_client.socket_path()
     if path is None:
         raise ConfigError("no private server folder is usable here (see README: Speed)")
-    lock, log = path + ".lock", path[: -len(".sock")] + ".log"
-    try:
-        with open(lock, encoding="utf-8") as fh:
-            pid = int(fh.read().split()[0])
-        os.kill(pid, 0)
-        running = os.path.exists(path)
-    except (OSError, ValueError, IndexError):
-        pid, running = None, False
+    pid, running = _running_server(path)
+    log = path[: -len(".sock")] + ".log"
     if action == "stop":
         if running and pid is not None:
             os.kill(pid, signal.SIGTERM)
@@ -177,21 +169,78 @@ def server_command(action: str) -> None:
         else:
             click.echo("no memlint server is running")
         return
+    if action == "start":
+        if running:
+            click.echo(f"memlint server already running: pid {pid}, socket {path}")
+            return
+        if not server_client.server_allowed():
+            raise ConfigError("the server is not used here: CI or MEMLINT_NO_SERVER is set, or no Unix sockets")
+        server_client.start_server(path)
+        click.echo(f"started the memlint server in the background (socket {path}, log {log}); "
+                   "'memlint server stop' stops it")
+        return
     if not running:
-        used = launcher.server_wanted(["check"])
+        used = server_client.server_allowed()
         click.echo("no memlint server is running" + ("" if used else
                    " (and none is used here: CI or MEMLINT_NO_SERVER is set, or no Unix sockets)"))
         return
     click.echo(f"memlint server running: pid {pid}, socket {path}, log {log}")
 
 
-def _add_verify() -> None:
-    from memlint.dynamic.command import verify
+def _running_server(path: str) -> tuple[int | None, bool]:
+    """The pid in the server's lock file, and whether that server is alive and listening."""
+    try:
+        with open(path + ".lock", encoding="utf-8") as fh:
+            pid = int(fh.read().split()[0])
+        os.kill(pid, 0)
+        return pid, os.path.exists(path)
+    except (OSError, ValueError, IndexError):
+        return None, False
 
-    main.add_command(verify)
 
+@main.command(context_settings={"ignore_unknown_options": False})
+@click.argument("script", required=False)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.option("-m", "module", metavar="MODULE", help="Run a module (like python -m) instead of SCRIPT.")
+@click.option("--steps", type=int, help="Measured steps after warmup (default 20).")
+@click.option("--warmup", type=int, help="Steps before measuring, e.g. while optimizer state appears (default 3).")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), help="Device to watch (default auto).")
+@click.option("--timeout", type=float, help="Seconds before the script is killed (default 600).")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Report format.")
+@click.option("--trace-dir", type=click.Path(file_okay=False), help="Write a TensorBoard profiler trace here.")
+@click.option("--plot", type=click.Path(dir_okay=False), help="Write a chart of memory per step (.svg or .html).")
+@click.option("--nproc-per-node", type=int, help="Run P ranks through torch.distributed.run.")
+def verify(script, args, module, steps, warmup, device, timeout, output_format, trace_dir, plot, nproc_per_node):
+    """Run SCRIPT for a few optimizer steps and report whether memory grows.
 
-_add_verify()
+    Arguments for the script go after "--": memlint verify train.py -- --lr 0.1
+
+    Exit codes: 0 stable, 1 growth, 2 error or inconclusive.
+    """
+    if module:  # with -m every positional argument belongs to the module
+        args = ((script,) if script else ()) + tuple(args)
+        script = None
+    options = build_options(
+        verify_config(script), script=script, module=module, args=list(args), steps=steps, warmup=warmup,
+        device=device, timeout=timeout, trace_dir=trace_dir, plot=plot, nproc_per_node=nproc_per_node,
+    )
+    bar = None
+    if output_format == "text" and sys.stderr.isatty():
+        bar = ProgressBar(options.steps + options.warmup, options.warmup)
+    try:
+        report = run_verify(options, on_progress=bar.update if bar else None)
+    finally:
+        if bar is not None:
+            bar.close()
+    if report.reason == TORCH_MISSING:
+        click.echo(f"memlint: error: {TORCH_MISSING}", err=True)
+        sys.exit(2)
+    click.echo(render_json(report) if output_format == "json" else render_text(report), nl=False)
+    if options.plot:
+        click.echo(f"memlint: wrote {options.plot}", err=True)
+    sys.exit(report.exit_code)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from memlint.catalogue import all_codes
+
 try:  # Python 3.11+
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - exercised on 3.10 only
@@ -24,7 +26,7 @@ class ConfigError(Exception):
     """A usage or configuration error: reported as one line, exit code 2."""
 
 
-CHECK_KEYS = {"select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores", "verify"}
+CHECK_KEYS = {"select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores", "server", "verify"}
 VERIFY_KEYS = {"steps", "warmup", "threshold", "node-threshold", "rss-threshold", "device", "timeout"}
 
 # Directories never worth descending into (virtualenvs, build output, VCS, caches).
@@ -43,6 +45,7 @@ class Config:
     exclude: list[str] = field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     verify: dict[str, Any] = field(default_factory=dict)
+    server: bool = False  # keep a warm server for memlint check (memlint.server_client)
     root: Path | None = None  # folder of the pyproject.toml the config came from
     source: Path | None = None
 
@@ -61,7 +64,7 @@ class Config:
         rel = _relative(path, self.root)
         out: list[str] = []
         for pattern, codes in self.per_file_ignores.items():
-            if _glob_match(rel, pattern):
+            if glob_match(rel, pattern):
                 out.extend(codes)
         return out
 
@@ -69,7 +72,7 @@ class Config:
         if not self.exclude:
             return False
         rel = _relative(path, self.root)
-        return any(_glob_match(rel, pattern) for pattern in self.exclude)
+        return any(glob_match(rel, pattern) for pattern in self.exclude)
 
 
 def _relative(path: str, root: Path | None) -> str:
@@ -82,7 +85,7 @@ def _relative(path: str, root: Path | None) -> str:
     return rel.replace(os.sep, "/")
 
 
-def _glob_match(rel_path: str, pattern: str) -> bool:
+def glob_match(rel_path: str, pattern: str) -> bool:
     """Match like ruff's exclude: a pattern matches the path or any of its parents,
     and a pattern without a slash matches any path component."""
     pattern = pattern.rstrip("/")
@@ -212,8 +215,6 @@ def _string_list(value: Any, key: str, where: Path) -> list[str]:
 
 def load_config(config_path: Path | None = None, start: Path | None = None) -> Config:
     """Load ``[tool.memlint]`` from ``config_path`` or the nearest pyproject.toml."""
-    from memlint.static.rules import all_codes
-
     path = config_path or find_pyproject(start or Path.cwd())
     if path is None:
         return Config()
@@ -253,6 +254,8 @@ def load_config(config_path: Path | None = None, start: Path | None = None) -> C
             codes_for = _string_list(value, f"per-file-ignores.{pattern}", path)
             validate_codes(codes_for, codes, f"{path}: per-file-ignores {pattern!r}")
             config.per_file_ignores[pattern] = codes_for
+    if "server" in table:
+        config.server = _server_flag(table["server"], path)
     if "verify" in table:
         verify = table["verify"]
         if not isinstance(verify, dict):
@@ -272,3 +275,19 @@ def _check_glob(pattern: Any, where: Path, key: str) -> None:
         raise ConfigError(f"{where}: [tool.memlint] {key}: {pattern!r} is not a glob pattern")
     if pattern.count("[") != pattern.count("]"):
         raise ConfigError(f"{where}: [tool.memlint] {key}: {pattern!r} has an unbalanced '['")
+
+
+def _server_flag(value: Any, where: Path) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: [tool.memlint] server must be true or false")
+    return value
+
+
+def server_in_config(folder: str) -> bool:
+    """``server = true`` in the ``[tool.memlint]`` that governs ``folder``? (Read without
+    validating the rest of the table: the command asks before the run does.)"""
+    path = find_pyproject(folder)
+    if path is None:
+        return False
+    table = _read_toml(path).get("tool", {}).get("memlint", {})
+    return isinstance(table, dict) and "server" in table and _server_flag(table["server"], path)

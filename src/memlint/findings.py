@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-SEVERITIES = ("error", "warning", "info")
-
 
 @dataclass(frozen=True)
 class Edit:
@@ -90,6 +88,16 @@ class Finding:
             fix=Fix(fix["safe"], tuple(Edit(**e) for e in fix["edits"])) if fix else None,
             cell=data.get("cell"),
         )
+
+
+def unchecked_file(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
+    """ML901: ``path`` could not be checked (unreadable, undecodable, a syntax error...)."""
+    return Finding(path, line, column, line, column, "ML901", "unchecked-file", "error", message)
+
+
+def internal_error(path: str, message: str) -> Finding:
+    """ML902: memlint itself failed on ``path`` (a bug in memlint); other files are still checked."""
+    return Finding(path, 1, 1, 1, 1, "ML902", "internal-error", "error", message)
 
 
 @dataclass

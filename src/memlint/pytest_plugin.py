@@ -23,14 +23,16 @@ from __future__ import annotations
 
 import pytest
 
+from memlint.dynamic.render import render_text
+
 
 @pytest.fixture
 def memlint_no_growth():
     """Return ``check(fn, steps=20, warmup=3, **thresholds)``: fail the test if memory grows."""
 
     def check(fn, *, steps: int = 20, warmup: int = 3, **options):
+        # torch: only for a test that uses the fixture, never at pytest's start-up
         from memlint.dynamic.inprocess import verify_function
-        from memlint.dynamic.render import render_text
 
         report = verify_function(fn, steps=steps, warmup=warmup, **options)
         if report.verdict == "growth":

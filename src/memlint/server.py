@@ -1,4 +1,5 @@
-"""The warm server behind ``memlint check`` (the client is :mod:`memlint.launcher`).
+"""The warm server behind ``memlint check``, for those who ask for it (the client and the
+opt-in are :mod:`memlint.server_client`).
 
 ``python -m memlint.server SOCKET IDLE_SECONDS`` imports libcst, every rule and the report
 formats once, then listens on ``SOCKET``. Each connection is one ``memlint check`` run: the
@@ -15,10 +16,20 @@ Everything it does is written to ``SOCKET`` with ``.log`` instead of ``.sock``.
 
 from __future__ import annotations
 
+import codecs
+import fcntl
+import io
+import json
 import os
+import signal
 import socket
 import sys
 import time
+import traceback
+
+from memlint.cli import main as cli_main
+from memlint.static import module_check  # noqa: F401  (libcst and the engine, warm for every run)
+from memlint.static.rules import all_rules
 
 _MAX_REQUEST = 16 * 1024 * 1024
 
@@ -32,26 +43,9 @@ def _log(path: str, message: str) -> None:
 
 
 def _preload() -> None:
-    """Import what a check needs, without running anything that depends on a folder."""
-    import libcst  # noqa: F401
-
-    import memlint.cli  # noqa: F401
-    import memlint.config  # noqa: F401
-    import memlint.report  # noqa: F401
-    import memlint.static.cache  # noqa: F401
-    import memlint.static.discovery  # noqa: F401
-    import memlint.static.engine  # noqa: F401
-    import memlint.static.fixes  # noqa: F401
-    import memlint.static.runner  # noqa: F401
-    import memlint.static.suppress  # noqa: F401
-    from memlint.report import json_format, sarif, text  # noqa: F401
-    from memlint.static.rules import all_rules
-
+    """Import what any check may need (every rule; the CLI, libcst and the report formats are
+    imported with this module), without running anything that depends on a folder."""
     all_rules()
-    try:
-        from memlint.report import github  # noqa: F401
-    except ImportError:
-        pass
 
 
 def loaded_files() -> dict[str, int]:
@@ -88,9 +82,6 @@ def _same_file(path: str, identity: tuple[int, int]) -> bool:
 
 
 def serve(path: str, idle_seconds: float) -> int:
-    import fcntl
-    import signal
-
     log_path = path[: -len(".sock")] + ".log" if path.endswith(".sock") else path + ".log"
     lock = open(path + ".lock", "a")
     try:
@@ -165,8 +156,6 @@ def serve(path: str, idle_seconds: float) -> int:
 
 
 def _receive(connection: socket.socket) -> tuple[dict, list[int]]:
-    import json
-
     head, fds, _flags, _address = socket.recv_fds(connection, 8, 3)
     while len(head) < 8:
         more = connection.recv(8 - len(head))
@@ -187,9 +176,6 @@ def _receive(connection: socket.socket) -> tuple[dict, list[int]]:
 
 def _adopt_stdio(fds: list[int], streams: list) -> None:
     """Make the client's stdin/stdout/stderr this process's, with the client's encodings."""
-    import codecs
-    import io
-
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
@@ -232,10 +218,8 @@ def _work(connection: socket.socket, log_path: str) -> None:
             os._exit(0)
         _log(log_path, "run: memlint " + " ".join(argv))
         sys.argv = ["memlint", *argv]
-        from memlint.cli import main
-
         try:
-            main(args=argv, prog_name="memlint")
+            cli_main(args=argv, prog_name="memlint")
             code = 0
         except SystemExit as exc:
             if exc.code is None:
@@ -248,8 +232,6 @@ def _work(connection: socket.socket, log_path: str) -> None:
         except KeyboardInterrupt:
             code = 130
         except BaseException:
-            import traceback
-
             traceback.print_exc()
             code = 1
         for stream in (sys.stdout, sys.stderr):

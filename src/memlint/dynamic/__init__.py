@@ -1,7 +1,9 @@
 """memlint verify: run a training script for a few steps and watch its memory.
 
+It may use the static half (to confirm findings), never the reverse; the ``memlint verify``
+command itself is in :mod:`memlint.cli`.
+
 Parent side (never imports torch):
-  command.py   the ``memlint verify`` click command
   api.py       ``verify_script`` / ``run_verify``: options -> child run -> report
   options.py   VerifyOptions and ``[tool.memlint.verify]``
   launcher.py  start the child (or torchrun), timeout, Ctrl-C, kill the whole process tree
@@ -22,4 +24,5 @@ Child side (``python -m memlint.dynamic.child``):
   usercode.py, system.py   "is this the user's file?", RSS, free RAM, process tree
 
 In-process: inprocess.py (``verify_function``), used by memlint.pytest_plugin.
+marker.py: ``memlint.step()``, which imports nothing.
 """

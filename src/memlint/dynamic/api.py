@@ -8,11 +8,12 @@ import sys
 import tempfile
 import threading
 
-from memlint.config import ConfigError
+from memlint.config import ConfigError, Configs
 from memlint.dynamic.assess import assess, worst
 from memlint.dynamic.confirm import mark_confirmed, static_findings
 from memlint.dynamic.launcher import run_child
 from memlint.dynamic.options import VerifyOptions, build_options
+from memlint.dynamic.plot import write_plot
 from memlint.dynamic.report import VerifyReport
 
 TORCH_MISSING = "memlint verify needs torch: pip install 'torch-memlint[verify]'"
@@ -35,13 +36,8 @@ def verify_script(path: str | None = None, *, module: str | None = None, args=()
 def verify_config(script: str | None = None) -> dict:
     """The ``[tool.memlint.verify]`` table of the nearest pyproject.toml above the script
     (above the current folder for ``-m``), as ``memlint check`` picks it; {} when none."""
-    from memlint.config import Configs
-
-    try:
-        configs = Configs()
-        return (configs.for_path(script) if script else configs.here()).verify
-    except ImportError:  # the static half (rule codes) is not importable: no config either
-        return {}
+    configs = Configs()
+    return (configs.for_path(script) if script else configs.here()).verify
 
 
 def run_verify(opts: VerifyOptions, on_progress=None) -> VerifyReport:
@@ -69,8 +65,6 @@ def run_verify(opts: VerifyOptions, on_progress=None) -> VerifyReport:
     static.join()
     report.findings = mark_confirmed(static.findings, report.sites, report.verdict == "growth")
     if opts.plot and report.samples:
-        from memlint.dynamic.plot import write_plot
-
         write_plot(report, opts.plot)
     return report
 

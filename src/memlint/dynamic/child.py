@@ -49,7 +49,7 @@ def main() -> None:
     faulthandler.enable()  # a segfault still leaves the Python stack in the captured output
     with open(os.environ[CONFIG_ENV]) as fh:
         config = json.load(fh)
-    from memlint.dynamic import runtime
+    import memlint.dynamic.runtime as runtime  # torch: imported once the crash handler is on
 
     session = runtime.start_session(config, int(os.environ.get("RANK", "0")))
     if session.device_error:

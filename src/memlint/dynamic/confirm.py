@@ -12,6 +12,7 @@ import os
 import re
 
 from memlint.dynamic.report import Site, VerifiedFinding
+from memlint.static.runner import check_paths
 
 
 def static_findings(path: str) -> list:
@@ -21,8 +22,6 @@ def static_findings(path: str) -> list:
     No cache: verify should not write ``.memlint_cache/`` into the user's folder.
     """
     try:
-        from memlint.static.engine import check_paths
-
         # The script's own [tool.memlint] (the nearest above it), as memlint check would use.
         return list(check_paths([path], use_cache=False, jobs=1).findings)
     except Exception:

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import functools
 
+import torch
+
 from memlint.dynamic import holders
 from memlint.dynamic.assess import judge
 from memlint.dynamic.options import build_options
 from memlint.dynamic.recorder import Recorder
 from memlint.dynamic.report import VerifyReport
+from memlint.dynamic.storages import StorageTracker
 from memlint.dynamic.system import available_ram
 from memlint.dynamic.usercode import UserFiles
 
@@ -62,10 +65,6 @@ def verify_function(fn, *, steps: int = 20, warmup: int = 3, device: str = "auto
 
     ``thresholds``: ``threshold``, ``node_threshold``, ``rss_threshold`` (see the README).
     """
-    import torch
-
-    from memlint.dynamic.storages import StorageTracker
-
     options = build_options(None, script="<function>", steps=steps, warmup=warmup, device=device, **thresholds)
     device = "cuda" if device in ("auto", "cuda") and torch.cuda.is_available() else "cpu"
     is_user = UserFiles()

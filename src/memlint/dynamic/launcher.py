@@ -19,10 +19,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-import memlint
 from memlint.dynamic.child import CONFIG_ENV
 from memlint.dynamic.options import VerifyOptions
 from memlint.dynamic.system import descendants, is_running
+
+# The folder holding the memlint package (src/ in a checkout, site-packages when installed).
+_SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 POLL_SECONDS = 0.1
 # Starting processes from several threads at once failed with EFAULT ("Bad address") on a
@@ -58,7 +60,7 @@ def child_environment(options: VerifyOptions, config_path: str) -> dict[str, str
     env["PYTHONUNBUFFERED"] = "1"
     # The child must import this very memlint, also from a source tree that is not installed
     # (an installed one is found anyway; its site-packages must not go ahead of the stdlib).
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(memlint.__file__)))
+    package_root = _SOURCE_ROOT
     if os.path.basename(package_root) not in ("site-packages", "dist-packages"):
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     if options.device == "cpu":

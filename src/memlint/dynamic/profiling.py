@@ -6,11 +6,11 @@ starting a profiler in every process at start-up crashed torchrun's agent.
 
 from __future__ import annotations
 
+from torch.profiler import ProfilerActivity, profile, tensorboard_trace_handler
+
 
 def start_window_profiler(trace_dir: str, rank: int, device: str):
     """Start a memory + stack profiler whose ``stop()`` writes a tensorboard trace."""
-    from torch.profiler import ProfilerActivity, profile, tensorboard_trace_handler
-
     activities = [ProfilerActivity.CPU]
     if device == "cuda":
         activities.append(ProfilerActivity.CUDA)

@@ -16,7 +16,13 @@ import os
 import sys
 import weakref
 
+import torch
+from torch.optim.optimizer import register_optimizer_step_post_hook
+
 from memlint.dynamic import holders
+from memlint.dynamic.profiling import start_window_profiler
+from memlint.dynamic.recorder import Recorder
+from memlint.dynamic.storages import StorageTracker
 from memlint.dynamic.system import available_ram
 from memlint.dynamic.usercode import UserFiles, user_frames
 
@@ -64,12 +70,6 @@ class Session:
 
     # -- setup -------------------------------------------------------------
     def install(self) -> None:
-        import torch
-        from torch.optim.optimizer import register_optimizer_step_post_hook
-
-        from memlint.dynamic.recorder import Recorder
-        from memlint.dynamic.storages import StorageTracker
-
         requested = self.config.get("device", "auto")
         cuda = torch.cuda.is_available() and requested in ("auto", "cuda")
         self.device = "cuda" if cuda else "cpu"
@@ -136,8 +136,6 @@ class Session:
             self.profiler_conflict = True
             return
         if self.trace_dir and self.step < self.total:
-            from memlint.dynamic.profiling import start_window_profiler
-
             self.profiler = start_window_profiler(self.trace_dir, self.rank, self.device)
 
     # -- the end -----------------------------------------------------------

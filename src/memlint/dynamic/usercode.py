@@ -20,9 +20,7 @@ def _library_roots() -> tuple[str, ...]:
             roots.add(os.path.realpath(path))
     for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
         roots.add(os.path.realpath(os.path.join(prefix, "lib")))
-    import memlint
-
-    roots.add(os.path.realpath(os.path.dirname(memlint.__file__)))
+    roots.add(os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # memlint itself
     torch_module = sys.modules.get("torch")
     if torch_module is not None and getattr(torch_module, "__file__", None):
         roots.add(os.path.realpath(os.path.dirname(torch_module.__file__)))

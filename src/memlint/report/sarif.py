@@ -16,7 +16,9 @@ import re
 from typing import Any
 from urllib.parse import quote
 
+from memlint.catalogue import CATALOGUE, rule_page
 from memlint.findings import CheckResult, Finding
+from memlint.version import __version__
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -53,8 +55,6 @@ def _plain(markdown: str) -> str:
 
 
 def rule_descriptor(rule) -> dict[str, Any]:
-    from memlint.static.rules import rule_page
-
     page = rule_page(rule.code) or f"# {rule.code} {rule.name}\n\n{rule.summary}\n"
     body, sections = page_sections(page)
     what = sections.get("What it does") or rule.summary
@@ -139,10 +139,7 @@ def _result(finding: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
 
 
 def sarif_log(result: CheckResult) -> dict[str, Any]:
-    from memlint import __version__
-    from memlint.static.rules import all_rules
-
-    rules = sorted(all_rules(), key=lambda r: r.code)
+    rules = sorted(CATALOGUE, key=lambda r: r.code)
     rule_index = {rule.code: i for i, rule in enumerate(rules)}
     return {
         "$schema": SARIF_SCHEMA,

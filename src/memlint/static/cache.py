@@ -16,13 +16,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tempfile
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
-from memlint import __version__
 from memlint.config import Config
 from memlint.findings import Finding
+from memlint.static.source import read_bytes
+from memlint.version import __version__
 
 CACHE_DIR = ".memlint_cache"
 FORMAT = "v2"
@@ -64,8 +67,6 @@ class Cache:
         memo = (path, tuple(ignored))
         if memo in self._keys:
             return self._keys[memo]
-        from memlint.static.runner import read_bytes
-
         try:
             data = read_bytes(path)
         except (OSError, MemoryError):
@@ -105,8 +106,6 @@ class Cache:
         self._keys.pop((path, tuple(ignored)), None)
         if self._key(path, ignored) != key:
             return
-        import tempfile
-
         folder = self.folder / key[:2]
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -129,8 +128,6 @@ class Cache:
 
 
 def _write_atomic(folder: Path, target: Path, text: str) -> None:
-    import tempfile
-
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -149,6 +146,4 @@ def _remove(path: str) -> None:
 
 
 def _with_path(finding: Finding, path: str) -> Finding:
-    from dataclasses import replace
-
     return replace(finding, path=path)

@@ -23,17 +23,13 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from memlint.config import DEFAULT_EXCLUDE, Config, Configs
-from memlint.findings import Finding
+from memlint.config import DEFAULT_EXCLUDE, Config, Configs, glob_match
+from memlint.findings import Finding, unchecked_file
 
 PYTHON_SUFFIXES = (".py", ".pyw")
 NOTEBOOK_SUFFIX = ".ipynb"
 # A folder holding one of these is a virtualenv or a conda environment, whatever its name.
 ENVIRONMENT_MARKERS = ("pyvenv.cfg", "conda-meta")
-
-
-def unchecked_finding(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
-    return Finding(path, line, column, line, column, "ML901", "unchecked-file", "error", message)
 
 
 # ----- .gitignore -------------------------------------------------------------------------------------
@@ -277,7 +273,7 @@ def discover(paths: Iterable[str], configs: Configs, force_exclude: bool = False
                 seen.add(path)
                 files.append(path)
         else:
-            problems.append(unchecked_finding(path, "no such file or directory"))
+            problems.append(unchecked_file(path, "no such file or directory"))
     return files, problems
 
 
@@ -333,10 +329,8 @@ def _walk_directory(top: str, configs: Configs) -> Iterable[str]:
 
 
 def _excluded_below(config: Config, top: str):
-    from memlint.config import _glob_match
-
     def excluded(path: str) -> bool:
         rel = os.path.relpath(path, top).replace(os.sep, "/")
-        return config.is_excluded(path) and any(_glob_match(rel, pattern) for pattern in config.exclude)
+        return config.is_excluded(path) and any(glob_match(rel, pattern) for pattern in config.exclude)
 
     return excluded

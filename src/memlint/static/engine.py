@@ -1,53 +1,25 @@
 """The static engine: one walk per file for all rules, with shared scope facts.
 
-``FileChecker`` checks one source text; ``check_paths`` finds files, runs checkers (in
-parallel when there are many files) and returns a :class:`~memlint.findings.CheckResult`.
+``FileChecker`` walks one parsed module with every rule, keeping the facts of
+:mod:`memlint.static.facts` up to date as it goes; rules read them and report.
 
-Speed matters (a pre-commit hook runs on every commit): a file whose text cannot match any
-enabled rule is not parsed; the walk visits only fields that hold code (no whitespace or
-punctuation nodes) and rebuilds nothing; positions are computed only for files with
-findings.
+Speed matters (a pre-commit hook runs on every commit): the walk visits only fields that
+hold code (no whitespace or punctuation nodes) and rebuilds nothing.
 """
 
 from __future__ import annotations
 
-import re
-import sys
 from collections import Counter, defaultdict
 from typing import Callable, Iterable, Sequence
 
 import libcst as cst
 
-from memlint.findings import Finding
 from memlint.static import facts as F
 from memlint.static.facts import (
     Binding, ClassInfo, ClassScope, Facts, FunctionScope, Graph, GraphValue, Kind, Loop, ModeChange,
     NO_GRAPH, child_fields, dotted_name, names_in,
 )
 from memlint.static.rule import Report, Rule
-
-# "import torch", "from lightning import ...", "import pytorch_lightning as pl", ...
-_TORCH_IMPORT = re.compile(
-    r"^[ \t]*(?:import|from)[ \t]+(?:" + "|".join(sorted(F.TORCH_PACKAGES)) + r")\b", re.MULTILINE
-)
-
-
-def uses_torch_text(source: str) -> bool:
-    """Cheap test: does the text import PyTorch (or a PyTorch framework)?"""
-    return _TORCH_IMPORT.search(source) is not None
-
-
-def rules_for_source(source: str, rule_classes: Sequence[type[Rule]]) -> list[type[Rule]]:
-    """The rules that could find something in ``source`` (text test, no parse)."""
-    torch_file = uses_torch_text(source)
-    chosen = []
-    for rule in rule_classes:
-        if rule.torch_only and not torch_file:
-            continue
-        if rule.triggers and not any(trigger in source for trigger in rule.triggers):
-            continue
-        chosen.append(rule)
-    return chosen
 
 
 class FileChecker:
@@ -839,11 +811,3 @@ def _inside_function_named(function: object, names: set[str]) -> bool:
             parent = parent.parent
         function = parent
     return False
-
-
-def check_paths(paths, config=None, use_cache=True, jobs=0, force_exclude=False, configs=None):
-    """Check files and directories; see :func:`memlint.static.runner.check_paths`."""
-    from memlint.static.runner import check_paths as _check_paths
-
-    return _check_paths(paths, config=config, use_cache=use_cache, jobs=jobs, force_exclude=force_exclude,
-                        configs=configs)

@@ -17,6 +17,7 @@ Rules ask questions here instead of walking the tree themselves:
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import re
 from dataclasses import dataclass, field
@@ -24,13 +25,8 @@ from typing import Callable, Iterable, Iterator
 
 import libcst as cst
 
-# Packages whose import means "this file is PyTorch code".
-TORCH_PACKAGES = frozenset({
-    "torch", "lightning", "pytorch_lightning", "lightning_fabric", "transformers", "accelerate",
-    "ignite", "skorch", "torchtnt", "timm", "fastai", "deepspeed", "torchvision", "torchaudio",
-    "torchtext", "speechbrain", "torchmetrics", "peft", "trl", "diffusers", "composer",
-    "torch_geometric", "dgl", "detectron2", "mmengine", "fairseq", "allennlp", "pyro", "gpytorch",
-})
+from memlint.static.triggers import TORCH_PACKAGES
+
 LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning"})
 
 NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
@@ -447,8 +443,6 @@ def child_fields(node_type: type) -> tuple[str, ...]:
     """The fields of a node type that hold code (not whitespace or punctuation)."""
     fields = _CHILD_FIELDS.get(node_type)
     if fields is None:
-        import dataclasses
-
         fields = tuple(
             f.name for f in dataclasses.fields(node_type)
             if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")

@@ -1,5 +1,6 @@
-"""Autofixes: what a rule proposes (a :class:`FixSpec`), how the engine turns it into text
-edits (:func:`build_fix`), and ``--fix`` / ``--diff`` (:func:`apply_fixes`).
+"""Autofixes as rules propose them: a :class:`FixSpec` naming libcst nodes, the helpers that
+build common ones, and :func:`build_fix`, which turns a spec into text edits once positions
+are known (``--fix`` / ``--diff`` themselves are :mod:`memlint.static.fixing`).
 
 A rule proposes a fix by reporting with ``fix=spec``; the spec names libcst nodes of the
 module being checked, so the engine can place the edit once positions are known. The
@@ -10,25 +11,18 @@ A fix is *safe* when it cannot change what the program computes; every fix memli
 today changes a type or a behaviour somewhere (``.item()`` returns a float, ``.detach()``
 cuts a graph someone may want), so they are unsafe and need ``--unsafe-fixes``.
 
-After applying fixes, each fixed file must still parse (else it is left untouched) and is
-checked again: what remains is reported. Fixing runs a few passes, since two fixes of the
-same statement cannot be applied at once.
 """
 
 from __future__ import annotations
 
-import difflib
-import os
-import re
-import tokenize
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
 
 import libcst as cst
 
-from memlint.findings import CheckResult, Edit, Finding, Fix
-
-MAX_PASSES = 8
+from memlint.findings import Edit, Fix
+from memlint.static.facts import child_fields, value_kind
+from memlint.static.text_edits import split_lines
 
 
 @dataclass(frozen=True)
@@ -163,8 +157,6 @@ def _containing_statement(module: cst.Module, target: cst.CSTNode) -> cst.Simple
     """The innermost simple statement line holding ``target`` (None if it is in a compound
     statement's header, or in a one-line suite such as ``for x in y: f(x)``). A plain walk
     over the code-holding fields, stopping at ``target``: no visitor, no metadata."""
-    from memlint.static.facts import child_fields, value_kind
-
     stack: list[tuple[cst.CSTNode, cst.SimpleStatementLine | None]] = [(s, None) for s in reversed(module.body)]
     while stack:
         node, statement = stack.pop()
@@ -188,8 +180,6 @@ def _suspends(statement: cst.CSTNode) -> bool:
     """Does the statement hold a ``yield`` or ``await``? A ``with`` block around one stays
     entered while the generator or coroutine is suspended, so no_grad would leak to the
     caller: no wrap fix then."""
-    from memlint.static.facts import child_fields, value_kind
-
     stack = [statement]
     while stack:
         node = stack.pop()
@@ -205,15 +195,6 @@ def _suspends(statement: cst.CSTNode) -> bool:
             elif kind == 2:
                 stack.extend(item for item in value if isinstance(item, cst.CSTNode))
     return False
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines with their endings, as Python counts them (``\\n``, ``\\r\\n``, ``\\r`` only: a
-    form feed or U+2028 inside a line does not end it, unlike ``str.splitlines``)."""
-    return _LINE.findall(text)
-
-
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 def _first_import_line(module: cst.Module, positions: Mapping) -> int:
@@ -277,177 +258,3 @@ def build_fix(spec: FixSpec | None, module: cst.Module, positions: Mapping, rule
     except (KeyError, IndexError):
         return None
     return None
-
-
-# ----- applying edits ---------------------------------------------------------------------------------
-def _offsets(text: str) -> list[int]:
-    starts, offset = [0], 0
-    for line in split_lines(text):
-        offset += len(line)
-        starts.append(offset)
-    return starts
-
-
-def _offset(starts: list[int], line: int, column: int) -> int:
-    line = max(1, min(line, len(starts)))
-    return min(starts[line - 1] + column - 1, starts[-1])
-
-
-def apply_edits(source: str, fixes: Sequence[Fix]) -> tuple[str, int]:
-    """Apply the fixes whose edits do not overlap an earlier one; return the new text and
-    how many fixes were applied."""
-    starts = _offsets(source)
-    chosen: list[tuple[int, int, str]] = []
-    applied = 0
-    for fix in sorted(fixes, key=lambda f: min((e.line, e.column) for e in f.edits)):
-        spans = [(_offset(starts, e.line, e.column), _offset(starts, e.end_line, e.end_column), e.content)
-                 for e in fix.edits]
-        if any(_overlaps(a, b) for a in spans for b in chosen):
-            continue
-        chosen.extend(spans)
-        applied += 1
-    for start, end, content in sorted(chosen, key=lambda s: (s[0], s[1]), reverse=True):
-        source = source[:start] + content + source[end:]
-    return source, applied
-
-
-def _overlaps(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
-    if a[0] == b[0]:
-        return True  # two edits at one place: order would be ambiguous
-    return a[0] < b[1] and b[0] < a[1]
-
-
-def _eligible(finding: Finding, unsafe: bool) -> bool:
-    return finding.fix is not None and bool(finding.fix.edits) and (finding.fix.safe or unsafe)
-
-
-def _read(path: str) -> tuple[str, str] | None:
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-        encoding, _ = tokenize.detect_encoding(iter(data.splitlines(keepends=True)).__next__)
-        text = data.decode(encoding)
-    except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
-        return None
-    return text, encoding
-
-
-def apply_fixes(
-    result: CheckResult,
-    config: Any = None,
-    unsafe: bool = False,
-    write: bool = True,
-    echo: Callable[..., None] | None = None,
-    configs: Any = None,
-) -> CheckResult:
-    """Apply the fixes of ``result`` (safe ones; unsafe ones too with ``unsafe``). With
-    ``write`` the files are rewritten, else a unified diff is echoed. Returns the findings
-    that remain after fixing."""
-    from memlint.config import Config, Configs
-    from memlint.static.rules import all_codes, default_codes, rules_by_code
-    from memlint.static.runner import UncheckableFile, check_source, parse
-
-    if echo is None:
-        import click
-
-        echo = click.echo
-    if configs is None:
-        configs = Configs.single(config or Config())
-    by_path: dict[str, list[Finding]] = {}
-    for finding in result.findings:
-        by_path.setdefault(finding.path, []).append(finding)
-
-    remaining: list[Finding] = []
-    fixed_total, files_fixed, skipped_unsafe = 0, 0, 0
-    for path, findings in by_path.items():
-        skipped_unsafe += sum(1 for f in findings if f.fix is not None and not f.fix.safe and not unsafe)
-        if not any(_eligible(f, unsafe) for f in findings):
-            remaining.extend(findings)
-            continue
-        config = configs.for_path(path)
-        codes = config.enabled_codes(all_codes(), default_codes())
-        rules = rules_by_code(codes)
-        ignored = tuple(config.ignored_for(path)) if config.per_file_ignores else ()
-        if path.endswith(".ipynb"):
-            fixed = _fix_notebook(path, findings, rules, ignored, unsafe, write, echo)
-            remaining.extend(fixed.remaining)
-            if fixed.data is not None:
-                files_fixed += 1
-                fixed_total += max(1, len(findings) - len(fixed.remaining))
-            continue
-        read = _read(path)
-        if read is None:
-            remaining.extend(findings)
-            continue
-        original, encoding = read
-        text, current = original, findings
-        for _ in range(MAX_PASSES):
-            fixes = [f.fix for f in current if _eligible(f, unsafe)]
-            if not fixes:
-                break
-            candidate, applied = apply_edits(text, fixes)
-            if not applied or candidate == text:
-                break
-            try:
-                parse(candidate)
-                rechecked = check_source(candidate, path, rules, ignored)
-            except UncheckableFile:
-                echo(f"memlint: a fix would break {path}; left it unfixed (please report it)", err=True)
-                break
-            text, current = candidate, [f for f in rechecked if f.code in codes or f.code in ("ML901", "ML902")]
-        remaining.extend(current)
-        if text == original:
-            continue
-        files_fixed += 1
-        fixed_total += max(1, len(findings) - len(current))
-        if write:
-            with open(path, "w", encoding=encoding, newline="") as fh:
-                fh.write(text)
-        else:
-            diff = difflib.unified_diff(
-                split_lines(original), split_lines(text),
-                fromfile=f"a/{_display(path)}", tofile=f"b/{_display(path)}",
-            )
-            echo("".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff),
-                 nl=False)
-    verb = "Fixed" if write else "Would fix"
-    if fixed_total:
-        echo(f"{verb} {fixed_total} problem{'s' if fixed_total != 1 else ''} in "
-             f"{files_fixed} file{'s' if files_fixed != 1 else ''}.", err=True)
-    elif not unsafe and skipped_unsafe:
-        echo(f"No safe fixes; {skipped_unsafe} unsafe fix{'es' if skipped_unsafe != 1 else ''} "
-             f"available with --unsafe-fixes.", err=True)
-    remaining.sort(key=lambda f: f.sort_key)
-    return CheckResult(findings=remaining, files_checked=result.files_checked)
-
-
-def _fix_notebook(path: str, findings: list[Finding], rules: Sequence[Any], ignored: Sequence[str], unsafe: bool,
-                  write: bool, echo: Callable[..., None]):
-    from memlint.static.notebook import NotebookFixResult, fix_notebook
-    from memlint.static.runner import UncheckableFile
-
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-        result = fix_notebook(data, path, rules, ignored, findings, lambda f: _eligible(f, unsafe), MAX_PASSES)
-    except (OSError, ValueError, UncheckableFile, RecursionError):
-        return NotebookFixResult(None, findings, [])
-    if result.problem is not None:
-        echo(f"memlint: left {path} unfixed: {result.problem}", err=True)
-        return result
-    if result.data is None:
-        return result
-    if write:
-        with open(path, "wb") as fh:
-            fh.write(result.data)
-    else:
-        for cell, old, new in result.changed_cells:
-            diff = difflib.unified_diff(split_lines(old), split_lines(new), fromfile=f"a/{_display(path)}:cell {cell}",
-                                        tofile=f"b/{_display(path)}:cell {cell}")
-            echo("".join(line if line.endswith("\n") else line + "\n\\ No newline at end of cell\n" for line in diff),
-                 nl=False)
-    return result
-
-
-def _display(path: str) -> str:
-    return os.path.normpath(path).replace(os.sep, "/").lstrip("/")

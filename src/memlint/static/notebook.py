@@ -21,8 +21,10 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from memlint.findings import Finding, Fix
-from memlint.static.rule import Rule
+from memlint.findings import Finding, Fix, unchecked_file
+from memlint.static.source import UncheckableFile
+from memlint.static.source_check import check_source
+from memlint.static.text_edits import apply_edits
 
 # Cell magics whose body is Python code.
 PYTHON_CELL_MAGICS = frozenset({
@@ -52,7 +54,6 @@ def _source_text(value: Any) -> str:
 
 
 def _cells(data: Any) -> list[dict[str, Any]]:
-    from memlint.static.runner import UncheckableFile
 
     if not isinstance(data, dict):
         raise UncheckableFile("not a notebook: the JSON document is not an object")
@@ -158,7 +159,6 @@ class _Scanner:
 def notebook_module(data: bytes) -> tuple[str, list[CellSpan]] | None:
     """The joined code cells of a notebook and where each cell starts; None for a
     notebook of another language. Raises UncheckableFile for a broken notebook."""
-    from memlint.static.runner import UncheckableFile
 
     try:
         document = json.loads(data.decode("utf-8-sig"))
@@ -230,12 +230,10 @@ def _fix_in_cell(fix: Fix | None, span: CellSpan) -> Fix | None:
 
 
 def check_notebook(
-    data: bytes, path: str, rule_classes: Sequence[type[Rule]], ignored: Sequence[str] = ()
+    data: bytes, path: str, codes: Sequence[str], ignored: Sequence[str] = ()
 ) -> list[Finding]:
     """Findings in the code cells of a notebook (raises UncheckableFile when the file is
     not a readable notebook)."""
-    from memlint.static.discovery import unchecked_finding
-    from memlint.static.runner import UncheckableFile, check_source
 
     joined = notebook_module(data)
     if joined is None:
@@ -244,9 +242,9 @@ def check_notebook(
     if not spans:
         return []
     try:
-        findings = check_source(source, path, rule_classes, ignored)
+        findings = check_source(source, path, codes, ignored)
     except UncheckableFile as exc:
-        finding = unchecked_finding(path, exc.message, exc.line, exc.column)
+        finding = unchecked_file(path, exc.message, exc.line, exc.column)
         return [_in_cell(finding, spans)]
     return sorted((_in_cell(f, spans) for f in findings), key=lambda f: f.sort_key)
 
@@ -272,12 +270,11 @@ def _json_layout(text: str, document: Any) -> tuple[int | None, bool] | None:
 
 
 def fix_notebook(
-    data: bytes, path: str, rule_classes: Sequence[type[Rule]], ignored: Sequence[str],
+    data: bytes, path: str, codes: Sequence[str], ignored: Sequence[str],
     findings: Sequence[Finding], eligible, max_passes: int,
 ) -> NotebookFixResult:
     """Apply the eligible fixes of ``findings`` (from :func:`check_notebook`) to the cells,
     re-checking after each pass as for a Python file."""
-    from memlint.static.fixes import apply_edits
 
     bom = data.startswith(b"\xef\xbb\xbf")
     text = data.decode("utf-8-sig")
@@ -314,7 +311,7 @@ def fix_notebook(
         indent, ensure_ascii = layout
         candidate = json.dumps(document, indent=indent, ensure_ascii=ensure_ascii) + ("\n" if text.endswith("\n") else "")
         candidate_data = (b"\xef\xbb\xbf" if bom else b"") + candidate.encode("utf-8")
-        rechecked = check_notebook(candidate_data, path, rule_classes, ignored)
+        rechecked = check_notebook(candidate_data, path, codes, ignored)
         if any(f.code == "ML901" for f in rechecked):
             return NotebookFixResult(None, list(findings), [], "a fix would break it")
         new_data, current = candidate_data, rechecked

@@ -1,9 +1,10 @@
 """The base class of every rule.
 
 A rule is one module in ``memlint/static/rules/`` holding one :class:`Rule` subclass:
-its code, name, severity, summary, the detector (``visit_<Node>`` / ``leave_<Node>``
-methods that the engine calls during its single walk of the module), and ``VALID`` /
-``INVALID`` examples that the test suite runs automatically.
+its code, the detector (``visit_<Node>`` / ``leave_<Node>`` methods that the engine calls
+during its single walk of the module), its messages, and ``VALID`` / ``INVALID`` examples
+that the test suite runs automatically. Its name, severity, summary and triggers come from
+its entry in :mod:`memlint.catalogue`, where every code is listed.
 
 Rules read scope facts from ``self.facts`` (see :mod:`memlint.static.facts`) and report
 with :meth:`Rule.report`. A decision that needs the whole function (is this value
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, ClassVar
+
+from memlint.catalogue import BY_CODE, RuleInfo
 
 if TYPE_CHECKING:  # libcst is imported by the engine, not here: a cached run never needs it
     import libcst as cst
@@ -47,19 +50,31 @@ class Report:
 
 class Rule:
     code: ClassVar[str]
+    # From the rule's catalogue entry (memlint.catalogue.RuleInfo), set when the class is made.
     name: ClassVar[str]
     severity: ClassVar[str]  # "error" | "warning" | "info"
     summary: ClassVar[str]
-    enabled_by_default: ClassVar[bool] = True
-    fixable: ClassVar[bool] = False
-    # Substrings of which the source must contain at least one for the rule to have
-    # anything to find; empty means the rule always runs.
-    triggers: ClassVar[tuple[str, ...]] = ()
-    # False for rules that apply to any Python file (memlint's own diagnostics).
-    torch_only: ClassVar[bool] = True
+    enabled_by_default: ClassVar[bool]
+    fixable: ClassVar[bool]
+    triggers: ClassVar[tuple[str, ...]]
+    torch_only: ClassVar[bool]
 
     VALID: ClassVar[list[str]] = []
     INVALID: ClassVar[list[Invalid]] = []
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        code = cls.__dict__.get("code")
+        if code is None:
+            return
+        info = BY_CODE.get(code)
+        if info is None:
+            # Not a shipped rule (a test's probe): it must say what it is itself.
+            if not all(field in cls.__dict__ for field in ("name", "severity", "summary")):
+                raise TypeError(f"{cls.__name__}: rule code {code} has no entry in memlint.catalogue")
+            info = RuleInfo(code, cls.name, cls.severity, cls.summary)
+        for field in ("name", "severity", "summary", "enabled_by_default", "fixable", "triggers", "torch_only"):
+            setattr(cls, field, getattr(info, field))
 
     def __init__(self, checker: "FileChecker") -> None:
         self._checker = checker

@@ -22,10 +22,11 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from memlint.catalogue import UNUSED_SUPPRESSION, all_codes
 from memlint.findings import Finding
 
 ALL = "*"
-UNUSED_CODE = "ML903"
+UNUSED_CODE = UNUSED_SUPPRESSION
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z0-9]+(?:[\s,]+[A-Za-z0-9]+)*))?", re.IGNORECASE)
 _DISABLE = re.compile(r"#\s*memlint:\s*disable(?P<file>-file)?(?:=(?P<codes>[A-Za-z0-9]+(?:\s*,\s*[A-Za-z0-9]+)*))?")
 _OUR_CODE = re.compile(r"^ML\d*$")
@@ -167,8 +168,6 @@ def unused_suppressions(suppressions: Suppressions | None, path: str, enabled: I
 def _judged(prefix: str, enabled: set[str]) -> bool:
     """Is a suppressed code (or prefix) one that this run checked? Unknown ML codes are
     reported too: they can never suppress anything."""
-    from memlint.static.rules import all_codes
-
     matching = [code for code in all_codes() if code.startswith(prefix)]
     if not matching:
         return True

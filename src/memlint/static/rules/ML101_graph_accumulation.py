@@ -32,10 +32,6 @@ def source_of(node: cst.CSTNode, limit: int = 40) -> str:
 
 class GraphAccumulation(Rule):
     code = "ML101"
-    name = "graph-accumulation"
-    severity = "error"
-    summary = "A value carrying an autograd graph is accumulated across iterations, keeping every step's graph alive."
-    fixable = True
 
     def __init__(self, checker) -> None:
         super().__init__(checker)

@@ -50,11 +50,6 @@ class _Carry:
 
 class LoopCarriedGraph(Rule):
     code = "ML102"
-    name = "loop-carried-graph"
-    severity = "error"
-    summary = "A value with an autograd graph is fed back into the next iteration, so the graph grows every step."
-    # Only loops that run a backward pass or an optimizer step can leak this way.
-    triggers = ("backward", ".step(", "grad(", "training_step", "train_step")
 
     def __init__(self, checker) -> None:
         super().__init__(checker)

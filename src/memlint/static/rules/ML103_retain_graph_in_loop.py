@@ -41,11 +41,6 @@ class _Backward:
 
 class RetainGraphInLoop(Rule):
     code = "ML103"
-    name = "retain-graph-in-loop"
-    severity = "error"
-    summary = "backward(retain_graph=True) runs every iteration on a graph that is never backpropagated again."
-    triggers = ("retain_graph",)
-    fixable = True
 
     def __init__(self, checker) -> None:
         super().__init__(checker)

@@ -63,11 +63,6 @@ class _Registration:
 
 class HookRetainsTensors(Rule):
     code = "ML104"
-    name = "hook-retains-tensors"
-    severity = "error"
-    summary = "A forward/backward hook stores its tensor arguments in a container that outlives the call."
-    triggers = ("register_forward", "register_full_backward", "register_backward_hook", "register_hook",
-                "register_module_")
 
     def __init__(self, checker) -> None:
         super().__init__(checker)

@@ -21,10 +21,6 @@ _BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 
 class CreateGraphBackward(Rule):
     code = "ML105"
-    name = "create-graph-backward"
-    severity = "error"
-    summary = "backward(create_graph=True) makes a parameter<->gradient reference cycle that keeps each step's graph alive."
-    triggers = ("create_graph",)
 
     def __init__(self, checker) -> None:
         super().__init__(checker)

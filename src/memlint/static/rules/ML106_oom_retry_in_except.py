@@ -60,10 +60,6 @@ class _Try:
 
 class OomRetryInExcept(Rule):
     code = "ML106"
-    name = "oom-retry-in-except"
-    severity = "error"
-    summary = "An out-of-memory handler retries the work inside the except block, while the failed step's tensors are still alive."
-    triggers = ("OutOfMemoryError", "out of memory", "oom", "OOM", "should_reduce_batch_size")
 
     def __init__(self, checker) -> None:
         super().__init__(checker)

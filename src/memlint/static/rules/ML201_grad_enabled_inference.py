@@ -32,11 +32,6 @@ class _FunctionCalls:
 
 class GradEnabledInference(Rule):
     code = "ML201"
-    name = "grad-enabled-inference"
-    severity = "warning"
-    summary = "A module in eval mode is called with autograd enabled, keeping activations for a backward that never comes."
-    triggers = (".eval()", ".train(False)", "train(mode=False)")
-    fixable = True
 
     def __init__(self, checker) -> None:
         super().__init__(checker)

@@ -34,10 +34,6 @@ _PER_STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", 
 
 class EmptyCacheInLoop(Rule):
     code = "ML202"
-    name = "empty-cache-in-loop"
-    severity = "warning"
-    summary = "torch.cuda.empty_cache() runs every step: it frees nothing still referenced and forces slow re-allocation."
-    triggers = ("empty_cache",)
 
     def __init__(self, checker) -> None:
         super().__init__(checker)

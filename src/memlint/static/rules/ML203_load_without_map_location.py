@@ -59,11 +59,6 @@ class _Load:
 
 class LoadWithoutMapLocation(Rule):
     code = "ML203"
-    name = "load-without-map-location"
-    severity = "warning"
-    summary = "torch.load() without map_location puts tensors back on the device they were saved from (cuda:0 on every rank)."
-    triggers = ("load(",)
-    fixable = True
 
     def __init__(self, checker) -> None:
         super().__init__(checker)

@@ -37,10 +37,6 @@ class _Move:
 
 class CudaInDataset(Rule):
     code = "ML204"
-    name = "cuda-in-dataset"
-    severity = "warning"
-    summary = "A tensor is moved to CUDA inside a Dataset or collate_fn, which runs in DataLoader worker processes."
-    triggers = ("cuda",)
 
     def __init__(self, checker) -> None:
         super().__init__(checker)

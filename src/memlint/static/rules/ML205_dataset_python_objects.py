@@ -49,10 +49,6 @@ class _Storage:
 
 class DatasetPythonObjects(Rule):
     code = "ML205"
-    name = "dataset-python-objects"
-    severity = "info"
-    summary = "A Dataset holds its samples in a big Python list/dict read by DataLoader workers: copy-on-read grows every worker."
-    triggers = ("num_workers",)
 
     def __init__(self, checker) -> None:
         super().__init__(checker)

@@ -30,10 +30,6 @@ DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParal
 
 class DataParallel(Rule):
     code = "ML206"
-    name = "data-parallel"
-    severity = "warning"
-    summary = "nn.DataParallel gathers outputs and loss on one device, which runs out of memory first; use DistributedDataParallel."
-    triggers = ("DataParallel", "data_parallel")
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.facts.qualified_name(node.func)

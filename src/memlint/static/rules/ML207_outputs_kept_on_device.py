@@ -45,12 +45,6 @@ class _Output:
 
 class OutputsKeptOnDevice(Rule):
     code = "ML207"
-    name = "outputs-kept-on-device"
-    severity = "warning"
-    summary = "Model outputs are collected on the accelerator over a whole loader: memory grows through the epoch."
-    # The module must move data to an accelerator (and collect outputs): .cuda(), .to(device),
-    # device="cuda", accelerator.prepare(...), .to(local_rank)...
-    triggers = ("cuda", "device", "prepare(", "gpu", "rank")
 
     def __init__(self, checker) -> None:
         super().__init__(checker)

@@ -39,10 +39,6 @@ DEVICE_CONTEXTS = frozenset({"torch.cuda.device", "torch.cuda.device_of", "torch
 
 class NcclWithoutSetDevice(Rule):
     code = "ML301"
-    name = "nccl-without-set-device"
-    severity = "warning"
-    summary = "An NCCL process group starts with no torch.cuda.set_device(local_rank): every rank opens a context on GPU 0."
-    triggers = ("init_process_group",)
 
     def __init__(self, checker) -> None:
         super().__init__(checker)

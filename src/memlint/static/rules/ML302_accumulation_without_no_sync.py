@@ -44,10 +44,6 @@ class _PeriodicIf:
 
 class AccumulationWithoutNoSync(Rule):
     code = "ML302"
-    name = "accumulation-without-no-sync"
-    severity = "warning"
-    summary = "Gradient accumulation on a DDP model without model.no_sync(): an all-reduce on every micro-batch."
-    triggers = ("DistributedDataParallel",)
 
     def __init__(self, checker) -> None:
         super().__init__(checker)

@@ -46,10 +46,6 @@ class _Block:
 
 class FullStateDictOnEveryRank(Rule):
     code = "ML303"
-    name = "full-state-dict-on-every-rank"
-    severity = "warning"
-    summary = "FSDP FULL_STATE_DICT without FullStateDictConfig(offload_to_cpu=True, rank0_only=True) gathers the whole model on every GPU."
-    triggers = ("FULL_STATE_DICT",)
 
     def __init__(self, checker) -> None:
         super().__init__(checker)

@@ -9,7 +9,3 @@ from memlint.static.rule import Rule
 
 class UncheckedFile(Rule):
     code = "ML901"
-    name = "unchecked-file"
-    severity = "error"
-    summary = "The file could not be checked: syntax error, unreadable, undecodable or not Python."
-    torch_only = False

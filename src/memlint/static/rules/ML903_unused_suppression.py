@@ -10,11 +10,3 @@ from memlint.static.rule import Rule
 
 class UnusedSuppression(Rule):
     code = "ML903"
-    name = "unused-suppression"
-    severity = "info"
-    summary = "A '# noqa' or '# memlint: disable' comment names a code that is not reported on that line."
-    enabled_by_default = False
-    torch_only = False
-    # Runs only in files that have a suppression comment; the runner does the work
-    # (memlint.static.suppress.unused_suppressions).
-    triggers = ("noqa", "NOQA", "memlint:")

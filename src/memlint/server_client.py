@@ -1,61 +1,66 @@
-"""Start-up of the ``memlint`` command: hand ``memlint check`` to a warm server, else run here.
+"""The client side of the warm server (:mod:`memlint.server`): find this user's server, hand
+it a ``memlint check`` run, start one when asked.
 
-A pre-commit hook checks one or two changed files per commit, and a fresh Python process
-spends most of that time importing libcst (its ~200 node dataclasses cost 0.25-0.4 s on a
-2-core machine, more than parsing and checking a 1,500-line file). So, like the Gradle
-daemon or nailgun, ``memlint check`` keeps one warm process per user and interpreter (see
-:mod:`memlint.server`) with libcst and every rule already imported. This module is the
-client: it imports only the standard library, passes the server its argv, working folder,
-environment and its own stdin/stdout/stderr (file descriptors, over a Unix socket), and
-exits with the code the server's worker reports. The worker is a fresh ``fork`` of the
-server per run, so a run there behaves exactly like a run here.
+A fresh Python process spends more time importing libcst (0.25-0.4 s on a 2-core machine)
+than parsing and checking a 1,500-line file. For large repositories and editors, like the
+Gradle daemon or nailgun, ``memlint check`` can use one warm process per user and interpreter
+with libcst and every rule already imported. The client passes the server its argv, working folder, environment and its own
+stdin/stdout/stderr (file descriptors, over a Unix socket), and exits with the code the
+server's worker reports. The worker is a fresh ``fork`` of the server per run, so a run there
+behaves exactly like a run here.
 
-The server is used only when all of these hold; otherwise the command runs in this process:
+The server is **opt-in**: nothing starts it unless the user asks, with ``memlint server
+start``, ``MEMLINT_SERVER=1``, or ``server = true`` in ``[tool.memlint]`` (linters do not
+leave processes behind unasked, and a CI system that does not set ``CI`` would collect
+them). A running server is used by every ``memlint check`` of this user and interpreter, when:
 - the command is ``check``, on a POSIX system that can pass file descriptors;
-- ``MEMLINT_NO_SERVER`` is unset (or empty / ``0``), and ``CI`` is unset (or ``false`` /
-  ``0``): a CI job runs once, so a server would only linger;
+- ``MEMLINT_NO_SERVER`` is unset (or empty / ``0``), and ``CI`` is unset (or ``false`` / ``0``);
 - the server folder (``$XDG_RUNTIME_DIR`` or ``/tmp``, then ``memlint-<uid>``) is a folder
   of this user that nobody else can open.
 
-The first run that finds no server starts one in the background and checks its files
-itself; later runs use it. The server stops after ``MEMLINT_SERVER_IDLE`` seconds (default
-900) without a run, and at once when a module it loaded changes on disk (an upgrade).
+A run that asked for a server and finds none starts one in the background and checks its
+files itself; later runs use it. The server stops after ``MEMLINT_SERVER_IDLE`` seconds
+(default 900) without a run, and at once when a module it loaded changes on disk (an upgrade).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import signal
+import socket
+import stat
+import subprocess
 import sys
+from typing import Callable
+
+from memlint.config import ConfigError, server_in_config
+from memlint.version import __version__
 
 IDLE_SECONDS_DEFAULT = 900
 _OFF = ("", "0", "false", "no", "off")
 
 
-def main() -> None:
-    argv = sys.argv[1:]
-    if server_wanted(argv):
-        try:
-            code = run_on_server(argv)
-        except KeyboardInterrupt:
-            code = 130
-        if code is not None:
-            sys.exit(code)
-    from memlint.cli import main as cli_main
-
-    cli_main()
+def server_requested(environ: "os._Environ[str] | dict[str, str]" = os.environ, folder: str = ".") -> bool:
+    """Did the user ask for the warm server (``MEMLINT_SERVER=1``, or ``server = true`` in the
+    ``[tool.memlint]`` that governs ``folder``)?"""
+    if environ.get("MEMLINT_SERVER", "").strip().lower() not in _OFF:
+        return True
+    try:
+        return server_in_config(folder)
+    except ConfigError:
+        return False  # the run itself reports the broken configuration
 
 
-def server_wanted(argv: list[str], environ: "os._Environ[str] | dict[str, str]" = os.environ) -> bool:
-    if not argv or argv[0] != "check":
-        return False
+def server_allowed(environ: "os._Environ[str] | dict[str, str]" = os.environ) -> bool:
+    """May ``memlint check`` use a server here (not in CI, not turned off, Unix sockets)?"""
     if environ.get("MEMLINT_NO_SERVER", "").strip().lower() not in _OFF:
         return False
     if environ.get("CI", "").strip().lower() not in _OFF:
         return False
     if sys.platform == "win32" or not hasattr(os, "fork"):
         return False
-    import socket
-
     return hasattr(socket, "AF_UNIX") and hasattr(socket, "send_fds")
 
 
@@ -75,8 +80,6 @@ def server_folder(environ: "os._Environ[str] | dict[str, str]" = os.environ) -> 
         info = os.lstat(folder)
     except OSError:
         return None
-    import stat
-
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
         return None  # someone else's folder, or one others can reach: never trust its sockets
     return folder
@@ -84,10 +87,6 @@ def server_folder(environ: "os._Environ[str] | dict[str, str]" = os.environ) -> 
 
 def server_key() -> str:
     """One server per interpreter and memlint installation (version and location)."""
-    import hashlib
-
-    from memlint import __version__
-
     identity = "\0".join((sys.executable, os.path.dirname(os.path.abspath(__file__)), __version__))
     return hashlib.sha1(identity.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
@@ -100,12 +99,10 @@ def socket_path(environ: "os._Environ[str] | dict[str, str]" = os.environ) -> st
     return path if len(path.encode()) < 100 else None  # AF_UNIX paths are short (108 bytes)
 
 
-def run_on_server(argv: list[str]) -> int | None:
-    """Run ``memlint <argv>`` on the warm server: its exit code, or None to run here
-    (no server, or it declined before running anything)."""
-    import json
-    import socket
-
+def run_on_server(argv: list[str], start: Callable[[], bool] = lambda: False) -> int | None:
+    """Run ``memlint <argv>`` on the warm server: its exit code, or None to run here (no
+    server, or it declined before running anything). When none is listening and ``start()``
+    says the user asked for one, a server is started in the background."""
     path = socket_path()
     if path is None:
         return None
@@ -132,15 +129,13 @@ def run_on_server(argv: list[str]) -> int | None:
         started = replies.readline()  # b"R <pid>\n" once the worker holds our stdio
     except OSError as exc:
         client.close()
-        if isinstance(exc, (FileNotFoundError, ConnectionRefusedError)):
+        if isinstance(exc, (FileNotFoundError, ConnectionRefusedError)) and start():
             start_server(path)  # none is listening (or a dead one's socket is left)
         return None
     if not started.startswith(b"R "):
         client.close()
         return None  # the server declined (stopping, out of date): nothing ran, run here
     worker = int(started.split()[1])
-    import signal
-
     def forward(signum, frame):  # Ctrl-C reaches this process; the worker must stop too
         try:
             os.kill(worker, signum)
@@ -165,8 +160,6 @@ def run_on_server(argv: list[str]) -> int | None:
 def start_server(path: str) -> None:
     """Start the server in the background (its own session, no terminal, stdio to
     /dev/null so a caller reading our output never waits for it)."""
-    import subprocess
-
     idle = os.environ.get("MEMLINT_SERVER_IDLE", str(IDLE_SECONDS_DEFAULT))
     try:
         subprocess.Popen(

@@ -1,0 +1,153 @@
+"""The rule catalogue: every rule's code, name, severity, summary and page, readable without
+libcst (``memlint rules``, configuration checks, SARIF and the cache never import a rule).
+
+Each entry here has a rule module ``memlint/static/rules/<CODE>_<name>.py`` holding the
+detector, and a page ``rules/<CODE>.md``; the rule class takes its metadata from its entry.
+A code, once given out, is never reused for something else.
+
+``triggers`` are substrings of which a file's text must contain at least one for the rule to
+have anything to find there (empty: always runs). They live here, not in the rule module, so
+that a file no rule can match is skipped before libcst or any rule is imported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    code: str
+    name: str
+    severity: str  # "error" (a leak) | "warning" (waste) | "info" (a hint)
+    summary: str
+    enabled_by_default: bool = True
+    fixable: bool = False
+    triggers: tuple[str, ...] = ()
+    # False for memlint's own diagnostics, which apply to any Python file.
+    torch_only: bool = True
+
+    @property
+    def module(self) -> str:
+        """The rule's module in :mod:`memlint.static.rules`."""
+        return f"{self.code}_{self.name.replace('-', '_')}"
+
+
+CATALOGUE: tuple[RuleInfo, ...] = (
+    # ML1xx leaks: memory grows every step.
+    RuleInfo("ML101", "graph-accumulation", "error",
+             "A value carrying an autograd graph is accumulated across iterations, keeping every step's graph alive.",
+             fixable=True),
+    RuleInfo("ML102", "loop-carried-graph", "error",
+             "A value with an autograd graph is fed back into the next iteration, so the graph grows every step.",
+             # Only loops that run a backward pass or an optimizer step can leak this way.
+             triggers=("backward", ".step(", "grad(", "training_step", "train_step")),
+    RuleInfo("ML103", "retain-graph-in-loop", "error",
+             "backward(retain_graph=True) runs every iteration on a graph that is never backpropagated again.",
+             fixable=True, triggers=("retain_graph",)),
+    RuleInfo("ML104", "hook-retains-tensors", "error",
+             "A forward/backward hook stores its tensor arguments in a container that outlives the call.",
+             triggers=("register_forward", "register_full_backward", "register_backward_hook", "register_hook",
+                       "register_module_")),
+    RuleInfo("ML105", "create-graph-backward", "error",
+             "backward(create_graph=True) makes a parameter<->gradient reference cycle that keeps each step's "
+             "graph alive.",
+             triggers=("create_graph",)),
+    RuleInfo("ML106", "oom-retry-in-except", "error",
+             "An out-of-memory handler retries the work inside the except block, while the failed step's tensors "
+             "are still alive.",
+             triggers=("OutOfMemoryError", "out of memory", "oom", "OOM", "should_reduce_batch_size")),
+    # ML2xx waste: the peak is higher than it needs to be.
+    RuleInfo("ML201", "grad-enabled-inference", "warning",
+             "A module in eval mode is called with autograd enabled, keeping activations for a backward that never "
+             "comes.",
+             fixable=True, triggers=(".eval()", ".train(False)", "train(mode=False)")),
+    RuleInfo("ML202", "empty-cache-in-loop", "warning",
+             "torch.cuda.empty_cache() runs every step: it frees nothing still referenced and forces slow "
+             "re-allocation.",
+             triggers=("empty_cache",)),
+    RuleInfo("ML203", "load-without-map-location", "warning",
+             "torch.load() without map_location puts tensors back on the device they were saved from (cuda:0 on "
+             "every rank).",
+             fixable=True, triggers=("load(",)),
+    RuleInfo("ML204", "cuda-in-dataset", "warning",
+             "A tensor is moved to CUDA inside a Dataset or collate_fn, which runs in DataLoader worker processes.",
+             triggers=("cuda",)),
+    RuleInfo("ML205", "dataset-python-objects", "info",
+             "A Dataset holds its samples in a big Python list/dict read by DataLoader workers: copy-on-read grows "
+             "every worker.",
+             triggers=("num_workers",)),
+    RuleInfo("ML206", "data-parallel", "warning",
+             "nn.DataParallel gathers outputs and loss on one device, which runs out of memory first; use "
+             "DistributedDataParallel.",
+             triggers=("DataParallel", "data_parallel")),
+    RuleInfo("ML207", "outputs-kept-on-device", "warning",
+             "Model outputs are collected on the accelerator over a whole loader: memory grows through the epoch.",
+             # The module must move data to an accelerator (and collect outputs): .cuda(), .to(device),
+             # device="cuda", accelerator.prepare(...), .to(local_rank)...
+             triggers=("cuda", "device", "prepare(", "gpu", "rank")),
+    # ML3xx distributed.
+    RuleInfo("ML301", "nccl-without-set-device", "warning",
+             "An NCCL process group starts with no torch.cuda.set_device(local_rank): every rank opens a context "
+             "on GPU 0.",
+             triggers=("init_process_group",)),
+    RuleInfo("ML302", "accumulation-without-no-sync", "warning",
+             "Gradient accumulation on a DDP model without model.no_sync(): an all-reduce on every micro-batch.",
+             triggers=("DistributedDataParallel",)),
+    RuleInfo("ML303", "full-state-dict-on-every-rank", "warning",
+             "FSDP FULL_STATE_DICT without FullStateDictConfig(offload_to_cpu=True, rank0_only=True) gathers the "
+             "whole model on every GPU.",
+             triggers=("FULL_STATE_DICT",)),
+    # ML9xx memlint's own diagnostics.
+    RuleInfo("ML901", "unchecked-file", "error",
+             "The file could not be checked: syntax error, unreadable, undecodable or not Python.",
+             torch_only=False),
+    RuleInfo("ML902", "internal-error", "error",
+             "memlint failed on this file (a bug in memlint); the other files were still checked.",
+             torch_only=False),
+    RuleInfo("ML903", "unused-suppression", "info",
+             "A '# noqa' or '# memlint: disable' comment names a code that is not reported on that line.",
+             enabled_by_default=False, torch_only=False,
+             # Runs only in files that have a suppression comment.
+             triggers=("noqa", "NOQA", "memlint:")),
+)
+
+BY_CODE: dict[str, RuleInfo] = {info.code: info for info in CATALOGUE}
+# Produced by the runner itself, never by a detector walking the module.
+RUNNER_CODES = ("ML901", "ML902")
+UNUSED_SUPPRESSION = "ML903"
+
+
+def all_codes() -> list[str]:
+    return [info.code for info in CATALOGUE]
+
+
+def default_codes() -> list[str]:
+    return [info.code for info in CATALOGUE if info.enabled_by_default]
+
+
+def rule_info(code: str) -> RuleInfo | None:
+    return BY_CODE.get(code)
+
+
+def _page_folders() -> list[Path]:
+    package = Path(__file__).resolve().parent  # src/memlint
+    # In the wheel the pages are memlint/rules/; in a source checkout that is a link to rules/.
+    return [package / "rules", package.parents[1] / "rules"]
+
+
+@lru_cache(maxsize=None)
+def rule_page(code: str) -> str | None:
+    """The Markdown page of a rule (``memlint rule CODE``), or None for an unknown code."""
+    info = BY_CODE.get(code)
+    if info is None:
+        return None
+    for folder in _page_folders():
+        page = folder / f"{code}.md"
+        if page.is_file():
+            return page.read_text(encoding="utf-8")
+    return f"# {info.code} {info.name}\n\n{info.summary}\n"

@@ -1,0 +1,140 @@
+"""A source file's text: read it safely, decode it as Python would, and parse it.
+
+Every problem becomes :class:`UncheckableFile` (reported as ML901), never a traceback:
+unreadable or special files, undecodable bytes, syntax errors (with Python's own message
+and place), and files that would crash or stall libcst's parser (brackets nested too
+deep, pathological operator chains), which Python's parser looks at first.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import stat
+import tokenize
+import warnings
+from array import array
+from itertools import accumulate
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+
+class UncheckableFile(Exception):
+    """The file cannot be checked: reported as ML901 with this message."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+def read_bytes(path: str) -> bytes:
+    """The bytes of a regular file. Anything else is an OSError: opening a FIFO for reading
+    would wait for a writer forever, and a device may never end."""
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
+            raise OSError(0, f"not a regular file ({kind})")
+        fh = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with fh:
+        return fh.read()
+
+
+def decode_source(data: bytes) -> str:
+    """Decode Python source bytes as the interpreter would (BOM, PEP 263 cookie, UTF-8)."""
+
+    if b"\x00" in data:
+        raise UncheckableFile("binary file: not Python source (contains NUL bytes)")
+    try:
+        encoding, _ = tokenize.detect_encoding(iter(data.splitlines(keepends=True)).__next__)
+    except SyntaxError as exc:
+        raise UncheckableFile(f"cannot decode: {exc}") from None
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        reason = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc)
+        line = data[: getattr(exc, "start", 0)].count(b"\n") + 1
+        raise UncheckableFile(f"cannot decode as {encoding}: {reason}", line) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text
+
+
+# CPython refuses brackets nested deeper than this ("too many nested parentheses"); libcst's
+# native parser overflows its stack and kills the process at about 1,500.
+MAX_BRACKET_DEPTH = 200
+_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+_BRACKET_STEP = bytes.maketrans(b"([{)]}", b"\x01\x01\x01\xff\xff\xff")
+
+
+def too_deeply_bracketed(source: str, limit: int = MAX_BRACKET_DEPTH) -> bool:
+    """Are brackets nested deeper than ``limit`` (counting those in strings and comments
+    too, so it may say yes for a valid file; never no for a too deep one)?"""
+    if source.count("(") + source.count("[") + source.count("{") <= limit:
+        return False  # nearly every file: three C-speed counts
+
+    steps = _NOT_BRACKETS.sub("", source).encode("ascii").translate(_BRACKET_STEP)
+    return max(accumulate(array("b", steps)), default=0) > limit
+
+
+# A line this long is generated code (a table, an unrolled expression). libcst takes time
+# quadratic in the length of an operator chain (~20 s for ``a + a + ...`` of 5,000 terms,
+# which CPython itself refuses as too deep), so Python's parser looks at such a file first.
+LONG_LINE = 5000
+
+
+def has_long_line(source: str) -> bool:
+    return len(source) >= LONG_LINE and max(map(len, source.split("\n"))) >= LONG_LINE
+
+
+def parse(source: str) -> "cst.Module":
+    import libcst as cst  # here, not at the top: a run whose files are all cached never needs libcst
+
+    if too_deeply_bracketed(source) or has_long_line(source):
+        # Only Python's own parser can tell safely: libcst's would crash the process.
+        python = python_syntax_error(source, too_deep=True)
+        if python is not None:
+            raise python
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        python = python_syntax_error(source)
+        if python is not None:  # Python's own message and place are the better ones
+            raise python from None
+        message = str(exc.message).strip().splitlines()[0] if exc.message else "invalid syntax"
+        raise UncheckableFile(f"cannot parse (libcst): {message}", exc.editor_line, exc.editor_column) from None
+    except RecursionError:
+        raise UncheckableFile("file is too deeply nested to parse") from None
+    except MemoryError:
+        raise UncheckableFile("file is too large to parse in memory") from None
+
+
+def python_parse(source: str):
+    """``ast.parse`` without the SyntaxWarnings it prints for odd code (``1()``)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source)
+
+
+def python_syntax_error(source: str, too_deep: bool = False) -> UncheckableFile | None:
+    """The syntax error Python itself reports for ``source`` (None if it parses). When
+    Python's parser gives up (too deep, out of memory): None, or with ``too_deep`` an error
+    saying so."""
+    try:
+        python_parse(source)
+    except SyntaxError as exc:
+        message = (exc.msg or "invalid syntax").strip().splitlines()[0]
+        return UncheckableFile(f"syntax error: {message}", max(1, exc.lineno or 1), max(1, exc.offset or 1))
+    except (RecursionError, MemoryError, ValueError):
+        return UncheckableFile("file is too deeply nested to parse") if too_deep else None
+    return None
