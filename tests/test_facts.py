@@ -30,6 +30,7 @@ class Probe(Rule):
         arg = node.args[0].value if node.args else None
         record = {
             "no_grad": facts.in_no_grad,
+            "grad_mode": facts.grad_mode.name,
             "graph": facts.graph_value(arg).state if arg is not None else None,
             "in_loop": facts.loop is not None,
             "outlives": facts.outlives_iteration(arg) if arg is not None and facts.loop else None,
@@ -248,3 +249,64 @@ def test_data_loops_are_recognised_by_whole_words(iterable, expected):
     from memlint.static.facts import iterates_data
 
     assert iterates_data(cst.parse_expression(iterable)) is expected
+
+
+# ----- grad mode: one fact, whatever set it (issue 16) --------------------------------------------
+@pytest.mark.parametrize("region", [
+    "with ctx:",  # nullcontext() or autocast, chosen at import time
+    "with torch.cuda.amp.autocast():",
+    "with torch.autocast('cuda', dtype=torch.bfloat16):",
+    "with Timer('eval'):",
+    "with open(path) as f:",
+    "with ctx, open(path) as f:",
+])
+@pytest.mark.parametrize("decorator", ["@torch.no_grad()", "@torch.no_grad", "@torch.inference_mode()"])
+def test_a_no_grad_decorator_holds_inside_any_with(decorator, region):
+    seen = probe(f"""
+        import torch
+        from contextlib import nullcontext
+        ctx = nullcontext() if device_type == "cpu" else torch.autocast(device_type, dtype=torch.bfloat16)
+        {decorator}
+        def estimate_loss():
+            probe(x)
+            for k in range(eval_iters):
+                {region}
+                    probe(x)
+                    with torch.enable_grad():
+                        probe(x)
+    """)
+    assert [s["grad_mode"] for s in seen] == ["OFF", "OFF", "ON"]
+
+
+def test_grad_mode_of_methods_statements_and_flags():
+    seen = probe("""
+        import torch
+        from contextlib import nullcontext
+
+        class Evaluator:
+            @torch.inference_mode()
+            def run(self):
+                with self.timer:
+                    probe(x)
+
+        def by_statement():
+            torch.set_grad_enabled(False)
+            with ctx:
+                probe(x)
+            torch.set_grad_enabled(True)
+            probe(x)
+
+        def by_flag(train):
+            with torch.set_grad_enabled(train):
+                probe(x)
+            with nullcontext() if train else torch.no_grad():
+                probe(x)
+            sync = torch.no_grad() if fast else torch.enable_grad()
+            with sync:
+                probe(x)
+
+        def plain():
+            torch.no_grad()  # alone on a line, it changes nothing
+            probe(x)
+    """)
+    assert [s["grad_mode"] for s in seen] == ["OFF", "OFF", "ON", "MAYBE_OFF", "MAYBE_OFF", "MAYBE_OFF", "ON"]

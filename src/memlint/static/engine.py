@@ -16,7 +16,7 @@ import libcst as cst
 
 from memlint.static import facts as F
 from memlint.static.facts import (
-    Binding, ClassInfo, ClassScope, Facts, FunctionScope, Graph, GraphValue, Kind, Loop, ModeChange,
+    Binding, ClassInfo, ClassScope, Facts, FunctionScope, GradMode, Graph, GraphValue, Kind, Loop, ModeChange,
     NO_GRAPH, child_fields, dotted_name, names_in,
 )
 from memlint.static.rule import Report, Rule
@@ -36,6 +36,7 @@ class FileChecker:
         # Every scope and loop of the file, kept alive until the file is done: rules key
         # records by id(function) / id(loop), and a freed one's id is reused by the next.
         self._alive: list[object] = []
+        self._saved_grad_modes: list[list[GradMode]] = []  # the enclosing functions' region stacks
         self._statement: list[cst.CSTNode] = []
         self._assign_targets: list[frozenset[str]] = []
         self._visit: dict[type, list[Callable]] = defaultdict(list)
@@ -216,10 +217,12 @@ class FileChecker:
 
     def _grad_mode_statement(self, call: cst.Call) -> None:
         """``torch.set_grad_enabled(False)`` as a statement: grad is off from here to the end
-        of the enclosing block (or until ``set_grad_enabled(True)``)."""
-        qualified = self.facts.qualified_name(call.func)
-        if qualified in F.SET_GRAD_ENABLED and call.args:
-            self.facts.grad_enabled[-1] = _is_true(call.args[0].value)
+        of the enclosing block (or until ``set_grad_enabled(True)``). ``torch.no_grad()`` alone
+        on a line does nothing."""
+        if self.facts.qualified_name(call.func) in F.SET_GRAD_ENABLED:
+            mode = grad_mode_of(call, self.facts)
+            if mode is not None:
+                self.facts.grad_modes[-1] = mode
 
     def _if(self, node: cst.If) -> None:
         """Branches are tracked so that a mode change in one branch is not taken as
@@ -333,13 +336,16 @@ class FileChecker:
         parent = facts.scope
         class_info = parent.info if isinstance(parent, ClassScope) else facts.class_info
         name = node.name.value
-        decorated_no_grad = any(_is_no_grad_expr(d.decorator, facts) for d in node.decorators)
-        framework_no_grad = bool(
-            isinstance(parent, ClassScope) and class_info is not None and class_info.is_lightning
-            and name in F.LIGHTNING_NO_GRAD_METHODS
-        )
+        # A nested function does not inherit the region it is defined in: it runs when called
+        # (a hook registered under no_grad runs in training). Its callers are applied at the end.
+        mode = GradMode.ON
+        for decorator in node.decorators:
+            mode = grad_mode_of(decorator.decorator, facts) or mode
+        if isinstance(parent, ClassScope) and class_info is not None and class_info.is_lightning \
+                and name in F.LIGHTNING_NO_GRAD_METHODS:
+            mode = GradMode.OFF  # Lightning runs these under no_grad itself
         parent.bindings[name] = Binding(Kind.VALUE, NO_GRAPH, node)
-        scope = FunctionScope(node, parent, name, class_info, decorated_no_grad, framework_no_grad)
+        scope = FunctionScope(node, parent, name, class_info, mode)
 
         def body() -> None:
             self._enter_function(scope, node.params)
@@ -350,7 +356,7 @@ class FileChecker:
 
     def _lambda(self, node: cst.Lambda) -> None:
         facts = self.facts
-        scope = FunctionScope(node, facts.scope, "<lambda>", facts.class_info, False, False)
+        scope = FunctionScope(node, facts.scope, "<lambda>", facts.class_info)
         self._enter(node)
         self._enter_function(scope, node.params)
         self._walk(node.body)
@@ -367,17 +373,15 @@ class FileChecker:
             scope.inputs.add(pname)
         facts.scope = scope
         self._alive.append(scope)
-        # Loops of the caller do not run per iteration of this body.
-        self._saved_grad = getattr(self, "_saved_grad", [])
-        self._saved_grad.append(facts.grad_enabled)
-        facts.grad_enabled = [True]
+        self._saved_grad_modes.append(facts.grad_modes)
+        facts.grad_modes = [scope.entry_grad_mode]
 
     def _leave_function(self, scope: FunctionScope) -> None:
         facts = self.facts
         self._run_deferred(scope)
         if isinstance(scope.node, cst.FunctionDef) and not scope.is_generator and scope.return_graph is Graph.NONE:
             facts.plain_functions.add(id(scope.node))
-        facts.grad_enabled = self._saved_grad.pop()
+        facts.grad_modes = self._saved_grad_modes.pop()
         facts.scope = scope.parent
 
     def _for(self, node: cst.For) -> None:
@@ -424,18 +428,15 @@ class FileChecker:
         facts = self.facts
 
         def body() -> None:
-            grad = facts.grad_enabled[-1]
+            mode = facts.grad_mode
             for item in node.items:
                 self._walk(item.item)
-                if _is_no_grad_expr(item.item, facts):
-                    grad = False
-                elif _is_enable_grad_expr(item.item, facts):
-                    grad = True
+                mode = grad_mode_of(item.item, facts) or mode
                 if item.asname is not None:
                     self._bind(item.asname.name, item.item, facts.graph_value(item.item))
-            facts.grad_enabled.append(grad)
+            facts.grad_modes.append(mode)
             self._walk_block(node.body)
-            facts.grad_enabled.pop()
+            facts.grad_modes.pop()
 
         self._compound(node, body)
 
@@ -567,8 +568,12 @@ class FileChecker:
         if isinstance(target, cst.StarredElement):
             self._bind(target.value, value, graph)
             return
-        if isinstance(target, cst.Name) and _is_no_grad_expr(value, facts):
-            facts.no_grad_names.add(target.value)  # ctx = torch.no_grad; with ctx(): ...
+        if isinstance(target, cst.Name):
+            mode = grad_mode_of(value, facts)
+            if mode is not None:
+                facts.grad_mode_names[target.value] = mode  # ctx = torch.no_grad; with ctx(): ...
+            else:
+                facts.grad_mode_names.pop(target.value, None)
         kind = Kind.MODULE if _binds_module(target, value, graph, facts) else Kind.VALUE
         loop = facts.loop
         binding = Binding(kind, graph, value, loop)
@@ -650,38 +655,50 @@ def _is_module_base(base: str, facts: Facts) -> bool:
     return last in ("Module", "LightningModule", "PreTrainedModel")
 
 
-def _is_no_grad_expr(node: cst.BaseExpression, facts: Facts) -> bool:
-    """``torch.no_grad()``, ``torch.no_grad``, ``torch.inference_mode()``,
-    ``torch.set_grad_enabled(False)`` (a decorator or a context manager).
-
-    Where grad may be off, count it as off (precision first): ``set_grad_enabled(flag)``,
-    ``nullcontext() if sync else torch.no_grad()``, a name bound to a no-grad context."""
+def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
+    """The grad mode a context manager or decorator sets, or None when it sets none (the
+    region keeps the mode around it): ``torch.no_grad()`` / ``torch.no_grad`` /
+    ``torch.inference_mode()`` -> OFF; ``torch.enable_grad()`` -> ON;
+    ``torch.set_grad_enabled(True / False / flag)`` -> ON / OFF / MAYBE_OFF; a conditional
+    expression whose branches differs (``nullcontext() if sync else torch.no_grad()``) ->
+    MAYBE_OFF; a name bound to one of these -> its mode."""
     if isinstance(node, cst.IfExp):
-        return _is_no_grad_expr(node.body, facts) or _is_no_grad_expr(node.orelse, facts)
+        modes = {grad_mode_of(node.body, facts), grad_mode_of(node.orelse, facts)}
+        if len(modes) == 1:
+            return modes.pop()
+        return GradMode.MAYBE_OFF if any(mode is not None and mode.may_be_off for mode in modes) else None
     call_args: Sequence[cst.Arg] = ()
     if isinstance(node, cst.Call):
         call_args = node.args
         node = node.func
     name = dotted_name(node)
-    if name is not None and name in facts.no_grad_names:
-        return True
+    if name is not None and name in facts.grad_mode_names:
+        return facts.grad_mode_names[name]
     qualified = facts.qualified_name(node)
     if qualified is None:
-        return False
+        return None
     if qualified in F.NO_GRAD_CONTEXTS:
         if qualified.endswith("inference_mode") and call_args and _is_false(call_args[0].value):
-            return False
-        return True
-    if qualified in F.SET_GRAD_ENABLED:
-        return bool(call_args) and not _is_true(call_args[0].value)
-    return False
+            return None  # inference_mode(False) leaves grad mode alone
+        return GradMode.OFF
+    if qualified in F.ENABLE_GRAD:
+        return GradMode.ON
+    if qualified in F.SET_GRAD_ENABLED and call_args:
+        flag = call_args[0].value
+        return GradMode.ON if _is_true(flag) else GradMode.OFF if _is_false(flag) else GradMode.MAYBE_OFF
+    return None
+
+
+def _may_turn_grad_off(node: cst.BaseExpression, facts: Facts) -> bool:
+    mode = grad_mode_of(node, facts)
+    return mode is not None and mode.may_be_off
 
 
 def _returns_only_without_grad(function: cst.FunctionDef, facts: Facts) -> bool:
     """Does every ``return`` of ``function`` (not a generator) hand back a value computed with
     grad off: under a no-grad decorator, or inside ``with torch.no_grad():``? (Read from the
     statements alone, before the walk; a function with no return value does not count.)"""
-    if any(_is_no_grad_expr(d.decorator, facts) for d in function.decorators):
+    if any(_may_turn_grad_off(d.decorator, facts) for d in function.decorators):
         return True
     returns = []
 
@@ -697,7 +714,7 @@ def _returns_only_without_grad(function: cst.FunctionDef, facts: Facts) -> bool:
                         return False  # a generator (or a coroutine): its values are not returns
                 continue
             inner = no_grad or (isinstance(statement, cst.With)
-                                and any(_is_no_grad_expr(item.item, facts) for item in statement.items))
+                                and any(_may_turn_grad_off(item.item, facts) for item in statement.items))
             for block in _blocks_of(statement):
                 if not scan(block, inner):
                     return False
@@ -735,17 +752,6 @@ def _parameters_owner(iterable: cst.BaseExpression) -> str | None:
             and iterable.func.attr.value in ("parameters", "named_parameters")):
         return dotted_name(iterable.func.value)
     return None
-
-
-def _is_enable_grad_expr(node: cst.BaseExpression, facts: Facts) -> bool:
-    call_args: Sequence[cst.Arg] = ()
-    if isinstance(node, cst.Call):
-        call_args = node.args
-        node = node.func
-    qualified = facts.qualified_name(node)
-    if qualified in F.ENABLE_GRAD:
-        return True
-    return qualified in F.SET_GRAD_ENABLED and bool(call_args) and _is_true(call_args[0].value)
 
 
 def _is_false(node: cst.BaseExpression) -> bool:

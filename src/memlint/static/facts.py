@@ -8,9 +8,10 @@ Rules ask questions here instead of walking the tree themselves:
   (``forward``, ``training_step``...), which names it backpropagates and returns;
 - loops: the enclosing loops, and which names were bound earlier in the current iteration
   (a name that was not outlives the iteration);
-- no-grad regions: ``with torch.no_grad()`` and friends, the decorators, Lightning's
-  evaluation hooks, and (resolved at the end of the module) functions only called from
-  such regions;
+- grad mode: one :class:`GradMode` per region, entered from decorators (``@torch.no_grad()``,
+  ``@torch.inference_mode()``), Lightning's evaluation hooks, ``with`` items,
+  ``set_grad_enabled`` statements, and (resolved at the end of the module) callers:
+  functions only called from no-grad regions;
 - graph-carrying values: whether an expression holds an autograd graph;
 - module modes: where ``m.eval()`` / ``m.train()`` / ``m.requires_grad_(False)`` were called.
 """
@@ -132,6 +133,18 @@ def is_module_name(name: str) -> bool:
     )
 
 
+class GradMode(enum.Enum):
+    """Is autograd recording in a region? One fact, whatever set it."""
+
+    ON = "on"
+    OFF = "off"  # torch.no_grad(), inference_mode(), set_grad_enabled(False)
+    MAYBE_OFF = "maybe off"  # set_grad_enabled(flag), ``nullcontext() if x else no_grad()``: either
+
+    @property
+    def may_be_off(self) -> bool:
+        return self is not GradMode.ON
+
+
 class Graph(enum.IntEnum):
     """Does a value carry an autograd graph? Ordered so ``max`` combines operands."""
 
@@ -242,12 +255,13 @@ class FunctionScope(Scope):
     kind = "function"
 
     def __init__(self, node: cst.FunctionDef | cst.Lambda, parent: Scope, name: str,
-                 class_info: ClassInfo | None, no_grad_decorated: bool, framework_no_grad: bool) -> None:
+                 class_info: ClassInfo | None, entry_grad_mode: "GradMode" = GradMode.ON) -> None:
         super().__init__(node, parent)
         self.name = name
         self.class_info = class_info  # set for methods
-        self.no_grad_decorated = no_grad_decorated
-        self.framework_no_grad = framework_no_grad
+        # Grad mode when the body starts: from decorators or Lightning's eval hooks (callers
+        # are applied at the end of the module).
+        self.entry_grad_mode = entry_grad_mode
         # Names appearing in what is backpropagated: x.backward(), backward(x), autograd.grad(x).
         self.backward_names: set[str] = set()
         self.backward_nodes: set[int] = set()  # id() of expressions inside a backward receiver
@@ -487,10 +501,12 @@ class Facts:
     def __init__(self) -> None:
         self.imports = Imports()
         # Module-level code (scripts) is treated as one function body named "<module>".
-        self.module_scope = FunctionScope(cst.Module(body=()), None, "<module>", None, False, False)
+        self.module_scope = FunctionScope(cst.Module(body=()), None, "<module>", None)
         self.scope: Scope = self.module_scope
         self.loops: list[Loop] = []
-        self.grad_enabled: list[bool] = [True]  # lexical grad mode, innermost last
+        # The grad mode of each nested region of the current function, innermost last; the
+        # first is the function's entry mode. Read it through ``grad_mode`` / ``in_no_grad``.
+        self.grad_modes: list[GradMode] = [GradMode.ON]
         self.classes: dict[str, ClassInfo] = {}
         # id() of the functions (def, not generators) walked so far whose every return value
         # is free of graph: ``accuracy(out, y)`` computed under no_grad or with .item().
@@ -500,7 +516,8 @@ class Facts:
         # function name -> for each call site: was it under no-grad?
         self.call_sites: dict[str, list[bool]] = {}
         self.frozen_modules: set[str] = set()  # names with requires_grad_(False) anywhere
-        self.no_grad_names: set[str] = set()  # names bound to a no-grad context (ctx = torch.no_grad)
+        # names bound to a grad-mode context (``ctx = torch.no_grad``), and its mode
+        self.grad_mode_names: dict[str, GradMode] = {}
         self.branch_path: list[tuple[int, str]] = []  # the if-branches being walked
 
     # ----- questions rules ask -------------------------------------------------------------
@@ -530,14 +547,17 @@ class Facts:
         return [loop for loop in self.loops if loop.scope is self.scope]
 
     @property
+    def grad_mode(self) -> GradMode:
+        """The grad mode here, whatever set it: a decorator, a ``with``, a ``set_grad_enabled``
+        statement, Lightning's eval hooks, an enclosing region. (Functions only *called* under
+        no-grad are known at the end of the module: the engine then drops their grad-dependent
+        findings.)"""
+        return self.grad_modes[-1]
+
+    @property
     def in_no_grad(self) -> bool:
-        """Lexically under no-grad: a context manager, a decorator, or a Lightning eval hook.
-        (Functions only *called* under no-grad are handled by the engine at the end.)"""
-        if not self.grad_enabled[-1]:
-            return True
-        function = self.function
-        return bool(function and (function.no_grad_decorated or function.framework_no_grad)
-                    and len(self.grad_enabled) == 1)
+        """May grad be off here? ``MAYBE_OFF`` counts as off: precision first."""
+        return self.grad_modes[-1].may_be_off
 
     def outlives_iteration(self, target: cst.BaseExpression) -> bool:
         """Does the place ``target`` names survive the current loop iteration?

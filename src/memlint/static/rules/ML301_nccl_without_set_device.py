@@ -13,7 +13,11 @@ expression that can give ``"nccl"``, or a value read from the environment: ``os.
 ``with torch.cuda.device(...)`` / ``*.set_device(...)`` anywhere in the module; in such a
 module, each ``barrier()`` without ``device_ids`` too. Calling ``set_device`` right after
 ``init_process_group`` is fine (NCCL creates its communicator lazily, at the first
-collective), so the order is not checked. Not flagged: a backend held in a variable or a
+collective), so the order is not checked. Pinning each process to one GPU through the
+environment counts as setting the device: ``os.environ["CUDA_VISIBLE_DEVICES"] = str(local_rank)``
+(any value but a literal list of several GPUs; also ``setdefault`` / ``update`` /
+``os.putenv``) before the group starts — in another function, or earlier in the same one —
+leaves each rank exactly one visible GPU, so ``cuda:0`` is its own. Not flagged: a backend held in a variable or a
 parameter that is not read from the environment (frameworks pick it and set the device
 elsewhere), ``gloo``, no backend at all, and a module that does no GPU work itself (no
 collective, no DDP wrap, no ``.cuda()`` / ``.to(...)``): the code it hands over to may set the
@@ -44,12 +48,33 @@ class NcclWithoutSetDevice(Rule):
         super().__init__(checker)
         self._sets_device = False
         self._gpu_work = False  # collectives, DDP, .cuda()/.to(...) in this module
-        self._inits: list[cst.Call] = []
+        self._inits: list[tuple[cst.Call, object]] = []  # each with the function it is in
+        # Functions that pin the process to one GPU through CUDA_VISIBLE_DEVICES, with the
+        # init_process_group calls seen in each before the pin (those come too late for it).
+        self._pins: dict[int, list[cst.Call]] = {}
         self._barriers: list[cst.Call] = []
         self._scheduled = False
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Subscript) and self._is_environ(target.target.value) \
+                    and _subscript_key(target.target) == VISIBLE_DEVICES and _one_device(node.value):
+                self._pin()
+
+    def _pin(self) -> None:
+        function = self.facts.function
+        earlier = [init for init, where in self._inits if where is function]
+        self._pins.setdefault(id(function), []).extend(earlier)
+        self._schedule()
+
+    def _is_environ(self, node: cst.BaseExpression) -> bool:
+        return self.facts.qualified_name(node) == "os.environ"
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if self._pins_by_call(node):
+            self._pin()
+            return
         if isinstance(func, cst.Attribute) and func.attr.value in SET_DEVICE_METHODS:
             self._sets_device = True
             return
@@ -70,7 +95,7 @@ class NcclWithoutSetDevice(Rule):
             positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
             backend = positional[0] if positional else _keyword(node, "backend")
             if backend is not None and self._may_be_nccl(backend):
-                self._inits.append(node)
+                self._inits.append((node, self.facts.function))
                 self._schedule()
         elif qualified in BARRIER:
             if _keyword(node, "device_ids") is None and not any(arg.star for arg in node.args):
@@ -82,10 +107,34 @@ class NcclWithoutSetDevice(Rule):
             self._scheduled = True
             self.at_module_exit(self._decide)
 
+    def _pins_by_call(self, node: cst.Call) -> bool:
+        """``os.environ.setdefault("CUDA_VISIBLE_DEVICES", v)``, ``os.environ.update(...)``,
+        ``os.putenv("CUDA_VISIBLE_DEVICES", v)`` with one device per process."""
+        func = node.func
+        qualified = self.facts.qualified_name(func) or ""
+        if qualified == "os.putenv" or isinstance(func, cst.Attribute) and func.attr.value == "setdefault" \
+                and self._is_environ(func.value):
+            values = [arg.value for arg in node.args if arg.keyword is None]
+            return len(values) == 2 and _string(values[0]) == VISIBLE_DEVICES and _one_device(values[1])
+        if isinstance(func, cst.Attribute) and func.attr.value == "update" and self._is_environ(func.value):
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value == VISIBLE_DEVICES:
+                    return _one_device(arg.value)
+                if isinstance(arg.value, cst.Dict):
+                    for element in arg.value.elements:
+                        if isinstance(element, cst.DictElement) and _string(element.key) == VISIBLE_DEVICES:
+                            return _one_device(element.value)
+        return False
+
     def _decide(self) -> None:
-        if self._sets_device or not self._inits or not self._gpu_work:
+        if self._sets_device or not self._gpu_work:
             return  # no GPU work here: whoever runs it (a framework, a later module) sets the device
-        for node in self._inits:
+        if self._pins:  # CUDA_VISIBLE_DEVICES pins each rank, unless set after the group started
+            too_late = {id(node) for late in self._pins.values() for node in late}
+            self._inits = [(node, where) for node, where in self._inits if id(node) in too_late]
+        if not self._inits:
+            return  # no NCCL group, or every rank pinned to its GPU before the group started
+        for node, _ in self._inits:
             self.report(
                 node,
                 "NCCL process group started with no torch.cuda.set_device(local_rank) (or device_id=) in "
@@ -185,6 +234,30 @@ def init_torch_dist_then_launch_deepspeed(deepspeed_config):
     torch.distributed.init_process_group(backend=backend)
     return TrainingArguments(output_dir="./", deepspeed=deepspeed_config)
 """,
+        # each rank pinned to its GPU through the environment before the group starts
+        """
+import os
+import torch
+import torch.distributed as dist
+
+def setup(rank, world_size, gpus_per_node):
+    os.environ["CUDA_VISIBLE_DEVICES"] = str(rank % gpus_per_node)
+    dist.init_process_group("nccl", rank=rank, world_size=world_size)
+    model = Net().cuda()
+    dist.barrier()
+""",
+        """
+import os
+import torch
+import torch.distributed as dist
+
+def pin():
+    os.environ.setdefault("CUDA_VISIBLE_DEVICES", os.environ["LOCAL_RANK"])
+
+def main():
+    dist.init_process_group(backend="nccl")
+    model = torch.nn.Linear(2, 2).cuda()
+""",
         # with torch.cuda.device(...) around the work, barrier with device_ids
         """
 import torch
@@ -199,6 +272,28 @@ def worker(rank, world_size):
     ]
 
     INVALID = [
+        # every process sees all four GPUs: cuda:0 is GPU 0 for each of them
+        Invalid("""
+import os
+import torch.distributed as dist
+
+os.environ["CUDA_VISIBLE_DEVICES"] = "0,1,2,3"
+
+def setup(rank, world_size):
+    dist.init_process_group("nccl", rank=rank, world_size=world_size)
+    dist.barrier()
+""", line=8),
+        # pinned after the group started in the same function: too late for NCCL's context
+        Invalid("""
+import os
+import torch
+import torch.distributed as dist
+
+def setup(rank, world_size):
+    dist.init_process_group("nccl", rank=rank, world_size=world_size)
+    os.environ["CUDA_VISIBLE_DEVICES"] = str(rank)
+    torch.nn.Linear(2, 2).cuda()
+""", line=7),
         Invalid("""
 import os
 import torch
@@ -239,6 +334,28 @@ def train(model, loader):
     model = model.to(int(os.environ["LOCAL_RANK"]))
 """, line=7),
     ]
+
+
+VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
+
+
+def _string(node: cst.BaseExpression) -> str | None:
+    value = node.evaluated_value if isinstance(node, cst.SimpleString) else None
+    return value if isinstance(value, str) else None
+
+
+def _subscript_key(node: cst.Subscript) -> str | None:
+    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        return _string(node.slice[0].slice.value)
+    return None
+
+
+def _one_device(value: cst.BaseExpression) -> bool:
+    """Does a CUDA_VISIBLE_DEVICES value leave one GPU per process? Anything computed
+    (``str(rank % gpus_per_node)``, ``os.environ["LOCAL_RANK"]``, an f-string) does; a literal
+    list of several (``"0,1,2,3"``) does not."""
+    literal = _string(value)
+    return literal is None or "," not in literal
 
 
 def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:

@@ -1,0 +1,85 @@
+"""Every rule reads the grad mode of a region from one fact (issue 16): a no-grad decorator holds
+inside any ``with`` block, a method, or a function only called under no-grad. The research-code
+shapes below were reported as false positives; without the no-grad they are real findings."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from memlint.catalogue import default_codes
+from memlint.static.source_check import check_source
+
+# Rules whose findings exist only with autograd on.
+GRAD_DEPENDENT = {"ML101", "ML102", "ML201"}  # ML207 (outputs kept on the GPU) holds with grad off too
+
+# An evaluation body that leaks (ML101: every batch's graph kept in a list and a sum) and
+# wastes (ML201: eval mode with grad on) when grad is on.
+BODY = """
+model.eval()
+losses, preds, total = [], [], 0
+for X, Y in val_loader:
+    {region}
+        logits, loss = model(X.cuda(), Y.cuda())
+    losses.append(loss)
+    preds.append(logits)
+    total += loss
+model.train()
+print(sum(losses) / len(losses), total)
+return preds
+"""
+
+REGIONS = [
+    "with ctx:",  # autocast or nullcontext, chosen at import time (nanoGPT)
+    "with torch.cuda.amp.autocast():",
+    "with torch.autocast(device_type='cuda', dtype=torch.bfloat16):",
+    "with Timer('eval'):",
+    "with open(log_path, 'a') as log:",
+]
+
+HEADER = """
+import torch
+from contextlib import nullcontext
+
+ctx = nullcontext() if device_type == "cpu" else torch.amp.autocast(device_type=device_type, dtype=ptdtype)
+model = GPT(config)
+"""
+
+
+def findings(source: str) -> set[str]:
+    return {f.code for f in check_source(textwrap.dedent(source), "train.py", default_codes())}
+
+
+def function(decorator: str, region: str, name: str = "estimate_loss") -> str:
+    body = textwrap.indent(textwrap.dedent(BODY).format(region=region).strip("\n"), "    ")
+    return f"{decorator}\ndef {name}(val_loader):\n{body}\n"
+
+
+@pytest.mark.parametrize("region", REGIONS)
+def test_without_no_grad_the_shape_is_reported(region):
+    found = findings(HEADER + function("", region))
+    assert {"ML101", "ML201"} <= found, found  # the controls: these tests can fail
+
+
+@pytest.mark.parametrize("region", REGIONS)
+@pytest.mark.parametrize("decorator", ["@torch.no_grad()", "@torch.no_grad", "@torch.inference_mode()"])
+def test_a_no_grad_decorator_holds_in_any_with_block(decorator, region):
+    assert not findings(HEADER + function(decorator, region)) & GRAD_DEPENDENT
+
+
+@pytest.mark.parametrize("region", REGIONS[:2])
+def test_decorated_methods(region):
+    method = textwrap.indent(function("@torch.no_grad()", region, "evaluate"), "    ")
+    assert not findings(HEADER + "class Trainer:\n" + method) & GRAD_DEPENDENT
+
+
+def test_a_nested_function_called_only_under_no_grad():
+    nested = textwrap.indent(function("", REGIONS[0], "run"), "    ")
+    source = HEADER + "@torch.no_grad()\ndef evaluate(val_loader):\n" + nested + "    return run(val_loader)\n"
+    assert not findings(source) & GRAD_DEPENDENT
+
+
+def test_a_set_grad_enabled_statement():
+    body = function("", REGIONS[0]).replace("    model.eval()", "    torch.set_grad_enabled(False)\n    model.eval()")
+    assert not findings(HEADER + body) & GRAD_DEPENDENT
