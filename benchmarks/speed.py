@@ -13,11 +13,14 @@ Installs a pinned corpus (skorch, torchtnt, pytorch-ignite sources, no dependenc
 - where a cold one-file run spends its time: ``python -X importtime`` of the same run, split
   into interpreter start-up, click, memlint's own modules, libcst, and the check itself;
 
-and prints each time with its ratio to the bare parse. The corpus runs use no server, so that
+and prints each time with its ratio to the bare parse. ``--instructions`` adds the one-file runs
+counted in CPU instructions by valgrind's callgrind, which a busy machine does not change, and
+``--baseline SRC`` (another memlint's ``src`` folder, e.g. a checkout of the last release) puts
+its counts beside ours: the before/after figures of a change. The corpus runs use no server, so that
 their CPU time is all in this process's children. Targets (issue 4): cold <= 1.5x,
 warm <= 0.1x, one file < 0.3 s with the server.
 
-    python3 benchmarks/speed.py [--runs 5] [--jobs 0]
+    python3 benchmarks/speed.py [--runs 5] [--jobs 0] [--instructions [--baseline OTHER/src]]
 """
 
 from __future__ import annotations
@@ -173,10 +176,53 @@ def cold_breakdown(path: str, work: str) -> dict[str, float]:
     return seconds
 
 
+def instructions(args: list[str], cwd: str, source_root: str) -> int | None:
+    """CPU instructions of ``memlint check ARGS`` (no server), counted by callgrind; None
+    without valgrind."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return None
+    env = dict(LOCAL_ENV, PYTHONPATH=source_root)
+    done = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+                           "-m", "memlint", "check", *args], cwd=cwd, capture_output=True, text=True, env=env)
+    for line in done.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.rsplit(":", 1)[1])
+    return None
+
+
+def instruction_table(work: str, one: str, baseline: str | None) -> None:
+    """One-file runs in instructions: ours and, with ``baseline``, another memlint's."""
+    ours = str(Path(__file__).resolve().parents[1] / "src")
+    versions = [("this memlint", ours)] + ([("baseline", baseline)] if baseline else [])
+    plain_source = Path(statistics.__file__).read_text(encoding="utf-8")
+    cases = (("changed torch module (cache miss)", Path(one).read_text(encoding="utf-8"), True),
+             ("changed module, no PyTorch", plain_source, True),
+             ("unchanged torch module (cache hit)", Path(one).read_text(encoding="utf-8"), False))
+    print("one file, CPU instructions (callgrind: the same on a busy machine), millions:")
+    print(f"{'':36}" + "".join(f"{name:>16}" for name, _ in versions))
+    for label, text, changed in cases:
+        row = []
+        for index, (_, root) in enumerate(versions):
+            path = os.path.join(work, f"instr_{index}_{len(row)}_{label[:7].replace(' ', '_')}.py")
+            Path(path).write_text(text + ("\n# changed\n" if changed else ""), encoding="utf-8")
+            if changed:
+                count = instructions(["--no-cache", path], work, root)
+            else:
+                subprocess.run([sys.executable, "-m", "memlint", "check", path], cwd=work, capture_output=True,
+                               env=dict(LOCAL_ENV, PYTHONPATH=root))
+                count = instructions([path], work, root)
+            row.append(f"{count / 1e6:16,.0f}" if count else f"{'n/a':>16}")
+        print(f"{'  ' + label:36}" + "".join(row))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=0, help="0: all cores")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count the one-file runs in CPU instructions (valgrind; slow)")
+    parser.add_argument("--baseline", metavar="SRC", help="with --instructions: another memlint's src folder")
     options = parser.parse_args()
     jobs = options.jobs or os.cpu_count() or 1
 
@@ -232,6 +278,8 @@ def main() -> None:
             elapsed, _ = memlint([plain], work, "miss plain")
             one_file.setdefault("miss plain", []).append(elapsed)
         breakdowns = [cold_breakdown(one, work) for _ in range(options.runs)]
+        if options.instructions:
+            instruction_table(work, one, options.baseline)
         if served_count < 2 * options.runs + 1:
             sys.exit(f"only {served_count} runs reached the server; the served timings are not what they say")
         start = time.perf_counter()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memlint.catalogue import default_codes
-from memlint.static.runner import check_file
+from memlint.static.file_check import check_file
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>ML\d{3}(?:\s*,\s*ML\d{3})*)")

@@ -267,16 +267,16 @@ def test_rule_crash_becomes_ml902_naming_the_rule(project, monkeypatch):
 
 
 def test_engine_crash_on_one_file_becomes_ml902(project, monkeypatch):
-    import memlint.static.runner as runner
+    import memlint.static.file_check as file_check
 
-    real = runner.check_source
+    real = file_check.check_source
 
     def crash_on_bad(source, path, *args, **kwargs):
         if path.endswith("bad.py"):
             raise KeyError("engine bug")
         return real(source, path, *args, **kwargs)
 
-    monkeypatch.setattr(runner, "check_source", crash_on_bad)
+    monkeypatch.setattr(file_check, "check_source", crash_on_bad)
     (project / "bad.py").write_text(FINDING)
     code, out, err = run(".")
     assert code == 2 and "Traceback" not in out + err

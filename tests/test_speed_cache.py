@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import memlint.static.cache as cache_module
+import memlint.static.file_check as file_check
 import memlint.static.runner as runner
 from memlint.config import Config
 from memlint.static.positions import Positions
@@ -44,13 +45,13 @@ def evaluate(model, loader):
 def counted(monkeypatch):
     """Paths actually checked (cache misses), in the serial path."""
     checked: list[str] = []
-    real = runner.check_file
+    real = file_check.check_file
 
     def check_file(path, *args, **kwargs):
         checked.append(path)
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(runner, "check_file", check_file)
+    monkeypatch.setattr(file_check, "check_file", check_file)
     return checked
 
 

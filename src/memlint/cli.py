@@ -1,7 +1,8 @@
 """The ``memlint`` command: check, verify, rules, rule, server.
 
 Nothing imported here imports libcst or torch: libcst is imported only when a file has to be
-parsed, torch only in the process that runs a script under ``memlint verify``.
+parsed, torch only in the process that runs a script under ``memlint verify``. ``memlint
+check`` runs on every commit, so the verify half is imported only by the verify command.
 """
 
 from __future__ import annotations
@@ -17,12 +18,7 @@ import click
 from memlint import server_client
 from memlint.catalogue import CATALOGUE, all_codes, rule_page
 from memlint.config import ConfigError, Configs, validate_codes
-from memlint.dynamic.api import TORCH_MISSING, run_verify, verify_config
-from memlint.dynamic.options import build_options
-from memlint.dynamic.progress import ProgressBar
-from memlint.dynamic.render import render_json, render_text
 from memlint.report import render
-from memlint.static.fixing import apply_fixes
 from memlint.static.runner import check_paths
 from memlint.version import __version__
 
@@ -102,6 +98,9 @@ def check(paths, select, ignore, extend_select, output_format, statistics, exit_
 
     would_fix = False
     if fix or diff:
+        # the fixing machinery only with --fix / --diff: a warm run imports no checking machinery
+        from memlint.static.fixing import apply_fixes
+
         would_fix = any(f.fix is not None and (f.fix.safe or unsafe_fixes) for f in result.findings)
         result = apply_fixes(result, configs=configs, unsafe=unsafe_fixes, write=not diff, echo=click.echo)
 
@@ -218,6 +217,12 @@ def verify(script, args, module, steps, warmup, device, timeout, output_format, 
 
     Exit codes: 0 stable, 1 growth, 2 error or inconclusive.
     """
+    # verify's half, only when verify runs: memlint check starts on every commit
+    from memlint.dynamic.api import TORCH_MISSING, run_verify, verify_config
+    from memlint.dynamic.options import build_options
+    from memlint.dynamic.progress import ProgressBar
+    from memlint.dynamic.render import render_json, render_text
+
     if module:  # with -m every positional argument belongs to the module
         args = ((script,) if script else ()) + tuple(args)
         script = None

@@ -28,10 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
-import socket
 import stat
-import subprocess
 import sys
 from typing import Callable
 
@@ -59,9 +56,8 @@ def server_allowed(environ: "os._Environ[str] | dict[str, str]" = os.environ) ->
         return False
     if environ.get("CI", "").strip().lower() not in _OFF:
         return False
-    if sys.platform == "win32" or not hasattr(os, "fork"):
-        return False
-    return hasattr(socket, "AF_UNIX") and hasattr(socket, "send_fds")
+    # Unix sockets that pass file descriptors (socket.send_fds: every POSIX Python >= 3.9)
+    return sys.platform != "win32" and hasattr(os, "fork")
 
 
 def server_folder(environ: "os._Environ[str] | dict[str, str]" = os.environ) -> str | None:
@@ -106,6 +102,14 @@ def run_on_server(argv: list[str], start: Callable[[], bool] = lambda: False) ->
     path = socket_path()
     if path is None:
         return None
+    if not os.path.exists(path):  # no server, as in most runs: nothing more to import or try
+        if start():
+            start_server(path)
+        return None
+    # sockets only when a server is there: a run without one does not pay for them
+    import signal
+    import socket
+
     try:
         umask = os.umask(0o022)
         os.umask(umask)
@@ -136,6 +140,7 @@ def run_on_server(argv: list[str], start: Callable[[], bool] = lambda: False) ->
         client.close()
         return None  # the server declined (stopping, out of date): nothing ran, run here
     worker = int(started.split()[1])
+
     def forward(signum, frame):  # Ctrl-C reaches this process; the worker must stop too
         try:
             os.kill(worker, signum)
@@ -160,6 +165,7 @@ def run_on_server(argv: list[str], start: Callable[[], bool] = lambda: False) ->
 def start_server(path: str) -> None:
     """Start the server in the background (its own session, no terminal, stdio to
     /dev/null so a caller reading our output never waits for it)."""
+    import subprocess  # only to start a server, which the user asked for
     idle = os.environ.get("MEMLINT_SERVER_IDLE", str(IDLE_SECONDS_DEFAULT))
     try:
         subprocess.Popen(

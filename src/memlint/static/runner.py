@@ -1,27 +1,22 @@
 """Check files and folders: find them, take what the cache knows, check the rest (on every
 core when there are many), and gather the findings of a run.
 
-Start-up matters (pre-commit runs ``memlint check`` on every commit): nothing imported here
-imports libcst or a rule, so a run whose files are all cached, or none of whose files a rule
-could match, never imports them (see :mod:`memlint.static.source_check`).
+Start-up matters (pre-commit runs ``memlint check`` on every commit): a run whose files are
+all cached imports no checking machinery at all, and one none of whose files a rule could
+match never imports libcst or a rule (see :mod:`memlint.static.source_check`).
 """
 
 from __future__ import annotations
 
 import gc
 import os
-from concurrent.futures import ProcessPoolExecutor
 from typing import Sequence
 
 from memlint.catalogue import RUNNER_CODES, all_codes, default_codes
 from memlint.config import Config, Configs
-from memlint.findings import CheckResult, Finding, internal_error, unchecked_file
+from memlint.findings import CheckResult, Finding
 from memlint.static.cache import Cache
-from memlint.static.discovery import NOTEBOOK_SUFFIX, discover
-from memlint.static.notebook import check_notebook
-from memlint.static.rules import rules_by_code
-from memlint.static.source import UncheckableFile, decode_source, read_bytes
-from memlint.static.source_check import check_source
+from memlint.static.discovery import discover
 
 # Below this many files, starting worker processes costs more than it saves.
 PARALLEL_THRESHOLD = 16
@@ -30,31 +25,10 @@ PARALLEL_THRESHOLD = 16
 CHUNK_FILES = 8
 
 
-def check_file(path: str, codes: Sequence[str], ignored: Sequence[str] = ()) -> list[Finding]:
-    """Findings of the rules ``codes`` in one file (less the ``ignored`` prefixes); problems
-    reading or parsing it become an ML901 finding, a bug in memlint an ML902."""
-    try:
-        data = read_bytes(path)
-    except OSError as exc:
-        return [unchecked_file(path, f"cannot read: {exc.strerror or exc}")]
-    except MemoryError:
-        return [unchecked_file(path, "cannot read: file too large")]
-    try:
-        if path.endswith(NOTEBOOK_SUFFIX):
-            return check_notebook(data, path, codes, ignored)
-        return check_source(decode_source(data), path, codes, ignored)
-    except UncheckableFile as exc:
-        return [unchecked_file(path, exc.message, exc.line, exc.column)]
-    except RecursionError:
-        return [unchecked_file(path, "file is too deeply nested to check")]
-    except MemoryError:
-        return [unchecked_file(path, "file is too large to check in memory")]
-    except Exception as exc:  # a bug in memlint must not stop the run
-        return [internal_error(path, f"internal error while checking this file: {type(exc).__name__}: {exc} "
-                                     "(please report it; other files were still checked)")]
-
-
 def _check_chunk(args: tuple[list[str], tuple[str, ...], dict[str, tuple[str, ...]]]) -> list[list[Finding]]:
+    # the checking machinery only for files the cache does not know: a warm run imports none of it
+    from memlint.static.file_check import check_file
+
     paths, codes, ignored_by_path = args
     results = []
     # A parsed module is some 10,000 acyclic objects freed by reference counting, yet their
@@ -85,9 +59,13 @@ def _check_parallel(
     """Check ``todo`` on ``workers`` processes: biggest files first, in small chunks (of one
     rule selection each), so that the workers finish together. A worker that dies costs only
     its files, which are then checked here."""
+    # processes only for many files: a one-file pre-commit run does not pay for multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     # libcst and the rules, imported once before the workers are forked (not at the top: a
     # run whose files are all cached never needs them)
     import memlint.static.module_check  # noqa: F401
+    from memlint.static.rules import rules_by_code
 
     for codes in set(codes_by_path.values()):
         rules_by_code(codes)

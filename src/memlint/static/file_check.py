@@ -1,0 +1,36 @@
+"""Check one file, whatever it holds: a Python source or a notebook. Problems reading or
+parsing it become an ML901 finding, a bug in memlint an ML902: one file never stops a run."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from memlint.findings import Finding, internal_error, unchecked_file
+from memlint.static.discovery import NOTEBOOK_SUFFIX
+from memlint.static.notebook import check_notebook
+from memlint.static.source import UncheckableFile, decode_source, read_bytes
+from memlint.static.source_check import check_source
+
+
+def check_file(path: str, codes: Sequence[str], ignored: Sequence[str] = ()) -> list[Finding]:
+    """Findings of the rules ``codes`` in one file (less the ``ignored`` prefixes); problems
+    reading or parsing it become an ML901 finding, a bug in memlint an ML902."""
+    try:
+        data = read_bytes(path)
+    except OSError as exc:
+        return [unchecked_file(path, f"cannot read: {exc.strerror or exc}")]
+    except MemoryError:
+        return [unchecked_file(path, "cannot read: file too large")]
+    try:
+        if path.endswith(NOTEBOOK_SUFFIX):
+            return check_notebook(data, path, codes, ignored)
+        return check_source(decode_source(data), path, codes, ignored)
+    except UncheckableFile as exc:
+        return [unchecked_file(path, exc.message, exc.line, exc.column)]
+    except RecursionError:
+        return [unchecked_file(path, "file is too deeply nested to check")]
+    except MemoryError:
+        return [unchecked_file(path, "file is too large to check in memory")]
+    except Exception as exc:  # a bug in memlint must not stop the run
+        return [internal_error(path, f"internal error while checking this file: {type(exc).__name__}: {exc} "
+                                     "(please report it; other files were still checked)")]
