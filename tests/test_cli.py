@@ -82,7 +82,7 @@ def test_json_shape(project):
     assert result.exit_code == 1
     (finding,) = json.loads(result.output)
     assert set(finding) == {"path", "line", "column", "end_line", "end_column", "code", "name",
-                            "severity", "message", "fix"}
+                            "severity", "message", "help", "fix"}
     assert (finding["line"], finding["column"], finding["code"], finding["severity"]) == (10, 9, "ML101", "error")
     assert finding["name"] == "graph-accumulation"
 

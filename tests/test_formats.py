@@ -192,4 +192,4 @@ def test_json_and_text_mark_fixes(project):
     assert all(d["fix"] is not None and d["fix"]["safe"] is False for d in data)
     text = run(cwd=project).stdout
     assert "pkg/train loop.py:11:9: ML101 [*] " in text
-    assert "3 fixable (0 with --fix, the rest with --fix --unsafe-fixes)" in text
+    assert "[*] 3 fixable with --fix --unsafe-fixes." in text

@@ -69,7 +69,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def test_findings_report_cell_and_line_in_text(project):
-    result = run("train.ipynb", cwd=project)
+    result = run("train.ipynb", "--format", "concise", cwd=project)
     assert result.exit_code == 1, result.output
     lines = result.stdout.splitlines()
     assert lines[0].startswith("train.ipynb:cell 4:9:5: ML101 ")  # losses.append(loss), the cell's 9th line

@@ -18,7 +18,8 @@ import click
 from memlint import server_client
 from memlint.catalogue import CATALOGUE, all_codes, rule_page
 from memlint.config import ConfigError, Configs, validate_codes
-from memlint.report import render
+from memlint.report import FORMATS, render
+from memlint.report.style import colour_wanted
 from memlint.static.runner import check_paths
 from memlint.version import __version__
 
@@ -56,8 +57,8 @@ def main() -> None:
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes or prefixes.")
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Add these codes to the selection.")
 @click.option(
-    "--format", "output_format", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
-    show_default=True, help="Output format.",
+    "--format", "--output-format", "output_format", type=click.Choice(FORMATS), default="full", show_default=True,
+    help="Output format: full (each finding with its source and help), concise (one line each; text: full).",
 )
 @click.option("--statistics", is_flag=True, help="Show a count per rule code instead of each finding.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
@@ -104,7 +105,8 @@ def check(paths, select, ignore, extend_select, output_format, statistics, exit_
         would_fix = any(f.fix is not None and (f.fix.safe or unsafe_fixes) for f in result.findings)
         result = apply_fixes(result, configs=configs, unsafe=unsafe_fixes, write=not diff, echo=click.echo)
 
-    click.echo(render(result, output_format, statistics=statistics), nl=False)
+    colour = colour_wanted(sys.stdout, os.environ)
+    click.echo(render(result, output_format, statistics=statistics, colour=colour), nl=False, color=colour)
 
     if diff and would_fix and not exit_zero:
         sys.exit(EXIT_FINDINGS)  # like ruff: --diff fails when it would change something

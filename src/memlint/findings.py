@@ -37,7 +37,11 @@ class Fix:
 
 @dataclass(frozen=True)
 class Finding:
-    """One reported problem. Lines and columns are 1-based."""
+    """One reported problem. Lines and columns are 1-based.
+
+    ``message`` says what is wrong in one short sentence; ``help`` (or None) says what to do
+    about it, as ruff's ``help:`` line. Why it matters is the rule's page, not the finding's.
+    """
 
     path: str
     line: int
@@ -50,6 +54,7 @@ class Finding:
     message: str
     fix: Fix | None = None
     cell: int | None = None  # notebook cell (1-based) when the file is a notebook
+    help: str | None = None
 
     @property
     def sort_key(self) -> tuple:
@@ -66,6 +71,7 @@ class Finding:
             "name": self.name,
             "severity": self.severity,
             "message": self.message,
+            "help": self.help,
             "fix": self.fix.to_json() if self.fix else None,
         }
         if self.cell is not None:
@@ -87,17 +93,30 @@ class Finding:
             message=data["message"],
             fix=Fix(fix["safe"], tuple(Edit(**e) for e in fix["edits"])) if fix else None,
             cell=data.get("cell"),
+            help=data.get("help"),
         )
 
 
-def unchecked_file(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
+def unchecked_file(path: str, message: str, line: int = 1, column: int = 1, help: str | None = None) -> Finding:
     """ML901: ``path`` could not be checked (unreadable, undecodable, a syntax error...)."""
-    return Finding(path, line, column, line, column, "ML901", "unchecked-file", "error", message)
+    return Finding(path, line, column, line, column, "ML901", "unchecked-file", "error", message, help=help)
 
 
-def internal_error(path: str, message: str) -> Finding:
+INTERNAL_ERROR_HELP = "a bug in memlint: please report it with this file; the other files were still checked"
+
+
+def internal_error(path: str, message: str, help: str = INTERNAL_ERROR_HELP) -> Finding:
     """ML902: memlint itself failed on ``path`` (a bug in memlint); other files are still checked."""
-    return Finding(path, 1, 1, 1, 1, "ML902", "internal-error", "error", message)
+    return Finding(path, 1, 1, 1, 1, "ML902", "internal-error", "error", message, help=help)
+
+
+def has_position(finding: Finding) -> bool:
+    """Does the finding point at a place in the file? ML902, and an ML901 about the whole
+    file (unreadable, undecodable, too large), point at none: their 1:1 is a placeholder."""
+    if finding.code == "ML902":
+        return False
+    return not (finding.code == "ML901" and (finding.line, finding.column, finding.end_line, finding.end_column)
+                == (1, 1, 1, 1))
 
 
 @dataclass
@@ -106,6 +125,9 @@ class CheckResult:
 
     findings: list[Finding] = field(default_factory=list)
     files_checked: int = 0
+    # The text a file's findings refer to, where it is not the file on disk (``--diff``
+    # reports what remains in fixed text it did not write). Reports read the rest from disk.
+    sources: dict[str, str] = field(default_factory=dict)
 
     @property
     def has_unchecked_files(self) -> bool:

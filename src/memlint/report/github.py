@@ -1,7 +1,7 @@
 """``--format github``: GitHub Actions workflow commands, one per finding
 (``::error file=...,line=...,col=...,endLine=...,endColumn=...,title=CODE name::CODE message``;
-``warning``, and ``notice`` for info). Data is %-escaped, and properties also escape ``:`` and
-``,``, as the runner expects."""
+``warning``, and ``notice`` for info), the finding's help on a second line of the annotation.
+Data is %-escaped, and properties also escape ``:`` and ``,``, as the runner expects."""
 
 from __future__ import annotations
 
@@ -32,5 +32,7 @@ def render_github(result: CheckResult) -> str:
             props = (f"file={_escape_property(f.path)},line={f.line},col={f.column},"
                      f"endLine={f.end_line},endColumn={f.end_column},title={title}")
             text = f"{f.code} {f.message}"
+        if f.help:
+            text += f"\nhelp: {f.help}"
         lines.append(f"::{level} {props}::{_escape_data(text)}")
     return "\n".join(lines) + ("\n" if lines else "")

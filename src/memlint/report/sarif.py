@@ -3,7 +3,10 @@ SARIF viewers read it.
 
 Every rule is described in ``tool.driver.rules`` from its page in ``rules/`` (short
 description: the summary; full description: "What it does"; help: the whole page), and
-each finding is a result with a physical location. Columns count Unicode code points
+each finding is a result with a physical location. A result has no help of its own: its
+``message.text`` is the finding's message and help joined by ``"; "`` (the sentence a reader
+of an alert needs), and the help alone is in its ``properties``; the rule's why is the
+rule's ``help`` and ``fullDescription``. Columns count Unicode code points
 (``columnKind``), as memlint's own output does. For a notebook, the region is the line
 within the cell and the cell number is in the result's ``properties``.
 """
@@ -105,12 +108,14 @@ def _result(finding: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": finding.code,
         "level": LEVELS.get(finding.severity, "warning"),
-        "message": {"text": finding.message},
+        "message": {"text": f"{finding.message}; {finding.help}" if finding.help else finding.message},
         "locations": [location],
     }
     if finding.code in rule_index:
         result["ruleIndex"] = rule_index[finding.code]
     properties: dict[str, Any] = {}
+    if finding.help:
+        properties["help"] = finding.help
     if finding.cell is not None:
         properties["cell"] = finding.cell
         location["message"] = {"text": f"cell {finding.cell}, line {finding.line}"}

@@ -28,7 +28,7 @@ from memlint.static.source import read_bytes
 from memlint.version import __version__
 
 CACHE_DIR = ".memlint_cache"
-FORMAT = "v2"
+FORMAT = "v3"  # v3: findings carry "help"
 
 
 @lru_cache(maxsize=1)

@@ -77,10 +77,10 @@ class FileChecker:
         return self._assign_targets[-1] if self._assign_targets else frozenset()
 
     def add_report(self, rule: Rule, node: cst.CSTNode, message: str, *, needs_grad: bool, fix, severity,
-                   function=None) -> None:
+                   function=None, help: str | None = None) -> None:
         statement = self._statement[-1] if self._statement else None
         function = function if function is not None else self.facts.function
-        self.reports.append((rule, Report(node, message, statement, function, needs_grad, fix, severity)))
+        self.reports.append((rule, Report(node, message, statement, function, needs_grad, fix, severity, help)))
 
     def defer(self, rule: Rule, callback: Callable[[], None], scope: F.Scope | None = None) -> None:
         """Run ``callback`` at the exit of the current function (or of ``scope``: the module

@@ -8,7 +8,7 @@ from typing import Sequence
 from memlint.findings import Finding, internal_error, unchecked_file
 from memlint.static.discovery import NOTEBOOK_SUFFIX
 from memlint.static.notebook import check_notebook
-from memlint.static.source import UncheckableFile, decode_source, read_bytes
+from memlint.static.source import GENERATED_HELP, READ_HELP, UncheckableFile, decode_source, read_bytes
 from memlint.static.source_check import check_source
 
 
@@ -18,19 +18,18 @@ def check_file(path: str, codes: Sequence[str], ignored: Sequence[str] = ()) -> 
     try:
         data = read_bytes(path)
     except OSError as exc:
-        return [unchecked_file(path, f"cannot read: {exc.strerror or exc}")]
+        return [unchecked_file(path, f"cannot read: {exc.strerror or exc}", help=READ_HELP)]
     except MemoryError:
-        return [unchecked_file(path, "cannot read: file too large")]
+        return [unchecked_file(path, "cannot read: file too large", help=GENERATED_HELP)]
     try:
         if path.endswith(NOTEBOOK_SUFFIX):
             return check_notebook(data, path, codes, ignored)
         return check_source(decode_source(data), path, codes, ignored)
     except UncheckableFile as exc:
-        return [unchecked_file(path, exc.message, exc.line, exc.column)]
+        return [unchecked_file(path, exc.message, exc.line, exc.column, help=exc.help)]
     except RecursionError:
-        return [unchecked_file(path, "file is too deeply nested to check")]
+        return [unchecked_file(path, "file is too deeply nested to check", help=GENERATED_HELP)]
     except MemoryError:
-        return [unchecked_file(path, "file is too large to check in memory")]
+        return [unchecked_file(path, "file is too large to check in memory", help=GENERATED_HELP)]
     except Exception as exc:  # a bug in memlint must not stop the run
-        return [internal_error(path, f"internal error while checking this file: {type(exc).__name__}: {exc} "
-                                     "(please report it; other files were still checked)")]
+        return [internal_error(path, f"internal error while checking this file: {type(exc).__name__}: {exc}")]

@@ -58,6 +58,7 @@ def apply_fixes(
         by_path.setdefault(finding.path, []).append(finding)
 
     remaining: list[Finding] = []
+    unwritten: dict[str, str] = {}  # with --diff: the fixed text that the remaining findings refer to
     fixed_total, files_fixed, skipped_unsafe = 0, 0, 0
     for path, findings in by_path.items():
         skipped_unsafe += sum(1 for f in findings if f.fix is not None and not f.fix.safe and not unsafe)
@@ -73,6 +74,8 @@ def apply_fixes(
             if fixed.data is not None:
                 files_fixed += 1
                 fixed_total += max(1, len(findings) - len(fixed.remaining))
+                if not write:
+                    unwritten[path] = fixed.data.decode("utf-8-sig")
             continue
         read = _read(path)
         if read is None:
@@ -103,6 +106,7 @@ def apply_fixes(
             with open(path, "w", encoding=encoding, newline="") as fh:
                 fh.write(text)
         else:
+            unwritten[path] = text
             diff = difflib.unified_diff(
                 split_lines(original), split_lines(text),
                 fromfile=f"a/{_display(path)}", tofile=f"b/{_display(path)}",
@@ -117,7 +121,7 @@ def apply_fixes(
         echo(f"No safe fixes; {skipped_unsafe} unsafe fix{'es' if skipped_unsafe != 1 else ''} "
              f"available with --unsafe-fixes.", err=True)
     remaining.sort(key=lambda f: f.sort_key)
-    return CheckResult(findings=remaining, files_checked=result.files_checked)
+    return CheckResult(findings=remaining, files_checked=result.files_checked, sources={**result.sources, **unwritten})
 
 
 def _fix_notebook(path: str, findings: list[Finding], codes: Sequence[str], ignored: Sequence[str], unsafe: bool,

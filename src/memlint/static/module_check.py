@@ -13,7 +13,7 @@ from memlint.static.engine import FileChecker
 from memlint.static.fixes import build_fix
 from memlint.static.positions import Positions
 from memlint.static.rules import rules_by_code
-from memlint.static.source import UncheckableFile, parse
+from memlint.static.source import GENERATED_HELP, UncheckableFile, parse
 from memlint.static.suppress import UNUSED_CODE, apply_suppressions, parse_suppressions, unused_suppressions
 
 
@@ -25,10 +25,11 @@ def check_module(source: str, path: str, codes: Sequence[str], selected: Sequenc
     try:
         reports = checker.run(module)
     except RecursionError:
-        raise UncheckableFile("file is too deeply nested to check") from None
+        raise UncheckableFile("file is too deeply nested to check", help=GENERATED_HELP) from None
     failures = [
-        internal_error(path, f"internal error in rule {rule.code} ({rule.name}): {type(exc).__name__}: {exc}; "
-                             "the other rules still checked this file (please report it)")
+        internal_error(path, f"internal error in rule {rule.code} ({rule.name}): {type(exc).__name__}: {exc}",
+                       help=f"a bug in memlint: please report it with this file; the other rules still checked it, "
+                            f"and per-file-ignores (or --ignore {rule.code}) skips this rule meanwhile")
         for rule, exc in checker.failures
     ]
     # ML903 (unused suppressions) is selected and this file has a suppression comment.
@@ -53,7 +54,7 @@ def check_module(source: str, path: str, codes: Sequence[str], selected: Sequenc
             path=path, line=where.start.line, column=where.start.column + 1,
             end_line=where.end.line, end_column=where.end.column + 1,
             code=rule.code, name=rule.name, severity=report.severity or rule.severity,
-            message=report.message, fix=build_fix(report.fix, module, positions, rule),
+            message=report.message, help=report.help, fix=build_fix(report.fix, module, positions, rule),
         ))
     if report_unused:
         findings.extend(unused_suppressions(suppressions, path, selected))

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from memlint.findings import Finding, Fix, unchecked_file
+from memlint.static.cells import cell_source, cells_of, load_document, source_text
 from memlint.static.source import UncheckableFile
 from memlint.static.source_check import check_source
 from memlint.static.text_edits import apply_edits
@@ -43,29 +44,6 @@ class CellSpan:
     first_line: int  # 1-based line of the cell's first line in the joined module
     line_count: int
     magic_lines: frozenset[int] = frozenset()  # lines of the cell (1-based) blanked as IPython syntax
-
-
-def _source_text(value: Any) -> str:
-    if isinstance(value, list):
-        return "".join(part for part in value if isinstance(part, str))
-    if isinstance(value, str):
-        return value
-    return ""
-
-
-def _cells(data: Any) -> list[dict[str, Any]]:
-
-    if not isinstance(data, dict):
-        raise UncheckableFile("not a notebook: the JSON document is not an object")
-    cells = data.get("cells")
-    if cells is None and isinstance(data.get("worksheets"), list):  # nbformat 3
-        cells = []
-        for sheet in data["worksheets"]:
-            if isinstance(sheet, dict) and isinstance(sheet.get("cells"), list):
-                cells.extend(sheet["cells"])
-    if not isinstance(cells, list):
-        raise UncheckableFile("not a notebook: no 'cells' list")
-    return [cell if isinstance(cell, dict) else {} for cell in cells]
 
 
 def _language(data: dict[str, Any]) -> str:
@@ -160,15 +138,8 @@ def notebook_module(data: bytes) -> tuple[str, list[CellSpan]] | None:
     """The joined code cells of a notebook and where each cell starts; None for a
     notebook of another language. Raises UncheckableFile for a broken notebook."""
 
-    try:
-        document = json.loads(data.decode("utf-8-sig"))
-    except UnicodeDecodeError as exc:
-        raise UncheckableFile(f"broken notebook: not UTF-8 ({exc.reason})") from None
-    except json.JSONDecodeError as exc:
-        raise UncheckableFile(f"broken notebook: invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
-    except RecursionError:
-        raise UncheckableFile("broken notebook: JSON nested too deeply") from None
-    cells = _cells(document)
+    document = load_document(data)
+    cells = cells_of(document)
     if _language(document) in _NON_PYTHON_LANGUAGES:
         return None
     parts: list[str] = []
@@ -177,7 +148,7 @@ def notebook_module(data: bytes) -> tuple[str, list[CellSpan]] | None:
     for index, cell in enumerate(cells, start=1):
         if cell.get("cell_type") != "code":
             continue
-        original = _source_text(cell.get("source", cell.get("input"))).replace("\r\n", "\n").replace("\r", "\n")
+        original = cell_source(cell)
         text = blank_magics(original)
         magic_lines = frozenset(
             number for number, (before, after) in enumerate(zip(original.split("\n"), text.split("\n")), start=1)
@@ -244,7 +215,7 @@ def check_notebook(
     try:
         findings = check_source(source, path, codes, ignored)
     except UncheckableFile as exc:
-        finding = unchecked_file(path, exc.message, exc.line, exc.column)
+        finding = unchecked_file(path, exc.message, exc.line, exc.column, help=exc.help)
         return [_in_cell(finding, spans)]
     return sorted((_in_cell(f, spans) for f in findings), key=lambda f: f.sort_key)
 
@@ -283,7 +254,7 @@ def fix_notebook(
     if layout is None:
         return NotebookFixResult(None, list(findings), [], "its JSON is not laid out as json.dumps writes it, and "
                                  "rewriting it would reformat the whole file")
-    cells = _cells(document)
+    cells = cells_of(document)
     originals: dict[int, str] = {}
     current = list(findings)
     new_data = data
@@ -297,7 +268,7 @@ def fix_notebook(
             cell = cells[number - 1]
             key = "source" if "source" in cell else "input"  # nbformat 3 calls it input
             raw = cell.get(key, "")
-            source = _source_text(raw)
+            source = source_text(raw)
             if "\r" in source:
                 continue  # positions were computed on \n-only text
             fixed, applied = apply_edits(source, fixes)
@@ -317,6 +288,6 @@ def fix_notebook(
         new_data, current = candidate_data, rechecked
     if new_data == data:
         return NotebookFixResult(None, current, [])
-    changed_cells = [(number, old, _source_text(cells[number - 1].get("source", cells[number - 1].get("input"))))
+    changed_cells = [(number, old, source_text(cells[number - 1].get("source", cells[number - 1].get("input"))))
                      for number, old in sorted(originals.items())]
     return NotebookFixResult(new_data, current, changed_cells)

@@ -9,6 +9,35 @@ its entry in :mod:`memlint.catalogue`, where every code is listed.
 Rules read scope facts from ``self.facts`` (see :mod:`memlint.static.facts`) and report
 with :meth:`Rule.report`. A decision that needs the whole function (is this value
 backpropagated later?) is deferred with :meth:`Rule.at_function_exit`.
+
+Writing a finding: message, help, page
+--------------------------------------
+A finding is read at a glance, in a terminal, an editor's problem list or a pull request,
+as ruff's are. It has three parts, each in its own place:
+
+- ``message`` (``report(node, message)``): **what is wrong here**, one sentence, at most
+  ~100 characters, no trailing period, starting lower-case unless with code. Name the
+  things on the line (``'running_loss'``, ``torch.load()``) and the consequence in a few
+  words when it is not obvious. It is the whole of ``--format concise`` and the title of
+  an editor's diagnostic.
+- ``help`` (``report(node, message, help=...)``): **what to do**, as the remedy a reviewer
+  would write, with the code to type: ``use loss.item() for a number, or loss.detach()
+  to keep a tensor``. Shown as ``help:`` under the source in ``--format full``, in JSON's
+  ``"help"``, after the message in SARIF and GitHub annotations.
+- the rule's page (``rules/MLxxx.md``): **why**: the mechanism (what the allocator, autograd
+  or NCCL does), references, what ``memlint verify`` shows. Shown by ``memlint rule
+  MLxxx``, SARIF's rule help and the editor's hover; never repeated in each finding.
+
+To convert an old one-line message (``what: why; remedy``): keep the part before the colon
+as the message, tightened until it fits, keeping any name the line holds; move the
+imperative after the semicolon (``use ...``, ``pass ...``, ``move ...``) to ``help``; check
+that the page's "Why is this bad?" says what the dropped middle said, and drop it. For
+example ML203 went from ``torch.load() without map_location: tensors are restored to the
+device they were saved from (a GPU checkpoint fills cuda:0, ...); pass map_location='cpu'
+(then move what you need) or map_location=device`` to the message ``torch.load() without
+map_location restores tensors to the GPU they were saved from`` and the help ``pass
+map_location='cpu' (then move what you need) or map_location=device``. Tests that pin a
+message (snapshots in ``tests/snapshots/``) are updated with ``--snapshot-update``.
 """
 
 from __future__ import annotations
@@ -46,6 +75,7 @@ class Report:
     needs_grad: bool
     fix: object | None = None  # a FixSpec, see memlint.static.fixes
     severity: str | None = None  # overrides the rule's severity for this finding
+    help: str | None = None  # the remedy, shown apart from the message
 
 
 class Rule:
@@ -80,14 +110,15 @@ class Rule:
         self._checker = checker
         self.facts: Facts = checker.facts
 
-    def report(self, node: cst.CSTNode, message: str, *, needs_grad: bool = True, fix: object | None = None,
-               severity: str | None = None, function: object | None = None) -> None:
-        """Report ``node``. ``needs_grad``: the problem exists only with autograd on, so the
+    def report(self, node: cst.CSTNode, message: str, *, help: str | None = None, needs_grad: bool = True,
+               fix: object | None = None, severity: str | None = None, function: object | None = None) -> None:
+        """Report ``node``: ``message`` says what is wrong, ``help`` what to do (see the
+        module's docstring). ``needs_grad``: the problem exists only with autograd on, so the
         finding is dropped if the enclosing function turns out to be called only under
         no-grad. ``function``: the FunctionScope ``node`` is in, when reporting from an
         :meth:`at_module_exit` callback (default: the function being walked)."""
         self._checker.add_report(self, node, message, needs_grad=needs_grad, fix=fix, severity=severity,
-                                 function=function)
+                                 function=function, help=help)
 
     def at_function_exit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` when the walk leaves the current function (or the module), when

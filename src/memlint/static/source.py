@@ -22,14 +22,23 @@ if TYPE_CHECKING:
     import libcst as cst
 
 
-class UncheckableFile(Exception):
-    """The file cannot be checked: reported as ML901 with this message."""
+# What to do about an ML901, by kind of problem (the finding's help).
+EXCLUDE = "exclude it (exclude = [...] in [tool.memlint])"
+SYNTAX_HELP = f"memlint checks code that Python parses: fix the syntax error, or {EXCLUDE}"
+DECODE_HELP = "save the file as UTF-8, or declare its encoding in a '# -*- coding: NAME -*-' line"
+GENERATED_HELP = f"generated code? {EXCLUDE}"
+READ_HELP = f"make the file readable, or {EXCLUDE}"
 
-    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+
+class UncheckableFile(Exception):
+    """The file cannot be checked: reported as ML901 with this message and help."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1, help: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.line = line
         self.column = column
+        self.help = help
 
 
 def read_bytes(path: str) -> bytes:
@@ -54,17 +63,17 @@ def decode_source(data: bytes) -> str:
     """Decode Python source bytes as the interpreter would (BOM, PEP 263 cookie, UTF-8)."""
 
     if b"\x00" in data:
-        raise UncheckableFile("binary file: not Python source (contains NUL bytes)")
+        raise UncheckableFile("binary file: not Python source (contains NUL bytes)", help=f"not Python? {EXCLUDE}")
     try:
         encoding, _ = tokenize.detect_encoding(iter(data.splitlines(keepends=True)).__next__)
     except SyntaxError as exc:
-        raise UncheckableFile(f"cannot decode: {exc}") from None
+        raise UncheckableFile(f"cannot decode: {exc}", help=DECODE_HELP) from None
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
         reason = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc)
         line = data[: getattr(exc, "start", 0)].count(b"\n") + 1
-        raise UncheckableFile(f"cannot decode as {encoding}: {reason}", line) from None
+        raise UncheckableFile(f"cannot decode as {encoding}: {reason}", line, help=DECODE_HELP) from None
     if text.startswith("\ufeff"):
         text = text[1:]
     return text
@@ -112,11 +121,13 @@ def parse(source: str) -> "cst.Module":
         if python is not None:  # Python's own message and place are the better ones
             raise python from None
         message = str(exc.message).strip().splitlines()[0] if exc.message else "invalid syntax"
-        raise UncheckableFile(f"cannot parse (libcst): {message}", exc.editor_line, exc.editor_column) from None
+        raise UncheckableFile(f"cannot parse (libcst): {message}", exc.editor_line, exc.editor_column,
+                              help=f"Python parses this file but libcst does not: please report it; {EXCLUDE} "
+                                   "meanwhile") from None
     except RecursionError:
-        raise UncheckableFile("file is too deeply nested to parse") from None
+        raise UncheckableFile("file is too deeply nested to parse", help=GENERATED_HELP) from None
     except MemoryError:
-        raise UncheckableFile("file is too large to parse in memory") from None
+        raise UncheckableFile("file is too large to parse in memory", help=GENERATED_HELP) from None
 
 
 def python_parse(source: str):
@@ -134,7 +145,8 @@ def python_syntax_error(source: str, too_deep: bool = False) -> UncheckableFile 
         python_parse(source)
     except SyntaxError as exc:
         message = (exc.msg or "invalid syntax").strip().splitlines()[0]
-        return UncheckableFile(f"syntax error: {message}", max(1, exc.lineno or 1), max(1, exc.offset or 1))
+        return UncheckableFile(f"syntax error: {message}", max(1, exc.lineno or 1), max(1, exc.offset or 1),
+                              help=SYNTAX_HELP)
     except (RecursionError, MemoryError, ValueError):
-        return UncheckableFile("file is too deeply nested to parse") if too_deep else None
+        return UncheckableFile("file is too deeply nested to parse", help=GENERATED_HELP) if too_deep else None
     return None

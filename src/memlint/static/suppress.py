@@ -147,8 +147,8 @@ def unused_suppressions(suppressions: Suppressions | None, path: str, enabled: I
         if ALL in s.codes:
             if s.kind == "noqa" or s.used:
                 continue  # a bare "# noqa" may be there for another linter
-            what = f"'# memlint: {s.kind}'"
-            message = f"unused suppression: {what} suppresses nothing here; remove it"
+            message = f"unused suppression: '# memlint: {s.kind}' suppresses nothing here"
+            help = "remove the comment"
         else:
             unused = sorted(
                 code for code in s.codes
@@ -159,9 +159,10 @@ def unused_suppressions(suppressions: Suppressions | None, path: str, enabled: I
                 continue
             where = "in this file" if s.kind == "disable-file" else "on this line"
             message = (f"unused suppression: {', '.join(unused)} {'is' if len(unused) == 1 else 'are'} not "
-                       f"reported {where}; remove {'it' if len(unused) == 1 else 'them'} from the comment")
+                       f"reported {where}")
+            help = f"remove {'it' if len(unused) == 1 else 'them'} from the comment"
         findings.append(Finding(path, s.line, s.column, s.line, s.end_column, UNUSED_CODE,
-                                "unused-suppression", "info", message))
+                                "unused-suppression", "info", message, help=help))
     return findings
 
 

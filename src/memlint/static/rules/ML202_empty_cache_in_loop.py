@@ -85,10 +85,9 @@ class EmptyCacheInLoop(Rule):
             if function.class_info is not None and function.name in _PER_STEP_METHODS:
                 self.report(
                     node,
-                    f"{qualified}() runs on every call of {function.name}(), i.e. every step: it frees "
-                    f"nothing still referenced and makes the allocator cudaMalloc the next step's "
-                    f"memory again; remove it (or call it once per epoch), and fix the leak it hides "
-                    f"if memory grows",
+                    f"{qualified}() runs every step, in {function.name}(), and frees nothing still in use",
+                    help="remove it (or call it once per epoch); if memory grows, find the leak it hides "
+                         "with memlint verify",
                     needs_grad=False,
                 )
             return
@@ -103,9 +102,9 @@ class EmptyCacheInLoop(Rule):
             self.report(
                 node,
                 f"{qualified}() runs on every iteration of this {'training' if loop.is_training_loop else 'data'} "
-                f"loop: it frees nothing still referenced and makes the allocator cudaMalloc the next "
-                f"step's memory again (slow, synchronising); move it after the loop (once per epoch "
-                f"or after teardown), and fix the leak it hides if memory grows",
+                f"loop and frees nothing still in use",
+                help="move it after the loop (once per epoch or after teardown); if memory grows, find the "
+                     "leak it hides with memlint verify",
                 needs_grad=False,
             )
 

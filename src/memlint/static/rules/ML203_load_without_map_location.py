@@ -160,19 +160,12 @@ class LoadWithoutMapLocation(Rule):
             text in self._checker.source for text in _DISTRIBUTED_TEXT
         )
         if distributed:
-            message = (
-                "torch.load() without map_location: tensors are restored to the device they were saved "
-                "from, so in this distributed program every rank loads the checkpoint onto cuda:0 and "
-                "runs it out of memory; pass map_location='cpu' (then move what you need), or "
-                "map_location=f'cuda:{local_rank}'"
-            )
+            message = "torch.load() without map_location: every rank loads the checkpoint onto cuda:0"
+            help = "pass map_location='cpu' (then move what you need), or map_location=f'cuda:{local_rank}'"
         else:
-            message = (
-                "torch.load() without map_location: tensors are restored to the device they were saved "
-                "from (a GPU checkpoint fills cuda:0, and fails on a machine without that GPU); pass "
-                "map_location='cpu' (then move what you need) or map_location=device"
-            )
-        self.report(load.node, message, needs_grad=False, severity="error" if distributed else None,
+            message = "torch.load() without map_location restores tensors to the GPU they were saved from"
+            help = "pass map_location='cpu' (then move what you need) or map_location=device"
+        self.report(load.node, message, help=help, needs_grad=False, severity="error" if distributed else None,
                     fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
 
     VALID = [

@@ -137,19 +137,17 @@ class NcclWithoutSetDevice(Rule):
         for node, _ in self._inits:
             self.report(
                 node,
-                "NCCL process group started with no torch.cuda.set_device(local_rank) (or device_id=) in "
-                "this module: every rank creates its CUDA context and communicator on GPU 0, which "
-                "loses ~500 MiB per rank and can hang collectives; call "
-                "torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) first, or pass "
-                "device_id=torch.device('cuda', local_rank)",
+                "NCCL process group started without torch.cuda.set_device(): every rank opens a context on GPU 0",
+                help="call torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) first, or pass "
+                     "device_id=torch.device('cuda', local_rank)",
                 needs_grad=False,
             )
         for node in self._barriers:
             self.report(
                 node,
-                "barrier() in an NCCL program that never sets the device: it runs on GPU 0 in every "
-                "rank (opening a context there); call torch.cuda.set_device(local_rank) after "
-                "init_process_group, or pass device_ids=[local_rank]",
+                "barrier() in an NCCL program that never sets the device runs on GPU 0 in every rank",
+                help="call torch.cuda.set_device(local_rank) after init_process_group, or pass "
+                     "device_ids=[local_rank]",
                 needs_grad=False,
             )
 
