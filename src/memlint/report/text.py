@@ -217,8 +217,8 @@ class Snippet:
         carets = max(1, right - left)
         prefix = suffix = ""
         if starts[-1] > MAX_LINE_WIDTH:  # show a window of a very long line
-            begin = max(0, left - WINDOW_BEFORE)
-            stop = max(begin + MAX_LINE_WIDTH, min(left + carets, begin + MAX_LINE_WIDTH))
+            begin = max(0, min(left - WINDOW_BEFORE, starts[-1] - MAX_LINE_WIDTH))
+            stop = begin + MAX_LINE_WIDTH
             shown = _slice_columns(shown, begin, stop)
             prefix = ELLIPSIS if begin > 0 else ""
             suffix = ELLIPSIS if stop < starts[-1] else ""
@@ -249,9 +249,8 @@ class Snippet:
             marker = "_" * (first_starts[self.start] + 1) + "^"
             out.append(f"{pad} {style.gutter('|')}  {style.severity(marker, severity)}")
         for entry in shown_lines[1:]:
-            if entry is None:
-                out.append(style.gutter("." * max(3, self.gutter_width + 2)) + f"{' ' * max(0, self.gutter_width - 1)}"
-                           f"{bar}")
+            if entry is None:  # folded lines: "..." in the gutter, the bar in its column
+                out.append(style.gutter("...") + " " * self.gutter_width + bar)
                 continue
             number, line = entry
             shown, _ = display(line)

@@ -37,7 +37,7 @@ device they were saved from (a GPU checkpoint fills cuda:0, ...); pass map_locat
 (then move what you need) or map_location=device`` to the message ``torch.load() without
 map_location restores tensors to the GPU they were saved from`` and the help ``pass
 map_location='cpu' (then move what you need) or map_location=device``. Tests that pin a
-message (snapshots in ``tests/snapshots/``) are updated with ``--snapshot-update``.
+message (``tests/snapshots/``) are rewritten with ``MEMLINT_UPDATE_SNAPSHOTS=1``.
 """
 
 from __future__ import annotations
