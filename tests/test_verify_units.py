@@ -92,7 +92,7 @@ def test_svg_plot_draws_samples_warmup_and_fit():
     from memlint.dynamic.plot import render_html, render_svg
 
     svg = render_svg(_report())
-    assert svg.count("<polyline") == 2 and svg.count("stroke-dasharray") == 2 and "warmup" in svg
+    assert svg.count("<polyline") == 2 and svg.count("<title>fit: ") == 2 and "warmup" in svg
     assert "<svg" in render_html(_report()) and "because" in render_html(_report())
 
 
@@ -167,3 +167,16 @@ def test_a_tensor_regrown_by_cat_every_step_is_attributed_to_its_line():
     site = report.sites[0]
     assert site.bytes_per_step == 2048 and site.holder.name == "curve"
     assert site.line == train_step.__code__.co_firstlineno + 6
+
+
+def test_verify_text_shows_a_static_findings_help_under_it():
+    from memlint.dynamic.render import render_text
+    from memlint.dynamic.report import VerifiedFinding
+
+    finding = Finding("train.py", 4, 13, 4, 30, "ML203", "load-without-map-location", "warning",
+                      "torch.load() without map_location", help="pass map_location='cpu'")
+    report = _report("stable")
+    report.findings = [VerifiedFinding(finding, False)]
+    lines = render_text(report).splitlines()
+    at = next(i for i, line in enumerate(lines) if "ML203 torch.load() without map_location" in line)
+    assert lines[at + 1] == "      help: pass map_location='cpu'"

@@ -65,7 +65,7 @@ def run_verify(opts: VerifyOptions, on_progress=None) -> VerifyReport:
     static.join()
     report.findings = mark_confirmed(static.findings, report.sites, report.verdict == "growth")
     if opts.plot and report.samples:
-        write_plot(report, opts.plot)
+        write_plot(report, opts.plot, opts.threshold, opts.node_threshold)
     return report
 
 

@@ -61,4 +61,6 @@ def render_text(report: VerifyReport) -> str:
             f = vf.finding
             mark = "  [confirmed by this run]" if vf.confirmed else ""
             lines.append(f"  {_where(f.path, f.line)}:{f.column}: {f.code} {f.message}{mark}")
+            if f.help:  # the remedy, now apart from the message (issue 17)
+                lines.append(f"      help: {f.help}")
     return "\n".join(lines) + "\n"
