@@ -160,6 +160,15 @@ def test_findings_without_a_place_or_source_show_no_snippet(tmp_path):
     assert changed.splitlines()[1] == "  = help: what to do"
 
 
+def test_messages_and_paths_stay_on_one_line_without_escape_codes():
+    odd = Finding("a\nb\x1b[2J.py", 1, 1, 1, 2, "ML902", "internal-error", "error", "boom:\nValueError\x1b[31m",
+                  help="report\x07 it")
+    for shape in ("full", "concise"):
+        text = render_text(CheckResult([odd], 1), shape)
+        assert "\x1b" not in text and "\x07" not in text
+        assert text.splitlines()[0] == "a b\ufffd[2J.py:1:1: ML902 boom: ValueError\ufffd[31m"
+
+
 def test_a_long_message_without_help_is_shown_as_is():
     message = "x " * 200
     text = full(finding("m.py", 1, 1, 1, 2, message=message, help=None), sources={"m.py": "x\n"})
@@ -287,3 +296,15 @@ def test_finding_json_round_trip_keeps_help():
     old_entry = with_help.to_json()
     del old_entry["help"]  # written before findings had help
     assert Finding.from_json(old_entry).help is None
+
+
+def test_readme_shows_one_run_in_each_shape_as_memlint_prints_it():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = {}
+    for block in readme.split("```console\n")[1:]:
+        command, _, output = block.split("```", 1)[0].partition("\n")
+        blocks[command] = output
+    for command in ("$ memlint check fixtures/ML203_ddp_resume.py fixtures/notebooks/finetune_resume.ipynb",
+                    "$ memlint check --format concise fixtures/ML203_ddp_resume.py fixtures/notebooks/finetune_resume.ipynb"):
+        assert command in blocks, command
+        assert check(*command.split()[3:]).stdout == blocks[command]

@@ -35,12 +35,6 @@ ELLIPSIS = "…"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-def location(finding: Finding) -> str:
-    if finding.cell is not None:
-        return f"{finding.path}:cell {finding.cell}:{finding.line}:{finding.column}"
-    return f"{finding.path}:{finding.line}:{finding.column}"
-
-
 def render_text(result: CheckResult, shape: str = "full", colour: bool = False) -> str:
     """The report in ``shape`` ``"full"`` or ``"concise"``, ANSI-coloured with ``colour``."""
     style = Style(colour)
@@ -60,16 +54,25 @@ def render_text(result: CheckResult, shape: str = "full", colour: bool = False) 
     return "\n".join(out) + "\n"
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line, with no control characters (a file name or an exception's text
+    must not break a line for grep, nor send escape codes to a terminal)."""
+    return _CONTROL.sub(lambda m: " " if m.group() in "\n\r\t" else "\ufffd", text)
+
+
 def headline(finding: Finding, style: Style, bold: bool = False) -> str:
     """``path:line:col: CODE [*] message``, the concise line and the first line of the full form."""
     colon = style.paint(":", CYAN)
+    path = style.paint(one_line(finding.path), BOLD)
     if finding.cell is not None:
-        where = (style.paint(finding.path, BOLD) + colon + f"cell {finding.cell}" + colon
-                 + f"{finding.line}{colon}{finding.column}{colon}")
+        where = path + colon + f"cell {finding.cell}" + colon + f"{finding.line}{colon}{finding.column}{colon}"
     else:
-        where = style.paint(finding.path, BOLD) + colon + f"{finding.line}{colon}{finding.column}{colon}"
+        where = path + colon + f"{finding.line}{colon}{finding.column}{colon}"
     marker = " [" + style.paint("*", CYAN) + "]" if finding.fix is not None else ""
-    message = style.paint(finding.message, BOLD) if bold else finding.message
+    message = style.paint(one_line(finding.message), BOLD) if bold else one_line(finding.message)
     return f"{where} {style.severity(finding.code, finding.severity)}{marker} {message}"
 
 
@@ -86,7 +89,7 @@ def full_finding(finding: Finding, sources: "Sources", style: Style) -> list[str
         lines.extend(snippet.render(style, finding.severity))
     notes = []
     if finding.help:
-        notes.append(style.paint("help", BOLD, CYAN) + ": " + finding.help)
+        notes.append(style.paint("help", BOLD, CYAN) + ": " + one_line(finding.help))
     if finding.fix is not None:
         notes.append("fix available with --fix" if finding.fix.safe
                       else "unsafe fix available with --fix --unsafe-fixes")
