@@ -263,6 +263,7 @@ def test_rule_crash_becomes_ml902_naming_the_rule(project, monkeypatch):
     crash = [line for line in out.splitlines() if " ML902 " in line]
     assert crash and all(line.startswith("good.py:") for line in crash), out
     assert "ML201" in crash[0] and "ZeroDivisionError" in crash[0] and "boom" in crash[0]
+    assert "= help: a bug in memlint: please report it" in out and "--ignore ML201" in out
     assert_neighbour_checked(out)  # ML101 still checked the same file
 
 

@@ -131,7 +131,9 @@ def test_ml903_in_a_file_without_other_findings(tmp_path):
     (tmp_path / "m.py").write_text(text)
     result = CliRunner().invoke(main, ["check", "--no-cache", "--extend-select", "ML903", str(tmp_path / "m.py")])
     assert result.exit_code == 1
-    assert ":2:18: ML903 unused suppression: ML101 is not reported on this line" in result.stdout
+    assert ":2:18: ML903 unused suppression: ML101 is not reported on this line\n" in result.stdout
+    assert "2 | x = np.zeros(3)  # noqa: ML101\n  |                  ^^^^^^^^^^^^^\n" in result.stdout
+    assert "= help: remove it from the comment" in result.stdout
 
 
 def test_ml903_columns_point_at_the_comment(tmp_path):

@@ -27,7 +27,7 @@ SNAPSHOT_FIXTURES = [
     "fixtures/ML301_nccl_without_set_device.py",
     "fixtures/notebooks/finetune_resume.ipynb",
 ]
-NO_COLOUR_ENV = {"NO_COLOR": None, "FORCE_COLOR": None}
+NO_COLOUR_ENV = {"NO_COLOR": None, "FORCE_COLOR": None, "CLICOLOR_FORCE": None}
 
 
 def check(*args: str, cwd: Path = ROOT, env: dict | None = None):
@@ -213,6 +213,8 @@ class Tty:
     (True, {"NO_COLOR": "1", "FORCE_COLOR": "1"}, False),  # as ruff: NO_COLOR wins
     (True, {"NO_COLOR": ""}, True),  # set but empty: no-color.org says ignore it
     (True, {"TERM": "dumb"}, False),
+    (False, {"CLICOLOR_FORCE": "1"}, True),
+    (False, {"CLICOLOR_FORCE": "0"}, False),
 ])
 def test_colour_follows_the_terminal_and_the_environment(tty, env, wanted):
     assert colour_wanted(Tty(tty), env) is wanted

@@ -58,7 +58,8 @@ def main() -> None:
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Add these codes to the selection.")
 @click.option(
     "--format", "--output-format", "output_format", type=click.Choice(FORMATS), default="full", show_default=True,
-    help="Output format: full (each finding with its source and help), concise (one line each; text: full).",
+    help="full: each finding with its source and help (text is the same); concise: one line each; "
+         "json, sarif, github: for tools.",
 )
 @click.option("--statistics", is_flag=True, help="Show a count per rule code instead of each finding.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")

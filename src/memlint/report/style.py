@@ -2,8 +2,9 @@
 
 Colour goes to a terminal only: never into a pipe or a file, never when ``NO_COLOR`` is set
 (https://no-color.org), always when ``FORCE_COLOR`` is set (https://force-color.org; CI logs
-render colour), ``NO_COLOR`` winning over ``FORCE_COLOR`` as it does for ruff, and never
-on a ``TERM=dumb`` terminal.
+render colour) or ``CLICOLOR_FORCE`` is (as ruff's colour library reads it), ``NO_COLOR``
+winning over both as it does for ruff, and never on a ``TERM=dumb`` terminal. Set but empty,
+a variable counts as unset.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ SEVERITY_COLOURS = {"error": RED, "warning": YELLOW, "info": CYAN}
 def colour_wanted(stream: IO[str], environ: Mapping[str, str]) -> bool:
     if environ.get("NO_COLOR"):
         return False
-    if environ.get("FORCE_COLOR"):
+    if environ.get("FORCE_COLOR") or environ.get("CLICOLOR_FORCE", "0") not in ("", "0"):
         return True
     if environ.get("TERM") == "dumb":
         return False
