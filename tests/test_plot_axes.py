@@ -105,6 +105,12 @@ def test_titles_say_what_the_verdict_reads_in_each_signal():
     assert titles(falling)[0] == "live tensor bytes — falling 5.0 KiB/step"
 
 
+def test_large_rates_read_in_plain_numbers():
+    svg = render_svg(report([0] * 23, [1500 * i for i in range(23)], verdict="growth"))
+    assert titles(svg)[1] == "autograd graph nodes — growing 1,500 nodes/step"
+    assert "<title>fit: 1,500 nodes/step</title>" in svg
+
+
 def test_a_threshold_from_the_configuration_sets_the_reading():
     rising = report([100 * KiB + 2 * KiB * i for i in range(23)], [0] * 23)
     assert titles(render_svg(rising))[0] == "live tensor bytes — growing 2.0 KiB/step"

@@ -92,7 +92,9 @@ class Signal:
         return human_bytes(value) if self.is_bytes else f"{value:,.0f}"
 
     def rate(self, slope: float) -> str:
-        return f"{human_bytes(slope)}/step" if self.is_bytes else f"{slope:,.3g} nodes/step"
+        if self.is_bytes:
+            return f"{human_bytes(slope)}/step"
+        return f"{slope:,.0f} nodes/step" if abs(slope) >= 100 else f"{slope:.3g} nodes/step"
 
 
 def signal_reading(signal: Signal, steps: Sequence[int], warmup: int) -> str:
