@@ -65,6 +65,26 @@ def test_concise_lines_are_what_a_problem_matcher_reads():
     assert all(len(line.split(": ", 1)[1]) <= 110 for line in findings)
 
 
+# Rules whose findings are in the short form: message (what is wrong) + help (what to do).
+# Phase B of issue 17 adds the others; then this becomes every rule.
+SHORT_FORM_RULES = ("ML202", "ML203", "ML301")
+MAX_MESSAGE = 100
+
+
+@pytest.mark.parametrize("code", SHORT_FORM_RULES)
+def test_short_form_rules_say_what_is_wrong_briefly_and_what_to_do_apart(code):
+    from memlint.static.rules import rule_class
+    from memlint.static.source_check import check_source
+
+    rule = rule_class(code)
+    findings = [f for example in rule.INVALID for f in check_source(example.code, "example.py", [code])
+                if f.code == code]
+    assert findings
+    for f in findings:
+        assert len(f.message) <= MAX_MESSAGE and "\n" not in f.message and not f.message.endswith("."), f.message
+        assert f.help and len(f.help) <= 2 * MAX_MESSAGE, f.message
+
+
 # ----- drawing the source ---------------------------------------------------------------------
 def finding(path: str, line: int, column: int, end_line: int, end_column: int, message: str = "what is wrong",
             help: str | None = "what to do", code: str = "ML203", fix: Fix | None = None, cell: int | None = None):

@@ -12,6 +12,7 @@ Parent side (never imports torch):
   confirm.py   ``memlint check`` on the script; mark findings confirmed by growth sites
   report.py    the report dataclasses and their JSON
   render.py, plot.py, progress.py   text/JSON output, SVG/HTML chart, progress bar
+  axes.py      the charts' ticks and units, chosen from the data
 
 Child side (``python -m memlint.dynamic.child``):
   child.py     run the script with runpy; record how it ended
