@@ -85,7 +85,7 @@ class EmptyCacheInLoop(Rule):
             if function.class_info is not None and function.name in _PER_STEP_METHODS:
                 self.report(
                     node,
-                    f"{qualified}() runs every step, in {function.name}(), and frees nothing still in use",
+                    f"{qualified}() runs every step, in {function.name}(), and frees nothing in use",
                     help="remove it (or call it once per epoch); if memory grows, find the leak it hides "
                          "with memlint verify",
                     needs_grad=False,
@@ -101,8 +101,8 @@ class EmptyCacheInLoop(Rule):
                 return
             self.report(
                 node,
-                f"{qualified}() runs on every iteration of this {'training' if loop.is_training_loop else 'data'} "
-                f"loop and frees nothing still in use",
+                f"{qualified}() runs every iteration of this {'training' if loop.is_training_loop else 'data'} "
+                f"loop and frees nothing in use",
                 help="move it after the loop (once per epoch or after teardown); if memory grows, find the "
                      "leak it hides with memlint verify",
                 needs_grad=False,
