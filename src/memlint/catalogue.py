@@ -63,9 +63,12 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              triggers=("OutOfMemoryError", "out of memory", "oom", "OOM", "should_reduce_batch_size")),
     # ML2xx waste: the peak is higher than it needs to be.
     RuleInfo("ML201", "grad-enabled-inference", "warning",
-             "A module in eval mode is called with autograd enabled, keeping activations for a backward that never "
-             "comes.",
-             fixable=True, triggers=(".eval()", ".train(False)", "train(mode=False)")),
+             "A forward pass that is only inference (eval mode, an inference loop, a teacher or target model) runs "
+             "with autograd enabled, keeping activations for a backward that never comes.",
+             fixable=True,
+             # eval mode; a training step (a teacher); outputs collected by an inference loop
+             triggers=(".eval()", ".train(False)", "train(mode=False)", "backward", ".append(", ".extend(", "+= [",
+                       ".cat(", ".stack(")),
     RuleInfo("ML202", "empty-cache-in-loop", "warning",
              "torch.cuda.empty_cache() runs every step: it frees nothing still referenced and forces slow "
              "re-allocation.",

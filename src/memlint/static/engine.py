@@ -114,16 +114,20 @@ class FileChecker:
         return self._filtered_reports()
 
     def _filtered_reports(self) -> list[tuple[Rule, Report]]:
-        """Drop grad-dependent reports inside functions that are only called under no-grad."""
-        only_no_grad = {
-            name for name, sites in self.facts.call_sites.items() if sites and all(sites)
-        }
+        """Drop grad-dependent reports inside functions that are only called under no-grad;
+        inside functions only called where grad may be off (``set_grad_enabled(flag)``), keep
+        those of a function that runs a backward pass itself (grad is on there, at least
+        sometimes)."""
+        only_off, maybe_off = _callee_grad_modes(self.facts.call_sites)
         kept = []
         for rule, report in self.reports:
             if rule in self._failed_rules:
                 continue
-            if report.needs_grad and _inside_function_named(report.function, only_no_grad):
-                continue
+            if report.needs_grad:
+                if _inside_function_named(report.function, only_off):
+                    continue
+                if _inside_function_named(report.function, maybe_off) and not getattr(report.function, "has_backward", False):
+                    continue
             kept.append((rule, report))
         return kept
 
@@ -516,9 +520,10 @@ class FileChecker:
         # Call sites, to know which functions are only called under no-grad.
         callee = method if method is not None else (func.value if isinstance(func, cst.Name) else None)
         if callee is not None:
-            facts.call_sites.setdefault(callee, []).append(facts.in_no_grad)
+            facts.call_sites.setdefault(callee, []).append(
+                F.CallSite(facts.grad_mode, function, facts.grad_mode_inherited))
         if method in F.BACKWARD_METHODS or qualified in F.AUTOGRAD_FUNCTIONS:
-            tensor = F.backpropagated_expr(node)
+            tensor = F.backpropagated_expr(node, facts)
             if tensor is not None and function is not None:
                 function.backward_names |= names_in(tensor) - {"self", "cls"}
                 function.backward_nodes |= _call_ids(tensor)
@@ -535,7 +540,7 @@ class FileChecker:
                 loop.has_optimizer_step = True
             return
         if method is not None:
-            target = dotted_name(func.value)
+            target = _mode_target(func.value)
             mode = _mode_change(method, node)
             if mode is not None and target is not None:
                 change = ModeChange(target, mode, node, tuple(facts.branch_path))
@@ -689,16 +694,47 @@ def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
     return None
 
 
-def _may_turn_grad_off(node: cst.BaseExpression, facts: Facts) -> bool:
-    mode = grad_mode_of(node, facts)
-    return mode is not None and mode.may_be_off
+def _turns_grad_off(node: cst.BaseExpression, facts: Facts) -> bool:
+    return grad_mode_of(node, facts) is GradMode.OFF
+
+
+def _callee_grad_modes(call_sites: dict[str, list[F.CallSite]]) -> tuple[set[str], set[str]]:
+    """The functions (by name) only ever called with grad off, and those only called where grad
+    may be off (some ``set_grad_enabled(flag)``). A call that inherits its caller's mode counts
+    as the caller's calls do: ``fid_score`` under ``inference_mode`` calls ``load_stats``, which
+    calls ``features``: all three run without grad."""
+    only_off: set[str] = set()
+    maybe_off: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, sites in call_sites.items():
+            if not sites or name in only_off:
+                continue
+            modes = set()
+            for site in sites:
+                mode = site.mode
+                if mode is GradMode.ON and site.inherited and site.caller.name != "<module>":
+                    if site.caller.name in only_off:
+                        mode = GradMode.OFF
+                    elif site.caller.name in maybe_off:
+                        mode = GradMode.MAYBE_OFF
+                modes.add(mode)
+            if modes == {GradMode.OFF}:
+                only_off.add(name)
+                maybe_off.discard(name)
+                changed = True
+            elif GradMode.ON not in modes and name not in maybe_off:
+                maybe_off.add(name)
+                changed = True
+    return only_off, maybe_off
 
 
 def _returns_only_without_grad(function: cst.FunctionDef, facts: Facts) -> bool:
     """Does every ``return`` of ``function`` (not a generator) hand back a value computed with
     grad off: under a no-grad decorator, or inside ``with torch.no_grad():``? (Read from the
     statements alone, before the walk; a function with no return value does not count.)"""
-    if any(_may_turn_grad_off(d.decorator, facts) for d in function.decorators):
+    if any(_turns_grad_off(d.decorator, facts) for d in function.decorators):
         return True
     returns = []
 
@@ -714,7 +750,7 @@ def _returns_only_without_grad(function: cst.FunctionDef, facts: Facts) -> bool:
                         return False  # a generator (or a coroutine): its values are not returns
                 continue
             inner = no_grad or (isinstance(statement, cst.With)
-                                and any(_may_turn_grad_off(item.item, facts) for item in statement.items))
+                                and any(_turns_grad_off(item.item, facts) for item in statement.items))
             for block in _blocks_of(statement):
                 if not scan(block, inner):
                     return False
@@ -760,6 +796,19 @@ def _is_false(node: cst.BaseExpression) -> bool:
 
 def _is_true(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
+
+
+# Module methods that return the module itself: ``m.eval().requires_grad_(False).to(device)``.
+_SELF_RETURNING_METHODS = frozenset({"eval", "train", "requires_grad_", "to", "cuda", "cpu", "half", "float",
+                                     "double", "bfloat16", "type"})
+
+
+def _mode_target(receiver: cst.BaseExpression) -> str | None:
+    """The module a mode change applies to: ``sampler`` for ``sampler.eval().requires_grad_(False)``."""
+    while (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute)
+           and receiver.func.attr.value in _SELF_RETURNING_METHODS):
+        receiver = receiver.func.value
+    return dotted_name(receiver)
 
 
 def _mode_change(method: str, call: cst.Call) -> str | None:

@@ -134,7 +134,12 @@ def is_module_name(name: str) -> bool:
 
 
 class GradMode(enum.Enum):
-    """Is autograd recording in a region? One fact, whatever set it."""
+    """Is autograd recording in a region? One fact, whatever set it.
+
+    ``MAYBE_OFF`` is unknown, not off: each rule decides what it means. A waste rule (ML201)
+    stays quiet, since grad may well be off; a leak rule reads values there as
+    ``Graph.UNKNOWN`` (see :meth:`Facts.graph_value`), which other evidence can still settle
+    (a backward pass through the value in the same function)."""
 
     ON = "on"
     OFF = "off"  # torch.no_grad(), inference_mode(), set_grad_enabled(False)
@@ -220,6 +225,15 @@ class Loop:
     @property
     def is_training_loop(self) -> bool:
         return self.has_backward or self.has_optimizer_step
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """A call of a function of this module (by name), and the grad mode at the call."""
+
+    mode: GradMode
+    caller: "FunctionScope"
+    inherited: bool  # the caller's entry mode holds at the call (see Facts.grad_mode_inherited)
 
 
 @dataclass
@@ -513,8 +527,8 @@ class Facts:
         self.plain_functions: set[int] = set()
         # Names of the module's functions known to be plain before the walk reaches them.
         self.plain_names: set[str] = set()
-        # function name -> for each call site: was it under no-grad?
-        self.call_sites: dict[str, list[bool]] = {}
+        # function name -> its call sites in this module (see CallSite)
+        self.call_sites: dict[str, list[CallSite]] = {}
         self.frozen_modules: set[str] = set()  # names with requires_grad_(False) anywhere
         # names bound to a grad-mode context (``ctx = torch.no_grad``), and its mode
         self.grad_mode_names: dict[str, GradMode] = {}
@@ -556,8 +570,23 @@ class Facts:
 
     @property
     def in_no_grad(self) -> bool:
-        """May grad be off here? ``MAYBE_OFF`` counts as off: precision first."""
+        """May grad be off here? ``MAYBE_OFF`` counts: the question a waste rule asks
+        (precision first). A leak rule reads :meth:`graph_value`, or :attr:`grad_off`."""
         return self.grad_modes[-1].may_be_off
+
+    @property
+    def grad_off(self) -> bool:
+        """Is grad certainly off here (no_grad, inference_mode, set_grad_enabled(False))?"""
+        return self.grad_modes[-1] is GradMode.OFF
+
+    @property
+    def grad_mode_inherited(self) -> bool:
+        """Is the mode here the one the function was entered with, no region of its own having
+        changed it? Then a function only called under no-grad runs this code under no-grad too.
+        (A ``with`` that keeps the mode, such as autocast, changes nothing; an explicit
+        ``enable_grad()`` in a function entered with grad on is taken as inherited.)"""
+        entry = self.grad_modes[0]
+        return all(mode is entry for mode in self.grad_modes)
 
     def outlives_iteration(self, target: cst.BaseExpression) -> bool:
         """Does the place ``target`` names survive the current loop iteration?
@@ -657,10 +686,16 @@ class Facts:
         return self.scope.lookup(name)
 
     def graph_value(self, node: cst.BaseExpression) -> GraphValue:
-        """Does ``node`` carry an autograd graph here? (See :class:`Graph`.)"""
-        if self.in_no_grad:
+        """Does ``node`` carry an autograd graph here? (See :class:`Graph`.) Nothing does with
+        grad off; with grad maybe off (``set_grad_enabled(flag)``) a value that would carry one
+        is UNKNOWN, settled later by what the function backpropagates."""
+        mode = self.grad_modes[-1]
+        if mode is GradMode.OFF:
             return NO_GRAPH
-        return self._graph(node)
+        value = self._graph(node)
+        if mode is GradMode.MAYBE_OFF and value.state is Graph.CARRIES:
+            return GraphValue(Graph.UNKNOWN, value.names | names_in(node))
+        return value
 
     def is_graph_carrying(self, value: GraphValue) -> bool:
         """Decide an UNKNOWN value with what the function backpropagates (call at scope exit)."""
@@ -780,11 +815,16 @@ def _name_expr(dotted: str) -> cst.BaseExpression:
     return node
 
 
-def backpropagated_expr(call: cst.Call) -> cst.BaseExpression | None:
+def backpropagated_expr(call: cst.Call, facts: "Facts | None" = None) -> cst.BaseExpression | None:
     """The tensor a backward call differentiates: ``loss`` in ``loss.backward()``,
-    ``accelerator.backward(loss)``, ``torch.autograd.grad(loss, params)``."""
+    ``accelerator.backward(loss)``, ``torch.autograd.grad(loss, params)``, and ``out`` in
+    ``out.backward(one_hot)`` (with ``facts``: a receiver that carries a graph is the tensor,
+    its argument the gradient)."""
     positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
     if positional:
+        if (facts is not None and isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"
+                and facts._graph(call.func.value).state is Graph.CARRIES):
+            return call.func.value
         return positional[0]
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value in ("outputs", "tensors", "loss"):

@@ -76,10 +76,10 @@ class LoopCarriedGraph(Rule):
                 if name is None:
                     continue
                 through = self._recurrent_call(node.value, name) if element is target.target and loops else None
-                if through is not None and not self.facts.in_no_grad:
+                if through is not None and not self.facts.grad_off:
                     self._candidate(node, name, element, node.value, loops, through=through)
                     continue
-                if name not in value_names or self.facts.in_no_grad:
+                if name not in value_names or self.facts.grad_off:
                     self._mark_cut(name)  # rebound from something else: the old value is dropped
                     continue
                 if loops or (per_step and name.startswith("self.")):
@@ -114,7 +114,7 @@ class LoopCarriedGraph(Rule):
     def _candidate(self, node: cst.CSTNode, name: str, target: cst.BaseExpression, value: cst.BaseExpression,
                    loops: list[Loop], accumulated: bool = False, through: cst.Call | None = None) -> None:
         facts = self.facts
-        if facts.in_no_grad:
+        if facts.grad_off:
             return
         outlived = [loop for loop in reversed(loops) if name not in loop.bound_this_iteration]
         if not outlived and loops:

@@ -1,33 +1,105 @@
-"""ML201 grad-enabled-inference: a module put in eval mode is called with autograd on.
+"""ML201 grad-enabled-inference: a forward pass whose graph is never needed runs with autograd on.
 
 Autograd then records the forward pass and keeps every activation it saved for a backward
-pass that never comes: evaluation uses several times the memory it needs, and a validation
-loop that also accumulates its outputs grows until the epoch ends.
+pass that never comes: evaluation uses several times the memory it needs, and a loop that
+also collects its outputs keeps every batch's graph until the list dies. Three kinds of
+evidence say a forward pass is inference, each read from the code's structure:
+
+- **eval mode**: the module was put in ``eval()`` in the same function, and nothing computed
+  from the call is backpropagated (saliency maps, adversarial examples, Grad-CAM and training
+  in eval mode on purpose backpropagate it);
+- **an inference loop**: a loop with no backward pass and no optimizer step collects the
+  module's outputs, with their graphs, into a list (or a running tensor) that outlives the
+  iteration and never reaches a backward pass, a ``return`` or another function;
+- **a model that is not trained** (a distillation teacher, an EMA/target network, a reference
+  policy) runs inside a training step: it is in no optimizer built next to it, its name says
+  teacher/target/EMA/reference, or its output is only ever a loss's target.
+
+Quiet where no memory is held past the statement: a dry run whose result is dropped at once
+(before tracing or export), and eval-mode calls in test files unless their outputs are
+collected over a loop. Grad may be off where ``set_grad_enabled(flag)`` rules: not reported.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from pathlib import PurePath
 
 import libcst as cst
 
-from memlint.static.facts import FunctionScope, Graph, dotted_name
+from memlint.static.facts import (
+    FUNCTIONAL_LOSS_WORDS, GRAPH_ENDING_FUNCTIONS, GRAPH_ENDING_METHODS, FunctionScope, Graph, Kind, Loop, dotted_name, expression_children,
+    names_in,
+)
 from memlint.static.fixes import no_grad_fix
 from memlint.static.rule import Invalid, Rule
+
+# Words of a model's name that say it is not the one being trained.
+_FROZEN_ROLE_WORDS = frozenset({"teacher", "target", "tgt", "ema", "momentum", "reference", "ref", "frozen"})
+# A loss function or criterion by its name (not "critic": a model).
+_LOSS_NAME = re.compile(r"loss|criterion|(?:^|_)crit(?:$|_)", re.IGNORECASE)
+# Optimizer classes, by the last part of their name (torch.optim.* is recognised as a whole).
+_OPTIMIZER_CLASSES = frozenset({
+    "SGD", "Adam", "AdamW", "Adamax", "Adagrad", "Adadelta", "RMSprop", "Rprop", "ASGD", "NAdam", "RAdam",
+    "LBFGS", "SparseAdam", "Adafactor", "Lion", "LAMB", "Lamb", "FusedAdam", "FusedLAMB", "FusedSGD",
+    "AdamW8bit", "Adam8bit", "PagedAdamW", "PagedAdamW8bit", "SophiaG", "Muon", "Shampoo", "AdaBelief",
+    "Ranger", "NovoGrad", "Novograd", "Adan", "DeepSpeedCPUAdam", "ZeroRedundancyOptimizer", "Prodigy", "LARS",
+})
+# Methods that collect a value into the container they are called on.
+_COLLECTING_METHODS = frozenset({"append", "extend", "insert", "appendleft", "add"})
+# Calls that take a container and hand back something computed from it (followed by
+# derivation), or only read it: passing a container to them does not hand it over.
+_READING_CALLS = frozenset({"len", "print", "list", "tuple", "sorted", "reversed", "enumerate", "zip", "sum",
+                            "max", "min", "iter", "isinstance", "str", "repr", "range"})
+_TRAINING_STEP_METHODS = frozenset({"training_step", "train_step", "compute_loss"})
 
 
 @dataclass
 class _ModuleCall:
-    target: str
+    target: str  # "model", "self.teacher"
     node: cst.Call
-    results: frozenset[str]
-    eval_mode: bool
-    input_carries: bool = False  # an argument carries a graph (e.g. a generator's output)
+    function: FunctionScope
+    results: frozenset[str]  # the names the call's result is bound to
+    mode: str | None  # "eval" | "train" | "frozen" | None: the last mode change seen in this function
+    input_carries: bool  # an argument carries a graph (a generator's output, features)
+    loops: tuple[Loop, ...]  # the loops of the function around the call, outermost first
+    discarded: bool  # the result is dropped at the end of its statement (``model(x)``, ``_ = model(x)``)
+    scope: str  # where the name lives: "self" (an attribute), "local", "global"
+    frozen: bool  # requires_grad_(False) seen so far in the module (in any function: DINO freezes in main)
 
 
 @dataclass
-class _FunctionCalls:
+class _Collection:
+    container: str
+    loop: Loop
+    call_ids: frozenset[int]  # module calls inside the collected value
+    names: frozenset[str]  # names the collected value is computed from
+
+
+@dataclass
+class _LossCall:
+    input_names: frozenset[str]
+    input_calls: frozenset[int]
+    target_names: frozenset[str]
+    target_calls: frozenset[int]
+
+
+@dataclass
+class _Optimizer:
+    function: FunctionScope
+    owners: frozenset[str]  # modules whose parameters it holds ("student", "self", "self.head")
+    resolved: bool  # every parameter source was read; otherwise ``mentioned`` says what it may hold
+    mentioned: frozenset[str]
+
+
+@dataclass
+class _FunctionRecord:
     calls: list[_ModuleCall] = field(default_factory=list)
+    collections: list[_Collection] = field(default_factory=list)
+    losses: list[_LossCall] = field(default_factory=list)
+    handed_out: set[str] = field(default_factory=set)  # names passed to other functions or stored on objects
+    returned: set[str] = field(default_factory=set)  # names returned in a value that may keep a graph
 
 
 class GradEnabledInference(Rule):
@@ -35,59 +107,311 @@ class GradEnabledInference(Rule):
 
     def __init__(self, checker) -> None:
         super().__init__(checker)
-        self._calls: dict[int, _FunctionCalls] = {}
+        self._records: dict[int, _FunctionRecord] = {}
+        self._optimizers: list[_Optimizer] = []
+        self._in_test_file = _is_test_file(checker.path)
 
+    def _record(self) -> _FunctionRecord:
+        function = self.facts.function
+        record = self._records.get(id(function))
+        if record is None:
+            record = self._records[id(function)] = _FunctionRecord()
+        return record
+
+    # ----- what the walk records ------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.facts
+        func = node.func
+        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        if method in _COLLECTING_METHODS and node.args:
+            self._collect(func.value, node.args[-1].value)
+        qualified = facts.qualified_name(func)
+        if _is_optimizer_constructor(qualified, facts):
+            self._optimizer(node, qualified)
+        elif qualified is not None and "optim" in qualified.rsplit(".", 1)[-1].lower():
+            # create_optimizer(model, ...), build_optimizer(cfg, net): what it holds is unknown
+            self._optimizers.append(_Optimizer(facts.function, frozenset(), False,
+                                               frozenset(n for arg in node.args for n in names_in(arg.value))))
+        self._hand_out(node, func, method, qualified)
+        if facts.in_no_grad:
+            return  # grad off, or maybe off (set_grad_enabled(flag)): no waste to claim
+        if _is_loss_call(node, facts):
+            self._loss(node)
         target = _called_module(node)
-        if target is None or facts.in_no_grad:
+        if target is None or _LOSS_NAME.search(target.rsplit(".", 1)[-1]):
             return
         change = facts.mode_of(target)
-        is_eval = change is not None and change.mode == "eval"
-        if change is None and not facts.is_module_expr(node.func if target == dotted_name(node.func) else node.func.value):
+        if change is None and not facts.is_module_expr(func if target == dotted_name(func) else func.value):
             return
         function = facts.function
-        record = self._calls.get(id(function))
-        if record is None:
-            record = self._calls[id(function)] = _FunctionCalls()
-            self.at_function_exit(lambda: self._decide(function, record))
-        input_carries = any(facts.graph_value(arg.value).state is Graph.CARRIES for arg in node.args)
-        record.calls.append(_ModuleCall(target, node, self._checker.assign_targets, is_eval, input_carries))
+        if function.name == "__init__":
+            return
+        statement = self._checker._statement[-1] if self._checker._statement else None
+        call = _ModuleCall(
+            target=target, node=node, function=function, results=self._checker.assign_targets,
+            mode=change.mode if change is not None else None,
+            input_carries=any(facts.graph_value(arg.value).state is Graph.CARRIES for arg in node.args),
+            loops=tuple(facts.loops_in_function()), discarded=_discarded(statement, node),
+            scope=_scope_of(target, function), frozen=target in facts.frozen_modules,
+        )
+        self._record().calls.append(call)
+        self.at_module_exit(lambda: self._decide(call))
 
-    def _decide(self, function: FunctionScope, record: _FunctionCalls) -> None:
-        def backpropagated(call: _ModuleCall) -> bool:
-            return id(call.node) in function.backward_nodes or function.is_backpropagated(call.results)
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            for part in _parts(node.value):
+                if not _ends_graph(part, self.facts):
+                    self._record().returned.update(names_in(part))
 
-        for call in record.calls:
-            if not call.eval_mode or call.target in self.facts.frozen_modules:
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, cst.AddAssign):
+            self._collect(node.target, node.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            target = target.target
+            if isinstance(target, cst.Subscript):  # outputs[k] = out
+                self._collect(target.value, node.value)
+            elif isinstance(target, cst.Attribute):  # self.cache = out: handed to the object
+                self._record().handed_out.update(names_in(node.value))
+            name = dotted_name(target)
+            if name is not None and name in names_in(node.value) and isinstance(node.value, (cst.Call, cst.BinaryOperation)):
+                self._collect(target, node.value)  # outs = torch.cat([outs, out]); total = total + out
+
+    def _collect(self, container: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        facts = self.facts
+        loop = facts.loop
+        name = dotted_name(container)
+        if loop is None or name is None or not facts.outlives_iteration(container):
+            return
+        if facts.graph_value(value).state is not Graph.CARRIES:
+            return  # .item(), .argmax(), .detach(), or grad off: nothing kept but the values
+        calls = frozenset(id(n) for n in _walk(value) if isinstance(n, cst.Call))
+        self._record().collections.append(_Collection(name, loop, calls, frozenset(names_in(value) - {name})))
+
+    def _hand_out(self, node: cst.Call, func: cst.BaseExpression, method: str | None, qualified: str | None) -> None:
+        """Names passed to a call that may keep or backpropagate them (``update_policy(log_probs)``)."""
+        if method in _COLLECTING_METHODS or not node.args:
+            return
+        if qualified is not None and (qualified.startswith("torch.") or qualified in _READING_CALLS
+                                      or qualified in GRAPH_ENDING_FUNCTIONS):
+            return
+        if method is not None and dotted_name(func) is None:
+            return  # torch.cat(x).mean(...): a method of a computed value
+        names: set[str] = set()
+        for arg in node.args:
+            names |= names_in(arg.value)
+        self._record().handed_out.update(names)
+
+    def _loss(self, node: cst.Call) -> None:
+        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+        inputs = positional[:1]
+        targets = positional[1:] + [arg for arg in node.args if arg.keyword is not None
+                                    and arg.keyword.value in ("target", "targets", "labels", "teacher", "y")]
+        def names(args):
+            return frozenset(n for arg in args for n in names_in(arg.value))
+
+        def calls(args):
+            return frozenset(id(n) for arg in args for n in _walk(arg.value) if isinstance(n, cst.Call))
+
+        self._record().losses.append(_LossCall(names(inputs), calls(inputs), names(targets), calls(targets)))
+
+    def _optimizer(self, node: cst.Call, qualified: str) -> None:
+        facts = self.facts
+        params = [arg.value for arg in node.args if arg.keyword is None and not arg.star][:1]
+        params += [arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value in ("params", "model_parameters", "model")]
+        owners: set[str] = set()
+        mentioned: set[str] = set()
+        resolved = bool(params)
+        seen: set[int] = set()
+        stack = list(params)
+        local = _comprehension_targets(params)
+        while stack:
+            expr = stack.pop()
+            if id(expr) in seen or isinstance(expr, cst.Lambda):
                 continue
-            if backpropagated(call):
-                if function.requires_grad_inputs:
-                    continue  # saliency / adversarial examples: gradients w.r.t. the input
-                # another module trained on its own inputs (a student, a generator); a criterion or
-                # a head fed with this call's output is downstream of it, not "another module"
-                trained_elsewhere = any(
-                    other.target != call.target and not other.eval_mode and not other.input_carries
-                    and backpropagated(other)
-                    for other in record.calls
-                )
-                if not trained_elsewhere:
-                    continue  # training in eval mode on purpose (frozen batch-norm statistics)
-                if call.input_carries:
-                    continue  # gradients flow through it into the trained module (GAN generator step)
-                message = (
-                    f"'{call.target}' is in eval mode but runs with autograd enabled while another "
-                    f"module is trained: its activations are saved and gradients computed for "
-                    f"parameters that never update; call it under 'with torch.no_grad():' "
-                    f"(or freeze it with {call.target}.requires_grad_(False))"
-                )
-            else:
-                message = (
-                    f"'{call.target}' is in eval mode but called with autograd enabled: every "
-                    f"activation is kept for a backward pass that never comes; run it under "
-                    f"'with torch.no_grad():' (or torch.inference_mode())"
-                )
-            self.report(call.node, message, fix=no_grad_fix(call.node, self.facts))
+            seen.add(id(expr))
+            root = dotted_name(expr)
+            if root is not None and root.split(".", 1)[0] in local:
+                continue  # p in [p for p in model.parameters() if p.requires_grad]
+            if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in (
+                    "parameters", "named_parameters"):
+                owner = dotted_name(expr.func.value)
+                if owner is None:
+                    resolved = False
+                    mentioned |= names_in(expr.func.value)
+                else:
+                    owners.add(owner)
+                continue
+            if isinstance(expr, cst.Name):
+                binding = facts.lookup(expr.value)
+                if binding is not None and binding.kind is Kind.MODULE:
+                    owners.add(expr.value)
+                elif binding is not None and isinstance(binding.node, cst.BaseExpression):
+                    local |= _comprehension_targets([binding.node])
+                    stack.append(binding.node)  # params = list(model.parameters()) + ...
+                else:
+                    resolved = False
+                    mentioned.add(expr.value)
+                continue
+            if isinstance(expr, cst.Dict):  # param groups: only "params" holds parameters
+                for element in expr.elements:
+                    if isinstance(element, cst.DictElement) and _string(element.key) == "params":
+                        stack.append(element.value)
+                    elif not isinstance(element, cst.DictElement):
+                        resolved = False
+                continue
+            if isinstance(expr, cst.Call) and facts.qualified_name(expr.func) not in (
+                    "list", "tuple", "filter", "itertools.chain", "chain", "set"):
+                if not (isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("values", "items")):
+                    resolved = False
+                    mentioned |= names_in(expr)
+                    continue
+            if isinstance(expr, cst.Attribute):
+                resolved = False
+                mentioned |= names_in(expr)
+                continue
+            stack.extend(child for child in expression_children(expr) if isinstance(child, cst.BaseExpression))
+        self._optimizers.append(_Optimizer(facts.function, frozenset(owners), resolved, frozenset(mentioned)))
+
+    # ----- decisions, at the end of the module (optimizers and freezing complete) ---------------------
+    def _decide(self, call: _ModuleCall) -> None:
+        function = call.function
+        if call.frozen or call.mode in ("frozen", "train") or any(
+                change.target == call.target and change.mode == "frozen" for change in function.mode_changes):
+            return
+        record = self._records[id(function)]
+        collected = self._collected(call, record)
+        if self._in_test_file and collected is None:
+            return  # a test's forward pass: nothing held past the test
+        backpropagated = id(call.node) in function.backward_nodes or function.is_backpropagated(call.results)
+        training = _trains(function)
+        if call.mode == "eval":
+            if not backpropagated:
+                if call.discarded and not call.loops:
+                    return  # a dry run before tracing or export: the graph dies with the statement
+                self._report(call, self._eval_message(call, collected))
+                return
+            if function.requires_grad_inputs or not training:
+                return  # saliency, adversarial examples, Grad-CAM: the gradients are the point
+            # another module is trained on its own inputs (a student); a criterion or a head fed
+            # with this call's output is downstream of it, not "another module"
+            trained_elsewhere = any(
+                other.target != call.target and other.mode != "eval" and not other.input_carries
+                and (id(other.node) in function.backward_nodes or function.is_backpropagated(other.results))
+                for other in record.calls if other.function is function
+            )
+            if not trained_elsewhere or call.input_carries or self._may_be_optimized(call):
+                return  # training in eval mode on purpose; a GAN generator step through it
+            self._report(call, self._untrained_message(call, "it is in eval mode", backpropagated))
+            return
+        if training:
+            evidence = self._untrained_evidence(call, record)
+            if evidence is not None:
+                self._report(call, self._untrained_message(call, evidence, backpropagated))
+            return
+        if collected is not None and not call.input_carries and not function.requires_grad_inputs \
+                and not function.is_per_step_method:
+            self._report(call, self._loop_message(call, collected))
+
+    def _collected(self, call: _ModuleCall, record: _FunctionRecord) -> _Collection | None:
+        """A collection, in a loop around the call with no backward pass and no optimizer step,
+        of a value computed from the call, into a container whose graphs never go anywhere
+        (not backpropagated, returned with a graph, stored on an object or handed to a function)."""
+        function = call.function
+        loops = {id(loop.node) for loop in call.loops}
+        for collection in record.collections:
+            if id(collection.loop.node) not in loops or collection.loop.is_training_loop:
+                continue
+            if id(call.node) not in collection.call_ids and not function.derives_from(collection.names, call.results):
+                continue
+            escapes = set(function.backward_names) | record.handed_out | record.returned
+            if function.derives_from(escapes, {collection.container}) or "." in collection.container:
+                continue
+            return collection
+        return None
+
+    def _untrained_evidence(self, call: _ModuleCall, record: _FunctionRecord) -> str | None:
+        """Why ``call``'s module is not the one being trained in this training step, or None."""
+        if call.input_carries or call.discarded or self._may_be_optimized(call):
+            return None
+        function = call.function
+        same = [other for other in record.calls if other.target == call.target and other.function is function]
+        role = self._target_role(same, function, record)
+        if role is False:
+            return None  # somewhere an input of a loss, or of another module: it is being trained
+        words = {word for part in re.split(r"[^A-Za-z]+", call.target.rsplit(".", 1)[-1]) for word in _words(part)}
+        named = sorted(words & _FROZEN_ROLE_WORDS)
+        if named:
+            return f"its name says it is a {named[0]} model"
+        in_scope = self._optimizers_in_scope(call)
+        if role and in_scope and all(opt.resolved for opt in in_scope):
+            return "it is in no optimizer built here and its output is only a loss target"
+        return None
+
+    def _target_role(self, calls: list[_ModuleCall], function: FunctionScope, record: _FunctionRecord) -> bool | None:
+        """Is every use of these calls' outputs in a loss the target (True), is one the input
+        (False), or do they feed no loss call seen here (None)?"""
+        as_target = False
+        for call in calls:
+            for loss in record.losses:
+                if id(call.node) in loss.input_calls or function.derives_from(loss.input_names, call.results):
+                    return False
+                if id(call.node) in loss.target_calls or function.derives_from(loss.target_names, call.results):
+                    as_target = True
+        return True if as_target else None
+
+    def _optimizers_in_scope(self, call: _ModuleCall) -> list[_Optimizer]:
+        """Optimizers built where ``call``'s name means the same module: the same function, the
+        same class for ``self.x``, the module level for a global."""
+        function = call.function
+        if call.scope == "self":
+            return [opt for opt in self._optimizers if opt.function.class_info is function.class_info]
+        if call.scope == "global":
+            return [opt for opt in self._optimizers if opt.function is self.facts.module_scope or opt.function is function]
+        return [opt for opt in self._optimizers if opt.function is function]
+
+    def _may_be_optimized(self, call: _ModuleCall) -> bool:
+        """Could an optimizer built in this file hold ``call``'s module (or part of it)?"""
+        target = call.target
+        root = target.split(".", 1)[0]
+        for opt in self._optimizers:
+            for owner in opt.owners:
+                if owner == target or target.startswith(owner + ".") or owner.startswith(target + "."):
+                    return True
+            if not opt.resolved and (target in opt.mentioned or root in opt.mentioned):
+                return True
+        return False
+
+    # ----- messages -----------------------------------------------------------------------------------
+    def _report(self, call: _ModuleCall, message: str) -> None:
+        self.report(call.node, message, fix=no_grad_fix(call.node, self.facts), function=call.function)
+
+    def _eval_message(self, call: _ModuleCall, collected: _Collection | None) -> str:
+        kept = (f", and '{collected.container}' collects its outputs with their graphs"
+                if collected is not None else "")
+        return (
+            f"'{call.target}' is in eval mode but called with autograd enabled{kept}: every "
+            f"activation is kept for a backward pass that never comes; run it under "
+            f"'with torch.no_grad():' (or torch.inference_mode())"
+        )
+
+    def _loop_message(self, call: _ModuleCall, collected: _Collection) -> str:
+        return (
+            f"'{call.target}' runs inference with autograd enabled: this loop has no backward pass, and "
+            f"'{collected.container}' collects its outputs with their graphs, so every iteration's "
+            f"activations stay alive until '{collected.container}' is freed; run the loop under "
+            f"'with torch.no_grad():' (or torch.inference_mode())"
+        )
+
+    def _untrained_message(self, call: _ModuleCall, evidence: str, backpropagated: bool) -> str:
+        gradients = (" and the backward pass computes gradients for parameters that never update"
+                     if backpropagated else "")
+        return (
+            f"'{call.target}' is not trained here ({evidence}) but runs with autograd enabled in a "
+            f"training step: its activations are saved{gradients}; call it under "
+            f"'with torch.no_grad():' (and freeze it with {call.target}.requires_grad_(False))"
+        )
 
     VALID = [
         # no_grad context
@@ -115,6 +439,21 @@ def fit(model, loader):
     with torch.inference_mode():
         validate(model, loader)
 """,
+        # only called from a function that is itself only called under no_grad (two levels)
+        """
+import torch
+class FID:
+    def features(self, images):
+        self.inception.eval()
+        return self.inception(images)[0]
+
+    def dataset_stats(self, loader):
+        return [self.features(x) for x in loader]
+
+    @torch.inference_mode()
+    def score(self, loader):
+        return self.dataset_stats(loader)
+""",
         # saliency: the eval-mode output is backpropagated to the input
         """
 import torch
@@ -135,6 +474,28 @@ def fgsm(model, x, y, eps):
     loss = F.cross_entropy(model(x_adv), y)
     grad, = torch.autograd.grad(loss, [x_adv])
     return x_adv + eps * grad.sign()
+""",
+        # Grad-CAM: a backward pass through a score of the eval-mode output, with a one-hot gradient,
+        # and a second (text) tower: the gradients are the point, nothing is trained
+        """
+import torch
+class GradCAM:
+    def __call__(self, image, class_idx):
+        self.model.eval()
+        logits = self.model(image)
+        one_hot = torch.zeros_like(logits)
+        one_hot[:, class_idx] = 1.0
+        self.model.zero_grad()
+        logits.backward(one_hot)
+        return (self.gradients.mean((2, 3), keepdim=True) * self.activations).sum(1).relu()
+
+def explain_similarity(image_encoder, text_encoder, image, tokens):
+    image_encoder.eval()
+    image_features = image_encoder(image)
+    text_features = text_encoder(tokens)
+    score = (image_features * text_features).sum()
+    score.backward()
+    return image_encoder.grads
 """,
         # a method merely named eval on something that is not a module
         """
@@ -165,7 +526,7 @@ def finetune(model, loader, opt, crit):
         loss.backward()
         opt.step()
 """,
-        # a frozen teacher does not record a graph
+        # a frozen teacher does not record a graph (also when frozen in a chain of calls)
         """
 import torch
 def distill(teacher, student, loader, opt, kd):
@@ -175,6 +536,13 @@ def distill(teacher, student, loader, opt, kd):
         loss = kd(student(x), teacher(x))
         loss.backward()
         opt.step()
+
+def sample(sampler, labels):
+    sampler.eval().requires_grad_(False).to("cuda")
+    dist = []
+    for c in labels:
+        dist.append(sampler(c))
+    return torch.cat(dist).cpu().numpy()
 """,
         # a GAN generator step through an eval-mode discriminator: the backward must pass
         # through it to reach the generator, so its activations are needed (fastai GANTrainer)
@@ -189,6 +557,18 @@ def generator_step(generator, discriminator, loader, opt_g, crit):
         opt_g.zero_grad()
         loss.backward()
         opt_g.step()
+""",
+        # two towers both in the optimizer, one kept in eval mode (frozen batch-norm statistics)
+        """
+import torch
+def train(image_tower, text_tower, loader, clip_loss):
+    opt = torch.optim.AdamW(list(image_tower.parameters()) + list(text_tower.parameters()))
+    image_tower.eval()
+    for images, tokens in loader:
+        loss = clip_loss(image_tower(images), text_tower(tokens))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
 """,
         # the PyTorch transfer-learning tutorial: one loop for both phases, grad on only for "train";
         # the criterion fed with the model's output is not "another module being trained"
@@ -281,6 +661,93 @@ def run_epoch(model, loader, phase):
     for x, y in loader:
         out = model(x)
 """,
+        # a dry run before tracing: the result is dropped at once
+        """
+import torch
+def export(model, example, path):
+    model.eval()
+    model(example)
+    _ = model(example)
+    traced = torch.jit.trace(model, example)
+    traced.save(path)
+""",
+        # inference loops that keep no graph: reduced per batch, detached, or under no_grad
+        """
+import torch
+def predict(model, loader):
+    preds, embeddings = [], []
+    for x in loader:
+        out = model(x)
+        preds.append(out.argmax(-1))
+        embeddings.append(out.detach().cpu())
+    return torch.cat(preds), torch.cat(embeddings)
+""",
+        # outputs collected in a rollout whose container reaches a backward pass, here or in a
+        # function it is handed to (REINFORCE), or that is returned to the caller (an RNN unroll)
+        """
+import torch
+def reinforce(policy, env, optimizer, episodes):
+    for episode in range(episodes):
+        state, log_probs, rewards, done = env.reset(), [], [], False
+        while not done:
+            probs = policy(state)
+            action = torch.distributions.Categorical(probs).sample()
+            log_probs.append(torch.distributions.Categorical(probs).log_prob(action))
+            state, reward, done = env.step(action)
+            rewards.append(reward)
+        update_policy(optimizer, log_probs, rewards)
+
+def rollout(policy, env, steps):
+    log_probs = []
+    for t in range(steps):
+        log_probs.append(policy(env.state()))
+    return torch.stack(log_probs)
+""",
+        # a training step where the second model is trained too (mutual learning), and a
+        # teacher whose output is detached... still in the student's optimizer: trained
+        """
+import torch
+import torch.nn.functional as F
+def mutual(net_a, net_b, loader):
+    opt = torch.optim.SGD(list(net_a.parameters()) + list(net_b.parameters()), lr=0.1)
+    for x, y in loader:
+        out_a, out_b = net_a(x), net_b(x)
+        loss = F.cross_entropy(out_a, y) + F.cross_entropy(out_b, y) + F.mse_loss(out_a, out_b.detach())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""",
+        # FixMatch: the same model makes the pseudo-labels and is trained on them
+        """
+import torch
+import torch.nn.functional as F
+def fixmatch_step(model, weak, strong, opt):
+    pseudo = model(weak).softmax(-1).argmax(-1)
+    loss = F.cross_entropy(model(strong), pseudo)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+        # a teacher under no_grad (the PyTorch distillation tutorial)
+        """
+import torch
+import torch.nn as nn
+def train_knowledge_distillation(teacher, student, train_loader, epochs, T):
+    optimizer = torch.optim.Adam(student.parameters(), lr=1e-3)
+    teacher.eval()
+    student.train()
+    for epoch in range(epochs):
+        for inputs, labels in train_loader:
+            optimizer.zero_grad()
+            with torch.no_grad():
+                teacher_logits = teacher(inputs)
+            student_logits = student(inputs)
+            soft_targets = nn.functional.softmax(teacher_logits / T, dim=-1)
+            soft_prob = nn.functional.log_softmax(student_logits / T, dim=-1)
+            loss = -(soft_targets * soft_prob).sum() / soft_prob.size(0)
+            loss.backward()
+            optimizer.step()
+""",
     ]
 
     INVALID = [
@@ -351,9 +818,69 @@ model.eval()
 x = torch.randn(2, 4)
 y = model(x)
 """, line=7),
+        # inference with a pretrained model never put in eval(): outputs collected with their graphs
+        Invalid("""
+import torch
+from transformers import AutoModel
+model = AutoModel.from_pretrained("bert-base-uncased").to("cuda")
+embeddings = []
+for batch in loader:
+    out = model(**batch)
+    embeddings.append(out.last_hidden_state[:, 0])
+torch.save(torch.cat(embeddings), "embeddings.pt")
+""", line=7),
+        # ten full forward passes kept alive until the argmax (pytorch/examples' forward-forward predict)
+        Invalid("""
+import torch
+class Net(torch.nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([Layer(dims[d], dims[d + 1]) for d in range(len(dims) - 1)])
+
+    def predict(self, x):
+        goodness_per_label = []
+        for label in range(10):
+            h = overlay_y_on_x(x, label)
+            goodness = []
+            for layer in self.layers:
+                h = layer(h)
+                goodness += [h.pow(2).mean(1)]
+            goodness_per_label += [sum(goodness).unsqueeze(1)]
+        return torch.cat(goodness_per_label, 1).argmax(1)
+""", line=14),
+        # a teacher never put in eval mode, called with grad on (the distillation shape of the
+        # memory guides); and a DQN target network whose output is only the TD target
+        Invalid("""
+import torch
+import torch.nn.functional as F
+def train_student(student_model, teacher_model, train_loader, epochs, T=4.0):
+    optimizer = torch.optim.SGD(student_model.parameters(), lr=0.01)
+    for epoch in range(epochs):
+        for inputs, labels in train_loader:
+            teacher_outputs = teacher_model(inputs)
+            student_outputs = student_model(inputs)
+            loss = F.kl_div(F.log_softmax(student_outputs / T, dim=1), F.softmax(teacher_outputs / T, dim=1))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+""", line=8),
+        Invalid("""
+import torch
+import torch.nn.functional as F
+def dqn_update(q_net, target_net, batch, gamma):
+    optimizer = torch.optim.Adam(q_net.parameters(), lr=1e-4)
+    q = q_net(batch.obs).gather(1, batch.actions)
+    next_q = target_net(batch.next_obs).max(1)[0]
+    td_target = batch.rewards + gamma * next_q
+    loss = F.mse_loss(q.squeeze(1), td_target)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""", line=7),
     ]
 
 
+# ----- helpers -------------------------------------------------------------------------------------
 def _called_module(call: cst.Call) -> str | None:
     """``model`` for ``model(x)`` and ``model.forward(x)``; ``self`` for ``self(x)``."""
     func = call.func
@@ -362,3 +889,119 @@ def _called_module(call: cst.Call) -> str | None:
     if isinstance(func, (cst.Name, cst.Attribute)):
         return dotted_name(func)
     return None
+
+
+def _is_test_file(path: str) -> bool:
+    """pytest's and unittest's conventions: test_*.py, *_test.py, tests.py, conftest.py, or a
+    file under a tests/ or test/ folder."""
+    pure = PurePath(path)
+    name = pure.name
+    if name.startswith("test_") or name.endswith("_test.py") or name in ("tests.py", "conftest.py"):
+        return True
+    return any(part in ("tests", "test") for part in pure.parts[:-1])
+
+
+def _discarded(statement: cst.CSTNode | None, call: cst.Call) -> bool:
+    """Is ``call``'s result dropped at the end of its statement: ``model(x)`` alone on a line,
+    or bound to ``_``?"""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Expr) and small.value is call:
+            return True
+        if isinstance(small, cst.Assign) and small.value is call and all(
+                isinstance(t.target, cst.Name) and t.target.value.strip("_") == "" for t in small.targets):
+            return True
+    return False
+
+
+def _scope_of(target: str, function: FunctionScope) -> str:
+    root = target.split(".", 1)[0]
+    if root in ("self", "cls"):
+        return "self"
+    if root in function.bindings or root in function.inputs or function.parent is None:
+        return "local"
+    return "global"
+
+
+def _trains(function: FunctionScope) -> bool:
+    """Is this a training step: a backward pass and an optimizer step, or a framework's
+    training-step method (the framework steps)?"""
+    if function.has_backward and function.has_optimizer_step:
+        return True
+    return function.class_info is not None and function.name in _TRAINING_STEP_METHODS
+
+
+def _is_optimizer_constructor(qualified: str | None, facts) -> bool:
+    if qualified is None:
+        return False
+    last = qualified.rsplit(".", 1)[-1]
+    if qualified.startswith("torch.optim.") and "lr_scheduler" not in qualified and "swa_utils" not in qualified:
+        return last[:1].isupper() and last != "Optimizer"
+    return last in _OPTIMIZER_CLASSES
+
+
+def _is_loss_call(call: cst.Call, facts) -> bool:
+    """``F.mse_loss(...)``, ``criterion(...)``, ``kd_loss(...)``, ``nn.KLDivLoss()(...)``."""
+    func = call.func
+    if isinstance(func, cst.Call):  # nn.MSELoss()(a, b)
+        name = facts.qualified_name(func.func) or ""
+        return bool(_LOSS_NAME.search(name.rsplit(".", 1)[-1]))
+    qualified = facts.qualified_name(func)
+    if qualified is None:
+        return False
+    last = qualified.rsplit(".", 1)[-1]
+    if qualified.startswith("torch.nn.functional."):
+        return any(word in last for word in FUNCTIONAL_LOSS_WORDS)
+    return bool(_LOSS_NAME.search(last))
+
+
+def _words(name: str) -> list[str]:
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", name)
+    return [word for word in spaced.lower().split() if word]
+
+
+def _string(node: cst.BaseExpression | None) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _comprehension_targets(expressions: list[cst.BaseExpression]) -> set[str]:
+    found: set[str] = set()
+    for expression in expressions:
+        for node in _walk(expression):
+            if isinstance(node, cst.CompFor):
+                found |= names_in(node.target)
+    return found
+
+
+def _parts(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The elements of a returned tuple/list/dict, or the value itself."""
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return [part for element in value.elements for part in _parts(element.value)]
+    if isinstance(value, cst.Dict):
+        return [part for element in value.elements if isinstance(element, cst.DictElement)
+                for part in _parts(element.value)]
+    return [value]
+
+
+def _ends_graph(value: cst.BaseExpression, facts) -> bool:
+    """Does the expression's last operation hand back no graph (``.argmax(1)``, ``.item()``,
+    ``.cpu().numpy()``, ``float(...)``)? Read from its form, whatever it was computed from."""
+    if isinstance(value, cst.Call):
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in GRAPH_ENDING_METHODS:
+            return True
+        qualified = facts.qualified_name(func)
+        return qualified is not None and qualified in GRAPH_ENDING_FUNCTIONS
+    return isinstance(value, (cst.Comparison, cst.BaseString, cst.Integer, cst.Float))
+
+
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(expression_children(current))
