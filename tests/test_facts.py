@@ -310,3 +310,79 @@ def test_grad_mode_of_methods_statements_and_flags():
             probe(x)
     """)
     assert [s["grad_mode"] for s in seen] == ["OFF", "OFF", "ON", "MAYBE_OFF", "MAYBE_OFF", "MAYBE_OFF", "ON"]
+
+
+# ----- grad mode maybe off is unknown, not off (issue 18) ---------------------------------------------
+def test_a_value_under_a_grad_flag_is_unknown_and_settled_by_a_backward_pass():
+    seen = probe("""
+        import torch
+
+        def run_epoch(model, crit, loader, optimizer, train):
+            losses = []
+            with torch.set_grad_enabled(train):
+                for x, y in loader:
+                    out = model(x)
+                    loss = crit(out, y)
+                    probe(loss)
+                    probe(out.argmax(1))
+                    if train:
+                        optimizer.zero_grad()
+                        loss.backward()
+                        optimizer.step()
+                    losses.append(loss)
+
+        def evaluate(model, crit, loader):
+            with torch.set_grad_enabled(model.grad_inference):
+                model.eval()
+                for x, y in loader:
+                    probe(crit(model(x), y))
+            with torch.no_grad():
+                probe(model(x))
+    """)
+    assert [s["graph"] for s in seen] == [Graph.UNKNOWN, Graph.NONE, Graph.UNKNOWN, Graph.NONE]
+    # the backward pass in the same loop says grad is on when it matters; nothing says so in evaluate()
+    assert [s["carrying"] for s in seen] == [True, False, False, False]
+
+
+def test_callers_decide_a_function_only_called_under_no_grad_through_every_level():
+    from memlint.static.engine import FileChecker as Checker, _callee_grad_modes
+
+    source = textwrap.dedent("""
+        import torch
+
+        def features(x):
+            return x
+
+        def stats(loader):
+            return [features(x) for x in loader]
+
+        @torch.inference_mode()
+        def score(loader):
+            return stats(loader)
+
+        def maybe(loader, train):
+            with torch.set_grad_enabled(train):
+                return helper(loader)
+
+        def helper(loader):
+            with torch.enable_grad():
+                return features_with_grad(loader)
+
+        def features_with_grad(loader):
+            return loader
+
+        def both(loader):
+            with torch.no_grad():
+                shared(loader)
+            shared(loader)
+
+        def shared(loader):
+            return loader
+    """)
+    checker = Checker("t.py", source, [])
+    checker.run(cst.parse_module(source))
+    only_off, maybe_off = _callee_grad_modes(checker.facts.call_sites)
+    assert {"features", "stats", "score"} & only_off == {"features", "stats"}
+    assert "helper" in maybe_off
+    assert "features_with_grad" not in only_off | maybe_off  # enable_grad() inside: grad is on there
+    assert "shared" not in only_off | maybe_off  # one call with grad on is enough

@@ -67,8 +67,8 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "with autograd enabled, keeping activations for a backward that never comes.",
              fixable=True,
              # eval mode; a training step (a teacher); outputs collected by an inference loop
-             triggers=(".eval()", ".train(False)", "train(mode=False)", "backward", ".append(", ".extend(", "+= [",
-                       ".cat(", ".stack(")),
+             triggers=(".eval()", ".train(False)", "train(mode=False)", "backward", "training_step", "train_step",
+                       "compute_loss", ".append(", ".extend(", "+= [", ".cat(", ".stack(")),
     RuleInfo("ML202", "empty-cache-in-loop", "warning",
              "torch.cuda.empty_cache() runs every step: it frees nothing still referenced and forces slow "
              "re-allocation.",

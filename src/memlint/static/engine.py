@@ -36,7 +36,8 @@ class FileChecker:
         # Every scope and loop of the file, kept alive until the file is done: rules key
         # records by id(function) / id(loop), and a freed one's id is reused by the next.
         self._alive: list[object] = []
-        self._saved_grad_modes: list[list[GradMode]] = []  # the enclosing functions' region stacks
+        # the enclosing functions' region stacks (modes, and whether the code set each)
+        self._saved_grad_modes: list[tuple[list[GradMode], list[bool]]] = []
         self._statement: list[cst.CSTNode] = []
         self._assign_targets: list[frozenset[str]] = []
         self._visit: dict[type, list[Callable]] = defaultdict(list)
@@ -227,6 +228,7 @@ class FileChecker:
             mode = grad_mode_of(call, self.facts)
             if mode is not None:
                 self.facts.grad_modes[-1] = mode
+                self.facts.grad_mode_explicit[-1] = True
 
     def _if(self, node: cst.If) -> None:
         """Branches are tracked so that a mode change in one branch is not taken as
@@ -342,14 +344,17 @@ class FileChecker:
         name = node.name.value
         # A nested function does not inherit the region it is defined in: it runs when called
         # (a hook registered under no_grad runs in training). Its callers are applied at the end.
-        mode = GradMode.ON
+        mode, explicit = GradMode.ON, False
         for decorator in node.decorators:
-            mode = grad_mode_of(decorator.decorator, facts) or mode
+            decorated = grad_mode_of(decorator.decorator, facts)
+            if decorated is not None:
+                mode, explicit = decorated, True
         if isinstance(parent, ClassScope) and class_info is not None and class_info.is_lightning \
                 and name in F.LIGHTNING_NO_GRAD_METHODS:
-            mode = GradMode.OFF  # Lightning runs these under no_grad itself
+            mode, explicit = GradMode.OFF, True  # Lightning runs these under no_grad itself
         parent.bindings[name] = Binding(Kind.VALUE, NO_GRAPH, node)
         scope = FunctionScope(node, parent, name, class_info, mode)
+        scope.entry_grad_mode_explicit = explicit
 
         def body() -> None:
             self._enter_function(scope, node.params)
@@ -377,15 +382,16 @@ class FileChecker:
             scope.inputs.add(pname)
         facts.scope = scope
         self._alive.append(scope)
-        self._saved_grad_modes.append(facts.grad_modes)
+        self._saved_grad_modes.append((facts.grad_modes, facts.grad_mode_explicit))
         facts.grad_modes = [scope.entry_grad_mode]
+        facts.grad_mode_explicit = [scope.entry_grad_mode_explicit]
 
     def _leave_function(self, scope: FunctionScope) -> None:
         facts = self.facts
         self._run_deferred(scope)
         if isinstance(scope.node, cst.FunctionDef) and not scope.is_generator and scope.return_graph is Graph.NONE:
             facts.plain_functions.add(id(scope.node))
-        facts.grad_modes = self._saved_grad_modes.pop()
+        facts.grad_modes, facts.grad_mode_explicit = self._saved_grad_modes.pop()
         facts.scope = scope.parent
 
     def _for(self, node: cst.For) -> None:
@@ -432,15 +438,19 @@ class FileChecker:
         facts = self.facts
 
         def body() -> None:
-            mode = facts.grad_mode
+            mode, explicit = facts.grad_mode, False
             for item in node.items:
                 self._walk(item.item)
-                mode = grad_mode_of(item.item, facts) or mode
+                item_mode = grad_mode_of(item.item, facts)
+                if item_mode is not None:
+                    mode, explicit = item_mode, True
                 if item.asname is not None:
                     self._bind(item.asname.name, item.item, facts.graph_value(item.item))
             facts.grad_modes.append(mode)
+            facts.grad_mode_explicit.append(explicit)
             self._walk_block(node.body)
             facts.grad_modes.pop()
+            facts.grad_mode_explicit.pop()
 
         self._compound(node, body)
 

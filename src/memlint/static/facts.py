@@ -276,6 +276,7 @@ class FunctionScope(Scope):
         # Grad mode when the body starts: from decorators or Lightning's eval hooks (callers
         # are applied at the end of the module).
         self.entry_grad_mode = entry_grad_mode
+        self.entry_grad_mode_explicit = False  # set by a decorator or a framework hook, not by callers
         # Names appearing in what is backpropagated: x.backward(), backward(x), autograd.grad(x).
         self.backward_names: set[str] = set()
         self.backward_nodes: set[int] = set()  # id() of expressions inside a backward receiver
@@ -521,6 +522,9 @@ class Facts:
         # The grad mode of each nested region of the current function, innermost last; the
         # first is the function's entry mode. Read it through ``grad_mode`` / ``in_no_grad``.
         self.grad_modes: list[GradMode] = [GradMode.ON]
+        # For each of those regions: did the code set the mode itself (a decorator, a grad-mode
+        # ``with`` item, a ``set_grad_enabled`` statement), rather than keep the one around it?
+        self.grad_mode_explicit: list[bool] = [False]
         self.classes: dict[str, ClassInfo] = {}
         # id() of the functions (def, not generators) walked so far whose every return value
         # is free of graph: ``accuracy(out, y)`` computed under no_grad or with .item().
@@ -581,12 +585,11 @@ class Facts:
 
     @property
     def grad_mode_inherited(self) -> bool:
-        """Is the mode here the one the function was entered with, no region of its own having
-        changed it? Then a function only called under no-grad runs this code under no-grad too.
-        (A ``with`` that keeps the mode, such as autocast, changes nothing; an explicit
-        ``enable_grad()`` in a function entered with grad on is taken as inherited.)"""
-        entry = self.grad_modes[0]
-        return all(mode is entry for mode in self.grad_modes)
+        """Is the mode here the callers' one, nothing in the function (a decorator, a grad-mode
+        ``with``, a ``set_grad_enabled`` statement) having set it? Then a function only called
+        under no-grad runs this code under no-grad too. (A ``with`` that keeps the mode, such
+        as autocast, sets nothing.)"""
+        return not any(self.grad_mode_explicit)
 
     def outlives_iteration(self, target: cst.BaseExpression) -> bool:
         """Does the place ``target`` names survive the current loop iteration?

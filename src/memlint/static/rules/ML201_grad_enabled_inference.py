@@ -16,8 +16,8 @@ evidence say a forward pass is inference, each read from the code's structure:
   teacher/target/EMA/reference, or its output is only ever a loss's target.
 
 Quiet where no memory is held past the statement: a dry run whose result is dropped at once
-(before tracing or export), and eval-mode calls in test files unless their outputs are
-collected over a loop. Grad may be off where ``set_grad_enabled(flag)`` rules: not reported.
+(before tracing or export), and forward passes in test files unless their outputs are
+collected over a loop or returned. Grad may be off where ``set_grad_enabled(flag)`` rules: not reported.
 """
 
 from __future__ import annotations
@@ -100,6 +100,7 @@ class _FunctionRecord:
     losses: list[_LossCall] = field(default_factory=list)
     handed_out: set[str] = field(default_factory=set)  # names passed to other functions or stored on objects
     returned: set[str] = field(default_factory=set)  # names returned in a value that may keep a graph
+    returned_calls: set[int] = field(default_factory=set)  # calls inside such a value
 
 
 class GradEnabledInference(Rule):
@@ -161,7 +162,9 @@ class GradEnabledInference(Rule):
         if node.value is not None:
             for part in _parts(node.value):
                 if not _ends_graph(part, self.facts):
-                    self._record().returned.update(names_in(part))
+                    record = self._record()
+                    record.returned.update(names_in(part))
+                    record.returned_calls.update(id(n) for n in _walk(part) if isinstance(n, cst.Call))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, cst.AddAssign):
@@ -282,8 +285,8 @@ class GradEnabledInference(Rule):
             return
         record = self._records[id(function)]
         collected = self._collected(call, record)
-        if self._in_test_file and collected is None:
-            return  # a test's forward pass: nothing held past the test
+        if self._in_test_file and collected is None and not self._returned(call, record):
+            return  # a test's forward pass: its graph dies with the test
         backpropagated = id(call.node) in function.backward_nodes or function.is_backpropagated(call.results)
         training = _trains(function)
         if call.mode == "eval":
@@ -313,6 +316,12 @@ class GradEnabledInference(Rule):
         if collected is not None and not call.input_carries and not function.requires_grad_inputs \
                 and not function.is_per_step_method:
             self._report(call, self._loop_message(call, collected))
+
+    @staticmethod
+    def _returned(call: _ModuleCall, record: _FunctionRecord) -> bool:
+        """Is the call's output handed back to the caller, graph and all (a test double of a
+        framework's ``validation_step``)?"""
+        return id(call.node) in record.returned_calls or call.function.derives_from(record.returned, call.results)
 
     def _collected(self, call: _ModuleCall, record: _FunctionRecord) -> _Collection | None:
         """A collection, in a loop around the call with no backward pass and no optimizer step,
