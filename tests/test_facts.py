@@ -386,3 +386,17 @@ def test_callers_decide_a_function_only_called_under_no_grad_through_every_level
     assert "helper" in maybe_off
     assert "features_with_grad" not in only_off | maybe_off  # enable_grad() inside: grad is on there
     assert "shared" not in only_off | maybe_off  # one call with grad on is enough
+
+
+def test_a_relatively_imported_function_named_like_a_model_is_not_a_module():
+    seen = probe("""
+        import torch
+        from .ch05 import evaluate_model
+        from . import build_net
+
+        def train(model, loader):
+            probe(evaluate_model(model, loader))
+            probe(build_net(4))
+            probe(model(loader))
+    """)
+    assert [s["graph"] for s in seen] == [Graph.UNKNOWN, Graph.UNKNOWN, Graph.CARRIES]

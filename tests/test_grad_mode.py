@@ -83,3 +83,26 @@ def test_a_nested_function_called_only_under_no_grad():
 def test_a_set_grad_enabled_statement():
     body = function("", REGIONS[0]).replace("    model.eval()", "    torch.set_grad_enabled(False)\n    model.eval()")
     assert not findings(HEADER + body) & GRAD_DEPENDENT
+
+
+@pytest.mark.parametrize("body, plain", [
+    # computed under no_grad, returned after the block (LLMs-from-scratch's evaluate_model)
+    ("model.eval()\n    with torch.no_grad():\n        a = calc(model, x)\n        b = calc(model, y)\n"
+     "    model.train()\n    return a, b", True),
+    ("with torch.no_grad():\n        return calc(model, x)", True),
+    # one of the names is also assigned with grad on
+    ("with torch.no_grad():\n        a = calc(model, x)\n    a = a + model(x)\n    return a", False),
+    # grad only maybe off: unknown, not plain
+    ("with torch.set_grad_enabled(train):\n        a = calc(model, x)\n    return a", False),
+    ("a = calc(model, x)\n    return a", False),
+    ("with torch.no_grad():\n        a = calc(model, x)\n    return a, model(x)", False),
+])
+def test_functions_returning_values_computed_without_grad_are_known_before_the_walk(body, plain):
+    import libcst as cst
+
+    from memlint.static.engine import FileChecker
+
+    source = f"import torch\n\ndef train():\n    history.append(evaluate(model, x, y))\n\ndef evaluate(model, x, y, train=False):\n    {body}\n"
+    checker = FileChecker("t.py", source, [])
+    checker.run(cst.parse_module(source))
+    assert ("evaluate" in checker.facts.plain_names) is plain

@@ -299,15 +299,19 @@ class FileChecker:
                         self.facts.imports.add(full, full)  # so "torch.nn" resolves as itself
 
     def _record_import_from(self, node: cst.ImportFrom) -> None:
-        if node.module is not None and not node.relative:
-            module = _attribute_text(node.module)
-            if isinstance(node.names, cst.ImportStar):
-                self.facts.imports.add(f"*{module}", module)
-            else:
-                for alias in node.names:
-                    name = _attribute_text(alias.name)
-                    local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
-                    self.facts.imports.add(local, f"{module}.{name}")
+        # A relative import keeps its dots (``.ch05.evaluate_model``): an imported function, not
+        # a module variable, whatever its name says.
+        module = "." * len(node.relative) + (_attribute_text(node.module) if node.module is not None else "")
+        if not module:
+            return
+        if isinstance(node.names, cst.ImportStar):
+            self.facts.imports.add(f"*{module}", module)
+            return
+        separator = "" if module.endswith(".") else "."
+        for alias in node.names:
+            name = _attribute_text(alias.name)
+            local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
+            self.facts.imports.add(local, f"{module}{separator}{name}")
 
     def _class(self, node: cst.ClassDef) -> None:
         facts = self.facts
@@ -498,6 +502,7 @@ class FileChecker:
             function = facts.function
             if function is not None:
                 function.derived_from.setdefault(node.target.value, set()).update(names_in(node.value))
+                _note_graph_binding(function, node.target.value, graph)
 
     def _return(self, node: cst.Return) -> None:
         self._enter(node)
@@ -599,6 +604,7 @@ class FileChecker:
             function = facts.function
             if function is not None:
                 function.derived_from[target.value] = names_in(value)
+                _note_graph_binding(function, target.value, graph)
         elif isinstance(target, cst.Attribute):
             dotted = dotted_name(target)
             if target.attr.value == "requires_grad" and _is_false(value):
@@ -615,6 +621,10 @@ class FileChecker:
 
 
 # ----- helpers over nodes -----------------------------------------------------------------------
+def _note_graph_binding(function: FunctionScope, name: str, graph: GraphValue) -> None:
+    (function.bound_without_graph if graph.state is Graph.NONE else function.bound_with_graph).add(name)
+
+
 def _element_pairs(target: cst.BaseExpression, value: cst.BaseExpression
                    ) -> list[tuple[cst.BaseExpression, cst.BaseExpression]] | None:
     """``a, b = x, y`` -> [(a, x), (b, y)]; None unless both sides are plain tuples/lists of
@@ -742,11 +752,15 @@ def _callee_grad_modes(call_sites: dict[str, list[F.CallSite]]) -> tuple[set[str
 
 def _returns_only_without_grad(function: cst.FunctionDef, facts: Facts) -> bool:
     """Does every ``return`` of ``function`` (not a generator) hand back a value computed with
-    grad off: under a no-grad decorator, or inside ``with torch.no_grad():``? (Read from the
-    statements alone, before the walk; a function with no return value does not count.)"""
+    grad off: under a no-grad decorator, inside ``with torch.no_grad():``, or made only of names
+    assigned nowhere but in such a block (``with torch.no_grad(): loss = ...`` then
+    ``model.train(); return loss``)? (Read from the statements alone, before the walk; a
+    function with no return value does not count.)"""
     if any(_turns_grad_off(d.decorator, facts) for d in function.decorators):
         return True
-    returns = []
+    returns: list[tuple[bool, set[str]]] = []
+    assigned_off: set[str] = set()
+    assigned_on: set[str] = set()
 
     def scan(statements, no_grad: bool) -> bool:
         for statement in statements:
@@ -755,10 +769,18 @@ def _returns_only_without_grad(function: cst.FunctionDef, facts: Facts) -> bool:
             if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
                 for small in statement.body:
                     if isinstance(small, cst.Return) and small.value is not None:
-                        returns.append(no_grad)
+                        returns.append((no_grad, names_in(small.value)))
                     elif isinstance(small, (cst.Expr, cst.Assign)) and isinstance(small.value, (cst.Yield, cst.Await)):
                         return False  # a generator (or a coroutine): its values are not returns
+                    if isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                        targets = small.targets if isinstance(small, cst.Assign) else (small,)
+                        for target in targets:
+                            (assigned_off if no_grad else assigned_on).update(names_in(target.target))
                 continue
+            if isinstance(statement, (cst.For, cst.With)):
+                for target in ([statement.target] if isinstance(statement, cst.For)
+                               else [item.asname.name for item in statement.items if item.asname is not None]):
+                    (assigned_off if no_grad else assigned_on).update(names_in(target))
             inner = no_grad or (isinstance(statement, cst.With)
                                 and any(_turns_grad_off(item.item, facts) for item in statement.items))
             for block in _blocks_of(statement):
@@ -766,7 +788,10 @@ def _returns_only_without_grad(function: cst.FunctionDef, facts: Facts) -> bool:
                     return False
         return True
 
-    return scan(_block_statements(function.body), False) and bool(returns) and all(returns)
+    if not scan(_block_statements(function.body), False) or not returns:
+        return False
+    only_off = assigned_off - assigned_on
+    return all(no_grad or (names and names <= only_off) for no_grad, names in returns)
 
 
 def _block_statements(block: cst.BaseSuite) -> Sequence[cst.CSTNode]:

@@ -77,7 +77,8 @@ GRAPH_ENDING_FUNCTIONS = frozenset({
     "torch.randn_like", "torch.full_like", "torch.eq", "torch.isnan", "torch.isinf", "torch.isfinite",
     "torch.equal", "torch.allclose", "torch.numel", "torch.is_tensor", "torch.no_grad",
     "torch.from_numpy", "torch.load", "torch.save", "torch.manual_seed", "torch.device",
-    "copy.deepcopy", "torch.Generator",
+    "copy.deepcopy", "torch.Generator", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor",
+    "torch.DoubleTensor", "torch.HalfTensor", "torch.BoolTensor", "torch.IntTensor", "torch.ByteTensor",
 })
 # torch.nn.functional members that compute a loss: their result carries a graph.
 FUNCTIONAL_LOSS_WORDS = ("loss", "cross_entropy", "nll", "mse", "l1", "kl_div", "binary_cross_entropy",
@@ -288,6 +289,10 @@ class FunctionScope(Scope):
         self.has_optimizer_step = False
         self.incremented: set[str] = set()  # names changed with += in this function
         self.inputs: set[str] = set()  # parameters and loop targets: data coming in
+        # Names bound here only ever to values without a graph (computed under no_grad,
+        # constants, fresh tensors): nothing derived through them carries a graph from before.
+        self.bound_without_graph: set[str] = set()
+        self.bound_with_graph: set[str] = set()  # ... and names bound at least once to one that may
         self.return_graph = Graph.NONE  # the most graph any ``return`` here hands back
         self.is_generator = False
 
@@ -299,7 +304,9 @@ class FunctionScope(Scope):
         """Do any of ``names`` flow into something this function backpropagates?"""
         # Not into the function's inputs (parameters, loop targets): a batch that a loss
         # was computed from carries no graph itself.
-        return self.derives_from(self.backward_names, names, skip=self.inputs)
+        # Nor through a name only ever bound without a graph (a target computed under no_grad).
+        skip = self.inputs | (self.bound_without_graph - self.bound_with_graph)
+        return self.derives_from(self.backward_names, names, skip=skip)
 
     def derives_from(self, sources: Iterable[str], targets: Iterable[str], skip: Iterable[str] = ()) -> bool:
         """Are any of ``targets`` among ``sources`` or what they were computed from (following
