@@ -400,3 +400,32 @@ def test_a_relatively_imported_function_named_like_a_model_is_not_a_module():
             probe(model(loader))
     """)
     assert [s["graph"] for s in seen] == [Graph.UNKNOWN, Graph.UNKNOWN, Graph.CARRIES]
+
+
+def test_tokenizers_and_configs_loaded_with_from_pretrained_are_not_modules():
+    seen = probe("""
+        import torch
+        from transformers import AutoTokenizer, AutoConfig, AutoModel, AutoImageProcessor
+
+        tokenizer = AutoTokenizer.from_pretrained("bert-base-cased")
+        processor = AutoImageProcessor.from_pretrained("vit")
+        model = AutoModel.from_pretrained("bert-base-cased")
+        probe(tokenizer("a sentence", return_offsets_mapping=True))
+        probe(processor(images))
+        probe(model(**inputs))
+    """)
+    assert [s["graph"] for s in seen] == [Graph.UNKNOWN, Graph.UNKNOWN, Graph.CARRIES]
+
+
+def test_a_torchmetrics_metric_returns_no_graph():
+    seen = probe("""
+        import torch
+        from torchmetrics import Accuracy
+
+        acc_fn = Accuracy(task="multiclass", num_classes=10).to(device)
+        for x, y in loader:
+            y_pred = model(x)
+            probe(acc_fn(y_pred, y))
+            probe(custom_score(y_pred, y))
+    """)
+    assert [s["graph"] for s in seen] == [Graph.NONE, Graph.CARRIES]

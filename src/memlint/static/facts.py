@@ -96,6 +96,8 @@ MODULE_NAME_SUFFIXES = ("_model", "_net", "_network", "_encoder", "_decoder", "_
 # Factories (qualified-name prefixes or suffixes) that return an nn.Module.
 MODULE_FACTORY_SUFFIXES = (".from_pretrained", "timm.create_model", "torch.compile",
                            "torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel")
+# Classes loaded with from_pretrained that are not modules: tokenizers, configs, processors.
+_NOT_MODULE_CLASS = re.compile(r"Tokenizer|Config|Processor|FeatureExtractor|Extractor|Vocab|Scheduler|Pipeline")
 MODULE_BASE_SUFFIXES = ("Module", "LightningModule", "PreTrainedModel", "Sequential", "ModuleList",
                         "ModuleDict", "Loss", "_Loss", "_WeightedLoss")
 
@@ -676,7 +678,8 @@ class Facts:
         if qualified in self.classes:
             return self.classes[qualified].is_module
         if qualified.endswith(MODULE_FACTORY_SUFFIXES):
-            return True
+            # AutoTokenizer.from_pretrained, AutoConfig..., a processor: loaded the same way, not modules
+            return not (qualified.endswith(".from_pretrained") and _NOT_MODULE_CLASS.search(qualified.rsplit(".", 2)[-2]))
         if qualified.startswith("torchvision.models.") or qualified.startswith("timm.models."):
             return True
         if last in ("DistributedDataParallel", "DataParallel", "FullyShardedDataParallel", "DDP", "FSDP"):
@@ -797,6 +800,8 @@ class Facts:
             binding = self.lookup(func.value)
             if id(binding.node) in self.plain_functions if binding is not None else func.value in self.plain_names:
                 return NO_GRAPH
+        if isinstance(func, cst.Name) and self._is_metric_object(func.value):
+            return NO_GRAPH  # acc_fn(y_pred, y) with acc_fn = torchmetrics.Accuracy(...): a number
         if self.is_module_expr(func):
             return GraphValue(Graph.CARRIES)
         combined = GraphValue.combine(self._graph(arg) for arg in args)
@@ -812,6 +817,19 @@ class Facts:
         # An unknown function of plain or unknown values: it may run a model inside, but
         # its result is only graph-carrying if later backpropagated under its own name.
         return GraphValue(Graph.UNKNOWN)
+
+    def _is_metric_object(self, name: str) -> bool:
+        """Was ``name`` built by a torchmetrics class (``Accuracy(...).to(device)``)? Its
+        results are metric values, computed without a graph."""
+        binding = self.lookup(name)
+        node = binding.node if binding is not None else None
+        while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+                "to", "cuda", "cpu"):
+            node = node.func.value
+        if not isinstance(node, cst.Call):
+            return False
+        qualified = self.qualified_name(node.func)
+        return qualified is not None and qualified.startswith("torchmetrics.")
 
     def _is_imported(self, qualified: str) -> bool:
         return qualified.split(".", 1)[0] in {q.split(".", 1)[0] for q in self.imports.aliases.values()}
