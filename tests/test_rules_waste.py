@@ -98,3 +98,36 @@ def train(model, loader, optimizer, accum):
 """
     assert [(f.line, f.code) for f in _findings(source, "ML302")] == [(8, "ML302")]
     assert _findings(source.replace("DistributedDataParallel as DDP", "DistributedDataParallel as DDP\nfrom lightning import Fabric"), "ML302") == []
+
+
+def test_ml203_a_load_only_the_first_rank_makes_is_not_every_rank_loading_onto_cuda0():
+    # pytorch/examples' FSDP checkpoint handler: "load local checkpoint to rank0 cpu"
+    early_return = """
+import torch
+import torch.distributed as dist
+def load_model_checkpoint(model, rank, path):
+    if rank != 0:
+        return
+    model.load_state_dict(torch.load(path))
+"""
+    guarded = """
+import torch
+import torch.distributed as dist
+def resume(model, path):
+    if dist.get_rank() == 0:
+        model.load_state_dict(torch.load(path))
+    if not is_main_process():
+        return
+    model.load_state_dict(torch.load(path))
+"""
+    every_rank = """
+import torch
+import torch.distributed as dist
+def resume(model, rank, path):
+    if rank == 0:
+        print("resuming")
+    model.load_state_dict(torch.load(path))
+"""
+    assert [f.severity for f in _findings(early_return, "ML203")] == ["warning"]
+    assert [f.severity for f in _findings(guarded, "ML203")] == ["warning", "warning"]
+    assert [f.severity for f in _findings(every_rank, "ML203")] == ["error"]

@@ -3,7 +3,8 @@
 Without it, every tensor comes back on the device it was saved from: a checkpoint written by
 rank 0 lands on ``cuda:0`` in every process of a DDP job (each rank then holds a full copy on
 GPU 0 and runs it out of memory), and a GPU checkpoint cannot be opened on a CPU machine.
-In a file that uses ``torch.distributed`` / DDP / ``LOCAL_RANK`` the finding is an error.
+In a file that uses ``torch.distributed`` / DDP / ``LOCAL_RANK`` the finding is an error,
+unless only the first rank loads (``if rank == 0:``, or ``if rank != 0: return`` first).
 
 Checked: ``torch.load`` however it is reached (``import torch as t``, ``from torch import
 load``, ``torch.serialization.load``). ``map_location`` counts as a keyword or as the second
@@ -55,6 +56,7 @@ class _Load:
     words: str  # the file argument and the assigned names, lower case
     described: str  # the same, with the assignments of the names they use
     restores_state: bool = False  # feeds model/optimizer.load_state_dict
+    rank_zero_only: bool = False  # under ``if rank == 0:``, or after ``if rank != 0: return``
 
 
 class LoadWithoutMapLocation(Rule):
@@ -70,6 +72,10 @@ class LoadWithoutMapLocation(Rule):
         base = path.rsplit("/", 1)[-1]
         self._test_file = base.startswith("test_") or base.endswith("_test.py") or "/tests/" in path
         self._xla_file = "xla" in base
+        self._ifs: dict[int, cst.If] = {}  # id -> the if statements walked (facts.branch_path names them)
+
+    def visit_If(self, node: cst.If) -> None:
+        self._ifs[id(node)] = node
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.facts
@@ -108,7 +114,7 @@ class LoadWithoutMapLocation(Rule):
         if any(word in described for word in _PER_RANK_WORDS):
             return  # a per-rank file, loaded by the rank that saved it: same device
         load = _Load(node, root_name(source) if source is not None else None, words, described,
-                     restores_state=id(node) in self._feeds_state_dict)
+                     restores_state=id(node) in self._feeds_state_dict, rank_zero_only=self._rank_zero_only())
         for name in targets:
             self._loaded_into.setdefault(id(function), {})[name] = load
 
@@ -125,6 +131,21 @@ class LoadWithoutMapLocation(Rule):
             self.at_module_exit(lambda: self._report(load))
 
         self.at_function_exit(decide_in_function)
+
+    def _rank_zero_only(self) -> bool:
+        """Does only the first rank get here: inside ``if rank == 0:`` / ``if is_main_process():``
+        (or the ``else`` of ``if rank != 0:``), or after ``if rank != 0: return`` at the top of
+        the function?"""
+        for if_id, branch in self.facts.branch_path:
+            node = self._ifs.get(if_id)
+            if node is not None and _rank_test(node.test) == ("first" if branch == "body" else "others"):
+                return True
+        function = self.facts.function.node
+        body = getattr(function, "body", None)
+        for statement in body.body if isinstance(body, cst.IndentedBlock) else ():
+            if isinstance(statement, cst.If) and _rank_test(statement.test) == "others" and _only_returns(statement.body):
+                return True
+        return False
 
     def _describe(self, node: cst.BaseExpression, depth: int = 0) -> str:
         """The text of ``node`` and of the assignments of the names it uses (two levels), so
@@ -156,9 +177,9 @@ class LoadWithoutMapLocation(Rule):
                     load.restores_state = True
 
     def _report(self, load: _Load) -> None:
-        distributed = self.facts.imports.uses_distributed or any(
+        distributed = not load.rank_zero_only and (self.facts.imports.uses_distributed or any(
             text in self._checker.source for text in _DISTRIBUTED_TEXT
-        )
+        ))
         if distributed:
             message = "torch.load() without map_location: every rank loads the checkpoint onto cuda:0"
             help = "pass map_location='cpu' (then move what you need), or map_location=f'cuda:{local_rank}'"
@@ -342,6 +363,46 @@ def main(model, args):
     model = DDP(model, device_ids=[local_rank])
 """, line=13),
     ]
+
+
+_RANK_WORDS = ("rank", "main_process", "is_master", "is_main", "master_process")
+
+
+def _rank_test(test: cst.BaseExpression) -> str | None:
+    """"first" for a test that holds on the first rank only (``rank == 0``, ``is_main_process()``,
+    ``local_rank in (-1, 0)``), "others" for one that holds on every other rank
+    (``rank != 0``, ``rank > 0``, ``not is_main_process()``), None otherwise."""
+    negated = False
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        negated, test = not negated, test.expression
+    text = cst.Module(body=()).code_for_node(test).lower()
+    if not any(word in text for word in _RANK_WORDS):
+        return None
+    result: str | None = None
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        operator = test.comparisons[0].operator
+        right = test.comparisons[0].comparator
+        zero = isinstance(right, cst.Integer) and right.value == "0"
+        if zero and isinstance(operator, (cst.Equal, cst.LessThanEqual)):
+            result = "first"
+        elif zero and isinstance(operator, (cst.NotEqual, cst.GreaterThan)):
+            result = "others"
+        elif isinstance(operator, cst.In) and "0" in cst.Module(body=()).code_for_node(right):
+            result = "first"
+    elif isinstance(test, (cst.Call, cst.Name, cst.Attribute)) and any(
+            word in text for word in ("main_process", "is_master", "is_main", "master_process")):
+        result = "first"
+    if result is not None and negated:
+        result = "others" if result == "first" else "first"
+    return result
+
+
+def _only_returns(block: cst.BaseSuite) -> bool:
+    statements = block.body if isinstance(block, cst.IndentedBlock) else (block,)
+    return all(isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+               and all(isinstance(small, (cst.Return, cst.Pass, cst.Expr)) for small in statement.body)
+               for statement in statements) and any(
+        isinstance(small, cst.Return) for statement in statements for small in getattr(statement, "body", ()))
 
 
 def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
