@@ -106,3 +106,36 @@ def test_functions_returning_values_computed_without_grad_are_known_before_the_w
     checker = FileChecker("t.py", source, [])
     checker.run(cst.parse_module(source))
     assert ("evaluate" in checker.facts.plain_names) is plain
+
+
+def test_names_bound_only_without_a_graph_cut_the_derivation_but_filled_containers_do_not():
+    # cleanrl's LSTM state: computed under no_grad (and first as zeros), fed into the update's
+    # forward; the observation that went into it is no part of the backpropagated graph
+    rollout = """
+import torch
+def train(agent, envs, optimizer, num_steps, history):
+    next_obs = envs.reset()
+    state = (torch.zeros(1, 4), torch.zeros(1, 4))
+    for step in range(num_steps):
+        with torch.no_grad():
+            action, state = agent.act(next_obs, state)
+        next_obs = envs.step(action)
+        history.append(next_obs)
+    loss = agent.loss(state)
+    loss.backward()
+    optimizer.step()
+"""
+    assert "ML101" not in findings(rollout)
+    # losses kept to be backpropagated one by one later: the list is the backpropagated value
+    stored = """
+import torch
+import torch.nn.functional as F
+def sync(model, batches, accelerator):
+    losses = []
+    for x, y in batches:
+        losses.append(F.mse_loss(model(x), y))
+    for i in range(len(losses)):
+        loss = losses[i]
+        accelerator.backward(loss)
+"""
+    assert "ML101" not in findings(stored)

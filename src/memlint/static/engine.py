@@ -469,6 +469,8 @@ class FileChecker:
         for target in targets:
             if not isinstance(target, cst.Name):
                 self._walk(target)
+                if isinstance(target, cst.Subscript):  # buffer[step] = value: filled in place
+                    _note_filled(self.facts.function, target.value)
         self._exit(node)
         if node.value is not None:
             graph = self.facts.graph_value(node.value)
@@ -554,6 +556,8 @@ class FileChecker:
             for loop in facts.loops_in_function():
                 loop.has_optimizer_step = True
             return
+        if method is not None and (method in _FILLING_METHODS or (method.endswith("_") and not method.startswith("_"))):
+            _note_filled(function, func.value)  # losses.append(loss), buf.copy_(x): may now hold a graph
         if method is not None:
             target = _mode_target(func.value)
             mode = _mode_change(method, node)
@@ -623,6 +627,18 @@ class FileChecker:
 # ----- helpers over nodes -----------------------------------------------------------------------
 def _note_graph_binding(function: FunctionScope, name: str, graph: GraphValue) -> None:
     (function.bound_without_graph if graph.state is Graph.NONE else function.bound_with_graph).add(name)
+
+
+_FILLING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft"})
+
+
+def _note_filled(function: FunctionScope, container: cst.BaseExpression) -> None:
+    """A container (or buffer) filled in place may hold graphs whatever it was bound to."""
+    while isinstance(container, (cst.Subscript, cst.Attribute)) and dotted_name(container) is None:
+        container = container.value
+    name = dotted_name(container)
+    if name is not None:
+        function.bound_with_graph.add(name.split(".", 1)[0] if "." not in name else name)
 
 
 def _element_pairs(target: cst.BaseExpression, value: cst.BaseExpression
