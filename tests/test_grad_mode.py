@@ -139,3 +139,26 @@ def sync(model, batches, accelerator):
         accelerator.backward(loss)
 """
     assert "ML101" not in findings(stored)
+
+
+def test_a_configuration_namespace_is_no_path_for_a_graph():
+    # cleanrl's PPO: the loss reads args.ent_coef; global_step counts args.num_envs
+    source = """
+import torch
+args = parse_args()
+agent = Agent()
+optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate)
+global_step = 0
+for iteration in range(args.num_iterations):
+    for step in range(args.num_steps):
+        global_step += args.num_envs
+    pg_loss, entropy_loss, v_loss = agent.losses(obs)
+    loss = pg_loss - args.ent_coef * entropy_loss + v_loss * args.vf_coef
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+    assert "ML101" not in findings(source)
+    # the same shape with a value of the update itself is still reported
+    leak = source.replace("    optimizer.step()\n", "    optimizer.step()\n    history.append(pg_loss)\n")
+    assert "ML101" in findings(leak)

@@ -84,6 +84,11 @@ GRAPH_ENDING_FUNCTIONS = frozenset({
 FUNCTIONAL_LOSS_WORDS = ("loss", "cross_entropy", "nll", "mse", "l1", "kl_div", "binary_cross_entropy",
                          "cosine_embedding", "hinge", "margin", "ctc", "poisson", "huber")
 
+# Variable names that, by near-universal convention, hold a script's configuration (argparse,
+# tyro, OmegaConf): numbers and strings, never a tensor with a graph.
+CONFIG_NAMES = frozenset({"args", "opt", "opts", "cfg", "config", "conf", "hparams", "hp", "flags", "FLAGS",
+                          "options"})
+
 # Variable names that, by near-universal convention in PyTorch code, hold an nn.Module.
 MODULE_NAME_WORDS = frozenset({
     "model", "net", "network", "module", "encoder", "decoder", "backbone", "teacher", "student",
@@ -306,8 +311,10 @@ class FunctionScope(Scope):
         """Do any of ``names`` flow into something this function backpropagates?"""
         # Not into the function's inputs (parameters, loop targets): a batch that a loss
         # was computed from carries no graph itself.
-        # Nor through a name only ever bound without a graph (a target computed under no_grad).
-        skip = self.inputs | (self.bound_without_graph - self.bound_with_graph)
+        # Nor through a name only ever bound without a graph (a target computed under no_grad),
+        # nor through a configuration namespace: ``loss = pg_loss - args.ent_coef * entropy``
+        # does not make ``global_step += args.num_envs`` graph-carrying.
+        skip = self.inputs | (self.bound_without_graph - self.bound_with_graph) | CONFIG_NAMES
         return self.derives_from(self.backward_names, names, skip=skip)
 
     def derives_from(self, sources: Iterable[str], targets: Iterable[str], skip: Iterable[str] = ()) -> bool:
