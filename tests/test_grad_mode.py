@@ -162,3 +162,31 @@ for iteration in range(args.num_iterations):
     # the same shape with a value of the update itself is still reported
     leak = source.replace("    optimizer.step()\n", "    optimizer.step()\n    history.append(pg_loss)\n")
     assert "ML101" in findings(leak)
+
+
+def test_a_name_bound_now_without_a_graph_is_not_the_same_name_backpropagated_elsewhere():
+    # the Hugging Face course's evaluation loop after training, at module level: `loss` is
+    # backpropagated in the training loop, and bound again to a no-grad output for the eval
+    source = """
+import torch
+from accelerate import Accelerator
+accelerator = Accelerator()
+model, optimizer, train_dataloader, eval_dataloader = accelerator.prepare(model, optimizer, train_dataloader, eval_dataloader)
+for epoch in range(num_train_epochs):
+    model.train()
+    for batch in train_dataloader:
+        outputs = model(**batch)
+        loss = outputs.loss
+        accelerator.backward(loss)
+        optimizer.step()
+    model.eval()
+    losses = []
+    for step, batch in enumerate(eval_dataloader):
+        with torch.no_grad():
+            outputs = model(**batch)
+        loss = outputs.loss
+        losses.append(accelerator.gather(loss.repeat(batch_size)))
+"""
+    assert "ML101" not in findings(source)
+    assert "ML101" in findings(source.replace("        with torch.no_grad():\n            outputs = model(**batch)",
+                                              "        outputs = model(**batch)"))

@@ -314,7 +314,10 @@ class FunctionScope(Scope):
         # Nor through a name only ever bound without a graph (a target computed under no_grad),
         # nor through a configuration namespace: ``loss = pg_loss - args.ent_coef * entropy``
         # does not make ``global_step += args.num_envs`` graph-carrying.
-        skip = self.inputs | (self.bound_without_graph - self.bound_with_graph) | CONFIG_NAMES
+        # Nor through a module object (``model = accelerator.prepare(model)``): its outputs
+        # carry graphs, the variable does not.
+        modules = {name for name, binding in self.bindings.items() if binding.kind is Kind.MODULE}
+        skip = self.inputs | (self.bound_without_graph - self.bound_with_graph) | CONFIG_NAMES | modules
         return self.derives_from(self.backward_names, names, skip=skip)
 
     def derives_from(self, sources: Iterable[str], targets: Iterable[str], skip: Iterable[str] = ()) -> bool:
@@ -735,7 +738,9 @@ class Facts:
             names = frozenset({node.value})
             if binding is None:
                 return GraphValue(Graph.UNKNOWN, names)
-            if binding.kind is Kind.MODULE:
+            if binding.kind is Kind.MODULE or binding.graph.state is Graph.NONE:
+                # bound now to a value without a graph (computed under no_grad, a number): its
+                # name must not tie the expression to what the same name held elsewhere
                 return NO_GRAPH
             return GraphValue(binding.graph.state, names)
         if isinstance(node, cst.Attribute):
