@@ -25,6 +25,22 @@ _ACCUMULATING_OPERATORS = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign
 _APPENDING_METHODS = {"append": -1, "extend": -1, "insert": 1, "appendleft": -1, "add_": 0}
 
 
+def _is_empty_value(value: cst.BaseExpression, facts) -> bool:
+    """None, [], {}, (), 0, or a freshly made tensor (torch.zeros/empty/tensor, x.new_zeros)."""
+    if isinstance(value, cst.Name):
+        return value.value == "None"
+    if isinstance(value, (cst.List, cst.Dict, cst.Tuple)):
+        return not value.elements
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.Call):
+        qualified = facts.qualified_name(value.func) or ""
+        if qualified in ("torch.zeros", "torch.empty", "torch.tensor", "list", "dict", "collections.deque", "deque"):
+            return True
+        return isinstance(value.func, cst.Attribute) and value.func.attr.value in ("new_zeros", "new_empty", "clear")
+    return False
+
+
 def source_of(node: cst.CSTNode, limit: int = 40) -> str:
     text = " ".join(cst.Module(body=()).code_for_node(node).split())  # one line, for the message
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -38,6 +54,24 @@ class GraphAccumulation(Rule):
         # (class, method) -> what the method stores: meter.update(loss) with AverageMeter.update
         # doing self.sum += val * n.
         self._accumulating_methods: dict[tuple[str, str], _StoringMethod] = {}
+        # class name -> self attributes a method other than __init__ sets back to empty (None, [],
+        # zeros): a forward() cache emptied by reset_cache() (a KV cache) is bounded by it.
+        self._emptied: dict[str, set[str]] = {}
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        info = self.facts.class_info
+        if info is None or self.facts.function.name == "__init__":
+            return
+        for assign_target in node.targets:
+            targets, values = [assign_target.target], [node.value]
+            if isinstance(assign_target.target, (cst.Tuple, cst.List)) and isinstance(node.value, (cst.Tuple, cst.List)) \
+                    and len(assign_target.target.elements) == len(node.value.elements):
+                targets = [element.value for element in assign_target.target.elements]
+                values = [element.value for element in node.value.elements]
+            for target, value in zip(targets, values):
+                name = dotted_name(target)
+                if name is not None and name.startswith("self.") and _is_empty_value(value, self.facts):
+                    self._emptied.setdefault(info.name, set()).add(name)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, _ACCUMULATING_OPERATORS):
@@ -121,13 +155,25 @@ class GraphAccumulation(Rule):
             root = name.split("[", 1)[0]
             if function.is_backpropagated({name, root}):
                 return  # summing sub-losses on purpose: total.backward() / sum(losses).backward()
-            self.report(
-                node,
-                f"'{name}' accumulates '{value_text}' with its autograd graph {where}, keeping every "
-                f"step's graph alive; use {value_text}.item() for a number, or {value_text}.detach() "
-                f"(and .cpu() for a long list) to keep a tensor",
-                fix=graph_accumulation_fix(node, values),
-            )
+
+            def report() -> None:
+                self.report(
+                    node,
+                    f"'{name}' accumulates '{value_text}' with its autograd graph {where}, keeping every "
+                    f"step's graph alive; use {value_text}.item() for a number, or {value_text}.detach() "
+                    f"(and .cpu() for a long list) to keep a tensor",
+                    fix=graph_accumulation_fix(node, values), function=function,
+                )
+
+            info = function.class_info
+            if loop is None and info is not None and name.startswith("self.") and function.name == "forward":
+                def unless_emptied() -> None:
+                    if name not in self._emptied.get(info.name, ()):
+                        report()  # else: a cache some method empties (reset_cache()), bounded by it
+
+                self.at_module_exit(unless_emptied)
+                return
+            report()
 
         self.at_function_exit(decide)
 
