@@ -45,3 +45,19 @@ def test_a_kv_cache_emptied_by_a_reset_method_is_bounded():
     assert found(KV_CACHE.format(reset=reset), "ML101") == []
     # never emptied: every call's keys (and graph) are kept
     assert found(KV_CACHE.format(reset=""), "ML101") == [(17, "ML101")]
+
+
+ROUND_TRIP = """
+import torch
+import torchvision
+resnet = torchvision.models.resnet18(weights=None){move}
+torch.save(resnet.state_dict(), "params.ckpt")
+resnet.load_state_dict(torch.load("params.ckpt"))
+"""
+
+
+def test_a_cpu_only_file_reloading_what_it_saved_to_the_same_path():
+    # yunjey/pytorch-tutorial's basics: save and load on the CPU, to the same file
+    assert found(ROUND_TRIP.format(move=""), "ML203") == []
+    # the model went to the GPU before it was saved: its checkpoint comes back on cuda:0
+    assert found(ROUND_TRIP.format(move=".cuda()"), "ML203") == [(6, "ML203")]

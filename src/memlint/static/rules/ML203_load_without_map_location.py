@@ -12,7 +12,9 @@ positional argument; a call with ``**kwargs`` / ``*args`` may pass it on and is 
 ``weights_only=True`` does not choose a device. Not checked: ``torch.jit.load`` (TorchScript
 archives; a different function), ``torch.hub.load`` (builds a model from a repository),
 ``safetensors`` loaders (they take ``device=``). A save/load round trip through an in-memory
-buffer in the same function (a deep copy) is meant to keep the devices and is not flagged.
+buffer in the same function (a deep copy) is meant to keep the devices and is not flagged,
+nor is a file that saves to the same path and never moves anything to an accelerator (a
+tutorial's CPU round trip).
 
 Which loads matter: the result restores a module or optimizer (``model.load_state_dict(...)``,
 ``optimizer.load_state_dict(...)``), or the file argument / the assigned name says it is a
@@ -57,6 +59,7 @@ class _Load:
     described: str  # the same, with the assignments of the names they use
     restores_state: bool = False  # feeds model/optimizer.load_state_dict
     rank_zero_only: bool = False  # under ``if rank == 0:``, or after ``if rank != 0: return``
+    path_text: str = ""  # the file argument as written
 
 
 class LoadWithoutMapLocation(Rule):
@@ -73,6 +76,9 @@ class LoadWithoutMapLocation(Rule):
         self._test_file = base.startswith("test_") or base.endswith("_test.py") or "/tests/" in path
         self._xla_file = "xla" in base
         self._ifs: dict[int, cst.If] = {}  # id -> the if statements walked (facts.branch_path names them)
+        self._saved_paths: set[str] = set()  # the file arguments of torch.save in this module, as written
+        # Nothing in the file moves a tensor to an accelerator: what it saves itself is on the CPU.
+        self._cpu_only_file = not any(word in checker.source for word in _ACCELERATOR_TEXT)
 
     def visit_If(self, node: cst.If) -> None:
         self._ifs[id(node)] = node
@@ -91,6 +97,7 @@ class LoadWithoutMapLocation(Rule):
                 name = root_name(target)
                 if name:
                     self._saved_to.setdefault(id(facts.function), set()).add(name)
+                self._saved_paths.add(_text(target))
             return
         if qualified not in LOAD_FUNCTIONS:
             return
@@ -114,7 +121,8 @@ class LoadWithoutMapLocation(Rule):
         if any(word in described for word in _PER_RANK_WORDS):
             return  # a per-rank file, loaded by the rank that saved it: same device
         load = _Load(node, root_name(source) if source is not None else None, words, described,
-                     restores_state=id(node) in self._feeds_state_dict, rank_zero_only=self._rank_zero_only())
+                     restores_state=id(node) in self._feeds_state_dict, rank_zero_only=self._rank_zero_only(),
+                     path_text=_text(source) if source is not None else "")
         for name in targets:
             self._loaded_into.setdefault(id(function), {})[name] = load
 
@@ -177,6 +185,8 @@ class LoadWithoutMapLocation(Rule):
                     load.restores_state = True
 
     def _report(self, load: _Load) -> None:
+        if self._cpu_only_file and load.path_text in self._saved_paths:
+            return  # the tutorial's round trip: saved by this CPU-only file, to the same path
         distributed = not load.rank_zero_only and (self.facts.imports.uses_distributed or any(
             text in self._checker.source for text in _DISTRIBUTED_TEXT
         ))
@@ -366,6 +376,7 @@ def main(model, args):
 
 
 _RANK_WORDS = ("rank", "main_process", "is_master", "is_main", "master_process")
+_ACCELERATOR_TEXT = ("cuda", "device", ".to(", "xla", "mps", "accelerator", "gpu")
 
 
 def _rank_test(test: cst.BaseExpression) -> str | None:
