@@ -30,6 +30,7 @@ saved and compare it in place.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -78,7 +79,7 @@ class LoadWithoutMapLocation(Rule):
         self._ifs: dict[int, cst.If] = {}  # id -> the if statements walked (facts.branch_path names them)
         self._saved_paths: set[str] = set()  # the file arguments of torch.save in this module, as written
         # Nothing in the file moves a tensor to an accelerator: what it saves itself is on the CPU.
-        self._cpu_only_file = not any(word in checker.source for word in _ACCELERATOR_TEXT)
+        self._cpu_only_file = _MOVES_TO_ACCELERATOR.search(checker.source) is None
 
     def visit_If(self, node: cst.If) -> None:
         self._ifs[id(node)] = node
@@ -376,7 +377,11 @@ def main(model, args):
 
 
 _RANK_WORDS = ("rank", "main_process", "is_master", "is_main", "master_process")
-_ACCELERATOR_TEXT = ("cuda", "device", ".to(", "xla", "mps", "accelerator", "gpu")
+# A move of a tensor or module off the CPU: .cuda(), .to(<anything but a dtype>), device="cuda...",
+# accelerator.prepare(...), XLA devices.
+_MOVES_TO_ACCELERATOR = re.compile(
+    r"\.cuda\(|\.to\((?!\s*(?:dtype\s*=|(?:torch\.)?(?:float|half|double|bfloat16|int|long|bool|uint8|complex)))"
+    r"|device\s*=\s*f?['\"](?:cuda|mps|xpu|npu)|\.prepare\(|xla_device|xm\.")
 
 
 def _rank_test(test: cst.BaseExpression) -> str | None:
