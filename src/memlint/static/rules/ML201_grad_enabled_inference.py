@@ -38,6 +38,8 @@ from memlint.static.rule import Invalid, Rule
 # Words of a model's name that say it is not the one being trained.
 _FROZEN_ROLE_WORDS = frozenset({"teacher", "target", "tgt", "ema", "momentum", "reference", "ref", "frozen"})
 # A loss function or criterion by its name (not "critic": a model).
+_ROLE_NAMES = {"teacher": "a teacher", "target": "a target", "tgt": "a target", "ema": "an EMA",
+               "momentum": "a momentum", "reference": "a reference", "ref": "a reference", "frozen": "a frozen"}
 _LOSS_NAME = re.compile(r"loss|criterion|(?:^|_)crit(?:$|_)", re.IGNORECASE)
 # Optimizer classes, by the last part of their name (torch.optim.* is recognised as a whole).
 _OPTIMIZER_CLASSES = frozenset({
@@ -306,12 +308,12 @@ class GradEnabledInference(Rule):
             )
             if not trained_elsewhere or call.input_carries or self._may_be_optimized(call):
                 return  # training in eval mode on purpose; a GAN generator step through it
-            self._report(call, self._untrained_message(call, "it is in eval mode", backpropagated))
+            self._report(call, self._untrained_message(call, "in eval mode"))
             return
         if training:
             evidence = self._untrained_evidence(call, record)
             if evidence is not None:
-                self._report(call, self._untrained_message(call, evidence, backpropagated))
+                self._report(call, self._untrained_message(call, evidence))
             return
         if collected is not None and not call.input_carries and not function.requires_grad_inputs \
                 and not function.is_per_step_method:
@@ -352,10 +354,10 @@ class GradEnabledInference(Rule):
         words = {word for part in re.split(r"[^A-Za-z]+", call.target.rsplit(".", 1)[-1]) for word in _words(part)}
         named = sorted(words & _FROZEN_ROLE_WORDS)
         if named:
-            return f"its name says it is a {named[0]} model"
+            return f"named as {_ROLE_NAMES[named[0]]} model"
         in_scope = self._optimizers_in_scope(call)
         if role and in_scope and all(opt.resolved for opt in in_scope):
-            return "it is in no optimizer built here and its output is only a loss target"
+            return "a loss target only, in no optimizer"
         return None
 
     def _target_role(self, calls: list[_ModuleCall], function: FunctionScope, record: _FunctionRecord) -> bool | None:
@@ -393,33 +395,29 @@ class GradEnabledInference(Rule):
         return False
 
     # ----- messages -----------------------------------------------------------------------------------
-    def _report(self, call: _ModuleCall, message: str) -> None:
-        self.report(call.node, message, fix=no_grad_fix(call.node, self.facts), function=call.function)
+    def _report(self, call: _ModuleCall, finding: tuple[str, str]) -> None:
+        message, help = finding
+        self.report(call.node, message, help=help, fix=no_grad_fix(call.node, self.facts), function=call.function)
 
-    def _eval_message(self, call: _ModuleCall, collected: _Collection | None) -> str:
-        kept = (f", and '{collected.container}' collects its outputs with their graphs"
-                if collected is not None else "")
+    def _eval_message(self, call: _ModuleCall, collected: _Collection | None) -> tuple[str, str]:
+        if collected is not None:
+            message = (f"'{_short(call.target)}' runs in eval mode with grad on; "
+                       f"'{_short(collected.container)}' keeps its graphs")
+        else:
+            message = f"'{_short(call.target, 60)}' is in eval mode but runs with autograd enabled"
+        return message, "run it under 'with torch.no_grad():' (or torch.inference_mode())"
+
+    def _loop_message(self, call: _ModuleCall, collected: _Collection) -> tuple[str, str]:
         return (
-            f"'{call.target}' is in eval mode but called with autograd enabled{kept}: every "
-            f"activation is kept for a backward pass that never comes; run it under "
-            f"'with torch.no_grad():' (or torch.inference_mode())"
+            f"'{_short(call.target)}' runs inference with grad on; "
+            f"'{_short(collected.container)}' keeps each step's graph",
+            "run the loop under 'with torch.no_grad():' (or torch.inference_mode()), or collect detached outputs",
         )
 
-    def _loop_message(self, call: _ModuleCall, collected: _Collection) -> str:
+    def _untrained_message(self, call: _ModuleCall, evidence: str) -> tuple[str, str]:
         return (
-            f"'{call.target}' runs inference with autograd enabled: this loop has no backward pass, and "
-            f"'{collected.container}' collects its outputs with their graphs, so every iteration's "
-            f"activations stay alive until '{collected.container}' is freed; run the loop under "
-            f"'with torch.no_grad():' (or torch.inference_mode())"
-        )
-
-    def _untrained_message(self, call: _ModuleCall, evidence: str, backpropagated: bool) -> str:
-        gradients = (" and the backward pass computes gradients for parameters that never update"
-                     if backpropagated else "")
-        return (
-            f"'{call.target}' is not trained here ({evidence}) but runs with autograd enabled in a "
-            f"training step: its activations are saved{gradients}; call it under "
-            f"'with torch.no_grad():' (and freeze it with {call.target}.requires_grad_(False))"
+            f"'{_short(call.target)}' is not trained ({evidence}) but runs with grad on",
+            f"call it under 'with torch.no_grad():' and freeze it with {_short(call.target)}.requires_grad_(False)",
         )
 
     VALID = [
@@ -898,6 +896,10 @@ def _called_module(call: cst.Call) -> str | None:
     if isinstance(func, (cst.Name, cst.Attribute)):
         return dotted_name(func)
     return None
+
+
+def _short(name: str, limit: int = 20) -> str:
+    return name if len(name) <= limit else name[: limit - 3] + "..."
 
 
 def _is_test_file(path: str) -> bool:
