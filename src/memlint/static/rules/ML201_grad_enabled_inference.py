@@ -37,9 +37,9 @@ from memlint.static.rule import Invalid, Rule
 
 # Words of a model's name that say it is not the one being trained.
 _FROZEN_ROLE_WORDS = frozenset({"teacher", "target", "tgt", "ema", "momentum", "reference", "ref", "frozen"})
-# A loss function or criterion by its name (not "critic": a model).
 _ROLE_NAMES = {"teacher": "a teacher", "target": "a target", "tgt": "a target", "ema": "an EMA",
                "momentum": "a momentum", "reference": "a reference", "ref": "a reference", "frozen": "a frozen"}
+# A loss function or criterion by its name (not "critic": a model).
 _LOSS_NAME = re.compile(r"loss|criterion|(?:^|_)crit(?:$|_)", re.IGNORECASE)
 # Optimizer classes, by the last part of their name (torch.optim.* is recognised as a whole).
 _OPTIMIZER_CLASSES = frozenset({
