@@ -61,6 +61,25 @@ def test_under_a_grad_flag_without_a_backward_pass_nothing_is_claimed():
         (9, "ML101"), (9, "ML201")]
 
 
+def test_under_a_grad_flag_a_carried_hidden_state_with_an_optimizer_step_is_reported():
+    source = """
+    import torch
+
+    def run_epoch(model, criterion, loader, optimizer, hidden, train):
+        with torch.set_grad_enabled(train):
+            for x, y in loader:
+                output, hidden = model(x, hidden)
+                loss = criterion(output, y)
+                if train:
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+    """
+    assert found(source, "ML101", "ML102", "ML201") == [(7, "ML102")]
+    detached = source.replace("output, hidden = model(x, hidden)", "output, hidden = model(x, hidden.detach())")
+    assert found(detached, "ML101", "ML102", "ML201") == []
+
+
 def test_a_function_only_called_where_grad_may_be_off_keeps_findings_only_with_its_own_backward():
     source = """
     import torch
