@@ -27,9 +27,11 @@ CLEAN = ["clean_varying_batch.py", "clean_adam_state.py", "clean_eval_no_grad.py
 FAILING = ["fail_raises.py", "fail_sys_exit.py", "fail_os_exit.py", "fail_segfault.py", "fail_never_steps.py",
            "fail_own_profiler.py"]
 DDP = (fixture("ddp_gloo.py"), "--nproc-per-node", "2", "--steps", "6", "--warmup", "2")
+PEAK = (fixture("peak_residual_mlp.py"), *FAST, "--gpu-memory", "RTX4090")
 
 # Runs the tests below ask for, started together on all cores at the first request.
 plan("--format", "json", *DDP)
+plan("--format", "json", *PEAK)
 for _name in [*sorted(LEAKS), "leak_average_meter.py", *CLEAN, *FAILING]:
     plan("--format", "json", fixture(_name), *FAST)
 for _name in ["leak_graph_accumulation.py", "fail_raises.py", "fail_segfault.py"]:
@@ -89,7 +91,11 @@ def test_one_detached_scalar_per_step_is_seen_but_stable():
 def test_json_has_exactly_the_designed_shape():
     _, report = verify_json(fixture("leak_outputs_kept.py"), *FAST)
     assert set(report) == {"script", "device", "steps", "warmup", "verdict", "reason", "tensor_bytes_per_step",
-                           "graph_nodes_per_step", "rss_bytes_per_step", "samples", "sites", "findings", "ranks"}
+                           "graph_nodes_per_step", "rss_bytes_per_step", "samples", "sites", "findings", "memory",
+                           "ranks"}
+    assert set(report["memory"]) == {"peak_bytes", "peak_step", "peak_phase", "peak_by_category",
+                                     "high_water_by_category", "fit", "levers"}
+    assert report["memory"]["fit"] is None  # no --gpu-memory, and no GPU
     assert report["device"] == "cpu" and report["steps"] == 8 and report["warmup"] == 2
     assert [s["step"] for s in report["samples"]] == list(range(1, 11))
     assert set(report["samples"][0]) == {"step", "tensor_bytes", "graph_nodes", "rss_bytes"}
@@ -214,6 +220,69 @@ def test_two_ranks_on_gloo_report_each_rank_and_the_worst():
     assert report["reason"].startswith("rank 0: the autograd graph grows")
     graph_site = [s for s in report["sites"] if s["bytes_per_step"] == 0][0]
     assert graph_site["line"] == line_of("ddp_gloo.py", "logged_losses.append(loss)")
+
+
+def test_each_rank_measures_its_own_peak_and_the_report_shows_the_highest():
+    _, report = verify_json(*DDP)
+    params = (16 * 64 + 64 + 64 + 1) * 4
+    memories = [rank["memory"] for rank in report["ranks"]]
+    for memory in memories:
+        assert memory["high_water_by_category"]["parameters"] == params
+        assert memory["high_water_by_category"]["gradients"] == params
+        assert memory["high_water_by_category"]["optimizer_state"] == 0  # SGD without momentum
+        assert memory["high_water_by_category"]["activations"] >= (32 * 16 + 32 * 64) * 4  # input, ReLU output
+        assert any("FSDP (full sharding over the 2 ranks)" in lever["what"] for lever in memory["levers"])
+    assert report["memory"] == max(memories, key=lambda m: m["peak_bytes"])
+
+
+# -- the step's peak, its composition and the fit ------------------------------------------------
+
+PEAK_PARAMETERS = 8_690_728  # worked out in the fixture's docstring
+
+
+def test_peak_of_an_adamw_step_is_made_of_what_the_model_and_optimizer_hold():
+    code, report = verify_json(*PEAK)
+    assert code == 0, report["reason"]
+    memory = report["memory"]
+    high = memory["high_water_by_category"]
+    assert high["parameters"] == pytest.approx(PEAK_PARAMETERS, rel=0.02)
+    assert high["gradients"] == pytest.approx(PEAK_PARAMETERS, rel=0.02)
+    assert high["optimizer_state"] == pytest.approx(2 * PEAK_PARAMETERS, rel=0.02)
+    # Saved for backward: the stem's input, per block the norm's input and output, up's and gelu's outputs
+    # (and the norm's mean and rstd), the head's input, cross_entropy's log-probabilities and target.
+    saved = 128 * 256 * 4 + 4 * (128 * (256 + 256 + 1024 + 1024) * 4 + 2 * 128 * 4) + 128 * 256 * 4 + 128 * 10 * 4
+    assert high["activations"] == pytest.approx(saved, rel=0.02)
+    assert memory["peak_step"] > 2 and memory["peak_phase"] in ("forward", "backward", "optimizer", "other")
+    assert sum(memory["peak_by_category"].values()) == memory["peak_bytes"]
+    fit = memory["fit"]
+    assert fit["capacity_bytes"] == int(23.64 * 2**30) and fit["fits"] is True
+    assert fit["projected_bytes"] > memory["peak_bytes"] + 512 * 2**20
+    assert fit["headroom_bytes"] == fit["capacity_bytes"] - fit["projected_bytes"]
+    assert fit["max_batch"] > 128
+    [eight_bit] = [lever for lever in memory["levers"] if lever["what"].startswith("8-bit optimizer state")]
+    assert "AdamW8bit" in eight_bit["what"] and 0 < eight_bit["saves_bytes"] <= 0.75 * high["optimizer_state"]
+    assert any("4 Block blocks in ResidualMLP.blocks" in lever["what"] for lever in memory["levers"])
+
+
+def test_text_report_has_the_memory_table_the_fit_and_the_plot_stacks_it(tmp_path):
+    svg = tmp_path / "memory.svg"
+    code, out, _ = verify(fixture("peak_residual_mlp.py"), *FAST, "--gpu-memory", "24GiB", "--plot", str(svg))
+    assert code == 0
+    assert re.search(r"^peak memory: [\d.]+ MiB in step \d+ \((forward|backward|optimizer|other)\)", out, re.M)
+    assert re.search(r"^  optimizer state +16\.6 MiB +16\.6 MiB", out, re.M)
+    assert "fit on 24GiB, a projection:" in out and ": fits, " in out and "largest batch that would fit" in out
+    assert "levers on the peak (estimated from this measurement):" in out
+    text = svg.read_text()
+    assert "peak per step" in text and text.count("optimizer state ") >= 10  # one bar segment per step
+
+
+def test_bad_gpu_memory_is_a_usage_error():
+    from click.testing import CliRunner
+
+    from memlint.cli import main
+
+    result = CliRunner().invoke(main, ["verify", fixture("clean_adam_state.py"), "--gpu-memory", "A100"])
+    assert result.exit_code == 2 and "say which, A100-40GB or A100-80GB" in result.stderr
 
 
 def test_trace_dir_and_plot(tmp_path):

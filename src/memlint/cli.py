@@ -213,7 +213,10 @@ def _running_server(path: str) -> tuple[int | None, bool]:
 @click.option("--trace-dir", type=click.Path(file_okay=False), help="Write a TensorBoard profiler trace here.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write a chart of memory per step (.svg or .html).")
 @click.option("--nproc-per-node", type=int, help="Run P ranks through torch.distributed.run.")
-def verify(script, args, module, steps, warmup, device, timeout, output_format, trace_dir, plot, nproc_per_node):
+@click.option("--gpu-memory", metavar="SIZE|CARD",
+              help="Project the step's peak onto a GPU of this size (24GiB, 80GB) or card (RTX4090, A100-80GB, H100).")
+def verify(script, args, module, steps, warmup, device, timeout, output_format, trace_dir, plot, nproc_per_node,
+           gpu_memory):
     """Run SCRIPT for a few optimizer steps and report whether memory grows.
 
     Arguments for the script go after "--": memlint verify train.py -- --lr 0.1
@@ -232,6 +235,7 @@ def verify(script, args, module, steps, warmup, device, timeout, output_format, 
     options = build_options(
         verify_config(script), script=script, module=module, args=list(args), steps=steps, warmup=warmup,
         device=device, timeout=timeout, trace_dir=trace_dir, plot=plot, nproc_per_node=nproc_per_node,
+        gpu_memory=gpu_memory,
     )
     bar = None
     if output_format == "text" and sys.stderr.isatty():

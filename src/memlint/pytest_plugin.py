@@ -1,4 +1,4 @@
-"""pytest plugin (entry point ``memlint``): the ``memlint_no_growth`` fixture.
+"""pytest plugin (entry point ``memlint``): the ``memlint_no_growth`` and ``memlint_peak_below`` fixtures.
 
 Assert in your own test suite that a training step does not grow memory::
 
@@ -15,11 +15,21 @@ Assert in your own test suite that a training step does not grow memory::
         memlint_no_growth(train_step, steps=20, warmup=3)
 
 The function runs in the test's own process (no child process: fast, and it sees
-the test's objects); on growth the test fails with the verify report. Loading the
-plugin never imports torch.
+the test's objects); on growth the test fails with the verify report.
+
+Assert that a training step stays under a memory budget::
+
+    def test_train_step_fits(memlint_peak_below):
+        with memlint_peak_below("2GiB"):
+            for _ in range(2):
+                train_step()
+
+Loading the plugin never imports torch (pytest loads it in every session).
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import pytest
 
@@ -40,3 +50,30 @@ def memlint_no_growth():
         return report
 
     return check
+
+
+@pytest.fixture
+def memlint_peak_below():
+    """Return ``budget(limit, device="auto")``: a context manager that fails the test when the
+    peak of live tensor bytes inside the block is above ``limit`` (``"2GiB"``, ``"500MB"``, bytes).
+
+    The peak is measured as ``memlint verify`` measures it, without the allowance of a GPU fit
+    (CUDA context, allocator); the context manager yields a measurement whose ``memory``
+    (the report's memory section, with the composition at the peak) is set when the block ends.
+    """
+    @contextlib.contextmanager
+    def budget(limit, *, device: str = "auto"):
+        from memlint.dynamic.assess import human_bytes
+        from memlint.dynamic.cards import parse_size
+        from memlint.dynamic.measure import measure_peak
+        from memlint.dynamic.render import memory_lines
+
+        limit_bytes = parse_size(limit, what="memlint_peak_below")
+        with measure_peak(device=device) as measured:
+            yield measured
+        memory = measured.memory
+        if memory is not None and memory.peak_bytes > limit_bytes:
+            pytest.fail(f"the peak of live tensor memory, {human_bytes(memory.peak_bytes)}, is above the budget "
+                        f"of {human_bytes(limit_bytes)}:\n" + "\n".join(memory_lines(memory)), pytrace=False)
+
+    return budget

@@ -11,6 +11,8 @@ Parent side (never imports torch):
   verdict.py   Theil–Sen slope, rising share, thresholds
   confirm.py   ``memlint check`` on the script; mark findings confirmed by growth sites
   report.py    the report dataclasses and their JSON
+  memory.py, budget.py, levers.py, cards.py   the step's peak: its JSON, the fit on a GPU, the levers,
+               --gpu-memory sizes and card names
   render.py, plot.py, progress.py   text/JSON output, SVG/HTML chart, progress bar
   axes.py      the charts' ticks and units, chosen from the data
 
@@ -19,11 +21,13 @@ Child side (``python -m memlint.dynamic.child``):
   runtime.py   step hook, sampling at step boundaries, stop with StopVerify, result file
   recorder.py  samples and final attribution (shared with the in-process pytest fixture)
   storages.py  TorchDispatchMode tracking live storages and the user line that made them
+  peak.py      the peak inside each step, its phase, and its bytes by class (parameters, gradients, ...)
   holders.py   the user's variables: tensors they hold, autograd nodes behind them
   bindings.py  the source line where a holder variable is rebound or grown
   profiling.py the optional torch.profiler window for --trace-dir
   usercode.py, system.py   "is this the user's file?", RSS, free RAM, process tree
 
-In-process: inprocess.py (``verify_function``), used by memlint.pytest_plugin.
+In-process: inprocess.py (``verify_function``) and measure.py (``measure_peak``), used by
+memlint.pytest_plugin.
 marker.py: ``memlint.step()``, which imports nothing.
 """

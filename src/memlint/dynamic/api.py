@@ -10,6 +10,8 @@ import threading
 
 from memlint.config import ConfigError, Configs
 from memlint.dynamic.assess import assess, worst
+from memlint.dynamic.budget import build_memory, worst_memory
+from memlint.dynamic.cards import parse_capacity
 from memlint.dynamic.confirm import mark_confirmed, static_findings
 from memlint.dynamic.launcher import run_child
 from memlint.dynamic.options import VerifyOptions, build_options
@@ -24,7 +26,8 @@ def verify_script(path: str | None = None, *, module: str | None = None, args=()
 
     ``options`` are those of :class:`memlint.dynamic.options.VerifyOptions` (``steps``,
     ``warmup``, ``device``, ``timeout``, ``threshold``, ``node_threshold``,
-    ``rss_threshold``, ``trace_dir``, ``plot``, ``nproc_per_node``, ``static_check``);
+    ``rss_threshold``, ``trace_dir``, ``plot``, ``nproc_per_node``, ``static_check``,
+    ``gpu_memory``);
     unset ones come from ``[tool.memlint.verify]`` in the nearest pyproject.toml.
     Usage errors raise :class:`memlint.config.ConfigError`; everything that goes wrong
     in the script itself is an ``inconclusive`` report with a reason.
@@ -52,6 +55,11 @@ def run_verify(opts: VerifyOptions, on_progress=None) -> VerifyReport:
     with tempfile.TemporaryDirectory(prefix="memlint-verify-") as workdir:
         outcome = run_child(opts, workdir, on_progress)
     ranks = assess(outcome, opts)
+    capacity = parse_capacity(opts.gpu_memory)
+    for rank in ranks:
+        raw = outcome.results.get(rank.rank, {}).get("memory")
+        rank.memory = build_memory(raw, warmup=opts.warmup, capacity=capacity,
+                                   device=outcome.results.get(rank.rank, {}).get("device", opts.device))
     top = worst(ranks)
     device = next((r["device"] for r in outcome.results.values()), opts.device)
     report = VerifyReport(
@@ -60,7 +68,7 @@ def run_verify(opts: VerifyOptions, on_progress=None) -> VerifyReport:
         tensor_bytes_per_step=top.tensor_bytes_per_step, graph_nodes_per_step=top.graph_nodes_per_step,
         rss_bytes_per_step=top.rss_bytes_per_step, samples=top.samples, sites=top.sites,
         ranks=ranks if opts.nproc_per_node > 1 else [], exhausted_at_step=top.exhausted_at_step,
-        details=top.details,
+        details=top.details, memory=worst_memory(r.memory for r in ranks),
     )
     static.join()
     report.findings = mark_confirmed(static.findings, report.sites, report.verdict == "growth")

@@ -16,7 +16,9 @@ import torch
 
 from memlint.dynamic import holders
 from memlint.dynamic.assess import judge
+from memlint.dynamic.budget import build_memory
 from memlint.dynamic.options import build_options
+from memlint.dynamic.peak import PeakAccountant
 from memlint.dynamic.recorder import Recorder
 from memlint.dynamic.report import VerifyReport
 from memlint.dynamic.storages import StorageTracker
@@ -70,12 +72,17 @@ def verify_function(fn, *, steps: int = 20, warmup: int = 3, device: str = "auto
     is_user = UserFiles()
     tracker = StorageTracker(device, is_user)
     recorder = Recorder(tracker, is_user, warmup, steps)
-    with tracker:
-        for step in range(1, steps + warmup + 1):
-            fn()
-            live = torch.cuda.memory_allocated() if device == "cuda" else tracker.live_bytes
-            recorder.sample(step, function_roots(fn), live)
-        sites = recorder.sites(function_roots(fn))
+    peaks = PeakAccountant(tracker, warmup)
+    peaks.install()
+    try:
+        with tracker:
+            for step in range(1, steps + warmup + 1):
+                fn()
+                live = torch.cuda.memory_allocated() if device == "cuda" else tracker.live_bytes
+                recorder.sample(step, function_roots(fn), live)
+            sites = recorder.sites(function_roots(fn))
+    finally:
+        peaks.uninstall()
     headroom = (torch.cuda.mem_get_info()[0] if device == "cuda" else available_ram())
     result = {"samples": recorder.samples, "sites": sites, "graph_holder": recorder.graph_holder(),
               "headroom_bytes": headroom, "device": device, "profiler_conflict": False}
@@ -83,4 +90,5 @@ def verify_function(fn, *, steps: int = 20, warmup: int = 3, device: str = "auto
     name = getattr(fn, "__qualname__", None) or repr(fn)
     return VerifyReport(name, device, steps, warmup, rank.verdict, rank.reason, rank.tensor_bytes_per_step,
                         rank.graph_nodes_per_step, rank.rss_bytes_per_step, rank.samples, rank.sites,
-                        exhausted_at_step=rank.exhausted_at_step)
+                        exhausted_at_step=rank.exhausted_at_step,
+                        memory=build_memory(peaks.to_json(device), warmup=warmup, device=device))

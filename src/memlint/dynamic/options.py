@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from memlint.config import ConfigError
+from memlint.dynamic.cards import parse_capacity
 from memlint.dynamic.verdict import DEFAULT_NODE_THRESHOLD, DEFAULT_RSS_THRESHOLD, DEFAULT_THRESHOLD
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -26,6 +27,7 @@ class VerifyOptions:
     plot: str | None = None
     nproc_per_node: int = 1
     static_check: bool = True  # run `memlint check` on the script and mark confirmed findings
+    gpu_memory: str | int | None = None  # project the peak onto this GPU: "24GiB", bytes, or a card name
 
     def validate(self) -> None:
         if bool(self.script) == bool(self.module):
@@ -42,6 +44,7 @@ class VerifyOptions:
             raise ConfigError("--nproc-per-node must be at least 1")
         if self.plot and not self.plot.lower().endswith((".svg", ".html", ".htm")):
             raise ConfigError("--plot must name an .svg or .html file")
+        parse_capacity(self.gpu_memory)
 
 
 # [tool.memlint.verify] key -> VerifyOptions field and expected type.
@@ -53,6 +56,7 @@ CONFIG_FIELDS = {
     "rss-threshold": ("rss_threshold", (int, float)),
     "device": ("device", str),
     "timeout": ("timeout", (int, float)),
+    "gpu-memory": ("gpu_memory", (str, int)),
 }
 
 

@@ -8,7 +8,8 @@ slope the verdict was based on. The HTML file is one page with the SVG inline: i
 a browser with no network access.
 
 A panel is drawn in a :class:`Frame` (title, axes, grid, warmup band), which other panels
-reuse for their own marks.
+reuse for their own marks. When the report has the steps' peaks, a third panel stacks what
+each step's peak is made of (parameters, gradients, optimizer state, activations, other).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from memlint.dynamic.verdict import DEFAULT_NODE_THRESHOLD, DEFAULT_THRESHOLD, t
 
 PANEL_W, PANEL_H, PAD_L, PAD_R, PAD_T, PAD_B = 640, 220, 90, 20, 30, 40
 LINE_COLOUR, FIT_COLOUR, WARMUP_FILL, GRID_COLOUR = "#1f77b4", "#d62728", "#ececec", "#e4e4e4"
+COMPOSITION_COLOURS = {"parameters": "#1f77b4", "gradients": "#ff7f0e", "optimizer_state": "#2ca02c",
+                       "activations": "#d62728", "other": "#9e9e9e"}
 
 
 @dataclass
@@ -149,10 +152,52 @@ def signals(report: VerifyReport, tensor_threshold: float, node_threshold: float
     ]
 
 
+class _BarFrame(Frame):
+    """A frame whose steps sit in the middle of equal slots, one bar each, not on the box's edges."""
+
+    @property
+    def slot(self) -> float:
+        first, last = self.steps
+        return self.width / (last - first + 1)
+
+    def px(self, step: float) -> float:
+        return PAD_L + (step - self.steps[0] + 0.5) * self.slot
+
+
+def _composition_panel(report: VerifyReport, top: float) -> str:
+    """Each step's peak as a stacked bar of its classes; the warmup steps paler."""
+    steps = report.memory.steps
+    frame = _BarFrame(top, (steps[0].step, steps[-1].step), byte_axis([0, max(s.peak_bytes for s in steps)], 1.0))
+    parts = frame.draw("peak inside each step", 0)
+    warmup = sum(1 for s in steps if s.step <= report.warmup)
+    if warmup:
+        parts.insert(1, f'<rect x="{PAD_L}" y="{top + PAD_T}" width="{warmup * frame.slot:.1f}" '
+                        f'height="{frame.height}" fill="{WARMUP_FILL}"><title>warmup</title></rect>')
+    x = PAD_L + 160
+    for category, colour in COMPOSITION_COLOURS.items():
+        label = category.replace("_", " ")
+        parts.append(f'<rect x="{x}" y="{top + 11}" width="10" height="10" fill="{colour}"/>'
+                     f'<text x="{x + 14}" y="{top + 20}" font-size="11">{label}</text>')
+        x += 14 + 6 * len(label) + 10  # about 6 px a character at 11 px
+    bar = max(1.0, frame.slot * 0.7)
+    for step in steps:
+        left, base = frame.px(step.step) - bar / 2, frame.py(0)
+        shade = ' fill-opacity="0.45"' if step.step <= report.warmup else ""
+        for (category, colour), value in zip(COMPOSITION_COLOURS.items(), step.at_peak.as_tuple()):
+            height = base - frame.py(value + frame.y.lo)
+            base -= height
+            parts.append(f'<rect x="{left:.1f}" y="{base:.1f}" width="{bar:.1f}" height="{height:.1f}" '
+                         f'fill="{colour}"{shade}><title>step {step.step} ({step.phase}): '
+                         f'{category.replace("_", " ")} {html.escape(human_bytes(value))}</title></rect>')
+    return "\n".join(parts)
+
+
 def render_svg(report: VerifyReport, tensor_threshold: float = DEFAULT_THRESHOLD,
                node_threshold: float = DEFAULT_NODE_THRESHOLD) -> str:
     panels = [_panel(report, signal, index * PANEL_H, report.steps)
               for index, signal in enumerate(signals(report, tensor_threshold, node_threshold))]
+    if report.memory is not None and report.memory.steps:
+        panels.append(_composition_panel(report, len(panels) * PANEL_H))
     total = len(panels) * PANEL_H
     label = f"memlint verify {report.script}: {report.verdict}"
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{PANEL_W}" height="{total}" '

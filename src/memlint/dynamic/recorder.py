@@ -37,6 +37,8 @@ class Recorder:
                              "rss_bytes": rss_bytes()})
         self.holder_counts.append(per_holder)
         self.site_totals.append(self.tracker.by_site())
+        if self.tracker.accountant is not None:
+            self.tracker.accountant.end_step(step)
         self.tracker.step = step + 1
 
     def _window(self, series: list) -> list:

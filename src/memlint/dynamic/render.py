@@ -6,7 +6,12 @@ import json
 import os
 
 from memlint.dynamic.assess import human_bytes
+from memlint.dynamic.budget import ALLOCATOR_OVERHEAD, CUDA_CONTEXT_BYTES
+from memlint.dynamic.memory import MemoryReport
 from memlint.dynamic.report import RankReport, Site, VerifyReport
+
+_LABELS = {"parameters": "parameters", "gradients": "gradients", "optimizer_state": "optimizer state",
+           "activations": "activations", "other": "other"}
 
 
 def render_json(report: VerifyReport) -> str:
@@ -54,6 +59,9 @@ def render_text(report: VerifyReport) -> str:
         lines.append("where the surviving memory comes from:" if report.verdict == "growth"
                      else "steady survivors, below the thresholds:")
         lines.extend(_site_line(site) for site in report.sites)
+    if report.memory is not None:
+        lines.append("")
+        lines.extend(memory_lines(report.memory, report.findings, ranks=report.ranks))
     if report.findings:
         lines.append("")
         lines.append("static findings on this script (memlint check):")
@@ -64,3 +72,48 @@ def render_text(report: VerifyReport) -> str:
             if f.help:  # the remedy, now apart from the message (issue 17)
                 lines.append(f"      help: {f.help}")
     return "\n".join(lines) + "\n"
+
+
+def memory_lines(memory: MemoryReport, findings=(), ranks=()) -> list[str]:
+    """The peak, its composition and high-water marks as a short table; the fit; the levers."""
+    counted = f"the highest of {memory.measured_steps} measured steps" if memory.measured_steps > 1 else "measured"
+    lines = [f"peak memory: {human_bytes(memory.peak_bytes)} in step {memory.peak_step} ({memory.peak_phase}), "
+             f"{counted}"]
+    if len(ranks) > 1:
+        lines[0] += " (rank with the highest peak)"
+        lines.append("  per rank: " + ", ".join(f"rank {r.rank} {human_bytes(r.memory.peak_bytes)}"
+                                                for r in ranks if r.memory is not None))
+    at_peak, high = memory.peak_by_category.to_json(), memory.high_water_by_category.to_json()
+    lines.append(f"  {'':<17}{'at the peak':>13}{'high-water':>13}")
+    for key, label in _LABELS.items():
+        share = f"{100 * at_peak[key] / memory.peak_bytes:>4.0f}%" if memory.peak_bytes else ""
+        lines.append(f"  {label:<17}{human_bytes(at_peak[key]):>13}{human_bytes(high[key]):>13}  {share}")
+    step = next((s for s in memory.steps if s.step == memory.peak_step), None)
+    if step is not None and len(step.phase_peaks) > 1:
+        lines.append("  peak by phase: " + ", ".join(f"{phase} {human_bytes(value)}"
+                                                      for phase, value in step.phase_peaks.items()))
+    if memory.allocator:
+        lines.append(f"  CUDA allocator since the start: max allocated "
+                     f"{human_bytes(memory.allocator['max_allocated'])}, max reserved "
+                     f"{human_bytes(memory.allocator['max_reserved'])}")
+    fit = memory.fit
+    if fit is not None:
+        allowance = (f"CUDA context {human_bytes(CUDA_CONTEXT_BYTES)}, allocator "
+                     + (f"x{fit.allocator_factor:.2f} as measured" if fit.allocator_measured
+                        else f"+{ALLOCATOR_OVERHEAD:.0%}"))
+        verdict = (f"fits, {human_bytes(fit.headroom_bytes)} headroom" if fit.fits
+                   else f"does not fit, {human_bytes(-fit.headroom_bytes)} over")
+        lines.append(f"fit on {fit.capacity_label}, a projection: {human_bytes(fit.projected_bytes)} with the "
+                     f"allowance ({allowance}): {verdict}")
+        if fit.max_batch is not None:
+            lines.append(f"  largest batch that would fit: ~{fit.max_batch:,} (measured at {fit.batch:,}; "
+                         "activations and other scale with the batch)")
+    if memory.levers:
+        lines.append("levers on the peak (estimated from this measurement):")
+        width = max(len(human_bytes(lever.saves_bytes)) for lever in memory.levers) + 1
+        lines.extend(f"  {'-' + human_bytes(lever.saves_bytes):>{width}}  {lever.what}" for lever in memory.levers)
+    waste = [vf.finding for vf in findings if vf.finding.code.startswith("ML2")]
+    if waste:
+        lines.append("static findings that raise the peak: "
+                     + ", ".join(f"{f.code} ({_where(f.path, f.line)})" for f in waste))
+    return lines

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memlint.dynamic.memory import MemoryReport
+
 EXIT_CODES = {"stable": 0, "growth": 1, "inconclusive": 2}
 
 
@@ -92,13 +94,15 @@ class RankReport:
     sites: list[Site] = field(default_factory=list)
     exhausted_at_step: int | None = None  # step at which memory runs out at this rate
     details: str = ""  # traceback or output tail for failures
+    memory: MemoryReport | None = None  # the in-step peak and what it is made of
 
     def to_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "verdict": self.verdict, "reason": self.reason,
                 "tensor_bytes_per_step": self.tensor_bytes_per_step,
                 "graph_nodes_per_step": self.graph_nodes_per_step,
                 "rss_bytes_per_step": self.rss_bytes_per_step,
-                "samples": [s.to_json() for s in self.samples], "sites": [s.to_json() for s in self.sites]}
+                "samples": [s.to_json() for s in self.samples], "sites": [s.to_json() for s in self.sites],
+                "memory": self.memory.to_json() if self.memory else None}
 
 
 @dataclass
@@ -120,6 +124,7 @@ class VerifyReport:
     ranks: list[RankReport] = field(default_factory=list)  # empty for a single process
     exhausted_at_step: int | None = None
     details: str = ""
+    memory: MemoryReport | None = None  # the rank with the highest peak
 
     @property
     def exit_code(self) -> int:
@@ -135,5 +140,6 @@ class VerifyReport:
             "samples": [s.to_json() for s in self.samples],
             "sites": [s.to_json() for s in self.sites],
             "findings": [f.to_json() for f in self.findings],
+            "memory": self.memory.to_json() if self.memory else None,
             "ranks": [r.to_json() for r in self.ranks],
         }

@@ -20,6 +20,7 @@ import torch
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from memlint.dynamic import holders
+from memlint.dynamic.peak import PeakAccountant
 from memlint.dynamic.profiling import start_window_profiler
 from memlint.dynamic.recorder import Recorder
 from memlint.dynamic.storages import StorageTracker
@@ -78,8 +79,10 @@ class Session:
             self.device_error = "RuntimeError: --device cuda, but torch.cuda.is_available() is False"
         self._torch = torch
         self.is_user = UserFiles()  # after importing torch, so that its folder counts as library code
-        register_optimizer_step_post_hook(self._optimizer_hook)
         self.tracker = StorageTracker(self.device, self.is_user)
+        self.peaks = PeakAccountant(self.tracker, self.warmup)
+        self.peaks.install()  # before the step hook: a step's optimizer state is classed before the step ends
+        register_optimizer_step_post_hook(self._optimizer_hook)
         self.recorder = Recorder(self.tracker, self.is_user, self.warmup, self.steps)
         self.tracker.__enter__()
 
@@ -158,7 +161,7 @@ class Session:
             "rank": self.rank, "status": status, "step": self.step, "device": self.device,
             "samples": self.recorder.samples, "profiler_conflict": self.profiler_conflict,
             "headroom_bytes": self.headroom() if status == "done" else None,
-            "sites": [], "graph_holder": None,
+            "sites": [], "graph_holder": None, "memory": self.peaks.to_json(self.device),
         }
         data.update(extra)
         path = os.path.join(self.result_dir, f"result-{self.rank}.json")

@@ -45,6 +45,7 @@ class StorageTracker(TorchDispatchMode):
         self.step = 1
         self.live: dict[int, Survivor] = {}
         self.live_bytes = 0
+        self.accountant = None  # a memlint.dynamic.peak.PeakAccountant while the in-step peak is measured
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
@@ -76,16 +77,40 @@ class StorageTracker(TorchDispatchMode):
         if key in self.live:
             return
         nbytes = storage.nbytes()
-        if not nbytes:
-            return
-        self.live[key] = Survivor(nbytes, self._site(), self.step)
+        if nbytes:
+            self._add(storage, key, nbytes, self._site())
+
+    def _add(self, storage, key: int, nbytes: int, site: Site | None) -> None:
+        self.live[key] = Survivor(nbytes, site, self.step)
         self.live_bytes += nbytes
         weakref.finalize(storage, self._release, key)
+        if self.accountant is not None:
+            self.accountant.born(key, self.live_bytes)
+
+    def adopt(self, tensor: torch.Tensor) -> int | None:
+        """The key of ``tensor``'s storage, tracking it from now on if it was made before
+        the mode was active or outside the dispatcher (a batch from a worker's shared memory);
+        None for a tensor on another device or without a storage."""
+        if tensor.device.type != self.device_type:
+            return None
+        try:
+            storage = tensor.untyped_storage()
+        except (RuntimeError, NotImplementedError):
+            return None
+        key = id(storage)
+        if key not in self.live:
+            nbytes = storage.nbytes()
+            if not nbytes:
+                return None
+            self._add(storage, key, nbytes, None)
+        return key
 
     def _release(self, key: int) -> None:
         survivor = self.live.pop(key, None)
         if survivor is not None:
             self.live_bytes -= survivor.nbytes
+            if self.accountant is not None:
+                self.accountant.died(key, survivor.nbytes)
 
     def _site(self) -> Site | None:
         frame = sys._getframe(3)

@@ -1,0 +1,101 @@
+"""A step's memory budget: the measured peak, what it is made of, and whether it fits a GPU.
+
+Parent side (no torch). Builds the report's ``memory`` section from what the
+child's :class:`memlint.dynamic.peak.PeakAccountant` recorded: the highest in-step
+peak over the measured steps, its phase and composition, each class's high-water
+mark, the fit on a GPU (``--gpu-memory``: :mod:`memlint.dynamic.cards`) and
+the levers (:mod:`memlint.dynamic.levers`).
+
+The fit is a projection, not a measurement: the peak of live tensor bytes, plus a
+fixed allowance for the CUDA context and a proportional one for the caching
+allocator (its rounding and fragmentation; measured as reserved over live bytes
+when the run was on CUDA). The largest batch scales activations and ``other`` with
+the batch (parameters, gradients and optimizer state stay), phase by phase.
+"""
+
+from __future__ import annotations
+
+import math
+
+from memlint.dynamic.assess import human_bytes
+from memlint.dynamic.cards import Capacity
+from memlint.dynamic.levers import levers
+from memlint.dynamic.memory import PHASES, Composition, Fit, MemoryReport, StepPeak
+
+GiB = 1 << 30
+MiB = 1 << 20
+
+# The CUDA context with lazy module loading takes ~300 MB on recent drivers (287 MB measured in
+# pytorch/pytorch#86509; 667 MB with eager loading), then cuBLAS/cuDNN handles and workspaces.
+CUDA_CONTEXT_BYTES = 512 * MiB
+# The caching allocator rounds blocks up (to 512 B; 2 MiB segments for small blocks, 20 MiB for
+# mid-size ones) and fragments. An assumed 10% over the live bytes when the run was not on CUDA;
+# on CUDA the measured max_memory_reserved over the peak replaces it.
+ALLOCATOR_OVERHEAD = 0.10
+
+
+def _step_peak(record: dict) -> StepPeak:
+    phases = record["phases"]
+    name = max(phases, key=lambda p: (phases[p][0], -PHASES.index(p)))
+    high = record["high_water"]
+    batch = record.get("batch")
+    return StepPeak(record["step"], name, phases[name][0], Composition.of_snapshot(phases[name]),
+                    Composition(*high), {p: phases[p][0] for p in PHASES if p in phases},
+                    batch["size"] if batch else None)
+
+
+def build_memory(raw: dict | None, *, warmup: int, capacity: Capacity | None = None,
+                 device: str = "cpu") -> MemoryReport | None:
+    """The memory section from the child's raw record; None when no step had a peak."""
+    if not raw:
+        return None
+    records = [r for r in raw.get("steps", []) if r.get("phases")]
+    if not records and raw.get("partial"):
+        records = [raw["partial"]]
+    if not records:
+        return None
+    steps = [_step_peak(r) for r in records]
+    if not any(s.peak_bytes for s in steps):
+        return None
+    measured = [s for s in steps if s.step > warmup] or steps
+    top = max(measured, key=lambda s: (s.peak_bytes, -s.step))
+    record = next(r for r in records if r["step"] == top.step)
+    high = Composition(*(max(values) for values in zip(*(s.high_water.as_tuple() for s in measured))))
+    snapshot = record["phases"][top.phase]
+    report = MemoryReport(top.peak_bytes, top.step, top.phase, top.at_peak, high, steps=steps,
+                          measured_steps=len(measured), batch=record.get("batch"), allocator=raw.get("allocator"),
+                          activation_bytes_wide=snapshot[5])
+    if capacity is None and device == "cuda" and raw.get("device_total_bytes"):
+        capacity = Capacity(raw["device_total_bytes"], f"this GPU ({human_bytes(raw['device_total_bytes'])})")
+    if capacity is not None:
+        report.fit = project(record, top, capacity, raw.get("allocator"))
+    report.levers = levers(record, raw)
+    return report
+
+
+def project(record: dict, top: StepPeak, capacity: Capacity, allocator: dict | None) -> Fit:
+    """Peak plus allowance against ``capacity``, and the largest batch that stays under it."""
+    factor, measured = 1.0 + ALLOCATOR_OVERHEAD, False
+    if allocator and allocator.get("max_reserved") and top.peak_bytes:
+        factor, measured = max(1.0, allocator["max_reserved"] / top.peak_bytes), True
+    projected = CUDA_CONTEXT_BYTES + math.ceil(top.peak_bytes * factor)
+    max_batch = None
+    if top.batch:
+        usable = (capacity.bytes - CUDA_CONTEXT_BYTES) / factor
+        limits = []
+        for snapshot in record["phases"].values():
+            phase = Composition.of_snapshot(snapshot)
+            scaled = phase.activations + phase.other
+            if usable < phase.fixed:
+                limits.append(0)
+            elif scaled > 0:
+                limits.append(math.floor(top.batch * (usable - phase.fixed) / scaled))
+        max_batch = max(0, min(limits)) if limits else None
+    return Fit(capacity.bytes, capacity.label, projected, projected <= capacity.bytes, capacity.bytes - projected,
+               max_batch, top.batch, factor, measured)
+
+
+def worst_memory(reports) -> MemoryReport | None:
+    """The rank with the highest peak (what has to fit on every GPU)."""
+    found = [r for r in reports if r is not None]
+    return max(found, key=lambda m: m.peak_bytes) if found else None

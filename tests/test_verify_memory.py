@@ -1,0 +1,341 @@
+"""The in-step peak and its composition, the GPU fit and the levers: numbers worked out by hand.
+
+The models are small enough to measure in this process (``measure_peak``, the engine of the
+``memlint_peak_below`` fixture, with the accounting ``memlint verify`` uses in its child);
+the end-to-end runs are in test_verify.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from memlint.config import ConfigError
+from memlint.dynamic.budget import ALLOCATOR_OVERHEAD, CUDA_CONTEXT_BYTES, build_memory, project
+from memlint.dynamic.cards import CARDS, parse_capacity, parse_size
+from memlint.dynamic.levers import levers
+from memlint.dynamic.measure import measure_peak
+from memlint.dynamic.memory import CATEGORIES, PHASES
+from memlint.dynamic.render import memory_lines
+
+GiB, MiB = 1 << 30, 1 << 20
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Bytes do not depend on threads, and on a busy 2-core machine two-thread kernels wait ~20x longer."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _bytes(model: nn.Module) -> int:
+    return sum(p.numel() * p.element_size() for p in model.parameters())
+
+
+def _mlp() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(128, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+
+
+def _deep_narrow(depth: int = 32, width: int = 64) -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(*[layer for _ in range(depth) for layer in (nn.Linear(width, width), nn.Tanh())])
+
+
+def _train(model, optimizer, steps=3, batch=32, features=128, bf16=False, checkpointed=False):
+    with measure_peak() as measured:
+        for _ in range(steps):
+            x = torch.randn(batch, features)
+            optimizer.zero_grad()
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                out = model(x)
+            out.float().pow(2).mean().backward()
+            optimizer.step()
+    return measured.memory
+
+
+# -- measured composition -----------------------------------------------------------------------
+
+def test_adamw_mlp_parameters_gradients_and_state_match_the_analytic_bytes():
+    model = _mlp()
+    params = _bytes(model)  # (128*256+256 + 256*256+256 + 256*10+10) * 4
+    assert params == 405_544
+    memory = _train(model, torch.optim.AdamW(model.parameters(), lr=1e-3))
+    high = memory.high_water_by_category
+    assert high.parameters == pytest.approx(params, rel=0.02)
+    assert high.gradients == pytest.approx(params, rel=0.02)
+    assert high.optimizer_state == pytest.approx(2 * params, rel=0.02)  # exp_avg and exp_avg_sq
+    # At the peak (the optimizer step: every class is alive) the state is state, not "other".
+    assert memory.peak_phase == "optimizer"
+    assert memory.peak_by_category.optimizer_state == pytest.approx(2 * params, rel=0.02)
+    assert memory.peak_by_category.total == memory.peak_bytes
+
+
+def test_plain_sgd_keeps_no_optimizer_state():
+    model = _mlp()
+    memory = _train(model, torch.optim.SGD(model.parameters(), lr=0.1))
+    assert memory.high_water_by_category.optimizer_state == 0
+    assert all(step.at_peak.optimizer_state == 0 for step in memory.steps)
+    assert memory.high_water_by_category.parameters == pytest.approx(_bytes(model), rel=0.02)
+    assert memory.high_water_by_category.gradients == pytest.approx(_bytes(model), rel=0.02)
+    assert not [lever for lever in memory.levers if "8-bit" in lever.what]
+
+
+def test_deep_narrow_network_is_dominated_by_the_activations_it_saves():
+    model = _deep_narrow()
+    # Saved for backward: the input, and each Tanh's output (which the next Linear saves too).
+    saved = (1 + 32) * 256 * 64 * 4
+    memory = _train(model, torch.optim.SGD(model.parameters(), lr=0.01), steps=2, batch=256, features=64)
+    assert memory.peak_phase in ("forward", "backward")
+    at_peak = memory.peak_by_category
+    assert at_peak.activations > memory.peak_bytes / 2
+    assert at_peak.activations == pytest.approx(saved, rel=0.15)
+    assert memory.high_water_by_category.activations == pytest.approx(saved, rel=0.15)
+
+
+def test_bf16_autocast_saves_smaller_activations_than_fp32_on_the_same_model():
+    fp32 = _train(model := _deep_narrow(), torch.optim.SGD(model.parameters(), lr=0.01), steps=2, batch=256,
+                  features=64)
+    bf16 = _train(model := _deep_narrow(), torch.optim.SGD(model.parameters(), lr=0.01), steps=2, batch=256,
+                  features=64, bf16=True)
+    assert bf16.high_water_by_category.activations < 0.75 * fp32.high_water_by_category.activations
+    assert bf16.high_water_by_category.parameters == fp32.high_water_by_category.parameters
+    # The lever measured on the fp32 run foresaw the saving autocast then made (within 25%).
+    [lever] = [lever for lever in fp32.levers if lever.what.startswith("bf16 autocast")]
+    assert lever.saves_bytes == pytest.approx(fp32.peak_bytes - bf16.peak_bytes, rel=0.25)
+    assert not [lever for lever in bf16.levers if lever.what.startswith("bf16 autocast")]
+
+
+class Block(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.up = nn.Linear(width, 4 * width)
+        self.down = nn.Linear(4 * width, width)
+
+    def forward(self, x):
+        return x + self.down(nn.functional.gelu(self.up(self.norm(x))))
+
+
+class Tower(nn.Module):
+    def __init__(self, checkpointed: bool) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.blocks = nn.ModuleList(Block(64) for _ in range(6))
+        self.checkpointed = checkpointed
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False) if self.checkpointed else block(x)
+        return x
+
+
+def test_checkpointing_lever_foresees_the_saving_checkpointing_makes():
+    plain = _train(model := Tower(False), torch.optim.SGD(model.parameters(), lr=0.01), steps=2, batch=512,
+                   features=64)
+    [lever] = [lever for lever in plain.levers if lever.what.startswith("activation checkpointing")]
+    assert "the 6 Block blocks in Tower.blocks" in lever.what
+    checkpointed = _train(model := Tower(True), torch.optim.SGD(model.parameters(), lr=0.01), steps=2,
+                          batch=512, features=64)
+    assert lever.saves_bytes == pytest.approx(plain.peak_bytes - checkpointed.peak_bytes, rel=0.25)
+
+
+def test_gradients_left_alive_through_the_forward_pass_are_a_lever():
+    model = _mlp()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with measure_peak() as measured:
+        for _ in range(3):
+            loss = model(torch.randn(512, 128)).pow(2).mean()
+            optimizer.zero_grad(set_to_none=False)  # zeroed, not freed: alive through the next forward
+            loss.backward()
+            optimizer.step()
+    memory = measured.memory
+    forward = [s for s in memory.steps if s.step > 1][0]
+    assert forward.phase_peaks["forward"] > 0
+    assert any("zero_grad(set_to_none=True)" in lever.what for lever in memory.levers)
+
+
+def test_batch_is_the_leading_dimension_of_the_outermost_module_input():
+    model = _mlp()
+    memory = _train(model, torch.optim.SGD(model.parameters(), lr=0.1), batch=48)
+    assert memory.batch == {"size": 48, "module": "Sequential"}
+
+
+def test_torch_func_transforms_run_under_the_measurement_and_every_hook_is_gone_after():
+    from torch.func import functional_call, grad
+
+    model = _mlp()
+    params = dict(model.named_parameters())
+    forward_hooks = len(torch.nn.modules.module._global_forward_hooks)
+    with measure_peak() as measured:
+        grads = grad(lambda p, x: functional_call(model, p, (x,)).sum())(params, torch.randn(4, 128))
+        model(torch.randn(4, 128)).sum().backward()
+    assert set(grads) == set(params) and measured.memory is not None
+    assert torch._C._autograd._top_saved_tensors_default_hooks(True) is None
+    assert len(torch.nn.modules.module._global_forward_hooks) == forward_hooks
+    assert torch.autograd.graph.disable_saved_tensors_hooks.__module__ == "torch.autograd.graph"
+
+
+def test_a_block_that_allocates_nothing_has_no_memory_section():
+    with measure_peak() as measured:
+        pass
+    assert measured.memory is None
+
+
+# -- the pytest fixture -------------------------------------------------------------------------
+
+def test_peak_budget_fixture_passes_under_the_budget_and_fails_over_it(memlint_peak_below):
+    model = _mlp()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+
+    def train_step():
+        optimizer.zero_grad()
+        model(torch.randn(32, 128)).pow(2).mean().backward()
+        optimizer.step()
+
+    with memlint_peak_below("64MiB") as measured:
+        train_step()
+    assert 0 < measured.memory.peak_bytes < 64 * MiB
+    with pytest.raises(pytest.fail.Exception) as failed:
+        with memlint_peak_below("1MiB"):
+            train_step()
+    message = str(failed.value)
+    assert "is above the budget of 1.0 MiB" in message and "optimizer state" in message
+    with pytest.raises(ConfigError, match="not a size"):
+        with memlint_peak_below("H100"):
+            pass
+
+
+# -- fit: a projection --------------------------------------------------------------------------
+
+def _record(phases: dict, batch: int | None = 64, step: int = 4, end=None) -> dict:
+    return {"step": step, "phases": phases, "high_water": [0, 0, 0, 0, 0], "end": end,
+            "batch": {"size": batch, "module": "Net"} if batch else None}
+
+
+def _raw(*records, **meta) -> dict:
+    return {"steps": list(records), "partial": None, "blocks": None, "optimizers": [], "autocast": False,
+            "wide_parameter_bytes": 0, "world_size": 1, "allocator": None, "device_total_bytes": None, **meta}
+
+
+def test_fit_adds_the_allowance_and_scales_activations_and_other_with_the_batch():
+    # forward: 1 GiB parameters + 1 GiB activations + 0.5 GiB other; optimizer: 1 GiB params, grads, 2 GiB state
+    forward = [int(2.5 * GiB), GiB, 0, 0, 0, GiB]
+    optimizer = [4 * GiB + 256 * MiB, GiB, GiB, 2 * GiB, 0, 0]
+    record = _record({"forward": forward, "optimizer": optimizer})
+    memory = build_memory(_raw(record), warmup=0, capacity=parse_capacity("24GiB"))
+    fit = memory.fit
+    assert memory.peak_bytes == optimizer[0] and memory.peak_phase == "optimizer"
+    assert fit.projected_bytes == CUDA_CONTEXT_BYTES + int(optimizer[0] * (1 + ALLOCATOR_OVERHEAD)) + 1
+    assert fit.fits and fit.headroom_bytes == 24 * GiB - fit.projected_bytes
+    usable = (24 * GiB - CUDA_CONTEXT_BYTES) / (1 + ALLOCATOR_OVERHEAD)
+    by_forward = int(64 * (usable - GiB) / (1.5 * GiB))
+    by_optimizer = int(64 * (usable - 4 * GiB) / (256 * MiB))
+    assert fit.max_batch == min(by_forward, by_optimizer) == by_forward
+    assert memory.to_json()["fit"] == {"capacity_bytes": 24 * GiB, "projected_bytes": fit.projected_bytes,
+                                       "fits": True, "headroom_bytes": fit.headroom_bytes, "max_batch": by_forward}
+
+
+def test_fit_that_does_not_fit_says_by_how_much_and_no_batch_fits_when_the_fixed_part_alone_is_too_big():
+    record = _record({"optimizer": [20 * GiB, 5 * GiB, 5 * GiB, 10 * GiB, 0, 0]})
+    fit = build_memory(_raw(record), warmup=0, capacity=parse_capacity("16GiB")).fit
+    assert not fit.fits and fit.headroom_bytes < 0 and fit.max_batch == 0
+    assert "does not fit" in "\n".join(memory_lines(build_memory(_raw(record), warmup=0,
+                                                                  capacity=parse_capacity("16GiB"))))
+
+
+def test_fit_uses_the_allocator_measured_on_cuda_and_the_device_when_no_size_is_given():
+    record = _record({"forward": [GiB, 0, 0, 0, 0, GiB]}, batch=None)
+    raw = _raw(record, allocator={"max_allocated": GiB, "max_reserved": int(1.5 * GiB)},
+               device_total_bytes=16 * GiB)
+    memory = build_memory(raw, warmup=0, device="cuda")
+    assert memory.fit.capacity_bytes == 16 * GiB and memory.fit.allocator_measured
+    assert memory.fit.projected_bytes == CUDA_CONTEXT_BYTES + int(1.5 * GiB)
+    assert memory.fit.max_batch is None  # no batch seen
+    assert build_memory(raw, warmup=0, device="cpu").fit is None
+
+
+def test_peak_is_taken_over_the_measured_steps_and_high_water_marks_over_all_of_them():
+    warmup_step = {**_record({"optimizer": [9 * GiB, GiB, GiB, 0, 0, 0]}, step=1), "high_water": [1, 2, 3, 4, 5]}
+    measured = [{**_record({"forward": [value, 0, 0, 0, 0, 0]}, step=step), "high_water": [step, 0, 0, 0, 0]}
+                for step, value in ((2, 3 * GiB), (3, 5 * GiB), (4, 4 * GiB))]
+    memory = build_memory(_raw(warmup_step, *measured), warmup=1)
+    assert (memory.peak_step, memory.peak_bytes, memory.peak_phase) == (3, 5 * GiB, "forward")
+    assert memory.high_water_by_category.parameters == 4 and memory.measured_steps == 3
+    assert [s.step for s in memory.steps] == [1, 2, 3, 4]
+
+
+def test_memory_json_has_exactly_the_designed_shape():
+    record = _record({"forward": [100, 10, 20, 30, 15, 5], "backward": [90, 10, 20, 30, 0, 0]})
+    data = build_memory(_raw(record), warmup=0).to_json()
+    assert set(data) == {"peak_bytes", "peak_step", "peak_phase", "peak_by_category", "high_water_by_category",
+                         "fit", "levers"}
+    assert data["peak_by_category"] == {"parameters": 10, "gradients": 20, "optimizer_state": 30,
+                                        "activations": 20, "other": 20}
+    assert set(data["high_water_by_category"]) == set(CATEGORIES) and data["fit"] is None
+    assert data["peak_phase"] in PHASES
+
+
+def test_capacity_sizes_and_cards():
+    assert parse_capacity("24GiB").bytes == 24 * GiB
+    assert parse_capacity("80GB").bytes == 80 * 10**9
+    assert parse_capacity("512 MiB").bytes == 512 * MiB
+    assert parse_capacity(3 * GiB).bytes == 3 * GiB
+    for name in ("RTX4090", "rtx 4090", "4090"):
+        assert parse_capacity(name).bytes == int(CARDS["RTX4090"] * GiB)
+    assert parse_capacity("a100_80gb").label == "A100-80GB (79.15 GiB)"
+    assert parse_capacity(None) is None
+    with pytest.raises(ConfigError, match="say which, A100-40GB or A100-80GB"):
+        parse_capacity("A100")
+    with pytest.raises(ConfigError, match="give a unit"):
+        parse_capacity("24")
+    with pytest.raises(ConfigError, match="neither a size .* nor a known card"):
+        parse_capacity("big")
+    with pytest.raises(ConfigError, match="must be positive"):
+        parse_capacity("0GiB")
+    assert parse_size("2GiB") == 2 * GiB
+
+
+# -- levers: what each would save, phase by phase -----------------------------------------------
+
+def test_eight_bit_state_saves_three_quarters_of_the_state_until_another_phase_is_higher():
+    optimizer_phase = [10 * GiB, 2 * GiB, 2 * GiB, 4 * GiB, 0, 0]  # + 2 GiB temporaries
+    forward = [8 * GiB, 2 * GiB, 0, 4 * GiB, 0, GiB]  # + 1 GiB other
+    record = _record({"forward": forward, "optimizer": optimizer_phase}, batch=None,
+                     end=[8 * GiB, 2 * GiB, 2 * GiB, 4 * GiB, 0, 0])
+    found = {lever.what.split(" (")[0].split("(")[0]: lever.saves_bytes
+             for lever in levers(record, _raw(record, optimizers=[{"class": "AdamW", "fused": False,
+                                                                    "foreach": None}]))}
+    # 8-bit: optimizer 10 - 3 = 7 GiB, forward 8 - 3 = 5 GiB: the peak drops by 3 GiB.
+    assert found["8-bit optimizer state"] == 3 * GiB
+    # fused: the optimizer step's 2 GiB of temporaries go; then the forward pass (8 GiB) is the peak.
+    assert found["AdamW"] == 2 * GiB
+
+
+def test_levers_that_shrink_activations_save_nothing_when_the_peak_is_in_the_optimizer_step():
+    record = _record({"forward": [5 * GiB, GiB, 0, 2 * GiB, 0, GiB],
+                      "optimizer": [6 * GiB, GiB, GiB, 2 * GiB, 0, 0]}, batch=256)
+    found = levers(record, _raw(record))
+    assert not [lever for lever in found if "autocast" in lever.what or "accumulation" in lever.what]
+
+
+def test_sharding_is_offered_only_for_distributed_runs():
+    record = _record({"optimizer": [4 * GiB, GiB, GiB, 2 * GiB, 0, 0]}, batch=None)
+    assert not [lever for lever in levers(record, _raw(record)) if "FSDP" in lever.what]
+    [fsdp] = [lever for lever in levers(record, _raw(record, world_size=4)) if "FSDP" in lever.what]
+    assert fsdp.saves_bytes == 3 * GiB and "over the 4 ranks" in fsdp.what
+
+
+def test_text_table_lists_every_class_the_fit_and_the_levers():
+    record = _record({"forward": [3 * GiB, GiB, 0, GiB, 0, GiB]}, batch=32)
+    memory = build_memory(_raw(record, optimizers=[{"class": "Adam", "fused": False, "foreach": None}]),
+                          warmup=0, capacity=parse_capacity("RTX4090"))
+    text = "\n".join(memory_lines(memory))
+    assert "peak memory: 3.0 GiB in step 4 (forward)" in text
+    for label in ("parameters", "gradients", "optimizer state", "activations", "other"):
+        assert f"\n  {label} " in text
+    assert "fit on RTX4090 (23.64 GiB), a projection:" in text and "fits," in text
+    assert "largest batch that would fit: ~" in text and "levers on the peak" in text
