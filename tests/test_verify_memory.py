@@ -339,3 +339,16 @@ def test_text_table_lists_every_class_the_fit_and_the_levers():
         assert f"\n  {label} " in text
     assert "fit on RTX4090 (23.64 GiB), a projection:" in text and "fits," in text
     assert "largest batch that would fit: ~" in text and "levers on the peak" in text
+
+
+def test_an_internal_error_stops_the_measurement_not_the_training(monkeypatch):
+    from memlint.dynamic.peak import PeakAccountant
+
+    def broken(self, parameters):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(PeakAccountant, "_add_parameters", broken)
+    model = _mlp()
+    before = model[0].weight.detach().clone()
+    assert _train(model, torch.optim.SGD(model.parameters(), lr=0.1)) is None
+    assert not torch.equal(before, model[0].weight)  # the steps ran

@@ -47,11 +47,10 @@ def _step_peak(record: dict) -> StepPeak:
 def build_memory(raw: dict | None, *, warmup: int, capacity: Capacity | None = None,
                  device: str = "cpu") -> MemoryReport | None:
     """The memory section from the child's raw record; None when no step had a peak."""
-    if not raw:
+    if not raw or raw.get("error"):
         return None
-    records = [r for r in raw.get("steps", []) if r.get("phases")]
-    if not records and raw.get("partial"):
-        records = [raw["partial"]]
+    # The step in progress when the script ended (it raised: out of memory, say) counts too.
+    records = [r for r in [*raw.get("steps", []), raw.get("partial")] if r and r.get("phases")]
     if not records:
         return None
     steps = [_step_peak(r) for r in records]

@@ -36,6 +36,7 @@ aside inside it (what such regions save counts as ``other``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import weakref
 
@@ -52,6 +53,22 @@ PARAM, GRAD, STATE, ACT_NARROW, ACT_WIDE = range(5)
 _CATEGORY_OF = (0, 1, 2, 3, 3)
 _WIDE_DTYPES = (torch.float32, torch.float64)
 MAX_BLOCK_GROUPS = 5
+
+
+def _guarded(method):
+    """Hooks run inside the user's training step and must never break it: on an internal
+    error the accountant stops measuring and records why (the report then has no peak)."""
+
+    @functools.wraps(method)
+    def guarded(self, *args):
+        if self.error is None:
+            try:
+                return method(self, *args)
+            except Exception as exc:  # any failure of ours is recorded, never raised into the script
+                self._stop(exc)
+        return None
+
+    return guarded
 
 
 class _Saved:
@@ -93,7 +110,12 @@ class PeakAccountant:
         self._handles: list = []
         self._installed = False
         self._original_disable = None
+        self.error: str | None = None
         self._start_step()
+
+    def _stop(self, exc: Exception) -> None:
+        self.error = f"{type(exc).__name__}: {exc}"
+        self.tracker.accountant = None
 
     # -- hooks in and out --------------------------------------------------
     def install(self) -> None:
@@ -146,6 +168,12 @@ class PeakAccountant:
     # -- the tracker's events (hot path) -----------------------------------
     def born(self, key: int, live: int) -> None:
         """A storage was born (or adopted); ``live`` is the new total."""
+        try:
+            self._born(key, live)
+        except Exception as exc:  # see _guarded
+            self._stop(exc)
+
+    def _born(self, key: int, live: int) -> None:
         self.clock += 1
         self.births[key] = self.clock
         phase = self._phase()
@@ -160,12 +188,15 @@ class PeakAccountant:
             self.other_clock = self.clock
 
     def died(self, key: int, nbytes: int) -> None:
-        self.births.pop(key, None)
-        cls = self.classes.pop(key, None)
-        if cls is not None:
-            self.class_bytes[cls] -= nbytes
-            self.classified -= nbytes
-        self.saves.pop(key, None)
+        try:
+            self.births.pop(key, None)
+            cls = self.classes.pop(key, None)
+            if cls is not None:
+                self.class_bytes[cls] -= nbytes
+                self.classified -= nbytes
+            self.saves.pop(key, None)
+        except Exception as exc:  # see _guarded
+            self._stop(exc)
 
     def _phase(self) -> int:
         if torch._C._current_autograd_node() is not None:
@@ -229,10 +260,16 @@ class PeakAccountant:
             high[4] = max(high[4] - nbytes, self.tracker.live_bytes - self.classified)
 
     def _pack(self, tensor):
+        if self.error is not None:
+            return tensor
         try:
-            key = self.tracker.adopt(tensor)
-        except Exception:  # a tensor subclass without a plain storage
-            key = None
+            return self._saved(tensor)
+        except Exception as exc:  # see _guarded
+            self._stop(exc)
+            return tensor
+
+    def _saved(self, tensor):
+        key = self.tracker.adopt(tensor)
         if key is None:
             return tensor
         count = self.saves.get(key, 0)
@@ -248,6 +285,7 @@ class PeakAccountant:
     def _unpack(packed):
         return packed.tensor if type(packed) is _Saved else packed
 
+    @_guarded
     def unsaved(self, key: int) -> None:
         count = self.saves.get(key)
         if count is None:
@@ -271,6 +309,7 @@ class PeakAccountant:
                         pass
             self.classify(p, PARAM)
 
+    @_guarded
     def _grad_ready(self, parameter) -> None:
         if parameter.grad is not None:
             self.classify(parameter.grad, GRAD)
@@ -282,6 +321,7 @@ class PeakAccountant:
                 self.classify(p.grad, GRAD)
 
     # -- modules and optimizers --------------------------------------------
+    @_guarded
     def _module_pre(self, module, args) -> None:
         stack = self.module_stack
         if not stack:
@@ -297,6 +337,7 @@ class PeakAccountant:
             owner = id(module)
             self.module_input[owner] = self.module_input.get(owner, 0) + args[0].nbytes
 
+    @_guarded
     def _module_post(self, module, args, *rest) -> None:
         stack = self.module_stack
         if stack and stack[-1] is module:
@@ -309,6 +350,7 @@ class PeakAccountant:
             if size is not None:
                 self.batch = {"size": size, "module": type(module).__name__}
 
+    @_guarded
     def _optimizer_pre(self, optimizer, args, kwargs) -> None:
         self.optimizer_depth += 1
         self.forward_pending = False
@@ -320,6 +362,7 @@ class PeakAccountant:
         self._add_parameters(p for group in optimizer.param_groups for p in group["params"])
         self._grads()
 
+    @_guarded
     def _optimizer_post(self, optimizer, args, kwargs) -> None:
         self.optimizer_depth = max(0, self.optimizer_depth - 1)
         for state in list(optimizer.state.values()):
@@ -348,6 +391,7 @@ class PeakAccountant:
         self.module_saved: dict[int, int] = {}
         self.module_input: dict[int, int] = {}
 
+    @_guarded
     def end_step(self, step: int) -> None:
         """Close step ``step`` (1-based) at its boundary and start the next one."""
         for ref in list(self.roots.values()):
@@ -407,16 +451,19 @@ class PeakAccountant:
         partial = None
         if self.phase_peaks[:3] != [None, None, None]:
             partial = self._record(len(self.steps) + 1)  # the step in progress when the script ended
-        data = {"steps": self.steps, "partial": partial, "blocks": self.blocks,
+        data = {"steps": self.steps, "partial": partial, "blocks": self.blocks, "error": self.error,
                 "optimizers": list(self.optimizers.values()), "autocast": self.autocast,
                 "wide_parameter_bytes": self._wide_parameter_bytes(),
                 "world_size": int(os.environ.get("WORLD_SIZE", "1") or 1),
                 "allocator": None, "device_total_bytes": None}
         if device == "cuda":
-            data["allocator"] = {"max_allocated": int(torch.cuda.max_memory_allocated()),
-                                 "max_reserved": int(torch.cuda.max_memory_reserved())}
-            data["device_total_bytes"] = int(torch.cuda.get_device_properties(
-                torch.cuda.current_device()).total_memory)
+            try:
+                data["allocator"] = {"max_allocated": int(torch.cuda.max_memory_allocated()),
+                                     "max_reserved": int(torch.cuda.max_memory_reserved())}
+                data["device_total_bytes"] = int(torch.cuda.get_device_properties(
+                    torch.cuda.current_device()).total_memory)
+            except RuntimeError:  # the script broke the CUDA context (an illegal access, say)
+                pass
         return data
 
     def _wide_parameter_bytes(self) -> int:
