@@ -33,7 +33,9 @@ import contextlib
 
 import pytest
 
-from memlint.dynamic.render import render_text
+from memlint.dynamic.assess import human_bytes
+from memlint.dynamic.cards import parse_size
+from memlint.dynamic.render import memory_lines, render_text
 
 
 @pytest.fixture
@@ -63,10 +65,8 @@ def memlint_peak_below():
     """
     @contextlib.contextmanager
     def budget(limit, *, device: str = "auto"):
-        from memlint.dynamic.assess import human_bytes
-        from memlint.dynamic.cards import parse_size
+        # torch: only for a test that uses the fixture, never at pytest's start-up
         from memlint.dynamic.measure import measure_peak
-        from memlint.dynamic.render import memory_lines
 
         limit_bytes = parse_size(limit, what="memlint_peak_below")
         with measure_peak(device=device) as measured:

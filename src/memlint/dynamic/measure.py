@@ -14,9 +14,14 @@ import contextlib
 import weakref
 from dataclasses import dataclass
 
+import torch
+from torch.optim.optimizer import register_optimizer_step_post_hook
+
 from memlint.dynamic.budget import build_memory
 from memlint.dynamic.cards import parse_capacity
 from memlint.dynamic.memory import MemoryReport
+from memlint.dynamic.peak import PeakAccountant
+from memlint.dynamic.storages import StorageTracker
 from memlint.dynamic.usercode import UserFiles
 
 
@@ -31,12 +36,6 @@ class PeakMeasurement:
 @contextlib.contextmanager
 def measure_peak(*, device: str = "auto", gpu_memory: str | int | None = None):
     """Measure the block; ``gpu_memory`` adds the fit projection as ``memlint verify --gpu-memory`` does."""
-    import torch
-    from torch.optim.optimizer import register_optimizer_step_post_hook
-
-    from memlint.dynamic.peak import PeakAccountant
-    from memlint.dynamic.storages import StorageTracker
-
     capacity = parse_capacity(gpu_memory)
     device = "cuda" if device in ("auto", "cuda") and torch.cuda.is_available() else "cpu"
     tracker = StorageTracker(device, UserFiles())

@@ -41,6 +41,8 @@ import os
 import weakref
 
 import torch
+from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
 from memlint.dynamic.storages import StorageTracker
 
@@ -120,9 +122,6 @@ class PeakAccountant:
     # -- hooks in and out --------------------------------------------------
     def install(self) -> None:
         """Hook the optimizers, the modules and autograd; attach to the tracker."""
-        from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
-        from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
-
         self._handles += [
             register_optimizer_step_pre_hook(self._optimizer_pre),
             register_optimizer_step_post_hook(self._optimizer_post),
