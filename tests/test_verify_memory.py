@@ -352,3 +352,15 @@ def test_an_internal_error_stops_the_measurement_not_the_training(monkeypatch):
     before = model[0].weight.detach().clone()
     assert _train(model, torch.optim.SGD(model.parameters(), lr=0.1)) is None
     assert not torch.equal(before, model[0].weight)  # the steps ran
+
+
+def test_static_waste_findings_are_listed_beside_the_levers():
+    from memlint.dynamic.report import VerifiedFinding
+    from memlint.findings import Finding
+
+    record = _record({"forward": [3 * GiB, GiB, 0, 0, 0, 2 * GiB]}, batch=32)
+    memory = build_memory(_raw(record), warmup=0)
+    waste = Finding("train.py", 40, 9, 40, 20, "ML201", "grad-enabled-inference", "warning", "eval with grad")
+    leak = Finding("train.py", 12, 9, 12, 20, "ML101", "graph-accumulation", "error", "total_loss keeps graphs")
+    text = "\n".join(memory_lines(memory, [VerifiedFinding(waste, False), VerifiedFinding(leak, True)]))
+    assert "static findings that raise the peak: ML201 (train.py:40)" in text and "ML101" not in text
