@@ -364,3 +364,23 @@ def test_static_waste_findings_are_listed_beside_the_levers():
     leak = Finding("train.py", 12, 9, 12, 20, "ML101", "graph-accumulation", "error", "total_loss keeps graphs")
     text = "\n".join(memory_lines(memory, [VerifiedFinding(waste, False), VerifiedFinding(leak, True)]))
     assert "static findings that raise the peak: ML201 (train.py:40)" in text and "ML101" not in text
+
+
+def test_a_cpu_run_is_projected_with_the_optimizer_step_cuda_would_take():
+    # On CUDA, AdamW steps with foreach (a temporary copy of every parameter); on CPU it loops over
+    # them. foreach=True on CPU measures what CUDA's default step holds: the projections agree.
+    def run(**options):
+        model = _deep_narrow()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, **options)
+        with measure_peak(gpu_memory="24GiB") as measured:
+            for _ in range(3):
+                optimizer.zero_grad()
+                model(torch.randn(8, 64)).pow(2).mean().backward()
+                optimizer.step()
+        return measured.memory
+
+    default, foreach = run(), run(foreach=True)
+    assert default.peak_phase == foreach.peak_phase == "optimizer"
+    assert default.fit.foreach_bytes > 0.8 * _bytes(_deep_narrow()) and foreach.fit.foreach_bytes == 0
+    assert default.peak_bytes < foreach.peak_bytes
+    assert default.fit.projected_bytes == pytest.approx(foreach.fit.projected_bytes, rel=0.02)

@@ -32,6 +32,8 @@ CUDA_CONTEXT_BYTES = 512 * MiB
 # mid-size ones) and fragments. An assumed 10% over the live bytes when the run was not on CUDA;
 # on CUDA the measured max_memory_reserved over the peak replaces it.
 ALLOCATOR_OVERHEAD = 0.10
+# Optimizers whose default CUDA step (foreach) copies every parameter once (pytorch/torch/optim/adam.py).
+FOREACH_COPIES = {"Adam", "AdamW", "NAdam", "RAdam", "Adamax"}
 
 
 def _step_peak(record: dict) -> StepPeak:
@@ -67,31 +69,58 @@ def build_memory(raw: dict | None, *, warmup: int, capacity: Capacity | None = N
     if capacity is None and device == "cuda" and raw.get("device_total_bytes"):
         capacity = Capacity(raw["device_total_bytes"], f"this GPU ({human_bytes(raw['device_total_bytes'])})")
     if capacity is not None:
-        report.fit = project(record, top, capacity, raw.get("allocator"))
+        report.fit = project(record, top, capacity, raw.get("allocator"), foreach_step_bytes(record, raw, device))
     report.levers = levers(record, raw)
     return report
 
 
-def project(record: dict, top: StepPeak, capacity: Capacity, allocator: dict | None) -> Fit:
-    """Peak plus allowance against ``capacity``, and the largest batch that stays under it."""
+def project(record: dict, top: StepPeak, capacity: Capacity, allocator: dict | None,
+            foreach_bytes: int = 0) -> Fit:
+    """Peak plus allowance against ``capacity``, and the largest batch that stays under it.
+
+    ``foreach_bytes``: what the optimizer step would add on CUDA (see :func:`foreach_step_bytes`).
+    """
     factor, measured = 1.0 + ALLOCATOR_OVERHEAD, False
     if allocator and allocator.get("max_reserved") and top.peak_bytes:
         factor, measured = max(1.0, allocator["max_reserved"] / top.peak_bytes), True
-    projected = CUDA_CONTEXT_BYTES + math.ceil(top.peak_bytes * factor)
+    phases = {name: Composition.of_snapshot(snapshot) for name, snapshot in record["phases"].items()}
+    if foreach_bytes and "optimizer" in phases:
+        phases["optimizer"].other += foreach_bytes
+    peak = max(top.peak_bytes, *(phase.total for phase in phases.values()))
+    projected = CUDA_CONTEXT_BYTES + math.ceil(peak * factor)
     max_batch = None
     if top.batch:
         usable = (capacity.bytes - CUDA_CONTEXT_BYTES) / factor
         limits = []
-        for snapshot in record["phases"].values():
-            phase = Composition.of_snapshot(snapshot)
-            scaled = phase.activations + phase.other
-            if usable < phase.fixed:
+        for name, phase in phases.items():
+            scaled = phase.activations + phase.other - (foreach_bytes if name == "optimizer" else 0)
+            fixed = phase.fixed + (foreach_bytes if name == "optimizer" else 0)
+            if usable < fixed:
                 limits.append(0)
             elif scaled > 0:
-                limits.append(math.floor(top.batch * (usable - phase.fixed) / scaled))
+                limits.append(math.floor(top.batch * (usable - fixed) / scaled))
         max_batch = max(0, min(limits)) if limits else None
     return Fit(capacity.bytes, capacity.label, projected, projected <= capacity.bytes, capacity.bytes - projected,
-               max_batch, top.batch, factor, measured)
+               max_batch, top.batch, factor, measured, foreach_bytes)
+
+
+def foreach_step_bytes(record: dict, raw: dict, device: str) -> int:
+    """On CUDA, Adam-family optimizers step with the ``foreach`` implementation by default, which
+    makes a temporary copy of every parameter (``_foreach_sqrt`` of the second moments); on CPU
+    they loop over the parameters one at a time. A run measured on CPU is projected with the
+    copy in place of the temporaries it measured; what it adds to the optimizer step's peak."""
+    step = record["phases"].get("optimizer")
+    default = [o for o in raw.get("optimizers") or []
+               if o["class"] in FOREACH_COPIES and o.get("foreach") is None and not o.get("fused")]
+    if device == "cuda" or step is None or not default:
+        return 0
+    end = record.get("end")
+    measured = _other(step) - (_other(end) if end else 0)  # the temporaries of the loop measured here
+    return max(0, step[1] - max(0, measured))
+
+
+def _other(snapshot: list[int]) -> int:
+    return snapshot[0] - sum(snapshot[1:])
 
 
 def worst_memory(reports) -> MemoryReport | None:

@@ -71,6 +71,7 @@ class Fit:
     batch: int | None  # the batch the projection starts from
     allocator_factor: float
     allocator_measured: bool
+    foreach_bytes: int = 0  # added to the optimizer step: CUDA's default foreach step (a run on CPU)
 
     def to_json(self) -> dict[str, Any]:
         return {"capacity_bytes": self.capacity_bytes, "projected_bytes": self.projected_bytes, "fits": self.fits,

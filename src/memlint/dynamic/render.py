@@ -101,6 +101,8 @@ def memory_lines(memory: MemoryReport, findings=(), ranks=()) -> list[str]:
         allowance = (f"CUDA context {human_bytes(CUDA_CONTEXT_BYTES)}, allocator "
                      + (f"x{fit.allocator_factor:.2f} as measured" if fit.allocator_measured
                         else f"+{ALLOCATOR_OVERHEAD:.0%}"))
+        if fit.foreach_bytes:
+            allowance += f", {human_bytes(fit.foreach_bytes)} more in the optimizer step as CUDA runs it (foreach)"
         verdict = (f"fits, {human_bytes(fit.headroom_bytes)} headroom" if fit.fits
                    else f"does not fit, {human_bytes(-fit.headroom_bytes)} over")
         lines.append(f"fit on {fit.capacity_label}, a projection: {human_bytes(fit.projected_bytes)} with the "
