@@ -76,13 +76,14 @@ def render_text(report: VerifyReport) -> str:
 
 def memory_lines(memory: MemoryReport, findings=(), ranks=()) -> list[str]:
     """The peak, its composition and high-water marks as a short table; the fit; the levers."""
-    counted = f"the highest of {memory.measured_steps} measured steps" if memory.measured_steps > 1 else "measured"
+    counted = (f"the highest of {memory.measured_steps} measured steps" if memory.measured_steps > 1
+               else "the only measured step")
     lines = [f"peak memory: {human_bytes(memory.peak_bytes)} in step {memory.peak_step} ({memory.peak_phase}), "
              f"{counted}"]
-    if len(ranks) > 1:
-        lines[0] += " (rank with the highest peak)"
-        lines.append("  per rank: " + ", ".join(f"rank {r.rank} {human_bytes(r.memory.peak_bytes)}"
-                                                for r in ranks if r.memory is not None))
+    measured_ranks = [r for r in ranks if r.memory is not None]
+    if len(measured_ranks) > 1:
+        top = next((r.rank for r in measured_ranks if r.memory is memory), None)
+        lines[0] += f", on rank {top} (the highest)"
     at_peak, high = memory.peak_by_category.to_json(), memory.high_water_by_category.to_json()
     lines.append(f"  {'':<17}{'at the peak':>13}{'high-water':>13}")
     for key, label in _LABELS.items():
@@ -92,6 +93,9 @@ def memory_lines(memory: MemoryReport, findings=(), ranks=()) -> list[str]:
     if step is not None and len(step.phase_peaks) > 1:
         lines.append("  peak by phase: " + ", ".join(f"{phase} {human_bytes(value)}"
                                                       for phase, value in step.phase_peaks.items()))
+    if len(measured_ranks) > 1:
+        lines.append("  peak by rank: " + ", ".join(f"rank {r.rank} {human_bytes(r.memory.peak_bytes)}"
+                                                     for r in measured_ranks))
     if memory.allocator:
         lines.append(f"  CUDA allocator since the start: max allocated "
                      f"{human_bytes(memory.allocator['max_allocated'])}, max reserved "
