@@ -33,9 +33,7 @@ import contextlib
 
 import pytest
 
-from memlint.dynamic.assess import human_bytes
-from memlint.dynamic.cards import parse_size
-from memlint.dynamic.render import memory_lines, render_text
+from memlint.dynamic.render import render_text
 
 
 @pytest.fixture
@@ -65,8 +63,11 @@ def memlint_peak_below():
     """
     @contextlib.contextmanager
     def budget(limit, *, device: str = "auto"):
-        # torch: only for a test that uses the fixture, never at pytest's start-up
+        # torch and the accounting: only for a test that uses the fixture, never at pytest's start-up
+        from memlint.dynamic.assess import human_bytes
+        from memlint.dynamic.cards import parse_size
         from memlint.dynamic.measure import measure_peak
+        from memlint.dynamic.render import memory_lines
 
         limit_bytes = parse_size(limit, what="memlint_peak_below")
         with measure_peak(device=device) as measured:

@@ -101,7 +101,7 @@ def project(record: dict, top: StepPeak, capacity: Capacity, allocator: dict | N
                 limits.append(math.floor(top.batch * (usable - fixed) / scaled))
         max_batch = max(0, min(limits)) if limits else None
     return Fit(capacity.bytes, capacity.label, projected, projected <= capacity.bytes, capacity.bytes - projected,
-               max_batch, top.batch, factor, measured, foreach_bytes)
+               max_batch, top.batch, factor, measured, foreach_bytes, CUDA_CONTEXT_BYTES)
 
 
 def foreach_step_bytes(record: dict, raw: dict, device: str) -> int:

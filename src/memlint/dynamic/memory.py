@@ -69,9 +69,10 @@ class Fit:
     headroom_bytes: int
     max_batch: int | None
     batch: int | None  # the batch the projection starts from
-    allocator_factor: float
+    allocator_factor: float  # the allowance for the caching allocator, a factor on the peak
     allocator_measured: bool
     foreach_bytes: int = 0  # added to the optimizer step: CUDA's default foreach step (a run on CPU)
+    context_bytes: int = 0  # the allowance for the CUDA context
 
     def to_json(self) -> dict[str, Any]:
         return {"capacity_bytes": self.capacity_bytes, "projected_bytes": self.projected_bytes, "fits": self.fits,

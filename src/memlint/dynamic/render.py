@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import os
 
+from typing import TYPE_CHECKING
+
 from memlint.dynamic.assess import human_bytes
-from memlint.dynamic.budget import ALLOCATOR_OVERHEAD, CUDA_CONTEXT_BYTES
-from memlint.dynamic.memory import MemoryReport
 from memlint.dynamic.report import RankReport, Site, VerifyReport
+
+if TYPE_CHECKING:
+    from memlint.dynamic.memory import MemoryReport
 
 _LABELS = {"parameters": "parameters", "gradients": "gradients", "optimizer_state": "optimizer state",
            "activations": "activations", "other": "other"}
@@ -102,9 +105,9 @@ def memory_lines(memory: MemoryReport, findings=(), ranks=()) -> list[str]:
                      f"{human_bytes(memory.allocator['max_reserved'])}")
     fit = memory.fit
     if fit is not None:
-        allowance = (f"CUDA context {human_bytes(CUDA_CONTEXT_BYTES)}, allocator "
+        allowance = (f"CUDA context {human_bytes(fit.context_bytes)}, allocator "
                      + (f"x{fit.allocator_factor:.2f} as measured" if fit.allocator_measured
-                        else f"+{ALLOCATOR_OVERHEAD:.0%}"))
+                        else f"+{fit.allocator_factor - 1:.0%}"))
         if fit.foreach_bytes:
             allowance += f", {human_bytes(fit.foreach_bytes)} more in the optimizer step as CUDA runs it (foreach)"
         verdict = (f"fits, {human_bytes(fit.headroom_bytes)} headroom" if fit.fits

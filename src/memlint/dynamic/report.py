@@ -7,9 +7,10 @@ emits exactly those keys. Everything else (text, plot) is rendered from these ob
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memlint.dynamic.memory import MemoryReport
+if TYPE_CHECKING:
+    from memlint.dynamic.memory import MemoryReport
 
 EXIT_CODES = {"stable": 0, "growth": 1, "inconclusive": 2}
 
