@@ -384,3 +384,17 @@ def test_a_cpu_run_is_projected_with_the_optimizer_step_cuda_would_take():
     assert default.fit.foreach_bytes > 0.8 * _bytes(_deep_narrow()) and foreach.fit.foreach_bytes == 0
     assert default.peak_bytes < foreach.peak_bytes
     assert default.fit.projected_bytes == pytest.approx(foreach.fit.projected_bytes, rel=0.02)
+
+
+def test_a_batch_sliced_from_a_dataset_in_memory_does_not_make_the_dataset_an_activation():
+    model = _mlp()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with measure_peak() as measured:
+        data = torch.randn(256 * 32, 128)  # 4 MiB held for the whole run
+        for step in range(3):
+            batch = data[step * 32:(step + 1) * 32]  # saved by the first Linear: a view of 1/256 of it
+            optimizer.zero_grad()
+            model(batch).pow(2).mean().backward()
+            optimizer.step()
+    high = measured.memory.high_water_by_category
+    assert high.activations < 256 * 1024 and high.other >= data.nbytes

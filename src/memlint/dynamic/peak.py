@@ -13,7 +13,8 @@ over the live set:
   and a look at ``.grad`` before each optimizer step);
 - **optimizer_state**: tensors in any optimizer's ``state`` (after each step);
 - **activations**: storages saved for backward (a ``saved_tensors_hooks`` pack hook),
-  parameters excluded, until autograd lets go of them;
+  parameters excluded, until autograd lets go of them; a storage counts once what is
+  saved of it covers at least half of it (not a dataset a batch was sliced from);
 - **other**: the rest (inputs, outputs, temporaries, buffers).
 
 A storage gets its class after its birth (an output is saved by the op that made
@@ -76,15 +77,16 @@ def _guarded(method):
 class _Saved:
     """What autograd keeps for one saved tensor while our pack hook is on; tells us when it lets go."""
 
-    __slots__ = ("accountant", "key", "tensor")
+    __slots__ = ("accountant", "key", "tensor", "nbytes")
 
-    def __init__(self, accountant: "PeakAccountant", key: int, tensor: torch.Tensor) -> None:
+    def __init__(self, accountant: "PeakAccountant", key: int, tensor: torch.Tensor, nbytes: int) -> None:
         self.accountant = accountant
         self.key = key
         self.tensor = tensor
+        self.nbytes = nbytes
 
     def __del__(self) -> None:
-        self.accountant.unsaved(self.key)
+        self.accountant.unsaved(self.key, self.nbytes)
 
 
 class PeakAccountant:
@@ -96,7 +98,7 @@ class PeakAccountant:
         self.classes: dict[int, int] = {}  # storage key -> class, for storages that are not "other"
         self.class_bytes = [0, 0, 0, 0, 0]
         self.classified = 0  # sum of class_bytes
-        self.saves: dict[int, int] = {}  # storage key -> saved references autograd holds
+        self.saves: dict[int, list[int]] = {}  # storage key -> [saved views autograd holds, their bytes]
         self.clock = 0  # births so far: orders births and recorded peaks
         self.births: dict[int, int] = {}  # storage key -> clock at its birth
         self.module_stack: list = []
@@ -271,26 +273,33 @@ class PeakAccountant:
         key = self.tracker.adopt(tensor)
         if key is None:
             return tensor
-        count = self.saves.get(key, 0)
-        self.saves[key] = count + 1
-        if count == 0 and key not in self.classes:
+        view_bytes = tensor.nbytes
+        saved = self.saves.get(key)
+        if saved is None:
+            saved = self.saves[key] = [0, 0]
+        saved[0] += 1
+        saved[1] += view_bytes
+        # A storage is an activation once what is saved of it covers half of it or more: q, k and v
+        # chunked from one projection are; a batch sliced from a dataset held in memory is not.
+        if key not in self.classes and 2 * saved[1] >= self.tracker.live[key].nbytes:
             self._set_class(key, ACT_WIDE if tensor.dtype in _WIDE_DTYPES else ACT_NARROW)
             if self.module_stack:
                 owner = id(self.module_stack[-1])
                 self.module_saved[owner] = self.module_saved.get(owner, 0) + self.tracker.live[key].nbytes
-        return _Saved(self, key, tensor)
+        return _Saved(self, key, tensor, view_bytes)
 
     @staticmethod
     def _unpack(packed):
         return packed.tensor if type(packed) is _Saved else packed
 
     @_guarded
-    def unsaved(self, key: int) -> None:
-        count = self.saves.get(key)
-        if count is None:
+    def unsaved(self, key: int, view_bytes: int) -> None:
+        saved = self.saves.get(key)
+        if saved is None:
             return
-        if count > 1:
-            self.saves[key] = count - 1
+        if saved[0] > 1:
+            saved[0] -= 1
+            saved[1] -= view_bytes
             return
         del self.saves[key]
         if self.classes.get(key) in (ACT_NARROW, ACT_WIDE) and key in self.tracker.live:
