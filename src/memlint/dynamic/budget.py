@@ -20,9 +20,8 @@ import math
 from memlint.dynamic.assess import human_bytes
 from memlint.dynamic.cards import Capacity
 from memlint.dynamic.levers import levers
-from memlint.dynamic.memory import PHASES, Composition, Fit, MemoryReport, StepPeak
+from memlint.dynamic.memory import PHASES, Composition, Fit, MemoryReport, StepPeak, other_bytes
 
-GiB = 1 << 30
 MiB = 1 << 20
 
 # The CUDA context with lazy module loading takes ~300 MB on recent drivers (287 MB measured in
@@ -32,11 +31,13 @@ CUDA_CONTEXT_BYTES = 512 * MiB
 # mid-size ones) and fragments. An assumed 10% over the live bytes when the run was not on CUDA;
 # on CUDA the measured max_memory_reserved over the peak replaces it.
 ALLOCATOR_OVERHEAD = 0.10
-# Optimizers whose default CUDA step (foreach) copies every parameter once (pytorch/torch/optim/adam.py).
+# Optimizers whose default CUDA step (foreach) copies every parameter once (torch/optim/adam.py,
+# _multi_tensor_adam: torch._foreach_sqrt of the second moments; measured with foreach=True on CPU).
 FOREACH_COPIES = {"Adam", "AdamW", "NAdam", "RAdam", "Adamax"}
 
 
 def _step_peak(record: dict) -> StepPeak:
+    """One step of the child's record: its highest phase is its peak."""
     phases = record["phases"]
     name = max(phases, key=lambda p: (phases[p][0], -PHASES.index(p)))
     high = record["high_water"]
@@ -62,10 +63,8 @@ def build_memory(raw: dict | None, *, warmup: int, capacity: Capacity | None = N
     top = max(measured, key=lambda s: (s.peak_bytes, -s.step))
     record = next(r for r in records if r["step"] == top.step)
     high = Composition(*(max(values) for values in zip(*(s.high_water.as_tuple() for s in measured))))
-    snapshot = record["phases"][top.phase]
     report = MemoryReport(top.peak_bytes, top.step, top.phase, top.at_peak, high, steps=steps,
-                          measured_steps=len(measured), batch=record.get("batch"), allocator=raw.get("allocator"),
-                          activation_bytes_wide=snapshot[5])
+                          measured_steps=len(measured), batch=record.get("batch"), allocator=raw.get("allocator"))
     if capacity is None and device == "cuda" and raw.get("device_total_bytes"):
         capacity = Capacity(raw["device_total_bytes"], f"this GPU ({human_bytes(raw['device_total_bytes'])})")
     if capacity is not None:
@@ -115,12 +114,8 @@ def foreach_step_bytes(record: dict, raw: dict, device: str) -> int:
     if device == "cuda" or step is None or not default:
         return 0
     end = record.get("end")
-    measured = _other(step) - (_other(end) if end else 0)  # the temporaries of the loop measured here
+    measured = other_bytes(step) - (other_bytes(end) if end else 0)  # the loop's temporaries, measured here
     return max(0, step[1] - max(0, measured))
-
-
-def _other(snapshot: list[int]) -> int:
-    return snapshot[0] - sum(snapshot[1:])
 
 
 def worst_memory(reports) -> MemoryReport | None:

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from memlint.dynamic.memory import Lever
+from memlint.dynamic.memory import Lever, other_bytes
 
-_ADAM_LIKE = {"Adam", "AdamW", "NAdam", "RAdam", "Adamax", "SparseAdam", "Adafactor", "Lamb", "LAMB", "Lion"}
+_ADAM_LIKE = {"Adam", "AdamW", "NAdam", "RAdam", "Adamax", "SparseAdam", "Lamb", "LAMB", "Lion"}
 _EIGHT_BIT = {"Adam": "Adam8bit", "AdamW": "AdamW8bit", "SGD": "SGD8bit", "RMSprop": "RMSprop8bit",
               "Lion": "Lion8bit", "Adagrad": "Adagrad8bit", "LAMB": "LAMB8bit"}
 _FUSABLE = {"Adam", "AdamW", "SGD", "Adagrad"}
@@ -36,10 +36,6 @@ MAX_LEVERS = 6
 # A snapshot is the child's [live, parameters, gradients, state, narrow activations, wide activations].
 Snapshot = list
 Transform = Callable[[str, Snapshot], float]
-
-
-def _other(s: Snapshot) -> int:
-    return s[0] - s[1] - s[2] - s[3] - s[4] - s[5]
 
 
 def _pct(part: float, whole: float) -> str:
@@ -101,7 +97,7 @@ def levers(record: dict, raw: dict) -> list[Lever]:
     unfused = [o for o in optimizers if not o.get("fused") and o["class"] in _FUSABLE]
     if step is not None and unfused:
         end = record.get("end")
-        temporaries = _other(step) - (_other(end) if end else 0)
+        temporaries = other_bytes(step) - (other_bytes(end) if end else 0)
         if temporaries > 0:
             name = unfused[0]["class"]
             offer(f"{name}(..., fused=True): the optimizer step without its temporaries",

@@ -13,6 +13,12 @@ CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations", "othe
 PHASES = ("forward", "backward", "optimizer", "other")
 
 
+def other_bytes(snapshot: list[int]) -> int:
+    """The bytes of no class in one of the child's snapshots: ``[live, parameters, gradients, state,
+    narrow activations, wide activations]`` (see :mod:`memlint.dynamic.peak`)."""
+    return snapshot[0] - sum(snapshot[1:])
+
+
 @dataclass
 class Composition:
     """Bytes by class of storage."""
@@ -35,8 +41,8 @@ class Composition:
     @classmethod
     def of_snapshot(cls, snapshot: list[int]) -> "Composition":
         """From the child's ``[live, parameters, gradients, state, narrow activations, wide activations]``."""
-        live, p, g, s, narrow, wide = snapshot
-        return cls(p, g, s, narrow + wide, max(0, live - p - g - s - narrow - wide))
+        _, p, g, s, narrow, wide = snapshot
+        return cls(p, g, s, narrow + wide, max(0, other_bytes(snapshot)))
 
     def as_tuple(self) -> tuple[int, ...]:
         return (self.parameters, self.gradients, self.optimizer_state, self.activations, self.other)
@@ -105,7 +111,6 @@ class MemoryReport:
     measured_steps: int = 0
     batch: dict | None = None  # {"size", "module"} of the peak step, when seen
     allocator: dict | None = None  # CUDA: {"max_allocated", "max_reserved"}, since the start of the run
-    activation_bytes_wide: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {"peak_bytes": self.peak_bytes, "peak_step": self.peak_step, "peak_phase": self.peak_phase,
