@@ -109,7 +109,7 @@ def memory_lines(memory: MemoryReport, findings=(), ranks=()) -> list[str]:
                      + (f"x{fit.allocator_factor:.2f} as measured" if fit.allocator_measured
                         else f"+{fit.allocator_factor - 1:.0%}"))
         if fit.foreach_bytes:
-            allowance += f", {human_bytes(fit.foreach_bytes)} more in the optimizer step as CUDA runs it (foreach)"
+            allowance += f", optimizer step +{human_bytes(fit.foreach_bytes)} for CUDA's foreach"
         verdict = (f"fits, {human_bytes(fit.headroom_bytes)} headroom" if fit.fits
                    else f"does not fit, {human_bytes(-fit.headroom_bytes)} over")
         lines.append(f"fit on {fit.capacity_label}, a projection: {human_bytes(fit.projected_bytes)} with the "
