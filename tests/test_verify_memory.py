@@ -398,3 +398,27 @@ def test_a_batch_sliced_from_a_dataset_in_memory_does_not_make_the_dataset_an_ac
             optimizer.step()
     high = measured.memory.high_water_by_category
     assert high.activations < 256 * 1024 and high.other >= data.nbytes
+
+
+def test_plot_stacks_each_steps_peak_by_class_and_pales_the_warmup():
+    from memlint.dynamic.plot import render_svg
+    from memlint.dynamic.report import Sample, VerifyReport
+
+    records = [_record({"forward": [100 + step, 10, 20, 30, 15, 5]}, step=step) for step in (1, 2, 3)]
+    report = VerifyReport("train.py", "cpu", 2, 1, "stable", "", samples=[Sample(s, 1, 0, 1) for s in (1, 2, 3)],
+                          memory=build_memory(_raw(*records), warmup=1))
+    svg = render_svg(report)
+    assert "peak per step" in svg and 'height="660"' in svg
+    assert svg.count("<title>step 2 (forward): ") == 5  # one segment per class
+    assert svg.count('fill-opacity="0.45"') == 5  # the warmup step's segments
+
+
+def test_gpu_memory_comes_from_the_verify_table_and_bad_values_are_usage_errors():
+    from memlint.dynamic.options import build_options
+
+    assert build_options({"gpu-memory": "H100"}, script="train.py").gpu_memory == "H100"
+    assert build_options({"gpu-memory": "H100"}, script="train.py", gpu_memory="24GiB").gpu_memory == "24GiB"
+    with pytest.raises(ConfigError, match="gpu-memory: True has the wrong type"):
+        build_options({"gpu-memory": True}, script="train.py")
+    with pytest.raises(ConfigError, match="neither a size"):
+        build_options({"gpu-memory": "huge"}, script="train.py")
