@@ -273,7 +273,7 @@ def test_text_report_has_the_memory_table_the_fit_and_the_plot_stacks_it(tmp_pat
     assert "fit on 24GiB, a projection:" in out and ": fits, " in out and "largest batch that would fit" in out
     assert "levers on the peak (estimated from this measurement):" in out
     text = svg.read_text()
-    assert "peak per step" in text and text.count("optimizer state ") >= 10  # one bar segment per step
+    assert "peak by class" in text and text.count("optimizer state ") >= 10  # one bar segment per step
 
 
 def test_bad_gpu_memory_is_a_usage_error():

@@ -165,15 +165,15 @@ class _BarFrame(Frame):
 
 
 def _composition_panel(report: VerifyReport, top: float) -> str:
-    """Each step's peak as a stacked bar of its classes; the warmup steps paler."""
+    """Each step's peak as a stacked bar of its classes."""
     steps = report.memory.steps
     frame = _BarFrame(top, (steps[0].step, steps[-1].step), byte_axis([0, max(s.peak_bytes for s in steps)], 1.0))
-    parts = frame.draw("peak inside each step", 0)
+    parts = frame.draw("peak by class", 0)
     warmup = sum(1 for s in steps if s.step <= report.warmup)
-    if warmup:
+    if warmup:  # the band of the other panels, on whole slots
         parts.insert(1, f'<rect x="{PAD_L}" y="{top + PAD_T}" width="{warmup * frame.slot:.1f}" '
                         f'height="{frame.height}" fill="{WARMUP_FILL}"><title>warmup</title></rect>')
-    x = PAD_L + 160
+    x = PAD_L + 115
     for category, colour in COMPOSITION_COLOURS.items():
         label = category.replace("_", " ")
         parts.append(f'<rect x="{x}" y="{top + 11}" width="10" height="10" fill="{colour}"/>'
@@ -182,12 +182,11 @@ def _composition_panel(report: VerifyReport, top: float) -> str:
     bar = max(1.0, frame.slot * 0.7)
     for step in steps:
         left, base = frame.px(step.step) - bar / 2, frame.py(0)
-        shade = ' fill-opacity="0.45"' if step.step <= report.warmup else ""
         for (category, colour), value in zip(COMPOSITION_COLOURS.items(), step.at_peak.as_tuple()):
-            height = base - frame.py(value + frame.y.lo)
+            height = frame.py(0) - frame.py(value)
             base -= height
             parts.append(f'<rect x="{left:.1f}" y="{base:.1f}" width="{bar:.1f}" height="{height:.1f}" '
-                         f'fill="{colour}"{shade}><title>step {step.step} ({step.phase}): '
+                         f'fill="{colour}"><title>step {step.step} ({step.phase}): '
                          f'{category.replace("_", " ")} {html.escape(human_bytes(value))}</title></rect>')
     return "\n".join(parts)
 
