@@ -90,8 +90,8 @@ def levers(record: dict, raw: dict) -> list[Lever]:
         name = names[0]
         ratio = state / top[1] if top[1] else 0
         alternative = f"bitsandbytes.optim.{_EIGHT_BIT[name]}" if name in _EIGHT_BIT else "an 8-bit optimizer"
-        offer(f"8-bit optimizer state ({alternative}) or a factored optimizer (Adafactor): {name} keeps "
-              f"{ratio:.1f}x the parameters as state",
+        factored = " or a factored optimizer (Adafactor)" if name in _ADAM_LIKE else ""
+        offer(f"8-bit optimizer state ({alternative}){factored}: {name} keeps {ratio:.1f}x the parameters as state",
               lambda _, s: s[0] - 0.75 * s[3])
     step = phases.get("optimizer")
     unfused = [o for o in optimizers if not o.get("fused") and o["class"] in _FUSABLE]

@@ -64,7 +64,8 @@ def render_text(report: VerifyReport) -> str:
         lines.extend(_site_line(site) for site in report.sites)
     if report.memory is not None:
         lines.append("")
-        lines.extend(memory_lines(report.memory, report.findings, ranks=report.ranks))
+        lines.extend(memory_lines(report.memory, report.findings, ranks=report.ranks,
+                                  growing=report.verdict == "growth"))
     if report.findings:
         lines.append("")
         lines.append("static findings on this script (memlint check):")
@@ -77,10 +78,12 @@ def render_text(report: VerifyReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def memory_lines(memory: MemoryReport, findings=(), ranks=()) -> list[str]:
+def memory_lines(memory: MemoryReport, findings=(), ranks=(), growing: bool = False) -> list[str]:
     """The peak, its composition and high-water marks as a short table; the fit; the levers."""
     counted = (f"the highest of {memory.measured_steps} measured steps" if memory.measured_steps > 1
                else "the only measured step")
+    if growing:
+        counted += " (it rises with the growth above)"
     lines = [f"peak memory: {human_bytes(memory.peak_bytes)} in step {memory.peak_step} ({memory.peak_phase}), "
              f"{counted}"]
     measured_ranks = [r for r in ranks if r.memory is not None]
