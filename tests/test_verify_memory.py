@@ -427,3 +427,13 @@ def test_gpu_memory_comes_from_the_verify_table_and_bad_values_are_usage_errors(
         build_options({"gpu-memory": True}, script="train.py")
     with pytest.raises(ConfigError, match="neither a size"):
         build_options({"gpu-memory": "huge"}, script="train.py")
+
+
+def test_steps_counted_again_from_one_forget_the_earlier_ones():
+    from memlint.dynamic.peak import PeakAccountant
+    from memlint.dynamic.storages import StorageTracker
+
+    accountant = PeakAccountant(StorageTracker("cpu"))
+    for step in (1, 2, 3, 1, 2):  # a step boundary of higher rank took over after step 3
+        accountant.end_step(step)
+    assert [record["step"] for record in accountant.steps] == [1, 2]

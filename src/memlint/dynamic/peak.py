@@ -402,6 +402,9 @@ class PeakAccountant:
     @_guarded
     def end_step(self, step: int) -> None:
         """Close step ``step`` (1-based) at its boundary and start the next one."""
+        if self.steps and step <= self.steps[-1]["step"]:  # counted again from 1: another boundary took over
+            self.steps.clear()
+            self.blocks, self._best_measured_peak = None, -1
         for ref in list(self.roots.values()):
             module = ref()
             if module is not None:
