@@ -359,6 +359,9 @@ class FileChecker:
         parent.bindings[name] = Binding(Kind.VALUE, NO_GRAPH, node)
         scope = FunctionScope(node, parent, name, class_info, mode)
         scope.entry_grad_mode_explicit = explicit
+        facts.function_scopes[id(node)] = scope
+        if isinstance(parent, ClassScope):
+            parent.info.methods[name] = scope
 
         def body() -> None:
             self._enter_function(scope, node.params)
@@ -406,7 +409,9 @@ class FileChecker:
             iter_graph = facts.graph_value(node.iter)
             loop = Loop(node, "for", facts.scope, iterates_data=F.iterates_data(node.iter),
                         target_names=frozenset(names_in(node.target)),
-                        parameters_of=_parameters_owner(node.iter))
+                        parameters_of=_parameters_owner(node.iter),
+                        walks_steps=F.walks_steps((node.iter, node.target)),
+                        mentions_epoch=F.mentions_epoch((node.iter, node.target)))
             self._run_loop(loop, lambda: self._bind(node.target, node.iter,
                                                     iter_graph if iter_graph.state is Graph.CARRIES else NO_GRAPH),
                            node.body)
@@ -417,7 +422,8 @@ class FileChecker:
 
     def _while(self, node: cst.While) -> None:
         def body() -> None:
-            loop = Loop(node, "while", self.facts.scope, iterates_data=True)
+            loop = Loop(node, "while", self.facts.scope, iterates_data=True,
+                        walks_steps=F.walks_steps((node.test,)), mentions_epoch=F.mentions_epoch((node.test,)))
             self._run_loop(loop, lambda: self._walk(node.test), node.body)
             if node.orelse is not None:
                 self._walk_block(node.orelse.body)
@@ -426,6 +432,9 @@ class FileChecker:
 
     def _run_loop(self, loop: Loop, start: Callable[[], None], block: cst.BaseSuite) -> None:
         facts = self.facts
+        if loop.walks_steps:
+            for outer in facts.loops_in_function():
+                outer.contains_step_loop = True
         facts.loops.append(loop)
         self._alive.append(loop)
         start()
@@ -539,6 +548,7 @@ class FileChecker:
         if callee is not None:
             facts.call_sites.setdefault(callee, []).append(
                 F.CallSite(facts.grad_mode, function, facts.grad_mode_inherited))
+            function.callees.add(qualified or f"?.{callee}")
         if method in F.BACKWARD_METHODS or qualified in F.AUTOGRAD_FUNCTIONS:
             tensor = F.backpropagated_expr(node, facts)
             if tensor is not None and function is not None:

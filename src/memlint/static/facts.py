@@ -134,6 +134,58 @@ def iterates_data(iterable: cst.BaseExpression | None) -> bool:
     return any(token in _DATA_TOKENS for name in names_in(iterable) for token in _tokens(name))
 
 
+# Substrings of the names in a loop header that say it walks batches or steps.
+_STEP_WORDS = ("loader", "batch", "data", "step", "iter", "sample", "tqdm", "stream", "episode")
+
+
+def walks_steps(header: Iterable[cst.BaseExpression]) -> bool:
+    """Does a loop header (a for loop's iterable and target, a while loop's test) name
+    batches or steps, and not epochs? ``for x, y in train_loader``, ``while step < max_steps``."""
+    names = [name.lower() for part in header for name in names_in(part)]
+    if any("epoch" in name for name in names):
+        return False
+    return any(word in name for name in names for word in _STEP_WORDS)
+
+
+def mentions_epoch(header: Iterable[cst.BaseExpression]) -> bool:
+    return any("epoch" in name.lower() for part in header for name in names_in(part))
+
+
+def holds_every_step(test: cst.BaseExpression, loop: "Loop | None") -> bool:
+    """Does the body of ``if test:`` inside ``loop`` run on every step once it runs at all?
+
+    Yes for a device-availability test (``torch.cuda.is_available()``, ``device.type ==
+    "cuda"``) and for a flag that does not change in the loop (``if self.args.batch_eval_metrics:``).
+    No for a test of something that changes per step (``step % k == 0``, ``i == 0``, a call),
+    and for an opt-in about memory (``if args.empty_cache:``,
+    ``if torch.cuda.memory_reserved() > limit:``), which is a deliberate, configured choice."""
+    names = names_in(test)
+    if not names:
+        return False
+    if any(word in name.lower() for name in names for word in ("empty", "cache", "mem", "gc", "collect")):
+        return False
+    device_words = ("cuda", "device", "gpu", "is_available")
+    if all(name == "torch" or any(word in name.lower() for word in device_words) for name in names):
+        return True
+    if loop is None or _has_call(test):
+        return False
+    changing = loop.bound_this_iteration | loop.target_names | loop.incremented
+    return not any(name.split(".", 1)[0] in changing or name in changing for name in names)
+
+
+def _has_call(node: cst.CSTNode) -> bool:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call):
+            return True
+        if isinstance(current, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.BinaryOperation)):
+            stack.extend(expression_children(current))
+        elif isinstance(current, (cst.Attribute, cst.Subscript)):
+            stack.append(current.value)
+    return False
+
+
 def is_module_name(name: str) -> bool:
     lowered = name.lower()
     return lowered in MODULE_NAME_WORDS or lowered.endswith(MODULE_NAME_SUFFIXES) or (
@@ -215,6 +267,7 @@ class ClassInfo:
     is_dataset: bool
     attributes: dict[str, Binding] = field(default_factory=dict)  # "self.x" bindings
     incremented: set[str] = field(default_factory=set)  # "self.calls" in "self.calls += 1"
+    methods: dict[str, "FunctionScope"] = field(default_factory=dict)  # filled as the body is walked
 
 
 @dataclass
@@ -229,10 +282,22 @@ class Loop:
     has_backward: bool = False
     has_optimizer_step: bool = False
     incremented: set[str] = field(default_factory=set)  # names/attrs changed by += inside
+    # Step-loop facts (see walks_steps()): does the header name batches/steps, or epochs?
+    walks_steps: bool = False
+    mentions_epoch: bool = False
+    contains_step_loop: bool = False  # a loop nested in this one walks steps: this is an epoch loop
 
     @property
     def is_training_loop(self) -> bool:
         return self.has_backward or self.has_optimizer_step
+
+    @property
+    def runs_every_step(self) -> bool:
+        """Is one iteration one training/evaluation step (not an epoch, not a loop over the
+        parts of a value)? Complete only once the loop has been walked (decide at function exit)."""
+        if self.mentions_epoch or self.contains_step_loop:
+            return False
+        return self.is_training_loop or self.walks_steps
 
 
 @dataclass(frozen=True)
@@ -302,6 +367,9 @@ class FunctionScope(Scope):
         self.bound_with_graph: set[str] = set()  # ... and names bound at least once to one that may
         self.return_graph = Graph.NONE  # the most graph any ``return`` here hands back
         self.is_generator = False
+        # What this body calls: qualified (or dotted) callee names, ``?.method`` when the
+        # receiver is not a plain name (``self.handles[0].remove()``). See Facts.calls_made.
+        self.callees: set[str] = set()
 
     @property
     def is_per_step_method(self) -> bool:
@@ -556,6 +624,7 @@ class Facts:
         # names bound to a grad-mode context (``ctx = torch.no_grad``), and its mode
         self.grad_mode_names: dict[str, GradMode] = {}
         self.branch_path: list[tuple[int, str]] = []  # the if-branches being walked
+        self.function_scopes: dict[int, FunctionScope] = {}  # id(def node) -> its scope
 
     # ----- questions rules ask -------------------------------------------------------------
     @property
@@ -697,6 +766,82 @@ class Facts:
         if isinstance(call.func, cst.Attribute) and last in ("to", "cuda", "cpu", "half", "float", "double", "bfloat16"):
             return self.is_module_expr(call.func.value)
         return False
+
+    # ----- what the module's own functions and classes do ----------------------------------
+    def find_method(self, info: ClassInfo, name: str, depth: int = 0) -> FunctionScope | None:
+        """The method ``name`` of a class of this module, from the class or its bases here."""
+        method = info.methods.get(name)
+        if method is not None or depth > 5:
+            return method
+        for base in info.base_names:
+            parent = self.classes.get(base.rsplit(".", 1)[-1])
+            if parent is not None and parent is not info:
+                method = self.find_method(parent, name, depth + 1)
+                if method is not None:
+                    return method
+        return None
+
+    def instance_class(self, node: cst.CSTNode | None, scope: Scope | None = None) -> ClassInfo | None:
+        """The class of this module that ``node`` builds: ``X(...)``, ``X(...).to(device)``,
+        or a name bound to one (looked up in ``scope``, the current scope by default)."""
+        for _ in range(3):
+            if isinstance(node, cst.Call):
+                func = node.func
+                if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda", "cpu", "eval", "train"):
+                    node = func.value
+                    continue
+                name = dotted_name(func)
+                return self.classes.get(name.rsplit(".", 1)[-1]) if name else None
+            if isinstance(node, cst.Name):
+                binding = (scope or self.scope).lookup(node.value)
+                node = binding.node if binding is not None else None
+                continue
+            return None
+        return None
+
+    def _callee_scopes(self, callee: str, function: FunctionScope) -> list[FunctionScope]:
+        """The functions of this module that a call named ``callee`` in ``function`` runs."""
+        parts = callee.split(".")
+        info = function.class_info
+        if parts[0] == "self" and info is not None:
+            if len(parts) == 2:
+                method = self.find_method(info, parts[1])
+                return [method] if method is not None else []
+            if len(parts) == 3:  # self.helper.release(): the class self.helper was built from
+                binding = info.attributes.get(f"self.{parts[1]}")
+                held = self.instance_class(binding.node, function) if binding is not None else None
+                method = self.find_method(held, parts[2]) if held is not None else None
+                return [method] if method is not None else []
+            return []
+        if len(parts) == 1:
+            cls = self.classes.get(callee)
+            if cls is not None:
+                init = self.find_method(cls, "__init__")
+                return [init] if init is not None else []
+            binding = self.module_scope.bindings.get(callee)
+            scope = self.function_scopes.get(id(binding.node)) if binding is not None else None
+            return [scope] if scope is not None else []
+        return []
+
+    def calls_made(self, function: FunctionScope, depth: int = 3) -> set[str]:
+        """What ``function`` calls, directly or through this module's own code (up to
+        ``depth`` calls deep): ``self.m()`` (its class's method, bases of this module included),
+        ``X(...)`` of a class of this module (its ``__init__``), ``self.attr.m()`` where
+        ``self.attr`` holds such an object, and module-level functions. Names as in
+        :attr:`FunctionScope.callees`; complete once the module has been walked."""
+        seen: set[int] = set()
+        found: set[str] = set()
+        stack = [(function, depth)]
+        while stack:
+            current, left = stack.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            found |= current.callees
+            if left:
+                for callee in current.callees:
+                    stack.extend((scope, left - 1) for scope in self._callee_scopes(callee, current))
+        return found
 
     def lookup(self, name: str) -> Binding | None:
         if name.startswith("self.") or name.startswith("cls."):

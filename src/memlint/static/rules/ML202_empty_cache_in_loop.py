@@ -18,97 +18,42 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.static.facts import Loop, expression_children, names_in
-from memlint.static.rule import Invalid, Rule
+from memlint.static.facts import FunctionScope, Loop
+from memlint.static.rule import Invalid
+from memlint.static.rules.per_step_call import PerStepCallRule
 
 EMPTY_CACHE_FUNCTIONS = frozenset({
     "torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
     "torch.xpu.empty_cache", "torch.npu.empty_cache", "torch.accelerator.empty_cache",
 })
-# Names in a loop's iterable (or a while loop's test) that say it walks batches or steps.
-_STEP_WORDS = ("loader", "batch", "data", "step", "iter", "sample", "tqdm", "stream", "episode")
-# Per-step methods whose body runs once per training or evaluation step.
-_PER_STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step",
-                               "train_step", "eval_step", "forward", "training_step_end"})
 
 
-class EmptyCacheInLoop(Rule):
+class EmptyCacheInLoop(PerStepCallRule):
     code = "ML202"
 
-    def __init__(self, checker) -> None:
-        super().__init__(checker)
-        self._loops_with_inner_data_loop: set[int] = set()
-        self._except_depth = 0
-        self._ifs: list[tuple[cst.If, Loop | None, bool]] = []
+    def per_step_target(self, node: cst.Call) -> str | None:
+        qualified = self.facts.qualified_name(node.func)
+        return qualified if qualified in EMPTY_CACHE_FUNCTIONS else None
 
-    # ----- context the call needs ----------------------------------------------------------
-    def visit_For(self, node: cst.For) -> None:
-        self._note_inner_loop(_is_step_iterable(node.iter, node.target))
-
-    def visit_While(self, node: cst.While) -> None:
-        self._note_inner_loop(_is_step_iterable(node.test))
-
-    def _note_inner_loop(self, walks_data: bool) -> None:
-        # visit_For runs before the engine pushes the new loop: facts.loop is the outer one.
-        if walks_data:
-            for loop in self.facts.loops_in_function():
-                self._loops_with_inner_data_loop.add(id(loop))
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        self._except_depth += 1
-
-    def leave_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        self._except_depth -= 1
-
-    def visit_If(self, node: cst.If) -> None:
-        # (the if, the loop it is in, does its test hold on every step once it holds?)
-        loop = self.facts.loop
-        self._ifs.append((node, loop, _holds_every_step(node.test, loop)))
-
-    def leave_If(self, node: cst.If) -> None:
-        if self._ifs and self._ifs[-1][0] is node:
-            self._ifs.pop()
-
-    # ----- the call ------------------------------------------------------------------------
-    def visit_Call(self, node: cst.Call) -> None:
-        facts = self.facts
-        qualified = facts.qualified_name(node.func)
-        if qualified not in EMPTY_CACHE_FUNCTIONS:
-            return
-        loop = facts.loop
-        if self._except_depth:
-            return  # an out-of-memory handler
-        if any(if_loop is loop and not device_test for _, if_loop, device_test in self._ifs):
-            return  # conditional within the step: every N steps, an opt-in setting, once...
-        function = facts.function
+    def report_per_step(self, node: cst.Call, what: str, loop: Loop | None, function: FunctionScope) -> None:
         if loop is None:
-            if function.class_info is not None and function.name in _PER_STEP_METHODS:
-                self.report(
-                    node,
-                    f"{qualified}() runs every step, in {function.name}(), and frees nothing in use",
-                    help="remove it (or call it once per epoch); if memory grows, find the leak it hides "
-                         "with memlint verify",
-                    needs_grad=False,
-                )
-            return
-        if _mentions_epoch(loop):
-            return  # an epoch loop
-
-        def decide() -> None:
-            if id(loop) in self._loops_with_inner_data_loop:
-                return  # an epoch loop around the step loop
-            if not (loop.is_training_loop or _is_step_loop(loop)):
-                return
             self.report(
                 node,
-                f"{qualified}() runs every iteration of this {'training' if loop.is_training_loop else 'data'} "
-                f"loop and frees nothing in use",
-                help="move it after the loop (once per epoch or after teardown); if memory grows, find the "
-                     "leak it hides with memlint verify",
+                f"{what}() runs on every call of {function.name}(), i.e. every step: it frees "
+                f"nothing still referenced and makes the allocator cudaMalloc the next step's "
+                f"memory again; remove it (or call it once per epoch), and fix the leak it hides "
+                f"if memory grows",
                 needs_grad=False,
             )
-
-        self.at_function_exit(decide)
+            return
+        self.report(
+            node,
+            f"{what}() runs on every iteration of this {'training' if loop.is_training_loop else 'data'} "
+            f"loop: it frees nothing still referenced and makes the allocator cudaMalloc the next "
+            f"step's memory again (slow, synchronising); move it after the loop (once per epoch "
+            f"or after teardown), and fix the leak it hides if memory grows",
+            needs_grad=False,
+        )
 
     VALID = [
         # once per epoch, after the step loop
@@ -300,61 +245,3 @@ class LitModel(L.LightningModule):
 """, line=7),
     ]
 
-
-def _is_step_iterable(iterable: cst.BaseExpression, target: cst.BaseExpression | None = None) -> bool:
-    names = [name.lower() for name in names_in(iterable)]
-    if target is not None:
-        names += [name.lower() for name in names_in(target)]
-    if any("epoch" in name for name in names):
-        return False
-    return any(word in name for name in names for word in _STEP_WORDS)
-
-
-def _is_step_loop(loop: Loop) -> bool:
-    if isinstance(loop.node, cst.For):
-        return _is_step_iterable(loop.node.iter, loop.node.target)
-    if isinstance(loop.node, cst.While):
-        return _is_step_iterable(loop.node.test)
-    return False
-
-
-def _mentions_epoch(loop: Loop) -> bool:
-    node = loop.node
-    parts = [node.iter, node.target] if isinstance(node, cst.For) else [node.test] if isinstance(node, cst.While) else []
-    return any("epoch" in name.lower() for part in parts for name in names_in(part))
-
-
-def _holds_every_step(test: cst.BaseExpression, loop: Loop | None) -> bool:
-    """Does the body of ``if test:`` run on every step once it runs at all?
-
-    Yes for a CUDA-availability test (``torch.cuda.is_available()``, ``device.type ==
-    "cuda"``) and for a flag that does not change in the loop (``if self.args.batch_eval_metrics:``).
-    No for a test of something that changes per step (``step % k == 0``, ``i == 0``, a call),
-    and for an opt-in about memory (``if args.empty_cache:``,
-    ``if cfg.empty_unused_memory_level >= 1:``, ``if torch.cuda.memory_reserved() > limit:``),
-    which is a deliberate, configured choice."""
-    names = names_in(test)
-    if not names:
-        return False
-    if any(word in name.lower() for name in names for word in ("empty", "cache", "mem")):
-        return False
-    device_words = ("cuda", "device", "gpu", "is_available")
-    if all(name == "torch" or any(word in name.lower() for word in device_words) for name in names):
-        return True
-    if loop is None or _has_call(test):
-        return False
-    changing = loop.bound_this_iteration | loop.target_names | loop.incremented
-    return not any(name.split(".", 1)[0] in changing or name in changing for name in names)
-
-
-def _has_call(node: cst.CSTNode) -> bool:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Call):
-            return True
-        if isinstance(current, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.BinaryOperation)):
-            stack.extend(child for child in expression_children(current))
-        elif isinstance(current, (cst.Attribute, cst.Subscript)):
-            stack.append(current.value)
-    return False

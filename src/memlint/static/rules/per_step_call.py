@@ -1,0 +1,79 @@
+"""A base for rules about a call that must not run on every step (ML202 ``empty_cache``,
+ML211 ``gc.collect``): where such a call runs once per training or evaluation step.
+
+A call runs every step when its innermost loop (in its own function) is a step loop (see
+:attr:`memlint.static.facts.Loop.runs_every_step`: it walks batches or steps, or runs the
+backward pass / optimizer step, and is neither an epoch loop nor a loop around another step
+loop), or when it sits in ``training_step``, ``forward`` or another per-step method of a
+class. Not every step: in an ``except`` block (out-of-memory recovery), or under an ``if``
+whose test changes per step or is an opt-in about memory (see
+:func:`memlint.static.facts.holds_every_step`).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.static.facts import FunctionScope, Loop, holds_every_step
+from memlint.static.rule import Rule
+
+# Per-step methods whose body runs once per training or evaluation step.
+PER_STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step",
+                              "train_step", "eval_step", "forward", "training_step_end"})
+
+
+class PerStepCallRule(Rule):
+    """Subclasses say which calls they are about (:meth:`per_step_target`) and how to report
+    one (:meth:`report_per_step`); this class decides whether the call runs every step."""
+
+    def __init__(self, checker) -> None:
+        super().__init__(checker)
+        self._except_depth = 0
+        self._ifs: list[tuple[cst.If, Loop | None, bool]] = []
+
+    def per_step_target(self, node: cst.Call) -> str | None:
+        """The name to report the call by, or None if the call is not one the rule is about."""
+        raise NotImplementedError
+
+    def report_per_step(self, node: cst.Call, what: str, loop: Loop | None, function: FunctionScope) -> None:
+        """Report ``node`` (``loop`` is its step loop, or None in a per-step method)."""
+        raise NotImplementedError
+
+    # ----- context the call needs ----------------------------------------------------------
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self._except_depth += 1
+
+    def leave_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self._except_depth -= 1
+
+    def visit_If(self, node: cst.If) -> None:
+        # (the if, the loop it is in, does its test hold on every step once it holds?)
+        loop = self.facts.loop
+        self._ifs.append((node, loop, holds_every_step(node.test, loop)))
+
+    def leave_If(self, node: cst.If) -> None:
+        if self._ifs and self._ifs[-1][0] is node:
+            self._ifs.pop()
+
+    # ----- the call ------------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        what = self.per_step_target(node)
+        if what is None or self._except_depth:
+            return  # not ours, or an out-of-memory handler
+        facts = self.facts
+        loop = facts.loop
+        if any(if_loop is loop and not every_step for _, if_loop, every_step in self._ifs):
+            return  # conditional within the step: every N steps, an opt-in setting, once...
+        function = facts.function
+        if loop is None:
+            if function.class_info is not None and function.name in PER_STEP_METHODS:
+                self.report_per_step(node, what, None, function)
+            return
+        if loop.mentions_epoch:
+            return
+
+        def decide() -> None:
+            if loop.runs_every_step:
+                self.report_per_step(node, what, loop, function)
+
+        self.at_function_exit(decide)
