@@ -61,6 +61,19 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "An out-of-memory handler retries the work inside the except block, while the failed step's tensors "
              "are still alive.",
              triggers=("OutOfMemoryError", "out of memory", "oom", "OOM", "should_reduce_batch_size")),
+    RuleInfo("ML107", "hook-registered-in-loop", "error",
+             "A hook is registered on the same module (or tensor) every iteration and never removed: hooks and "
+             "what they keep pile up.",
+             triggers=("register_forward", "register_full_backward", "register_backward_hook", "register_hook",
+                       "register_module_", "register_post_accumulate_grad_hook")),
+    RuleInfo("ML108", "cache-keeps-graph", "error",
+             "functools.lru_cache/cache over a module's output or a module's method keeps graphs, arguments and "
+             "models alive.",
+             triggers=("lru_cache", "functools.cache", "@cache")),
+    RuleInfo("ML109", "models-kept-across-runs", "warning",
+             "A loop over folds/trials trains a new model each time and keeps every one (weights, optimizer "
+             "state) in a list.",
+             triggers=(".append(", "] = ", "+= [")),
     # ML2xx waste: the peak is higher than it needs to be.
     RuleInfo("ML201", "grad-enabled-inference", "warning",
              "A forward pass that is only inference (eval mode, an inference loop, a teacher or target model) runs "
@@ -93,6 +106,25 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              # The module must move data to an accelerator (and collect outputs): .cuda(), .to(device),
              # device="cuda", accelerator.prepare(...), .to(local_rank)...
              triggers=("cuda", "device", "prepare(", "gpu", "rank")),
+    RuleInfo("ML208", "anomaly-detection-enabled", "warning",
+             "Autograd anomaly detection is left on for training: a traceback per graph node and a much slower "
+             "step.",
+             triggers=("detect_anomaly",)),
+    RuleInfo("ML209", "output-attentions-in-training", "warning",
+             "A training forward asks for output_attentions/output_hidden_states it never reads: every layer's "
+             "maps are built and kept.",
+             triggers=("output_attentions", "output_hidden_states")),
+    RuleInfo("ML210", "metric-lifecycle", "warning",
+             "A torchmetrics metric is built every batch, or updated every step and never reset.",
+             triggers=("torchmetrics",)),
+    RuleInfo("ML211", "gc-collect-in-loop", "warning",
+             "gc.collect() runs every step: a full collection costs milliseconds to seconds per step and hides the "
+             "real leak.",
+             triggers=("collect(",)),
+    RuleInfo("ML212", "persistent-workers-per-evaluation", "warning",
+             "A DataLoader with persistent_workers=True is built anew for every evaluation: worker processes are "
+             "started each time.",
+             triggers=("persistent_workers",)),
     # ML3xx distributed.
     RuleInfo("ML301", "nccl-without-set-device", "warning",
              "An NCCL process group starts with no torch.cuda.set_device(local_rank): every rank opens a context "
@@ -105,6 +137,9 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "FSDP FULL_STATE_DICT without FullStateDictConfig(offload_to_cpu=True, rank0_only=True) gathers the "
              "whole model on every GPU.",
              triggers=("FULL_STATE_DICT",)),
+    RuleInfo("ML304", "all-gather-object-results", "warning",
+             "all_gather_object gathers every batch's predictions as pickled Python objects onto every rank.",
+             triggers=("gather_object", "gather_for_metrics")),
     # ML9xx memlint's own diagnostics.
     RuleInfo("ML901", "unchecked-file", "error",
              "The file could not be checked: syntax error, unreadable, undecodable or not Python.",

@@ -799,7 +799,7 @@ class Facts:
             return None
         return None
 
-    def _callee_scopes(self, callee: str, function: FunctionScope) -> list[FunctionScope]:
+    def callee_scopes(self, callee: str, function: FunctionScope) -> list[FunctionScope]:
         """The functions of this module that a call named ``callee`` in ``function`` runs."""
         parts = callee.split(".")
         info = function.class_info
@@ -813,6 +813,10 @@ class Facts:
                 method = self.find_method(held, parts[2]) if held is not None else None
                 return [method] if method is not None else []
             return []
+        if len(parts) == 2 and parts[0] in function.bindings:  # cam.release(), cam = GradCAM(...)
+            held = self.instance_class(cst.Name(parts[0]), function)
+            method = self.find_method(held, parts[1]) if held is not None else None
+            return [method] if method is not None else []
         if len(parts) == 1:
             cls = self.classes.get(callee)
             if cls is not None:
@@ -840,7 +844,7 @@ class Facts:
             found |= current.callees
             if left:
                 for callee in current.callees:
-                    stack.extend((scope, left - 1) for scope in self._callee_scopes(callee, current))
+                    stack.extend((scope, left - 1) for scope in self.callee_scopes(callee, current))
         return found
 
     def lookup(self, name: str) -> Binding | None:

@@ -29,7 +29,7 @@ class PerStepCallRule(Rule):
     def __init__(self, checker) -> None:
         super().__init__(checker)
         self._except_depth = 0
-        self._ifs: list[tuple[cst.If, Loop | None, bool]] = []
+        self._ifs: list[tuple[cst.If, Loop | None]] = []  # the ifs being walked, and their loops
 
     def per_step_target(self, node: cst.Call) -> str | None:
         """The name to report the call by, or None if the call is not one the rule is about."""
@@ -47,9 +47,7 @@ class PerStepCallRule(Rule):
         self._except_depth -= 1
 
     def visit_If(self, node: cst.If) -> None:
-        # (the if, the loop it is in, does its test hold on every step once it holds?)
-        loop = self.facts.loop
-        self._ifs.append((node, loop, holds_every_step(node.test, loop)))
+        self._ifs.append((node, self.facts.loop))
 
     def leave_If(self, node: cst.If) -> None:
         if self._ifs and self._ifs[-1][0] is node:
@@ -62,17 +60,20 @@ class PerStepCallRule(Rule):
             return  # not ours, or an out-of-memory handler
         facts = self.facts
         loop = facts.loop
-        if any(if_loop is loop and not every_step for _, if_loop, every_step in self._ifs):
-            return  # conditional within the step: every N steps, an opt-in setting, once...
+        tests = [if_node.test for if_node, if_loop in self._ifs if if_loop is loop]
         function = facts.function
         if loop is None:
-            if function.class_info is not None and function.name in PER_STEP_METHODS:
+            if (function.class_info is not None and function.name in PER_STEP_METHODS
+                    and all(holds_every_step(test, None) for test in tests)):
                 self.report_per_step(node, what, None, function)
             return
         if loop.mentions_epoch:
             return
 
         def decide() -> None:
+            # Decided once the loop is walked: a flag set later in the iteration changes per step.
+            if any(not holds_every_step(test, loop) for test in tests):
+                return  # conditional within the step: every N steps, an opt-in setting, once...
             if loop.runs_every_step:
                 self.report_per_step(node, what, loop, function)
 

@@ -1,0 +1,175 @@
+"""ML211 gc-collect-in-loop: ``gc.collect()`` runs on every step of a training or evaluation
+loop.
+
+A full collection walks every container object the interpreter holds: on the heap of a
+training process (datasets of Python objects, tokenizers, framework state) it costs tens of
+milliseconds to seconds, every step. Tensors are freed by reference counting as soon as the
+last reference goes; ``gc.collect()`` only adds reference *cycles* to that, so calling it every
+step either frees nothing or hides a cycle that should be broken (a closure, an exception kept
+with its traceback, a graph stored on a module). Once per epoch, after a deliberate teardown,
+or in an out-of-memory handler it is fine.
+
+Where "every step" is decided exactly as for ML202 (:mod:`memlint.static.rules.per_step_call`):
+the call's innermost loop walks batches or steps or runs the backward pass / optimizer step,
+is not an epoch loop (it mentions ``epoch`` or contains another step loop), and the call is
+not under a condition that changes per step (``if step % 100 == 0:``) or an opt-in about
+memory; or the call sits in ``training_step``, ``forward`` or another per-step method.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.static.facts import FunctionScope, Loop
+from memlint.static.rule import Invalid
+from memlint.static.rules.per_step_call import PerStepCallRule
+
+GC_COLLECT = frozenset({"gc.collect"})
+
+
+class GcCollectInLoop(PerStepCallRule):
+    code = "ML211"
+
+    def per_step_target(self, node: cst.Call) -> str | None:
+        qualified = self.facts.qualified_name(node.func)
+        return qualified if qualified in GC_COLLECT else None
+
+    def report_per_step(self, node: cst.Call, what: str, loop: Loop | None, function: FunctionScope) -> None:
+        where = f"every call of {function.name}()" if loop is None else (
+            f"every iteration of this {'training' if loop.is_training_loop else 'data'} loop")
+        self.report(
+            node,
+            f"gc.collect() runs on {where}, a full collection each step; remove it (or run it once per "
+            f"epoch), and find the reference cycle it hides if memory grows without it",
+            needs_grad=False,
+        )
+
+    VALID = [
+        # once per epoch, after the step loop
+        """
+import gc
+import torch
+def fit(model, train_loader, optimizer, criterion, epochs):
+    for epoch in range(epochs):
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            criterion(model(x.cuda()), y.cuda()).backward()
+            optimizer.step()
+        gc.collect()
+        torch.cuda.empty_cache()
+""",
+        # after a deliberate teardown, between folds
+        """
+import gc
+import torch
+def cross_validate(folds, build, train):
+    scores = []
+    for fold, (train_idx, val_idx) in enumerate(folds):
+        model = build().cuda()
+        scores.append(train(model, train_idx, val_idx))
+        del model
+        gc.collect()
+        torch.cuda.empty_cache()
+    return scores
+""",
+        # every N steps
+        """
+import gc
+import torch
+def train(model, loader, optimizer, collect_every=1000):
+    for step, batch in enumerate(loader):
+        model(**batch).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        if step % collect_every == 0:
+            gc.collect()
+""",
+        # in an out-of-memory handler
+        """
+import gc
+import torch
+def train(model, loader, optimizer):
+    for batch in loader:
+        try:
+            model(**batch).loss.backward()
+            optimizer.step()
+        except torch.cuda.OutOfMemoryError:
+            optimizer.zero_grad(set_to_none=True)
+            gc.collect()
+            torch.cuda.empty_cache()
+""",
+        # a loop over models to benchmark, not over steps
+        """
+import gc
+import torch
+def benchmark(names, build, x):
+    for name in names:
+        model = build(name).cuda()
+        with torch.no_grad():
+            model(x)
+        del model
+        gc.collect()
+""",
+        # a flag set inside the loop: runs once
+        """
+import gc
+import torch
+def train(model, loader, optimizer):
+    collected = False
+    for batch in loader:
+        model(batch).sum().backward()
+        optimizer.step()
+        if not collected:
+            gc.collect()
+            collected = True
+""",
+    ]
+
+    INVALID = [
+        Invalid("""
+import gc
+import torch
+def train(model, loader, optimizer, criterion):
+    model.train()
+    for images, labels in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(images.cuda()), labels.cuda())
+        loss.backward()
+        optimizer.step()
+        del images, labels, loss
+        gc.collect()
+        torch.cuda.empty_cache()
+""", line=12),
+        # evaluation loop, from-import
+        Invalid("""
+from gc import collect
+import torch
+@torch.no_grad()
+def evaluate(model, val_loader):
+    for batch in val_loader:
+        model(batch.cuda())
+        collect()
+""", line=8),
+        # a step loop inside an epoch loop, with a guard that holds every step
+        Invalid("""
+import gc
+import torch
+def fit(model, loader, optimizer, epochs, device):
+    for epoch in range(epochs):
+        for step, batch in enumerate(loader):
+            model(batch.to(device)).mean().backward()
+            optimizer.step()
+            if device.type == "cuda":
+                gc.collect()
+""", line=10),
+        # Lightning training_step
+        Invalid("""
+import gc
+import lightning as L
+class Model(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        loss = self.model(batch).loss
+        gc.collect()
+        return loss
+""", line=7),
+    ]
