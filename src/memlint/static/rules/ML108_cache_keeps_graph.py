@@ -1,0 +1,176 @@
+"""ML108 cache-keeps-graph: ``functools.lru_cache`` / ``functools.cache`` over a module's output,
+or on a module's method.
+
+A memoising cache keeps every result and every argument of every call it remembers, for as
+long as the function exists (the process, for a module-level function or a method): up to
+``maxsize`` entries (128 by default), without limit for ``functools.cache`` /
+``lru_cache(maxsize=None)``.
+
+- A cached function whose result is computed by a module with autograd on keeps each
+  remembered result's autograd graph, and with it the activations of that forward pass, and
+  hands the same graph back on the next call (a second backward through it then fails, or
+  the parameters it saw are stale).
+- A cached method keeps ``self`` in every key: a module's instances (and all their
+  parameters and buffers, on the GPU) are never freed, even after ``del model``, and tensor
+  arguments stay alive with them. The same holds for a cached function taking a module.
+
+Flagged: a cached function or method that returns a graph-carrying value (a module call
+outside ``no_grad``) — error; a cached method of an ``nn.Module`` class — warning; a cached
+function with a parameter named as a module (``model``, ``encoder``...) — warning. Not flagged:
+caches of shapes, ints, strings, or constant tensors built from plain arguments (a cached
+causal mask or position table in a module-level function), static and class methods of other
+classes, cached computations under ``torch.no_grad()`` that take no module.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.static.facts import ClassScope, Graph, dotted_name, is_module_name
+from memlint.static.rule import Invalid, Rule
+
+_CACHES = frozenset({"functools.lru_cache", "functools.cache"})
+
+
+class CacheKeepsGraph(Rule):
+    code = "ML108"
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        decorators = [self._cache_name(d.decorator) for d in node.decorators]
+        cache = next((name for name in decorators if name is not None), None)
+        if cache is None:
+            return
+        facts = self.facts
+        parent = facts.scope
+        others = {dotted_name(d.decorator) for d in node.decorators}
+        is_method = isinstance(parent, ClassScope) and not others & {"staticmethod", "classmethod"}
+        info = parent.info if isinstance(parent, ClassScope) else None
+
+        def decide() -> None:
+            scope = facts.function_scopes.get(id(node))
+            if scope is None:
+                return
+            name = f"{info.name}.{node.name.value}" if info is not None else node.name.value
+            if scope.return_graph is Graph.CARRIES:
+                self.report(
+                    node.name,
+                    f"'{name}()' caches results computed by a module with autograd on: each cached entry keeps "
+                    f"its graph alive; do not cache module outputs: cache plain values (shapes, masks), or "
+                    f"compute them under torch.no_grad()",
+                    function=scope,  # dropped if the function is only called under no_grad
+                )
+                return
+            if is_method and info is not None and info.is_module:
+                self.report(
+                    node.name,
+                    f"'{name}' is a method cached with {cache}: the cache keeps every {info.name} (and its "
+                    f"parameters) alive; cache a module-level function of plain arguments, or compute the value "
+                    f"once in __init__",
+                    needs_grad=False, severity="warning",
+                )
+                return
+            params = [p.name.value for p in node.params.params]
+            module_param = next((p for p in params if is_module_name(p) and p != "self"), None)
+            if module_param is not None:
+                self.report(
+                    node.name,
+                    f"'{name}()' is cached with {cache} and takes a module, '{module_param}': the cache keeps it "
+                    f"(and its parameters) alive; pass plain values, or store the result on the module",
+                    needs_grad=False, severity="warning",
+                )
+
+        self.at_module_exit(decide)
+
+    def _cache_name(self, decorator: cst.BaseExpression) -> str | None:
+        func = decorator.func if isinstance(decorator, cst.Call) else decorator
+        qualified = self.facts.qualified_name(func)
+        return qualified.rsplit(".", 1)[-1] if qualified in _CACHES else None
+
+    VALID = [
+        # a causal mask of a plain size
+        """
+import functools
+import torch
+@functools.lru_cache(maxsize=8)
+def causal_mask(n, device):
+    return torch.triu(torch.ones(n, n, dtype=torch.bool, device=device), diagonal=1)
+""",
+        # shapes and strings
+        """
+from functools import cache
+import torch
+@cache
+def conv_output_size(size, kernel, stride, padding):
+    return (size + 2 * padding - kernel) // stride + 1
+
+@cache
+def layer_name(index):
+    return f"layers.{index}"
+""",
+        # a static method; a cached method of a class that is not a module
+        """
+import functools
+import torch
+from torch import nn
+class Rotary(nn.Module):
+    @staticmethod
+    @functools.lru_cache(maxsize=None)
+    def frequencies(dim, base=10000.0):
+        return 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+
+class Vocab:
+    @functools.lru_cache(maxsize=None)
+    def lookup(self, token):
+        return self.table.get(token, 0)
+""",
+    ]
+
+    INVALID = [
+        # a cached module output
+        Invalid("""
+import functools
+import torch
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(512, 512)
+
+    @functools.lru_cache(maxsize=128)
+    def encode_prompt(self, prompt_ids):
+        return self.proj(prompt_ids)
+""", line=11),
+        # a module-level cache over a model call
+        Invalid("""
+from functools import lru_cache
+import torch
+model = torch.nn.Linear(16, 16)
+
+@lru_cache(maxsize=None)
+def features(x):
+    return model(x)
+""", line=7),
+        # a cached method of a module, no graph (warning)
+        Invalid("""
+import functools
+import torch
+from torch import nn
+class Attention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.qkv = nn.Linear(dim, 3 * dim)
+
+    @functools.cache
+    def mask(self, n):
+        return torch.ones(n, n).tril()
+""", line=11),
+        # a cached function taking the model
+        Invalid("""
+import functools
+import torch
+@functools.lru_cache(maxsize=32)
+def embed_labels(encoder, labels):
+    with torch.no_grad():
+        return encoder(labels)
+""", line=5),
+    ]
