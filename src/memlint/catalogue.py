@@ -132,11 +132,11 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              triggers=("init_process_group",)),
     RuleInfo("ML302", "accumulation-without-no-sync", "warning",
              "Gradient accumulation on a DDP model without model.no_sync(): an all-reduce on every micro-batch.",
-             triggers=("DistributedDataParallel",)),
+             triggers=("DistributedDataParallel", "accelerator.prepare(")),
     RuleInfo("ML303", "full-state-dict-on-every-rank", "warning",
              "FSDP FULL_STATE_DICT without FullStateDictConfig(offload_to_cpu=True, rank0_only=True) gathers the "
              "whole model on every GPU.",
-             triggers=("FULL_STATE_DICT",)),
+             triggers=("FULL_STATE_DICT", "FullyShardedDataParallel", "fsdp")),
     RuleInfo("ML304", "all-gather-object-results", "warning",
              "all_gather_object gathers every batch's predictions as pickled Python objects onto every rank.",
              triggers=("gather_object", "gather_for_metrics")),

@@ -436,6 +436,7 @@ class FileChecker:
             for outer in facts.loops_in_function():
                 outer.contains_step_loop = True
         facts.loops.append(loop)
+        facts.loop_of_node[id(loop.node)] = loop
         self._alive.append(loop)
         start()
         loop.bound_this_iteration |= loop.target_names

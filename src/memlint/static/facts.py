@@ -625,6 +625,7 @@ class Facts:
         self.grad_mode_names: dict[str, GradMode] = {}
         self.branch_path: list[tuple[int, str]] = []  # the if-branches being walked
         self.function_scopes: dict[int, FunctionScope] = {}  # id(def node) -> its scope
+        self.loop_of_node: dict[int, Loop] = {}  # id(for/while node) -> its Loop, once the walk enters it
 
     # ----- questions rules ask -------------------------------------------------------------
     @property

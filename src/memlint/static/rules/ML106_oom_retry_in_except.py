@@ -36,6 +36,11 @@ _HARMLESS_METHODS = frozenset({
     "write", "flush", "set_postfix", "set_description", "close", "keys", "values", "items",
     "zero_grad", "empty_cache", "synchronize", "collect", "reset_peak_memory_stats", "size", "numel",
 })
+# Callee names that query state or rebuild the data pipeline (retrying after the handler is fine).
+_SETUP_PREFIXES = ("get_", "is_", "has_", "make_", "build_", "create_", "setup", "init", "load", "prepare")
+_SETUP_WORDS = ("loader", "dataset", "pipeline", "sampler", "collate", "rank", "world_size", "device")
+_MESSAGE_METHODS = frozenset({"info", "debug", "warning", "warn", "error", "exception", "critical", "log", "print",
+                              "write", "set_description", "set_postfix", "format"})
 _HARMLESS_FUNCTIONS = frozenset({"print", "len", "str", "repr", "int", "float", "isinstance", "range",
                                  "min", "max", "getattr", "setattr", "hasattr", "type", "dict", "list",
                                  "tuple", "set", "sorted", "enumerate", "zip", "next", "iter"})
@@ -66,6 +71,8 @@ class OomRetryInExcept(Rule):
         self._tries: list[_Try] = []
         self._handlers: list[_Handler] = []
         self._comparisons = 0
+        self._message_depth = 0  # inside a log/print call or an f-string: calls there build text
+        self._message_calls: set[int] = set()
 
     # ----- structure ---------------------------------------------------------------------------
     def visit_Try(self, node: cst.Try) -> None:
@@ -109,6 +116,17 @@ class OomRetryInExcept(Rule):
         if self._handlers and self._comparisons and "out of memory" in node.value.lower():
             self._handlers[-1].tests_oom = True
 
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self._message_depth += 1
+
+    def leave_FormattedString(self, node: cst.FormattedString) -> None:
+        self._message_depth -= 1
+
+    def leave_Call(self, node: cst.Call) -> None:
+        if id(node) in self._message_calls:
+            self._message_calls.discard(id(node))
+            self._message_depth -= 1
+
     def visit_Call(self, node: cst.Call) -> None:
         function = self.facts.function
         callee = _callee(node)
@@ -117,6 +135,11 @@ class OomRetryInExcept(Rule):
                 frame.body_callees.add(callee)
         if not self._handlers:
             return
+        if self._message_depth:
+            return  # builds a log message: f"OOM on rank {dist.get_rank()}"
+        if _is_message_call(node):
+            self._message_calls.add(id(node))
+            self._message_depth += 1
         handler = self._handlers[-1]
         if callee is not None and any(word in callee.lower().rsplit(".", 1)[-1] for word in _OOM_TEST_WORDS):
             handler.tests_oom = True
@@ -159,6 +182,9 @@ class OomRetryInExcept(Rule):
         lowered = callee.lower()
         if any(word in lowered for word in _NOT_STEP_WORDS) or "optim" in lowered or "pbar" in lowered:
             return None  # bookkeeping: adjust_batch_size, reset_dataloaders, scheduler.step...
+        if qualified.startswith(("torch.distributed.", "torch.utils.data.")) or last[:1].isupper() or (
+                last.startswith(_SETUP_PREFIXES) or any(word in last.lower() for word in _SETUP_WORDS)):
+            return None  # a query or a rebuilt data pipeline: get_rank(), make_train_loader(...), DataLoader(...)
         if try_frame is not None and try_frame.function is function and callee in try_frame.body_callees:
             return "re-runs the call that failed"
         if last != "step" and any(word in last.lower() for word in _STEP_WORDS):
@@ -281,7 +307,62 @@ def _run_power_scaling(trainer, new_size, batch_arg_name, max_trials, params):
 """,
     ]
 
+    VALID += [
+        # a handler that only logs, with a rank query in the message
+        """
+import logging
+import torch
+import torch.distributed as dist
+logger = logging.getLogger(__name__)
+def train_step(model, batch, optimizer):
+    try:
+        rank = dist.get_rank()
+        model(**batch).loss.backward()
+        optimizer.step()
+    except torch.cuda.OutOfMemoryError:
+        logger.warning(f"OOM on rank {dist.get_rank()} with {len(batch['input_ids'])} sequences")
+        print("rank", get_local_rank(), "ran out of memory")
+        raise
+""",
+        # shrink the batch and rebuild the data pipeline in the handler; the retried step runs after it
+        """
+import torch
+def fit(dataset, model, optimizer, batch_size):
+    loader = make_train_loader(dataset, batch_size)
+    while True:
+        try:
+            for batch in loader:
+                model(batch).sum().backward()
+                optimizer.step()
+            break
+        except RuntimeError as e:
+            if "out of memory" not in str(e):
+                raise
+            batch_size //= 2
+            loader = make_train_loader(dataset, batch_size)
+            sampler = torch.utils.data.RandomSampler(dataset)
+            torch.cuda.empty_cache()
+""",
+    ]
+
     INVALID = [
+        # the same, but the handler re-runs the forward/backward itself
+        Invalid("""
+import torch
+def fit(dataset, model, optimizer, batch_size):
+    loader = make_train_loader(dataset, batch_size)
+    try:
+        for batch in loader:
+            model(batch).sum().backward()
+            optimizer.step()
+    except RuntimeError as e:
+        if "out of memory" not in str(e):
+            raise
+        loader = make_train_loader(dataset, batch_size // 2)
+        for batch in loader:
+            model(batch).sum().backward()
+            optimizer.step()
+""", line=14),
         # recursion with a smaller batch from inside the handler
         Invalid("""
 import torch
@@ -338,3 +419,11 @@ class Runner:
 
 def _callee(call: cst.Call) -> str | None:
     return dotted_name(call.func)
+
+
+def _is_message_call(call: cst.Call) -> bool:
+    """``print(...)``, ``logger.warning(...)``, ``warnings.warn(...)``: its arguments build text."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        return func.value in ("print", "str", "repr")
+    return isinstance(func, cst.Attribute) and func.attr.value in _MESSAGE_METHODS

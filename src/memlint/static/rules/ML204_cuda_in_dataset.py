@@ -33,6 +33,7 @@ class _Move:
     node: cst.Call
     what: str
     function: FunctionScope
+    device_name: str | None = None  # a global device name, resolved at the end of the module
 
 
 class CudaInDataset(Rule):
@@ -41,33 +42,90 @@ class CudaInDataset(Rule):
     def __init__(self, checker) -> None:
         super().__init__(checker)
         self._collate_names: set[str] = set()
+        self._worker_inits: list[tuple[cst.BaseExpression, FunctionScope]] = []  # worker_init_fn= values
         self._pending: list[_Move] = []
         self._scheduled = False
 
-    def visit_Call(self, node: cst.Call) -> None:
-        self._note_collate_fn(node)
-        what = self._cuda_move(node)
-        if what is None:
-            return
-        function = self.facts.function
-        place = self._worker_place(function)
-        if place is not None:
-            self._report(node, what, place)
-            return
-        # Maybe a function passed as collate_fn= (decided once the module is walked).
-        self._pending.append(_Move(node, what, function))
+    def _schedule(self) -> None:
         if not self._scheduled:
             self._scheduled = True
             self.at_module_exit(self._decide_pending)
 
+    def visit_Call(self, node: cst.Call) -> None:
+        self._note_collate_fn(node)
+        what = self._cuda_move(node)
+        device_name = None
+        if what is None:
+            device_name = self._global_device_name(node)
+            if device_name is None:
+                return
+            what = f".to({device_name})"  # decided at the end: is it a module-level CUDA device?
+        function = self.facts.function
+        place = self._worker_place(function)
+        if place is not None and device_name is None:
+            self._report(node, what, place)
+            return
+        # Maybe a function passed as collate_fn=, or a device defined further down.
+        self._pending.append(_Move(node, what, function, device_name))
+        self._schedule()
+
     def _decide_pending(self) -> None:
+        module_bindings = self.facts.module_scope.bindings
         for move in self._pending:
+            if move.device_name is not None:
+                binding = module_bindings.get(move.device_name)
+                if binding is None or not isinstance(binding.node, cst.BaseExpression) or not self._is_cuda_device(
+                        binding.node, 1):
+                    continue
+            place = self._worker_place(move.function)
+            if place is not None:
+                self._report(move.node, move.what, place)
+                continue
             function = move.function
             while isinstance(function, FunctionScope):
                 if function.name in self._collate_names:
                     self._report(move.node, move.what, f"{function.name}() (passed as collate_fn)")
                     break
                 function = _enclosing_function(function)
+        for value, where in self._worker_inits:
+            self._decide_worker_init(value, where)
+
+    def _decide_worker_init(self, value: cst.BaseExpression, where: FunctionScope) -> None:
+        """A worker_init_fn (a function of this module) that initialises CUDA, itself or through
+        the objects it builds (an ``__init__`` calling ``torch.cuda.set_device``)."""
+        facts = self.facts
+        name = dotted_name(value)
+        if name is None:
+            return
+        scopes = facts.callee_scopes(name, where) if "." not in name or name.startswith("self.") else []
+        if not scopes:
+            return
+        cuda = sorted(callee for callee in facts.calls_made(scopes[0]) if _initialises_cuda(callee))
+        if not cuda:
+            return
+        self.report(
+            value,
+            f"worker_init_fn '{name}' initialises CUDA ({cuda[0]}) in every DataLoader worker process, each "
+            f"creating its own CUDA context; keep CUDA out of worker_init_fn and the objects it builds, and use "
+            f"the GPU in the main process",
+            needs_grad=False,
+        )
+
+    def _global_device_name(self, node: cst.Call) -> str | None:
+        """``x.to(device)`` / ``device=device`` with a name bound neither in the function nor yet at
+        module level: maybe a module-level ``device = torch.device("cuda")`` further down."""
+        func = node.func
+        device = None
+        if isinstance(func, cst.Attribute) and func.attr.value == "to":
+            device = node.args[0].value if node.args and node.args[0].keyword is None else _keyword(node, "device")
+        if device is None:
+            device = _keyword(node, "device")
+        if not isinstance(device, cst.Name):
+            return None
+        function = self.facts.function
+        if device.value in function.bindings or device.value in self.facts.module_scope.bindings:
+            return None
+        return device.value
 
     def _report(self, node: cst.Call, what: str, place: str) -> None:
         self.report(
@@ -106,6 +164,9 @@ class CudaInDataset(Rule):
 
     def _note_collate_fn(self, node: cst.Call) -> None:
         for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "worker_init_fn":
+                self._worker_inits.append((arg.value, self.facts.function))
+                self._schedule()
             if arg.keyword is None or arg.keyword.value != "collate_fn":
                 continue
             value = arg.value
@@ -126,13 +187,13 @@ class CudaInDataset(Rule):
             if method == "to":
                 device = node.args[0].value if node.args and node.args[0].keyword is None else _keyword(node, "device")
                 if device is not None and self._is_cuda_device(device):
-                    return ".to('cuda')"
+                    return f".to({device.value})" if isinstance(device, cst.Name) else ".to('cuda')"
         device = _keyword(node, "device")
         if device is not None and self._is_cuda_device(device):
-            return "device='cuda'"
+            return f"device={device.value}" if isinstance(device, cst.Name) else "device='cuda'"
         return None
 
-    def _is_cuda_device(self, node: cst.BaseExpression) -> bool:
+    def _is_cuda_device(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         if isinstance(node, cst.SimpleString):
             value = node.evaluated_value
             return isinstance(value, str) and value.startswith("cuda")
@@ -140,7 +201,15 @@ class CudaInDataset(Rule):
             first = node.parts[0] if node.parts else None
             return isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda")
         if isinstance(node, cst.Call) and self.facts.qualified_name(node.func) == "torch.device" and node.args:
-            return self._is_cuda_device(node.args[0].value)
+            return self._is_cuda_device(node.args[0].value, depth)
+        if isinstance(node, cst.IfExp):  # "cuda" if torch.cuda.is_available() else "cpu": CUDA on a GPU machine
+            return self._is_cuda_device(node.body, depth) or self._is_cuda_device(node.orelse, depth)
+        if isinstance(node, cst.Name) and depth < 3:
+            # a module-level device = torch.device("cuda"), read in a worker
+            binding = self.facts.module_scope.bindings.get(node.value)
+            local = self.facts.function.bindings.get(node.value)
+            if local is None and binding is not None and isinstance(binding.node, cst.BaseExpression):
+                return self._is_cuda_device(binding.node, depth + 1)
         return False
 
     VALID = [
@@ -208,7 +277,60 @@ class Predictor:
 """,
     ]
 
+    VALID += [
+        # a module-level CPU device; a worker_init_fn that only seeds
+        """
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+device = torch.device("cpu")
+
+class Windows(Dataset):
+    def __getitem__(self, i):
+        return torch.arange(i, i + 8).to(device)
+
+def seed_worker(worker_id):
+    seed = torch.initial_seed() % 2**32
+    np.random.seed(seed)
+
+loader = DataLoader(Windows(), batch_size=4, num_workers=2, worker_init_fn=seed_worker)
+""",
+    ]
+
     INVALID = [
+        # a module-level CUDA device used in __getitem__ (defined below the class)
+        Invalid("""
+import torch
+from torch.utils.data import Dataset
+
+class PairDataset(Dataset):
+    def __init__(self, pairs):
+        self.pairs = pairs
+
+    def __getitem__(self, i):
+        a, b = self.pairs[i]
+        return torch.tensor(a).to(device), torch.tensor(b).to(device)
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+""", line=11),
+        # a worker_init_fn building an object whose __init__ picks a GPU
+        Invalid("""
+import torch
+from torch.utils.data import DataLoader
+
+class Renderer:
+    def __init__(self, gpu):
+        torch.cuda.set_device(gpu)
+        self.buffer = torch.zeros(1024, 1024).cuda()
+
+def init_worker(worker_id):
+    global renderer
+    renderer = Renderer(worker_id % torch.cuda.device_count())
+
+def make_loader(dataset):
+    return DataLoader(dataset, batch_size=8, num_workers=4, worker_init_fn=init_worker)
+""", line=15),
         Invalid("""
 import torch
 from torch.utils.data import DataLoader, Dataset
@@ -272,6 +394,19 @@ class AudioSet(BaseDataset):
         return torch.randn(16000).cuda()
 """, line=11),
     ]
+
+
+# torch.cuda functions that only ask (they do not create a context).
+_CUDA_QUERIES = frozenset({"is_available", "device_count", "is_initialized", "get_device_name",
+                           "get_device_capability", "get_arch_list"})
+
+
+def _initialises_cuda(callee: str) -> bool:
+    """Does a call named ``callee`` (see FunctionScope.callees) create a CUDA context?"""
+    last = callee.rsplit(".", 1)[-1]
+    if callee.startswith("torch.cuda."):
+        return last not in _CUDA_QUERIES
+    return last == "cuda" and "." in callee
 
 
 def _enclosing_function(function: FunctionScope) -> FunctionScope | None:

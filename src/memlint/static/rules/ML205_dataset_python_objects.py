@@ -31,6 +31,7 @@ from memlint.static.rule import Invalid, Rule
 _LOADERS = frozenset({"json.load", "json.loads", "pickle.load", "pickle.loads", "yaml.load", "yaml.safe_load",
                       "yaml.full_load", "yaml.unsafe_load", "orjson.loads", "ujson.load", "ujson.loads"})
 _BUILDERS = frozenset({"list", "sorted"})
+_PANDAS_BUILDERS = frozenset({"pandas.DataFrame", "pandas.concat", "pandas.merge"})
 _LISTING_METHODS = frozenset({"readlines", "splitlines", "tolist"})
 # Attributes that are small by nature.
 _SMALL_WORDS = frozenset({"class", "classes", "transform", "transforms", "column", "columns", "field", "fields",
@@ -55,6 +56,10 @@ class DatasetPythonObjects(Rule):
         self._storages: list[_Storage] = []
         # Dataset classes used by DataLoaders with workers; None: a dataset it cannot name.
         self._loaded_with_workers: set[str | None] = set()
+        # self.x = param in a Dataset's __init__: (node, attribute, param, position, class)
+        self._parameter_storages: list[tuple[cst.Assign, str, str, int, ClassInfo]] = []
+        # Calls passing a loaded container: (callee's last name, position or keyword, how it was loaded)
+        self._constructions: list[tuple[str, int | str, str]] = []
         self._scheduled = False
 
     # ----- storing samples in __init__ -----------------------------------------------------
@@ -68,9 +73,38 @@ class DatasetPythonObjects(Rule):
         how = self._python_container(node.value)
         if how is not None:
             self._store(node, attribute, how, info)
+        elif isinstance(node.value, cst.Name):
+            self._note_parameter_storage(node, attribute, node.value.value, info)
+
+    def _note_parameter_storage(self, node: cst.Assign, attribute: str, name: str, info: ClassInfo) -> None:
+        """``self.data = data`` with ``data`` a parameter of ``__init__``: big if a caller of this
+        module passes a loaded dict or list (decided at the end)."""
+        function = self.facts.function
+        params = [p.name.value for p in function.node.params.params][1:]  # without self
+        if name not in params or _SMALL_WORDS & set(attribute.lower().split(".", 1)[1].split("_")):
+            return
+        self._parameter_storages.append((node, attribute, name, params.index(name), info))
+        self._schedule()
+
+    def _note_construction(self, node: cst.Call) -> None:
+        """``Dataset(annotations, ...)`` where ``annotations`` was loaded here (json.load, a comprehension...)."""
+        name = dotted_name(node.func)
+        if name is None:
+            return
+        for position, arg in enumerate(node.args):
+            if arg.star or not isinstance(arg.value, cst.Name):
+                continue
+            binding = self.facts.lookup(arg.value.value)
+            value = binding.node if binding is not None else None
+            how = self._python_container(value) if isinstance(value, cst.BaseExpression) else None
+            if how is not None:
+                key = arg.keyword.value if arg.keyword is not None else position
+                self._constructions.append((name.rsplit(".", 1)[-1], key, f"'{arg.value.value}' from {how}"))
 
     def visit_Call(self, node: cst.Call) -> None:
         self._note_data_loader(node)
+        if node.args and isinstance(node.func, (cst.Name, cst.Attribute)):
+            self._note_construction(node)
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in ("append", "extend"):
             return
@@ -90,6 +124,18 @@ class DatasetPythonObjects(Rule):
         storage = _Storage(node, attribute, how, info)
         self._storages.append(storage)
         self.at_module_exit(lambda: self._decide(storage))
+
+    def _schedule(self) -> None:
+        if not self._scheduled:
+            self._scheduled = True
+            self.at_module_exit(self._decide_parameters)
+
+    def _decide_parameters(self) -> None:
+        for node, attribute, param, index, info in self._parameter_storages:
+            for cls, key, how in self._constructions:
+                if cls in self._class_and_subclasses(info) and key in (param, index):
+                    self._decide(_Storage(node, attribute, f"{how}, passed to {cls}()", info))
+                    break
 
     def _decide(self, storage: _Storage) -> None:
         if not self._loaded_with_workers:
@@ -147,6 +193,9 @@ class DatasetPythonObjects(Rule):
         qualified = self.facts.qualified_name(value.func)
         if qualified in _LOADERS:
             return f"{qualified}()"
+        if qualified is not None and qualified.startswith("pandas.") and (
+                qualified.rsplit(".", 1)[-1].startswith("read_") or qualified in _PANDAS_BUILDERS):
+            return f"{qualified}() (a DataFrame's string columns are Python objects)"
         if qualified in _BUILDERS and value.args:
             return f"{qualified}(...)"
         if isinstance(value.func, cst.Attribute) and value.func.attr.value in _LISTING_METHODS:
@@ -257,7 +306,79 @@ loader = DataLoader(features, batch_size=64, num_workers=4)
 """,
     ]
 
+    VALID += [
+        # arrays passed into __init__; a loaded dict passed to a dataset read without workers
+        """
+import json
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class ArrayDataset(Dataset):
+    def __init__(self, features, labels):
+        self.features = features
+        self.labels = labels
+
+    def __getitem__(self, i):
+        return torch.from_numpy(self.features[i]), int(self.labels[i])
+
+class LookupDataset(Dataset):
+    def __init__(self, table):
+        self.table = table
+
+    def __getitem__(self, key):
+        return self.table[key]
+
+features = np.load("x.npy", mmap_mode="r")
+labels = np.load("y.npy")
+train = DataLoader(ArrayDataset(features, labels), batch_size=64, num_workers=8)
+table = json.load(open("table.json"))
+lookup = DataLoader(LookupDataset(table), batch_size=64)
+""",
+    ]
+
     INVALID = [
+        # a pandas DataFrame read per item with iloc
+        Invalid("""
+import pandas as pd
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class ImageCsvDataset(Dataset):
+    def __init__(self, csv_path, transform):
+        self.frame = pd.read_csv(csv_path)
+        self.transform = transform
+
+    def __getitem__(self, idx):
+        row = self.frame.iloc[idx]
+        return self.transform(load_image(row["path"])), int(row["label"])
+
+    def __len__(self):
+        return len(self.frame)
+
+loader = DataLoader(ImageCsvDataset("train.csv", None), batch_size=32, num_workers=8)
+""", line=8),
+        # a big dict loaded by the caller and passed into __init__
+        Invalid("""
+import json
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class CaptionDataset(Dataset):
+    def __init__(self, captions, image_ids):
+        self.captions = captions
+        self.image_ids = image_ids
+
+    def __getitem__(self, i):
+        image_id = self.image_ids[i]
+        return image_id, self.captions[image_id]
+
+def main(args):
+    captions = json.load(open(args.captions))
+    ids = sorted(captions)
+    dataset = CaptionDataset(captions, image_ids=ids)
+    return DataLoader(dataset, batch_size=128, num_workers=args.workers)
+""", line=8),
         Invalid("""
 import json
 import torch

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.static.facts import FUNCTIONAL_LOSS_WORDS
 from memlint.static.rule import Invalid, Rule
 
 DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
@@ -40,9 +41,31 @@ class DataParallel(Rule):
         info = self.facts.class_info
         if info is not None and any(base.endswith("Strategy") for base in info.base_names):
             return  # a framework's "dp" strategy, used only when the user asks for it
+        wrapped = node.args[0].value if node.args else None
+        while (isinstance(wrapped, cst.Call) and isinstance(wrapped.func, cst.Attribute)
+               and wrapped.func.attr.value in ("to", "cuda")):
+            wrapped = wrapped.func.value  # FullModel(...).cuda()
+        if isinstance(wrapped, cst.Name):  # what the name is bound to, looked up now (decided at the end)
+            binding = self.facts.lookup(wrapped.value)
+            wrapped = binding.node if binding is not None else None
+        self.at_module_exit(lambda: self._decide(node, qualified.rsplit(".", 1)[-1], wrapped))
+
+    def _decide(self, node: cst.Call, name: str, wrapped: cst.CSTNode | None) -> None:
+        cls = self.facts.instance_class(wrapped) if wrapped is not None else None
+        forward = self.facts.find_method(cls, "forward") if cls is not None else None
+        if forward is not None and any(_is_loss(callee) for callee in self.facts.calls_made(forward, depth=1)):
+            # The documented fix for the imbalance: each replica computes its own loss.
+            self.report(
+                node,
+                f"{name} replicates {cls.name} on every GPU each step from one Python process; its forward "
+                f"computes the loss on each replica, so little is gathered, but DistributedDataParallel is "
+                f"faster (torchrun --nproc-per-node N)",
+                needs_grad=False, severity="info",
+            )
+            return
         self.report(
             node,
-            f"{qualified.rsplit('.', 1)[-1]} gathers every replica's outputs and the loss on the first "
+            f"{name} gathers every replica's outputs and the loss on the first "
             f"device each step, so that GPU runs out of memory first while the others idle (and one "
             f"Python process drives all GPUs); use torch.nn.parallel.DistributedDataParallel with one "
             f"process per GPU (torchrun --nproc-per-node N train.py)",
@@ -106,6 +129,23 @@ class DataParallelStrategy(ParallelStrategy):
     ]
 
     INVALID = [
+        # the loss inside the wrapped module's forward: said less (info)
+        Invalid("""
+import torch
+from torch import nn
+
+class FullModel(nn.Module):
+    def __init__(self, model, criterion):
+        super().__init__()
+        self.model = model
+        self.criterion = criterion
+
+    def forward(self, inputs, targets):
+        return self.criterion(self.model(inputs), targets).unsqueeze(0)
+
+def build(model, criterion):
+    return nn.DataParallel(FullModel(model, criterion).cuda())
+""", line=15),
         Invalid("""
 import torch
 from torch import nn
@@ -131,3 +171,11 @@ def forward_all(module, inputs, gpus):
     return torch.nn.parallel.data_parallel(module, inputs, device_ids=gpus)
 """, line=4),
     ]
+
+
+def _is_loss(callee: str) -> bool:
+    """A callee name that computes a loss: ``self.criterion``, ``self.loss_fn``, ``F.cross_entropy``."""
+    last = callee.rsplit(".", 1)[-1].lower()
+    if "loss" in last or "criterion" in last:
+        return True
+    return callee.startswith("torch.nn.functional.") and any(word in last for word in FUNCTIONAL_LOSS_WORDS)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import FunctionScope, Loop, dotted_name, names_in
+from memlint.static.facts import GRAPH_ENDING_METHODS, TENSOR_METHODS, FunctionScope, Loop, dotted_name, names_in
 from memlint.static.rule import Invalid, Rule
 
 _CPU_METHODS = frozenset({"cpu", "item", "numpy", "tolist", "__float__"})
@@ -36,6 +36,12 @@ _REDUCING = frozenset({"argmax", "argmin", "sum", "mean", "max", "min", "eq", "n
 _LOADER_WORDS = ("loader", "dataset", "data", "batches", "samples")
 _DEVICE_WORDS = ("device", "cuda", "gpu", "rank", "accelerator")
 _ACCELERATOR_PREFIXES = ("cuda", "mps", "xpu", "npu", "hpu")
+# Methods of a tensor that the chain of a collected value is peeled through (``self.model(x)``
+# is a module call, not a method of ``self``).
+_CHAIN_METHODS = TENSOR_METHODS | GRAPH_ENDING_METHODS | _CPU_METHODS | _REDUCING | {"detach", "detach_"}
+# Methods that run a model and hand back its outputs (checked against what the method returns).
+_PREDICTING_METHODS = frozenset({"predict", "predict_step", "inference", "infer", "extract_features",
+                                 "forward_features", "embed", "encode"})
 
 
 @dataclass
@@ -52,6 +58,7 @@ class OutputsKeptOnDevice(Rule):
         self._moves_to_device = False
         self._pending: list[tuple[cst.Call, str, str, int]] = []
         self._reset_in_loop: dict[int, set[str]] = {}  # loop id -> lists rebound or cleared in it
+        self._returns_output: set[int] = set()  # id() of functions returning a model output, not on the CPU
         self._scheduled = False
 
     # ----- what is a model output ----------------------------------------------------------
@@ -123,23 +130,47 @@ class OutputsKeptOnDevice(Rule):
         if isinstance(value, (cst.List, cst.Tuple)) and method == "extend":
             return
         output = self._classify(value, self._function_outputs())
-        if output is None or not output.detached:
+        method_output = None if output is not None else self._method_output(value)
+        if method_output is None and (output is None or not output.detached):
             return  # not an output, or still graph-carrying (ML101 reports that one)
         target = dotted_name(func.value) or "the list"
         value_text = cst.Module(body=()).code_for_node(value).strip()
         if len(value_text) > 40:
             value_text = value_text[:37] + "..."
-        self._pending.append((node, target, value_text, id(loop)))
+        self._pending.append((node, target, value_text, id(loop), method_output))
         if not self._scheduled:
             self._scheduled = True
             self.at_module_exit(self._decide)
 
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None and self._classify(node.value, self._function_outputs()) is not None:
+            self._returns_output.add(id(self.facts.function))
+
+    def _method_output(self, value: cst.BaseExpression) -> tuple[cst.CSTNode, str] | None:
+        """``task.predict(batch)``: (what ``task`` is bound to, "predict"), to be checked at the
+        end against what the method of that class returns."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value in _PREDICTING_METHODS and isinstance(value.func.value, cst.Name)):
+            return None
+        binding = self.facts.lookup(value.func.value.value)
+        if binding is None or binding.node is None:
+            return None
+        return binding.node, value.func.attr.value
+
+    def _returns_model_output(self, method_output: tuple[cst.CSTNode, str]) -> bool:
+        bound_to, method = method_output
+        cls = self.facts.instance_class(bound_to)
+        scope = self.facts.find_method(cls, method) if cls is not None else None
+        return scope is not None and id(scope) in self._returns_output
+
     def _decide(self) -> None:
         if not self._moves_to_device:
             return
-        for node, target, value_text, loop_id in self._pending:
+        for node, target, value_text, loop_id, method_output in self._pending:
             if target in self._reset_in_loop.get(loop_id, ()):
                 continue  # emptied or replaced within the loop: a bounded buffer
+            if method_output is not None and not self._returns_model_output(method_output):
+                continue
             self.report(
                 node,
                 f"'{target}' collects '{value_text}' on the accelerator for every batch of the loader: "
@@ -279,7 +310,48 @@ def track(model, processing_order):
 """,
     ]
 
+    VALID += [
+        # a predict method that returns CPU numbers
+        """
+import torch
+class Task:
+    def __init__(self, model):
+        self.model = model.cuda()
+
+    @torch.no_grad()
+    def predict(self, batch):
+        return self.model(batch.cuda()).argmax(-1).cpu()
+
+def run(task, loader):
+    preds = []
+    for batch in loader:
+        preds.append(task.predict(batch))
+    return preds
+""",
+    ]
+
     INVALID = [
+        # predictions from a method of a class of this module
+        Invalid("""
+import torch
+from torch import nn
+class Task:
+    def __init__(self, model: nn.Module, device):
+        self.model = model.to(device)
+        self.device = device
+
+    @torch.no_grad()
+    def predict(self, batch):
+        logits = self.model(batch["x"].to(self.device))
+        return logits.softmax(-1)
+
+def predict_all(model, test_loader, device):
+    task = Task(model, device)
+    outputs = []
+    for batch in test_loader:
+        outputs.append(task.predict(batch))
+    return torch.cat(outputs)
+""", line=18),
         Invalid("""
 import torch
 def validate(model, val_loader, device):
@@ -341,7 +413,8 @@ def _call_chain(value: cst.BaseExpression) -> _Chain:
     chain = _Chain(value)
     node = value
     while True:
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not _is_plain_reference(node.func):
+        if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not _is_plain_reference(node.func)
+                and node.func.attr.value in _CHAIN_METHODS):
             method = node.func.attr.value
             if method in ("detach", "detach_"):
                 chain.detached = True
@@ -350,7 +423,7 @@ def _call_chain(value: cst.BaseExpression) -> _Chain:
             elif method in _REDUCING:
                 chain.reduced = True
             node = node.func.value
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and _is_plain_reference(node.func):
             # torch.argmax(out, 1) / torch.cat(...): a function, not a method of the output
             name = node.func.attr.value
             if name in _REDUCING:

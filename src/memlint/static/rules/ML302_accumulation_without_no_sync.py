@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from memlint.static.engine import is_optimizer_step
-from memlint.static.facts import Loop
+from memlint.static.facts import Loop, dotted_name
 from memlint.static.rule import Invalid, Rule
 
 _DDP = frozenset({"DistributedDataParallel"})
@@ -36,7 +36,7 @@ _HANDLED_TEXT = ("no_sync", "require_backward_grad_sync", "accumulate(", "deepsp
 
 @dataclass
 class _PeriodicIf:
-    node: cst.If
+    node: cst.If | cst.For  # the accumulation condition, or a loop over the chunks of a batch
     loop: Loop
     steps: bool = False
     backward: bool = False
@@ -50,6 +50,7 @@ class AccumulationWithoutNoSync(Rule):
         self._open: list[_PeriodicIf] = []
         self._candidates: list[_PeriodicIf] = []
         self._wraps_ddp = False
+        self._accelerate = False
         self._uses_fsdp = False
         self._scheduled = False
 
@@ -68,18 +69,40 @@ class AccumulationWithoutNoSync(Rule):
         def decide() -> None:
             if record.loop.has_backward:
                 self._candidates.append(record)
-                if not self._scheduled:
-                    self._scheduled = True
-                    self.at_module_exit(self._decide)
+                self._schedule()
+
+        self.at_function_exit(decide)
+
+    def _schedule(self) -> None:
+        if not self._scheduled:
+            self._scheduled = True
+            self.at_module_exit(self._decide)
+
+    def visit_For(self, node: cst.For) -> None:
+        # for xc, yc in zip(x.chunk(k), y.chunk(k)): a backward per chunk, one step after the loop
+        if not _splits_a_batch(node.iter, self.facts):
+            return
+        facts = self.facts
+
+        def decide() -> None:
+            loop = facts.loop_of_node.get(id(node))
+            if loop is not None and loop.has_backward and not loop.has_optimizer_step:
+                self._candidates.append(_PeriodicIf(node, loop, steps=True))
+                self._schedule()
 
         self.at_function_exit(decide)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        qualified = self.facts.qualified_name(func) or ""
+        facts = self.facts
+        qualified = facts.qualified_name(func) or ""
         last = qualified.rsplit(".", 1)[-1]
         if last in _DDP:
             self._wraps_ddp = True
+        elif isinstance(func, cst.Attribute) and func.attr.value == "prepare" and "accelerator" in (
+                dotted_name(func.value) or "").lower():
+            self._wraps_ddp = True  # accelerate wraps the model in DDP when launched on several GPUs
+            self._accelerate = True
         elif last in _FSDP:
             self._uses_fsdp = True
         if not self._open or not isinstance(func, cst.Attribute):
@@ -99,12 +122,22 @@ class AccumulationWithoutNoSync(Rule):
         if any(text in source for text in _HANDLED_TEXT) or "FullyShardedDataParallel" in source:
             return
         for record in self._candidates:
+            chunks = isinstance(record.node, cst.For)
+            what = "a backward per chunk of the batch" if chunks else "gradient accumulation"
+            if self._accelerate:
+                self.report(
+                    record.node,
+                    f"{what} on an accelerate-prepared model without accelerator.accumulate(model): on several "
+                    f"GPUs every micro-batch's backward all-reduces the gradients; wrap each micro-batch in "
+                    f"'with accelerator.accumulate(model):' (or accelerator.no_sync(model) on the non-stepping ones)",
+                    needs_grad=False,
+                )
+                continue
             self.report(
                 record.node,
-                "gradient accumulation on a DistributedDataParallel model without no_sync(): DDP "
-                "all-reduces the gradients on every backward(), so every micro-batch pays a full "
-                "all-reduce that the next one overwrites; run the backward of the non-stepping "
-                "micro-batches under 'with model.no_sync():' (contextlib.nullcontext() on the last one)",
+                f"{what} on a DistributedDataParallel model without no_sync(): every micro-batch's backward "
+                f"all-reduces the gradients; run the backward of the non-stepping micro-batches under "
+                f"'with model.no_sync():' (contextlib.nullcontext() on the last one)",
                 needs_grad=False,
             )
 
@@ -183,7 +216,63 @@ def train(model, loader, optimizer, accum):
 """,
     ]
 
+    VALID += [
+        # micro-batches of one batch, the backward of all but the last under no_sync
+        """
+import contextlib
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def train(model, loader, optimizer, criterion, micro):
+    model = DDP(model)
+    for x, y in loader:
+        chunks = list(zip(x.chunk(micro), y.chunk(micro)))
+        for i, (xc, yc) in enumerate(chunks):
+            context = model.no_sync() if i < len(chunks) - 1 else contextlib.nullcontext()
+            with context:
+                criterion(model(xc), yc).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        # micro-batches on one GPU (no DDP in the module)
+        """
+import torch
+def train(model, loader, optimizer, micro):
+    for x, y in loader:
+        for xc, yc in zip(x.split(micro), y.split(micro)):
+            model(xc, yc).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+    ]
+
     INVALID = [
+        # accelerate: backward every micro-batch, no accumulate()
+        Invalid("""
+from accelerate import Accelerator
+def train(model, optimizer, loader, accum_steps):
+    accelerator = Accelerator()
+    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+    for step, batch in enumerate(loader):
+        loss = model(**batch).loss / accum_steps
+        accelerator.backward(loss)
+        if (step + 1) % accum_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+""", line=9),
+        # a raw DDP loop over the chunks of each batch
+        Invalid("""
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def train(model, loader, optimizer, criterion, k, rank):
+    model = DDP(model.to(rank), device_ids=[rank])
+    for x, y in loader:
+        x, y = x.to(rank), y.to(rank)
+        for xc, yc in zip(x.chunk(k), y.chunk(k)):
+            loss = criterion(model(xc), yc) / k
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""", line=8),
         Invalid("""
 import os
 import torch
@@ -221,6 +310,25 @@ def train(model, batches, optimizer, scaler, accumulation, max_steps):
             optimizer.zero_grad(set_to_none=True)
 """, line=12),
     ]
+
+
+_SPLITTING = frozenset({"chunk", "split", "tensor_split"})
+
+
+def _splits_a_batch(iterable: cst.BaseExpression, facts) -> bool:
+    """``zip(x.chunk(k), y.chunk(k))``, ``x.split(micro)``, ``torch.chunk(x, k)``."""
+    stack = [iterable]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _SPLITTING:
+                qualified = facts.qualified_name(func) or ""
+                if not qualified.startswith(("str.", "os.", "re.")) and not isinstance(func.value, cst.BaseString):
+                    return True
+            if isinstance(func, cst.Name) and func.value in ("zip", "enumerate"):
+                stack.extend(arg.value for arg in node.args)
+    return False
 
 
 def _has_modulo(test: cst.BaseExpression) -> bool:

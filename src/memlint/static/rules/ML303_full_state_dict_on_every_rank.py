@@ -35,6 +35,15 @@ _LOADING_METHODS = frozenset({"load_state_dict", "optim_state_dict_to_load", "se
                               "scatter_full_optim_state_dict", "shard_full_optim_state_dict"})
 
 
+def _is_empty(node: cst.BaseExpression) -> bool:
+    """``fsdp=""``, ``fsdp=None``, ``fsdp=False``, ``fsdp=[]``: no FSDP."""
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value in ("", b"")
+    if isinstance(node, cst.Name):
+        return node.value in ("None", "False")
+    return isinstance(node, (cst.List, cst.Tuple)) and not node.elements
+
+
 @dataclass
 class _Block:
     node: cst.With
@@ -51,6 +60,21 @@ class FullStateDictOnEveryRank(Rule):
         super().__init__(checker)
         self._blocks: list[_Block] = []
         self._in_with_item: set[int] = set()
+        self._fsdp_names: set[str] = set()  # names bound to FullyShardedDataParallel(...)
+        self._trainer_names: set[str] = set()  # names bound to a *Trainer(...)
+        self._fsdp_trainer = False  # TrainingArguments(fsdp=...) / fsdp_config=... in the module
+        self._plain_state_dicts: list[tuple[cst.Call, str]] = []
+        self._scheduled = False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if not isinstance(node.value, cst.Call):
+            return
+        last = (self.facts.qualified_name(node.value.func) or "").rsplit(".", 1)[-1]
+        names = {dotted_name(target.target) for target in node.targets} - {None}
+        if last == "FullyShardedDataParallel":
+            self._fsdp_names |= names
+        elif last.endswith("Trainer"):
+            self._trainer_names |= names
 
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
@@ -70,6 +94,11 @@ class FullStateDictOnEveryRank(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value in ("fsdp", "fsdp_config") and not _is_empty(arg.value):
+                self._fsdp_trainer = True
+        if isinstance(func, cst.Attribute) and func.attr.value == "state_dict" and not self._blocks:
+            self._note_state_dict(node, dotted_name(func.value))
         if isinstance(func, cst.Attribute) and self._blocks:
             method = func.attr.value
             if method in _SAVING_METHODS:
@@ -83,6 +112,34 @@ class FullStateDictOnEveryRank(Rule):
         problem = self._problem(node)
         if problem is not None:
             self._report(node, problem)
+
+    def _note_state_dict(self, node: cst.Call, owner: str | None) -> None:
+        """``model.state_dict()`` of an FSDP model, or ``trainer.model.state_dict()`` of a Trainer
+        with FSDP settings, outside any state_dict_type block (decided at the end of the module)."""
+        if owner is None:
+            return
+        self._plain_state_dicts.append((node, owner))
+        if not self._scheduled:
+            self._scheduled = True
+            self.at_module_exit(self._decide_state_dicts)
+
+    def _decide_state_dicts(self) -> None:
+        source = self._checker.source
+        if any(text in source for text in ("state_dict_type", "get_model_state_dict", "StateDictOptions")):
+            return  # the module configures how the state dict is gathered
+        for node, owner in self._plain_state_dicts:
+            parts = owner.split(".")
+            through_trainer = (self._fsdp_trainer and len(parts) >= 2 and parts[-1] in ("model", "model_wrapped")
+                               and ".".join(parts[:-1]) in self._trainer_names)
+            if owner not in self._fsdp_names and not through_trainer:
+                continue
+            self.report(
+                node,
+                f"'{owner}.state_dict()' of an FSDP model uses FSDP's default FULL_STATE_DICT config: every rank "
+                f"gathers the whole model on its GPU; call it under FSDP.state_dict_type(..., "
+                f"FullStateDictConfig(offload_to_cpu=True, rank0_only=True)), or save with trainer.save_model()",
+                needs_grad=False,
+            )
 
     def _report(self, node: cst.Call, problem: str) -> None:
         self.report(
@@ -204,7 +261,46 @@ def configure(offload, rank0):
 """,
     ]
 
+    VALID += [
+        # the Trainer saves the FSDP model itself; a state_dict of a model that is not FSDP
+        """
+from transformers import Trainer, TrainingArguments
+def finish(model, data, ddp_model):
+    args = TrainingArguments("out", fsdp="full_shard auto_wrap")
+    trainer = Trainer(model=model, args=args, train_dataset=data)
+    trainer.train()
+    trainer.save_model("final")
+    return ddp_model.state_dict()
+""",
+    ]
+
     INVALID = [
+        # the state dict of a Trainer's FSDP-wrapped model
+        Invalid("""
+import torch
+from transformers import Trainer, TrainingArguments
+def train_and_save(model, data):
+    args = TrainingArguments("out", fsdp="full_shard auto_wrap", bf16=True)
+    trainer = Trainer(model=model, args=args, train_dataset=data)
+    trainer.train()
+    state = trainer.model.state_dict()
+    if trainer.is_world_process_zero():
+        torch.save(state, "model.pt")
+""", line=8),
+        # a raw FSDP model's state_dict with no state_dict_type anywhere
+        Invalid("""
+import torch
+import torch.distributed as dist
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+def train(module, loader, optimizer, path):
+    model = FSDP(module, device_id=torch.cuda.current_device())
+    for batch in loader:
+        model(batch).sum().backward()
+        optimizer.step()
+    state = model.state_dict()
+    if dist.get_rank() == 0:
+        torch.save(state, path)
+""", line=10),
         Invalid("""
 import torch
 import torch.distributed as dist
