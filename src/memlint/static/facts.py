@@ -186,6 +186,13 @@ def _has_call(node: cst.CSTNode) -> bool:
     return False
 
 
+def is_test_file(path: str) -> bool:
+    """A pytest file (``test_*.py``, ``*_test.py``, ``conftest.py``): code that exercises a feature
+    for a moment, not a training run."""
+    base = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py"
+
+
 def is_module_name(name: str) -> bool:
     lowered = name.lower()
     return lowered in MODULE_NAME_WORDS or lowered.endswith(MODULE_NAME_SUFFIXES) or (

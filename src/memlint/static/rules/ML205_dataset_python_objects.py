@@ -21,6 +21,7 @@ literal 0 is not flagged; small attributes named like ``classes``, ``transforms`
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -36,6 +37,7 @@ _LISTING_METHODS = frozenset({"readlines", "splitlines", "tolist"})
 # Attributes that are small by nature.
 _SMALL_WORDS = frozenset({"class", "classes", "transform", "transforms", "column", "columns", "field", "fields",
                           "keys", "cfg", "config", "args", "splits", "shape", "dims"})
+_LOOKUP_WORDS = frozenset({"map", "mapping", "lookup", "vocab", "vocabulary"})
 # The DataLoader's num_workers is its 6th positional parameter.
 _NUM_WORKERS_POSITION = 5
 
@@ -81,7 +83,7 @@ class DatasetPythonObjects(Rule):
         module passes a loaded dict or list (decided at the end)."""
         function = self.facts.function
         params = [p.name.value for p in function.node.params.params][1:]  # without self
-        if name not in params or _SMALL_WORDS & set(attribute.lower().split(".", 1)[1].split("_")):
+        if name not in params or _is_small(attribute):
             return
         self._parameter_storages.append((node, attribute, name, params.index(name), info))
         self._schedule()
@@ -117,7 +119,7 @@ class DatasetPythonObjects(Rule):
         self._store(node, attribute, f"{func.attr.value}() in a loop", info)
 
     def _store(self, node: cst.CSTNode, attribute: str, how: str, info: ClassInfo) -> None:
-        if _SMALL_WORDS & set(attribute.lower().split(".", 1)[1].split("_")):
+        if _is_small(attribute):
             return
         if any(s.attribute == attribute and s.info is info for s in self._storages):
             return
@@ -439,6 +441,14 @@ def make_loader(dataset, workers):
     return DataLoader(dataset, batch_size=32, num_workers=workers, persistent_workers=True)
 """, line=11),
     ]
+
+
+def _is_small(attribute: str) -> bool:
+    """Attributes small by nature: class lists, transforms, configs, and lookup tables
+    (``label_to_id``, ``word2idx``, ``vocab``), which map to samples rather than hold them."""
+    name = attribute.lower().split(".", 1)[1]
+    words = set(name.split("_"))
+    return bool(_SMALL_WORDS & words or _LOOKUP_WORDS & words or "_to_" in name or re.search(r"[a-z]2[a-z]", name))
 
 
 def _above_zero(node: cst.BaseExpression) -> bool:

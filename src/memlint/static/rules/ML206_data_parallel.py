@@ -14,14 +14,16 @@ libraries do to support models users wrapped themselves; a module that also offe
 ``DistributedDataParallel`` (DataParallel is then a fallback chosen by how the user
 launches: ignite's ``auto_model``, transformers' Trainer without ``torchrun``); a
 framework's DataParallel strategy class (a base named ``*Strategy``: Lightning's
-``strategy="dp"``), which runs only when the user asks for it.
+``strategy="dp"``), which runs only when the user asks for it; tests (``test_*`` files and
+functions). Said less (info): a wrapped module of this file whose ``forward`` computes the
+loss, the documented fix for the imbalance (only the losses are gathered).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from memlint.static.facts import FUNCTIONAL_LOSS_WORDS
+from memlint.static.facts import FUNCTIONAL_LOSS_WORDS, is_test_file
 from memlint.static.rule import Invalid, Rule
 
 DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
@@ -38,6 +40,8 @@ class DataParallel(Rule):
             return
         if "DistributedDataParallel" in self._checker.source:
             return  # the code offers DDP too: DataParallel is the fallback the user picks
+        if is_test_file(self._checker.path) or self.facts.function.name.startswith("test_"):
+            return  # a test of DataParallel support, not a training run
         info = self.facts.class_info
         if info is not None and any(base.endswith("Strategy") for base in info.base_names):
             return  # a framework's "dp" strategy, used only when the user asks for it

@@ -18,12 +18,11 @@ and files).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import Loop, dotted_name
+from memlint.static.facts import Loop, dotted_name, is_test_file
 from memlint.static.rule import Invalid, Rule
 
 _SETTERS = frozenset({"torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly",
@@ -53,8 +52,7 @@ class AnomalyDetectionEnabled(Rule):
         self._if_depth: dict[int, int] = {}  # id(function) -> ifs open in it
         self._blocks: list[_Block] = []  # open with detect_anomaly() blocks
         self._turned_off: set[int] = set()
-        path = os.path.basename(checker.path)
-        self._test_file = path.startswith("test_") or path.endswith("_test.py") or path == "conftest.py"
+        self._test_file = is_test_file(checker.path)
 
     def _in_if(self) -> bool:
         return self._if_depth.get(id(self.facts.function), 0) > 0

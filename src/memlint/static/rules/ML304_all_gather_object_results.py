@@ -37,12 +37,16 @@ class AllGatherObjectResults(Rule):
         self._grown: dict[int, set[str]] = {}  # id(function) -> collections filled in a data loop
 
     def _note_growth(self, name: str | None) -> None:
+        """``name`` grows here: note it if this is a loop over data that the collection outlives
+        (not a list made afresh in each iteration of that loop)."""
         facts = self.facts
-        if name is None or not any(loop.iterates_data or loop.walks_steps for loop in facts.loops_in_function()):
+        if name is None:
             return
-        if not facts.outlives_iteration(cst.Name(name.split(".", 1)[0])) and "." not in name:
-            return  # a list made in this iteration
-        self._grown.setdefault(id(facts.function), set()).add(name)
+        root = name.split(".", 1)[0]
+        for loop in facts.loops_in_function():
+            if (loop.iterates_data or loop.walks_steps) and ("." in name or root not in loop.bound_this_iteration):
+                self._grown.setdefault(id(facts.function), set()).add(name)
+                return
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -79,7 +83,8 @@ class AllGatherObjectResults(Rule):
         self.report(
             node,
             f"'{names[0]}' holds every batch's results and {how} copies them, pickled, onto every rank; gather "
-            f"tensors with all_gather (or gather to rank 0), or reduce the metric on each rank first",
+            f"them to one rank (dist.gather_object(obj, out, dst=0), or tensors with gather), or reduce the "
+            f"metric on each rank first",
             needs_grad=False,
         )
 
