@@ -81,6 +81,7 @@ class HookRegisteredInLoop(Rule):
         self._sites: list[_Site] = []
         # id(function) -> registrations in it: (names in the hooked object, under a state guard)
         self._registrations: dict[int, list[tuple[frozenset[str] | None, bool]]] = {}
+        self._hooks_hold_self: set[int] = set()  # id() of methods registering a hook bound to self
         # id(loop) -> calls in it that may remove hooks: (callee, function)
         self._loop_calls: dict[int, list[tuple[str, FunctionScope]]] = {}
         self._loops_removing: set[int] = set()
@@ -136,6 +137,8 @@ class HookRegisteredInLoop(Rule):
         self._registrations.setdefault(id(function), []).append((names, guarded))
         positional = [arg.value for arg in node.args if arg.keyword is None]
         hook = positional[0] if positional else None
+        if hook is not None and "self" in names_in(hook):
+            self._hooks_hold_self.add(id(function))
         if loops or (function.class_info is not None and function.name in _PER_STEP_METHODS):
             self._add_site(node, "register", function, loops, receiver, hook, method)
 
@@ -191,7 +194,7 @@ class HookRegisteredInLoop(Rule):
         if init is None or not self._registers(init, 3):
             return
         deleter = self.facts.find_method(cls, "__del__")
-        if deleter is not None and self._removes(deleter):
+        if deleter is not None and self._removes(deleter) and not self._hooks_hold(cls):
             return  # hooks removed when the object is dropped at the next iteration
         exit_method = self.facts.find_method(cls, "__exit__")
         if site.with_item and exit_method is not None and self._removes(exit_method):
@@ -204,6 +207,11 @@ class HookRegisteredInLoop(Rule):
             f"build it once before the loop, or remove its hooks in the same iteration (a with block or "
             f"its release method)",
         )
+
+    def _hooks_hold(self, cls) -> bool:
+        """Does the class register hooks bound to its own instances (``self.save``)? The module
+        then keeps every instance alive, so ``__del__`` never runs (pytorch-grad-cam#88)."""
+        return any(id(method) in self._hooks_hold_self for method in cls.methods.values())
 
     def _decide_call(self, site: _Site) -> None:
         targets = self.facts.callee_scopes(site.callee, site.function)
@@ -599,6 +607,29 @@ def evaluate(model, val_loader):
             model(batch)
     return store
 """, line=10),
+        # __del__ removes the hooks, but the hooks are bound methods: the module keeps the object,
+        # so __del__ never runs (pytorch-grad-cam#88)
+        Invalid("""
+import torch
+class CAM:
+    def __init__(self, model, layer):
+        self.model = model
+        self.handle = layer.register_forward_hook(self.save)
+
+    def save(self, module, inputs, output):
+        self.output = output.detach()
+
+    def __del__(self):
+        self.handle.remove()
+
+def heatmaps(model, images):
+    out = []
+    for image in images:
+        cam = CAM(model, model.layer4)
+        model(image[None])
+        out.append(cam.output.mean(1).cpu())
+    return out
+""", line=17),
         # a parameter hook inside the optimisation loop
         Invalid("""
 import torch
@@ -646,9 +677,10 @@ def _last(func: cst.BaseExpression) -> str | None:
 def _is_state_test(test: cst.BaseExpression, function: FunctionScope, module_scope: FunctionScope) -> bool:
     """Does an ``if`` test check state kept across calls (``self.handle is None``, a global
     flag), as an idempotent registration does?"""
-    for name in names_in(test):
+    names = names_in(test)
+    for name in names:
         root = name.split(".", 1)[0]
-        if (root == "self" and "." in name) or (
+        if (root == "self" and ("." in name or names & {"getattr", "hasattr"})) or (
                 root not in function.bindings and root in module_scope.bindings and function is not module_scope):
             return True
     return False

@@ -16,7 +16,10 @@ long as the function exists (the process, for a module-level function or a metho
 
 Flagged: a cached function or method that returns a graph-carrying value (a module call
 outside ``no_grad``) — error; a cached method of an ``nn.Module`` class — warning; a cached
-function with a parameter named as a module (``model``, ``encoder``...) — warning. Not flagged:
+function with a parameter named as a module (``model``, ``encoder``...) — warning; a
+``__getitem__`` cached without a size limit (every sample stays in memory) — warning. The
+caches are ``functools.lru_cache``, ``functools.cache`` and wrappers of them with the same
+class-level cache (transformers' ``compile_compatible_method_lru_cache``). Not flagged:
 caches of shapes, ints, strings, or constant tensors built from plain arguments (a cached
 causal mask or position table in a module-level function), static and class methods of other
 classes, cached computations under ``torch.no_grad()`` that take no module.
@@ -26,10 +29,15 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.static.facts import ClassScope, Graph, dotted_name, is_module_name
+from memlint.static.facts import MODULE_NAME_SUFFIXES, MODULE_NAME_WORDS, ClassScope, Graph, dotted_name
 from memlint.static.rule import Invalid, Rule
 
 _CACHES = frozenset({"functools.lru_cache", "functools.cache"})
+# Wrappers of lru_cache with the same class-level cache (transformers' pytorch_utils).
+_CACHE_SUFFIXES = ("compile_compatible_method_lru_cache",)
+_UNBOUNDED = 1 << 62
+# Below this many entries a cache of graphs is bounded: a warning, not a leak.
+_SMALL_CACHE = 32
 
 
 class CacheKeepsGraph(Rule):
@@ -52,6 +60,18 @@ class CacheKeepsGraph(Rule):
                 return
             name = f"{info.name}.{node.name.value}" if info is not None else node.name.value
             if scope.return_graph is Graph.CARRIES:
+                size = _maxsize(node, cache)
+                if size is not None and size < _SMALL_CACHE:
+                    # A few entries: bounded, but the same graph comes back for the same key.
+                    self.report(
+                        node.name,
+                        f"'{name}()' caches up to {size} result(s) computed by a module with autograd on: each "
+                        f"keeps its graph (and its key arguments) alive and comes back for the same key (stale, and a "
+                        f"second backward through it may fail); "
+                        f"do not cache module outputs, or compute them under torch.no_grad()",
+                        function=scope, severity="warning",
+                    )
+                    return
                 self.report(
                     node.name,
                     f"'{name}()' caches results computed by a module with autograd on: each cached entry keeps "
@@ -60,21 +80,29 @@ class CacheKeepsGraph(Rule):
                     function=scope,  # dropped if the function is only called under no_grad
                 )
                 return
+            if is_method and node.name.value == "__getitem__" and _unbounded(node, cache):
+                self.report(
+                    node.name,
+                    f"'{name}' is cached with no size limit: every sample it returns stays in memory (in every "
+                    f"DataLoader worker); drop the cache, or bound it (lru_cache(maxsize=...))",
+                    needs_grad=False, severity="warning",
+                )
+                return
             if is_method and info is not None and info.is_module:
                 self.report(
                     node.name,
-                    f"'{name}' is a method cached with {cache}: the cache keeps every {info.name} (and its "
+                    f"'{name}' is a method cached with @{cache}: the cache keeps every {info.name} (and its "
                     f"parameters) alive; cache a module-level function of plain arguments, or compute the value "
                     f"once in __init__",
                     needs_grad=False, severity="warning",
                 )
                 return
-            params = [p.name.value for p in node.params.params]
-            module_param = next((p for p in params if is_module_name(p) and p != "self"), None)
+            module_param = next((p.name.value for p in node.params.params
+                                 if p.name.value != "self" and _names_a_module(p)), None)
             if module_param is not None:
                 self.report(
                     node.name,
-                    f"'{name}()' is cached with {cache} and takes a module, '{module_param}': the cache keeps it "
+                    f"'{name}()' is cached with @{cache} and takes a module, '{module_param}': the cache keeps it "
                     f"(and its parameters) alive; pass plain values, or store the result on the module",
                     needs_grad=False, severity="warning",
                 )
@@ -83,8 +111,10 @@ class CacheKeepsGraph(Rule):
 
     def _cache_name(self, decorator: cst.BaseExpression) -> str | None:
         func = decorator.func if isinstance(decorator, cst.Call) else decorator
-        qualified = self.facts.qualified_name(func)
-        return qualified.rsplit(".", 1)[-1] if qualified in _CACHES else None
+        qualified = self.facts.qualified_name(func) or ""
+        if qualified in _CACHES or qualified.endswith(_CACHE_SUFFIXES):
+            return qualified.rsplit(".", 1)[-1]
+        return None
 
     VALID = [
         # a causal mask of a plain size
@@ -122,10 +152,50 @@ class Vocab:
     @functools.lru_cache(maxsize=None)
     def lookup(self, token):
         return self.table.get(token, 0)
+
+class Frames:
+    @functools.lru_cache(maxsize=16)
+    def __getitem__(self, i):
+        return self.decode(i)
+""",
+    ]
+
+    VALID += [
+        # a cached function of an identifier, not a module
+        """
+from functools import lru_cache
+import torch
+@lru_cache(maxsize=128)
+def is_base_model(model_id: str) -> bool:
+    return model_id.endswith("-base")
 """,
     ]
 
     INVALID = [
+        # a learned position embedding whose forward is cached with a few entries (warning)
+        Invalid("""
+import functools
+import torch
+from torch import nn
+class LearnedPositionEmbedding(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.rows = nn.Embedding(50, dim)
+
+    @functools.lru_cache(maxsize=1)
+    def forward(self, height, device):
+        return self.rows(torch.arange(height, device=device))
+""", line=11),
+        # a Dataset's __getitem__ cached without limit
+        Invalid("""
+from functools import lru_cache
+import torch
+from torch.utils.data import Dataset
+class AudioDataset(Dataset):
+    @lru_cache(maxsize=None)
+    def __getitem__(self, i):
+        return torch.load(self.paths[i], map_location="cpu")
+""", line=7),
         # a cached module output
         Invalid("""
 import functools
@@ -174,3 +244,33 @@ def embed_labels(encoder, labels):
         return encoder(labels)
 """, line=5),
     ]
+
+
+def _unbounded(function: cst.FunctionDef, cache: str) -> bool:
+    """``@functools.cache`` or ``@lru_cache(maxsize=None)``."""
+    return cache == "cache" or _maxsize(function, cache) == _UNBOUNDED
+
+
+def _maxsize(function: cst.FunctionDef, cache: str) -> int | None:
+    """The cache's ``maxsize``: an int, ``_UNBOUNDED``, or None when not a literal (128 when not given)."""
+    if cache == "cache":
+        return _UNBOUNDED
+    for decorator in function.decorators:
+        call = decorator.decorator
+        if isinstance(call, cst.Call):
+            for index, arg in enumerate(call.args):
+                if (arg.keyword is not None and arg.keyword.value == "maxsize") or (arg.keyword is None and index == 0):
+                    if isinstance(arg.value, cst.Name) and arg.value.value == "None":
+                        return _UNBOUNDED
+                    return int(arg.value.evaluated_value) if isinstance(arg.value, cst.Integer) else None
+    return 128
+
+
+def _names_a_module(param: cst.Param) -> bool:
+    """A parameter annotated as a module, or named as one (``model``, ``encoder``, ``teacher_model``;
+    not ``model_id`` or ``model_name``)."""
+    annotation = param.annotation
+    if annotation is not None and "Module" in (dotted_name(annotation.annotation) or ""):
+        return True
+    name = param.name.value.lower()
+    return name in MODULE_NAME_WORDS or name.endswith(MODULE_NAME_SUFFIXES)

@@ -146,13 +146,23 @@ class DatasetPythonObjects(Rule):
             name in self._loaded_with_workers for name in self._class_and_subclasses(storage.info)
         ):
             return
+        if "pandas." in storage.how:
+            self.report(
+                storage.node,
+                f"{storage.info.name}.__init__ keeps its samples in a pandas frame ({storage.attribute} from "
+                f"{storage.how}) read by DataLoader workers: its string columns are Python objects, so each "
+                f"worker gradually copies them (pytorch/pytorch#13246); convert the columns to numpy arrays "
+                f"in __init__ (strings as one fixed-width or arrow array)",
+                needs_grad=False,
+            )
+            return
         self.report(
             storage.node,
             f"{storage.info.name}.__init__ keeps its samples in a Python object ({storage.attribute} from "
             f"{storage.how}) and a DataLoader reads it with num_workers > 0: reading Python objects "
             f"writes their reference counts, so each worker gradually copies the whole list and "
             f"worker memory climbs (pytorch/pytorch#13246); store the samples in numpy arrays, an "
-            f"arrow/pandas table, or one serialized buffer with offsets",
+            f"arrow table, or one serialized buffer with offsets",
             needs_grad=False,
         )
 
@@ -197,7 +207,7 @@ class DatasetPythonObjects(Rule):
             return f"{qualified}()"
         if qualified is not None and qualified.startswith("pandas.") and (
                 qualified.rsplit(".", 1)[-1].startswith("read_") or qualified in _PANDAS_BUILDERS):
-            return f"{qualified}() (a DataFrame's string columns are Python objects)"
+            return f"{qualified}()"
         if qualified in _BUILDERS and value.args:
             return f"{qualified}(...)"
         if isinstance(value.func, cst.Attribute) and value.func.attr.value in _LISTING_METHODS:

@@ -52,9 +52,10 @@ class PersistentWorkersPerEvaluation(Rule):
 
     def visit_If(self, node: cst.If) -> None:
         function = self.facts.function
-        for name in names_in(node.test):
+        names = names_in(node.test)
+        for name in names:
             root = name.split(".", 1)[0]
-            if (root == "self" and "." in name) or (
+            if (root == "self" and ("." in name or names & {"getattr", "hasattr"})) or (
                     function is not self.facts.module_scope and root not in function.bindings
                     and root in self.facts.module_scope.bindings):
                 self._caching.add(id(function))
