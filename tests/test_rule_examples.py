@@ -41,3 +41,23 @@ def test_every_rule_has_examples_and_a_page():
         assert rule.VALID and rule.INVALID, f"{rule.code} needs VALID and INVALID examples"
         page = rule_page(rule.code)
         assert page and "## What it does" in page, f"rules/{rule.code}.md is missing or incomplete"
+
+
+def test_every_page_matches_its_catalogue_entry_and_has_every_section():
+    import re
+
+    from memlint.catalogue import CATALOGUE, rule_page
+
+    sections = ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety",
+                "## References", "## How to confirm with verify")
+    for info in CATALOGUE:
+        if info.code.startswith("ML9"):
+            continue
+        page = rule_page(info.code)
+        front = re.match(r"---\n(.*?)\n---\n", page, re.S)
+        assert front, f"rules/{info.code}.md has no front matter"
+        fields = dict(line.split(": ", 1) for line in front.group(1).splitlines())
+        for key in ("code", "name", "severity", "summary"):
+            assert fields.get(key) == getattr(info, key), f"rules/{info.code}.md: {key} differs from the catalogue"
+        missing = [section for section in sections if section not in page]
+        assert not missing, f"rules/{info.code}.md lacks {missing}"

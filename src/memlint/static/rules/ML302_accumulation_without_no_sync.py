@@ -51,6 +51,7 @@ class AccumulationWithoutNoSync(Rule):
         self._candidates: list[_PeriodicIf] = []
         self._wraps_ddp = False
         self._accelerate = False
+        self._wrapping_functions: dict[int, str] = {}  # id(function) -> "ddp" | "accelerate"
         self._uses_fsdp = False
         self._scheduled = False
 
@@ -99,10 +100,12 @@ class AccumulationWithoutNoSync(Rule):
         last = qualified.rsplit(".", 1)[-1]
         if last in _DDP:
             self._wraps_ddp = True
+            self._wrapping_functions[id(facts.function)] = "ddp"
         elif isinstance(func, cst.Attribute) and func.attr.value == "prepare" and "accelerator" in (
                 dotted_name(func.value) or "").lower():
             self._wraps_ddp = True  # accelerate wraps the model in DDP when launched on several GPUs
             self._accelerate = True
+            self._wrapping_functions.setdefault(id(facts.function), "accelerate")
         elif last in _FSDP:
             self._uses_fsdp = True
         if not self._open or not isinstance(func, cst.Attribute):
@@ -124,7 +127,9 @@ class AccumulationWithoutNoSync(Rule):
         for record in self._candidates:
             chunks = isinstance(record.node, cst.For)
             what = "a backward per chunk of the batch" if chunks else "gradient accumulation"
-            if self._accelerate:
+            wrapper = self._wrapping_functions.get(id(record.loop.scope))
+            if wrapper == "accelerate" or (wrapper is None and self._accelerate and "DistributedDataParallel"
+                                          not in self._checker.source):
                 self.report(
                     record.node,
                     f"{what} on an accelerate-prepared model without accelerator.accumulate(model): on several "
