@@ -193,6 +193,12 @@ def is_test_file(path: str) -> bool:
     return base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py"
 
 
+# Name prefixes of functions that build or fetch a module (their name ends in "_model" but a
+# call of them is not a forward pass).
+_FACTORY_PREFIXES = ("build_", "create_", "make_", "get_", "load_", "init_", "setup_", "instantiate_",
+                     "construct_", "prepare_", "wrap_", "new_")
+
+
 def is_module_name(name: str) -> bool:
     lowered = name.lower()
     return lowered in MODULE_NAME_WORDS or lowered.endswith(MODULE_NAME_SUFFIXES) or (
@@ -750,7 +756,8 @@ class Facts:
         if last in ("forward", "module"):
             owner = name.rsplit(".", 1)[0]
             return owner != name and self.is_module_expr(_name_expr(owner))
-        return is_module_name(last)
+        # build_model / get_model / load_model are factories: calling one returns a module
+        return is_module_name(last) and not last.lower().startswith(_FACTORY_PREFIXES)
 
     def is_module_constructor(self, call: cst.Call) -> bool:
         """Does this call build (or wrap) an nn.Module?"""

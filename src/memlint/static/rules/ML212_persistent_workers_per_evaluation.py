@@ -11,7 +11,7 @@ until the machine ran out of memory or file descriptors (huggingface/transformer
 
 Flagged: ``DataLoader(..., persistent_workers=<not False>)`` built inside an epoch or step loop,
 in a method named for evaluation loaders (``get_eval_dataloader``, ``get_test_dataloader``...),
-or in a function of this module called inside a loop, unless the function caches the loader
+or in a function of this module called inside an epoch or training loop, unless the function caches the loader
 (an ``if`` on an attribute of ``self`` or a module-level cache, such as
 ``if name in self._eval_dataloaders:``). Not flagged: a loader built once (at module level,
 in ``__init__``, in ``train_dataloader``/``val_dataloader`` hooks that Lightning calls once),
@@ -46,7 +46,7 @@ class PersistentWorkersPerEvaluation(Rule):
     def __init__(self, checker) -> None:
         super().__init__(checker)
         self._loaders: list[_Loader] = []
-        self._called_in_loops: set[str] = set()
+        self._called_in_loops: dict[str, list[Loop]] = {}  # function name -> loops it is called in
         self._caching: set[int] = set()  # id() of functions with an if on self's (or global) state
         self._scheduled = False
 
@@ -67,7 +67,7 @@ class PersistentWorkersPerEvaluation(Rule):
         if facts.loop is not None:
             callee = func.attr.value if isinstance(func, cst.Attribute) else dotted_name(func)
             if callee:
-                self._called_in_loops.add(callee)
+                self._called_in_loops.setdefault(callee, []).append(facts.loop)
         qualified = facts.qualified_name(func) or ""
         if qualified.rsplit(".", 1)[-1] != "DataLoader":
             return
@@ -99,19 +99,15 @@ class PersistentWorkersPerEvaluation(Rule):
         """Where the loader is built again and again ("every epoch", "every call of f()"), or None."""
         loop = loader.loop
         if loop is not None:
-            if loop.mentions_epoch or loop.contains_step_loop:
-                return "every epoch"
-            if loop.is_training_loop:
-                return "every pass of this training loop"
-            return None  # a loop over datasets, at setup
+            return "every epoch" if _repeats_training(loop) else None  # else a loop over datasets, at setup
         function = loader.function
         if function is self.facts.module_scope or function.name in _LIGHTNING_HOOKS or function.name == "__init__":
             return None
         if id(function) in self._caching:
             return None  # cached: built once per name
         tokens = set(_tokens(function.name))
-        if function.name in self._called_in_loops:
-            return f"every call of {function.name}() (called in a loop)"
+        if any(_repeats_training(loop) for loop in self._called_in_loops.get(function.name, ())):
+            return f"every call of {function.name}() (called in an epoch or training loop)"
         if tokens & _EVAL_WORDS and ("loader" in tokens or "dataloader" in tokens):
             return f"every call of {function.name}(), i.e. every evaluation"
         return None
@@ -163,6 +159,21 @@ def build_loaders(datasets):
 """,
     ]
 
+    VALID += [
+        # a helper called in a setup loop over the splits (pytorch_geometric's graphgym)
+        """
+from torch.utils.data import DataLoader
+def get_loader(dataset, batch_size, workers):
+    return DataLoader(dataset, batch_size=batch_size, num_workers=workers, persistent_workers=workers > 0)
+
+def create_loaders(splits, batch_size, workers):
+    loaders = []
+    for split in splits:
+        loaders.append(get_loader(split, batch_size, workers))
+    return loaders
+""",
+    ]
+
     INVALID = [
         # an eval loader per epoch
         Invalid("""
@@ -201,6 +212,11 @@ def main(model, train, val_set, epochs):
         print(evaluate(model, val_set))
 """, line=5),
     ]
+
+
+def _repeats_training(loop: Loop) -> bool:
+    """An epoch loop, or a loop that trains (evaluating every N steps)."""
+    return loop.mentions_epoch or loop.contains_step_loop or loop.is_training_loop
 
 
 def _is_off(node: cst.BaseExpression) -> bool:
