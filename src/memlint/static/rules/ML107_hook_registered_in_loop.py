@@ -82,9 +82,7 @@ class HookRegisteredInLoop(Rule):
         # id(function) -> registrations in it: (names in the hooked object, under a state guard)
         self._registrations: dict[int, list[tuple[frozenset[str] | None, bool]]] = {}
         self._hooks_hold_self: set[int] = set()  # id() of methods registering a hook bound to self
-        # id(loop) -> calls in it that may remove hooks: (callee, function)
-        self._loop_calls: dict[int, list[tuple[str, FunctionScope]]] = {}
-        self._loops_removing: set[int] = set()
+        self._loops_removing: dict[int, bool] = {}  # id(loop) -> does an iteration remove hooks?
         self._scheduled = False
 
     # ----- structure ---------------------------------------------------------------------------
@@ -106,15 +104,7 @@ class HookRegisteredInLoop(Rule):
         function = facts.function
         func = node.func
         method = func.attr.value if isinstance(func, cst.Attribute) else None
-        loops = tuple(facts.loops_in_function())
-        if loops:
-            callee = facts.qualified_name(func) or (f"?.{method}" if method else None)
-            if callee is not None:
-                if callee.rsplit(".", 1)[-1] == "remove" and not node.args:
-                    self._loops_removing.update(id(loop) for loop in loops)
-                else:
-                    for loop in loops:
-                        self._loop_calls.setdefault(id(loop), []).append((callee, function))
+        loops = tuple(facts.loops_in_function()) if facts.loop is not None else ()
         if method is None:
             qualified = facts.qualified_name(func) or ""
             last = qualified.rsplit(".", 1)[-1]
@@ -251,7 +241,7 @@ class HookRegisteredInLoop(Rule):
             if any(self._varies(test, loop, inner) for test, if_loop in site.ifs
                    if if_loop is loop or if_loop in inner):
                 return None  # registers on some iterations only
-            if id(loop) in self._loops_removing or self._loop_removes(loop):
+            if self._loop_removes(loop, site.function):
                 return None
             return loop
         return None
@@ -287,13 +277,31 @@ class HookRegisteredInLoop(Rule):
             return True
         return False
 
-    def _loop_removes(self, loop: Loop) -> bool:
-        for callee, function in self._loop_calls.get(id(loop), ()):
-            for scope in self.facts.callee_scopes(callee, function):
-                if self._removes(scope):
-                    self._loops_removing.add(id(loop))
-                    return True
-        return False
+    def _loop_removes(self, loop: Loop, function: FunctionScope) -> bool:
+        """Does an iteration of ``loop`` remove hooks: ``handle.remove()``, or a call of a
+        function or method of this module that does? (A walk of the loop's body, done only for
+        loops that register.)"""
+        known = self._loops_removing.get(id(loop))
+        if known is not None:
+            return known
+        removes = False
+        stack: list[cst.CSTNode] = [loop.node.body]
+        while stack and not removes:
+            node = stack.pop()
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if isinstance(node, cst.Call):
+                func = node.func
+                if isinstance(func, cst.Attribute) and func.attr.value == "remove" and not node.args:
+                    removes = True
+                    break
+                callee = dotted_name(func)
+                if callee is not None:
+                    callee = self.facts.qualified_name(func) or callee
+                    removes = any(self._removes(scope) for scope in self.facts.callee_scopes(callee, function))
+            stack.extend(node.children)
+        self._loops_removing[id(loop)] = removes
+        return removes
 
     def _removes(self, function: FunctionScope) -> bool:
         return any(callee.rsplit(".", 1)[-1] == "remove" for callee in self.facts.calls_made(function))

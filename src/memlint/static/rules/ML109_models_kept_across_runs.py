@@ -53,8 +53,7 @@ class ModelsKeptAcrossRuns(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.facts
-        loops = facts.loops_in_function()
-        if not loops:
+        if facts.loop is None:
             return
         func = node.func
         method = func.attr.value if isinstance(func, cst.Attribute) else None
@@ -63,12 +62,15 @@ class ModelsKeptAcrossRuns(Rule):
             if positional:
                 self._kept(node, func.value, positional[-1])
             return
+        last = method if method is not None else (func.value if isinstance(func, cst.Name) else "")
+        if last not in _TRAINING_CALLS and not last[:1].isupper():
+            return  # neither fit/train nor a class (an optimizer)
         qualified = facts.qualified_name(func) or ""
-        last = qualified.rsplit(".", 1)[-1] or method or ""
+        last = qualified.rsplit(".", 1)[-1] or last
         trains = (last in _TRAINING_CALLS and not (
             method == "train" and not node.args and "trainer" not in (dotted_name(func.value) or "").lower()))
         if trains or (qualified.startswith("torch.optim.") and last[:1].isupper()):
-            self._training_loops.update(id(loop) for loop in loops)
+            self._training_loops.update(id(loop) for loop in facts.loops_in_function())
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:

@@ -30,6 +30,7 @@ EMPTY_CACHE_FUNCTIONS = frozenset({
 
 class EmptyCacheInLoop(PerStepCallRule):
     code = "ML202"
+    CALLEE_NAMES = frozenset({"empty_cache"})
 
     def per_step_target(self, node: cst.Call) -> str | None:
         qualified = self.facts.qualified_name(node.func)

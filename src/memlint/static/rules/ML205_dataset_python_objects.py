@@ -91,8 +91,8 @@ class DatasetPythonObjects(Rule):
     def _note_construction(self, node: cst.Call) -> None:
         """``Dataset(annotations, ...)`` where ``annotations`` was loaded here (json.load, a comprehension...)."""
         name = dotted_name(node.func)
-        if name is None:
-            return
+        if name is None or name.rsplit(".", 1)[-1] not in self.facts.classes:
+            return  # only calls of this module's classes (defined above the call)
         for position, arg in enumerate(node.args):
             if arg.star or not isinstance(arg.value, cst.Name):
                 continue

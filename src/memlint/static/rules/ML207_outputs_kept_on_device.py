@@ -143,8 +143,10 @@ class OutputsKeptOnDevice(Rule):
             self.at_module_exit(self._decide)
 
     def visit_Return(self, node: cst.Return) -> None:
-        if node.value is not None and self._classify(node.value, self._function_outputs()) is not None:
-            self._returns_output.add(id(self.facts.function))
+        function = self.facts.function
+        if (node.value is not None and function.name in _PREDICTING_METHODS and function.class_info is not None
+                and self._classify(node.value, self._function_outputs()) is not None):
+            self._returns_output.add(id(function))
 
     def _method_output(self, value: cst.BaseExpression) -> tuple[cst.CSTNode, str] | None:
         """``task.predict(batch)``: (what ``task`` is bound to, "predict"), to be checked at the

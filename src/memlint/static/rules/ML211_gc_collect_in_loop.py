@@ -29,6 +29,7 @@ GC_COLLECT = frozenset({"gc.collect"})
 
 class GcCollectInLoop(PerStepCallRule):
     code = "ML211"
+    CALLEE_NAMES = frozenset({"collect"})
 
     def per_step_target(self, node: cst.Call) -> str | None:
         qualified = self.facts.qualified_name(node.func)

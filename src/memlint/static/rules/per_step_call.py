@@ -31,6 +31,10 @@ class PerStepCallRule(Rule):
         self._except_depth = 0
         self._ifs: list[tuple[cst.If, Loop | None]] = []  # the ifs being walked, and their loops
 
+    # The callee's last name (``empty_cache`` of ``torch.cuda.empty_cache``): a cheap filter
+    # before per_step_target resolves the qualified name.
+    CALLEE_NAMES: frozenset[str] = frozenset()
+
     def per_step_target(self, node: cst.Call) -> str | None:
         """The name to report the call by, or None if the call is not one the rule is about."""
         raise NotImplementedError
@@ -55,6 +59,10 @@ class PerStepCallRule(Rule):
 
     # ----- the call ------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if last not in self.CALLEE_NAMES:
+            return
         what = self.per_step_target(node)
         if what is None or self._except_depth:
             return  # not ours, or an out-of-memory handler
