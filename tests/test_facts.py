@@ -429,3 +429,75 @@ def test_a_torchmetrics_metric_returns_no_graph():
             probe(custom_score(y_pred, y))
     """)
     assert [s["graph"] for s in seen] == [Graph.NONE, Graph.CARRIES]
+
+
+def _checker(source: str) -> FileChecker:
+    source = textwrap.dedent(source)
+    checker = FileChecker("t.py", source, [Probe])
+    checker.run(cst.parse_module(source))
+    return checker
+
+
+def test_step_loops_and_epoch_loops():
+    checker = _checker("""
+        import torch
+        def fit(model, loader, optimizer, epochs, names):
+            for epoch in range(epochs):
+                for x, y in loader:
+                    model(x, y).backward()
+                    optimizer.step()
+            while step < max_steps:
+                step += 1
+            for name in names:
+                print(name)
+            for batch in loader:
+                for chunk in batch.split(2):
+                    pass
+    """)
+    loops = {checker.module.code_for_node(loop.node).split(":")[0].strip(): loop
+             for loop in checker.facts.loop_of_node.values()}
+    epoch, step_loop = loops["for epoch in range(epochs)"], loops["for x, y in loader"]
+    assert epoch.mentions_epoch and epoch.contains_step_loop and not epoch.runs_every_step
+    assert step_loop.walks_steps and step_loop.runs_every_step
+    assert loops["while step < max_steps"].runs_every_step
+    assert not loops["for name in names"].runs_every_step
+    # a loop around a loop over the batch's chunks is still the step loop: chunks are not steps
+    assert loops["for batch in loader"].runs_every_step
+
+
+def test_calls_made_follows_constructors_attributes_and_methods():
+    checker = _checker("""
+        import torch
+        class Hooks:
+            def __init__(self, layer):
+                self.handle = layer.register_forward_hook(self.save)
+            def release(self):
+                self.handle.remove()
+        class CAM:
+            def __init__(self, model, layer):
+                self.hooks = Hooks(layer)
+            def __del__(self):
+                self.hooks.release()
+        def setup_worker(worker_id):
+            torch.cuda.set_device(worker_id)
+    """)
+    facts = checker.facts
+    cam = facts.classes["CAM"]
+    init_calls = facts.calls_made(facts.find_method(cam, "__init__"))
+    assert any(name.endswith("register_forward_hook") for name in init_calls)
+    del_calls = facts.calls_made(facts.find_method(cam, "__del__"))
+    assert "self.handle.remove" in del_calls
+    worker = facts.function_scopes[id(next(s for s in checker.module.body if isinstance(s, cst.FunctionDef)))]
+    assert "torch.cuda.set_device" in facts.calls_made(worker)
+
+
+def test_factory_calls_are_not_forward_passes():
+    seen = probe("""
+        import torch
+        def f(task, args, build_model):
+            probe(task.build_model(args))
+            probe(get_model(args))
+            probe(task.model(args))
+    """)
+    assert seen[0]["graph"] is not Graph.CARRIES and seen[1]["graph"] is not Graph.CARRIES
+    assert seen[2]["graph"] is Graph.CARRIES

@@ -133,3 +133,117 @@ def run(model, x):
 def test_rules_skip_files_that_cannot_match(code, text):
     assert rule_info(code).triggers
     assert codes_that_could_match(text, [code]) == []
+
+
+CACHES = """
+import functools
+import torch
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    @functools.lru_cache(maxsize=None)
+    def unbounded(self, x):
+        return self.proj(x)
+
+    @functools.lru_cache(maxsize=2)
+    def small(self, x):
+        return self.proj(x)
+
+    @functools.lru_cache()
+    def plain(self, n):
+        return torch.ones(n)
+
+@functools.cache
+def takes_a_model(model: nn.Module, n):
+    with torch.no_grad():
+        return model(torch.ones(n))
+"""
+
+
+def test_ml108_error_only_for_an_unbounded_or_large_cache_of_graphs():
+    findings = {f.line: f.severity for f in _check(CACHES, "ML108")}
+    assert findings == {11: "error", 15: "warning", 19: "warning", 23: "warning"}
+
+
+def test_ml108_graph_cache_is_dropped_when_the_function_only_runs_under_no_grad():
+    source = CACHES + """
+def evaluate(encoder, x):
+    with torch.no_grad():
+        return encoder.unbounded(x)
+"""
+    assert 11 not in {f.line for f in _check(source, "ML108")}
+
+
+def test_ml107_constructor_hooks_through_an_attribute_object_and_a_release_method():
+    source = """
+import torch
+class Recorder:
+    def __init__(self, layer):
+        self.handles = [layer.register_forward_hook(self.keep)]
+    def keep(self, module, inputs, output):
+        self.out = output.detach()
+    def release(self):
+        for handle in self.handles:
+            handle.remove()
+
+class Explainer:
+    def __init__(self, model, layer):
+        self.model = model
+        self.recorder = Recorder(layer)
+    def close(self):
+        self.recorder.release()
+
+def explain(model, loader):
+    for batch in loader:
+        explainer = Explainer(model, model.layer4)
+        model(batch)
+        {release}
+"""
+    flagged = _check(source.format(release="pass"), "ML107")
+    assert [(f.line, f.severity) for f in flagged] == [(21, "error")]
+    assert "Explainer(...)" in flagged[0].message
+    assert _check(source.format(release="explainer.close()"), "ML107") == []
+
+
+def test_ml107_hooks_on_a_model_built_in_the_iteration_die_with_it():
+    source = """
+import torch
+def trials(configs, build, hook, train):
+    for config in configs:
+        model = build(config)
+        model.encoder.register_forward_hook(hook)
+        for p in model.parameters():
+            p.register_hook(lambda g: g.clamp(-1, 1))
+        train(model)
+"""
+    assert _check(source, "ML107") == []
+
+
+def test_ml109_keeps_a_trainer_built_with_the_model_but_not_its_scores():
+    source = """
+import torch
+from torch import nn
+def search(lrs, train_set, Trainer):
+    trainers, scores = [], []
+    for lr in lrs:
+        model = nn.Linear(8, 2).cuda()
+        trainer = Trainer(model=model, lr=lr)
+        trainer.fit(train_set)
+        scores.append(trainer.evaluate())
+        trainers.append(trainer)
+    return trainers, scores
+"""
+    assert [f.line for f in _check(source, "ML109")] == [11]
+
+
+@pytest.mark.parametrize("code, text", [
+    ("ML107", "import torch\nfor x in loader:\n    f(x)\n"),
+    ("ML108", "import torch\nfrom functools import wraps\n"),
+    ("ML109", "import torch\nmodels = make()\n"),
+])
+def test_new_leak_rules_skip_files_that_cannot_match(code, text):
+    assert rule_info(code).triggers
+    assert codes_that_could_match(text, [code]) == []

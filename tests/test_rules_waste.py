@@ -131,3 +131,82 @@ def resume(model, rank, path):
     assert [f.severity for f in _findings(early_return, "ML203")] == ["warning"]
     assert [f.severity for f in _findings(guarded, "ML203")] == ["warning", "warning"]
     assert [f.severity for f in _findings(every_rank, "ML203")] == ["error"]
+
+
+def test_ml206_says_less_when_the_wrapped_forward_computes_the_loss_and_nothing_in_tests():
+    source = """
+import torch
+from torch import nn
+class WithLoss(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.loss_fn = nn.MSELoss()
+    def forward(self, x, y):
+        return self.loss_fn(self.model(x), y)
+class Plain(nn.Module):
+    def forward(self, x):
+        return x * 2
+def build(model):
+    return nn.DataParallel(WithLoss(model)), nn.DataParallel(Plain())
+"""
+    assert sorted(f.severity for f in _findings(source, "ML206")) == ["info", "warning"]
+    tests = check_source(source, "tests/test_parallel.py", ["ML206"])
+    assert tests == []
+
+
+def test_ml209_attentions_warn_and_hidden_states_inform():
+    source = """
+import torch
+def train(model, loader, optimizer):
+    for batch in loader:
+        a = model(**batch, output_attentions=True).loss
+        h = model(**batch, output_hidden_states=True).loss
+        (a + h).backward()
+        optimizer.step()
+"""
+    assert [(f.line, f.severity) for f in _findings(source, "ML209")] == [(5, "warning"), (6, "info")]
+
+
+def test_ml208_module_that_does_not_train_is_not_reported():
+    source = "import torch\ntorch.autograd.set_detect_anomaly(True)\ndef f(x):\n    return x\n"
+    assert _findings(source, "ML208") == []
+    assert len(_findings(source + "def g(loss):\n    loss.backward()\n", "ML208")) == 1
+
+
+def test_ml210_any_unnamed_reset_counts_as_a_reset():
+    source = """
+import torchmetrics
+def fit(model, loader, epochs, metrics):
+    auroc = torchmetrics.AUROC(task="binary")
+    for epoch in range(epochs):
+        for x, y in loader:
+            auroc.update(model(x), y)
+        print(auroc.compute())
+        {reset}
+"""
+    assert len(_findings(source.format(reset="pass"), "ML210")) == 1
+    assert _findings(source.format(reset="for m in metrics: m.reset()"), "ML210") == []
+
+
+def test_ml211_and_ml202_share_the_step_loop_decision():
+    body = """
+import gc
+import torch
+def train(model, loader, optimizer, epochs):
+    for epoch in range(epochs):
+        for batch in loader:
+            model(batch).sum().backward()
+            optimizer.step()
+            {call}
+        {call}
+"""
+    for call, code in (("gc.collect()", "ML211"), ("torch.cuda.empty_cache()", "ML202")):
+        assert [f.line for f in _findings(body.format(call=call), code)] == [9]
+
+
+def test_ml212_and_ml304_skip_files_that_cannot_match():
+    from memlint.static.triggers import codes_that_could_match
+
+    text = "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\n"
+    assert codes_that_could_match(text, ["ML212", "ML304", "ML208", "ML209", "ML210"]) == []

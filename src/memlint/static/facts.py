@@ -138,13 +138,33 @@ def iterates_data(iterable: cst.BaseExpression | None) -> bool:
 _STEP_WORDS = ("loader", "batch", "data", "step", "iter", "sample", "tqdm", "stream", "episode")
 
 
+# Methods whose result is the parts of one value (a loop over them is not over steps).
+_PARTS_METHODS = frozenset({"split", "chunk", "unbind", "tensor_split", "items", "keys", "values", "parameters",
+                            "named_parameters", "modules", "named_modules", "children", "named_children"})
+
+
 def walks_steps(header: Iterable[cst.BaseExpression]) -> bool:
     """Does a loop header (a for loop's iterable and target, a while loop's test) name
-    batches or steps, and not epochs? ``for x, y in train_loader``, ``while step < max_steps``."""
+    batches or steps, and not epochs? ``for x, y in train_loader``, ``while step < max_steps``;
+    not ``for chunk in batch.split(n)`` (the parts of one batch)."""
+    header = list(header)
+    if header and _is_parts_of_a_value(header[0]):
+        return False
     names = [name.lower() for part in header for name in names_in(part)]
     if any("epoch" in name for name in names):
         return False
     return any(word in name for name in names for word in _STEP_WORDS)
+
+
+def _is_parts_of_a_value(iterable: cst.BaseExpression) -> bool:
+    """``batch.split(n)``, ``zip(x.chunk(k), y.chunk(k))``, ``enumerate(outputs.items())``."""
+    if isinstance(iterable, cst.Call):
+        func = iterable.func
+        if isinstance(func, cst.Attribute):
+            return func.attr.value in _PARTS_METHODS
+        if isinstance(func, cst.Name) and func.value in ("zip", "enumerate", "reversed") and iterable.args:
+            return all(_is_parts_of_a_value(arg.value) for arg in iterable.args if arg.keyword is None)
+    return False
 
 
 def mentions_epoch(header: Iterable[cst.BaseExpression]) -> bool:
