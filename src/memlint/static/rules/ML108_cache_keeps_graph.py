@@ -74,9 +74,9 @@ class CacheKeepsGraph(Rule):
                     return
                 self.report(
                     node.name,
-                    f"'{name}()' caches results computed by a module with autograd on: each cached entry keeps "
-                    f"its graph alive; do not cache module outputs: cache plain values (shapes, masks), or "
-                    f"compute them under torch.no_grad()",
+                    f"'{name}()' caches results of a module call with autograd on: every entry keeps its graph "
+                    f"alive; do not cache module outputs: cache plain values (shapes, masks), or compute them "
+                    f"under torch.no_grad()",
                     function=scope,  # dropped if the function is only called under no_grad
                 )
                 return

@@ -105,9 +105,8 @@ class CudaInDataset(Rule):
             return
         self.report(
             value,
-            f"worker_init_fn '{name}' initialises CUDA ({cuda[0]}) in every DataLoader worker process, each "
-            f"creating its own CUDA context; keep CUDA out of worker_init_fn and the objects it builds, and use "
-            f"the GPU in the main process",
+            f"worker_init_fn '{name}' initialises CUDA ({cuda[0]}): a CUDA context in every DataLoader worker; "
+            f"keep CUDA out of worker_init_fn and the objects it builds, and use the GPU in the main process",
             needs_grad=False,
         )
 

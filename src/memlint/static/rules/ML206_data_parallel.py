@@ -61,9 +61,8 @@ class DataParallel(Rule):
             # The documented fix for the imbalance: each replica computes its own loss.
             self.report(
                 node,
-                f"{name} replicates {cls.name} on every GPU each step from one Python process; its forward "
-                f"computes the loss on each replica, so little is gathered, but DistributedDataParallel is "
-                f"faster (torchrun --nproc-per-node N)",
+                f"{name} replicates '{cls.name}' on every GPU each step from one process (its forward computes "
+                f"the loss, so little is gathered); DistributedDataParallel is faster (torchrun --nproc-per-node N)",
                 needs_grad=False, severity="info",
             )
             return

@@ -126,23 +126,23 @@ class AccumulationWithoutNoSync(Rule):
             return
         for record in self._candidates:
             chunks = isinstance(record.node, cst.For)
-            what = "a backward per chunk of the batch" if chunks else "gradient accumulation"
+            what = "each chunk's backward" if chunks else "each micro-batch's backward"
             wrapper = self._wrapping_functions.get(id(record.loop.scope))
             if wrapper == "accelerate" or (wrapper is None and self._accelerate and "DistributedDataParallel"
                                           not in self._checker.source):
                 self.report(
                     record.node,
-                    f"{what} on an accelerate-prepared model without accelerator.accumulate(model): on several "
-                    f"GPUs every micro-batch's backward all-reduces the gradients; wrap each micro-batch in "
-                    f"'with accelerator.accumulate(model):' (or accelerator.no_sync(model) on the non-stepping ones)",
+                    f"{what} all-reduces the gradients on several GPUs: no accelerator.accumulate(model) around "
+                    f"it; wrap each micro-batch in 'with accelerator.accumulate(model):' (or "
+                    f"accelerator.no_sync(model) on the non-stepping ones)",
                     needs_grad=False,
                 )
                 continue
             self.report(
                 record.node,
-                f"{what} on a DistributedDataParallel model without no_sync(): every micro-batch's backward "
-                f"all-reduces the gradients; run the backward of the non-stepping micro-batches under "
-                f"'with model.no_sync():' (contextlib.nullcontext() on the last one)",
+                f"{what} all-reduces the DistributedDataParallel gradients: no model.no_sync() on the "
+                f"non-stepping ones; run their backward under 'with model.no_sync():' "
+                f"(contextlib.nullcontext() on the last one)",
                 needs_grad=False,
             )
 

@@ -135,8 +135,8 @@ class FullStateDictOnEveryRank(Rule):
                 continue
             self.report(
                 node,
-                f"'{owner}.state_dict()' of an FSDP model uses FSDP's default FULL_STATE_DICT config: every rank "
-                f"gathers the whole model on its GPU; call it under FSDP.state_dict_type(..., "
+                f"'{owner}.state_dict()' gathers the whole FSDP model on every rank's GPU (FSDP's default "
+                f"config); call it under FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT, "
                 f"FullStateDictConfig(offload_to_cpu=True, rank0_only=True)), or save with trainer.save_model()",
                 needs_grad=False,
             )
