@@ -168,10 +168,12 @@ def train(model, loader, optimizer):
     assert [(f.line, f.severity) for f in _findings(source, "ML209")] == [(5, "warning"), (6, "info")]
 
 
-def test_ml208_module_that_does_not_train_is_not_reported():
-    source = "import torch\ntorch.autograd.set_detect_anomaly(True)\ndef f(x):\n    return x\n"
+def test_ml208_in_a_function_of_a_module_that_does_not_train_is_not_reported():
+    source = "import torch\ndef debug():\n    torch.autograd.set_detect_anomaly(True)\n"
     assert _findings(source, "ML208") == []
     assert len(_findings(source + "def g(loss):\n    loss.backward()\n", "ML208")) == 1
+    # at module level it is on for every program that imports the module (nerf-pytorch#42)
+    assert len(_findings("import torch\ntorch.autograd.set_detect_anomaly(True)\n", "ML208")) == 1
 
 
 def test_ml210_any_unnamed_reset_counts_as_a_reset():

@@ -139,7 +139,7 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              triggers=("FULL_STATE_DICT", "FullyShardedDataParallel", "fsdp")),
     RuleInfo("ML304", "all-gather-object-results", "warning",
              "all_gather_object gathers every batch's predictions as pickled Python objects onto every rank.",
-             triggers=("gather_object", "gather_for_metrics")),
+             triggers=("gather_object", "gather_for_metrics", "comm.all_gather", "import all_gather")),
     # ML9xx memlint's own diagnostics.
     RuleInfo("ML901", "unchecked-file", "error",
              "The file could not be checked: syntax error, unreadable, undecodable or not Python.",

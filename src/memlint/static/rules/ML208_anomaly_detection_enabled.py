@@ -6,8 +6,9 @@ of the forward call that created every graph node, keep it with the node, and ch
 backward output for NaNs. It is a debugging switch: a training step runs several times
 slower and each step's graph holds thousands of traceback objects on top of its tensors.
 
-Flagged: ``set_detect_anomaly(True)`` (a literal ``True``) in a module that trains
-(backpropagates, steps an optimizer or fits); ``with detect_anomaly():`` around a training
+Flagged: ``set_detect_anomaly(True)`` (a literal ``True``) at module level (it is on for every
+program that imports the module), or in a function of a module that trains (backpropagates,
+steps an optimizer or fits); ``with detect_anomaly():`` around a training
 loop, around a call that trains (``fit``/``train``...), or inside a step loop around the
 backward pass; ``Trainer(detect_anomaly=True)``. Not flagged: under an ``if`` (a debug flag or
 branch), with a non-literal mode (``set_detect_anomaly(args.debug)``), turned off again in
@@ -29,7 +30,7 @@ _SETTERS = frozenset({"torch.autograd.set_detect_anomaly", "torch.autograd.anoma
                       "torch.set_anomaly_enabled", "torch.autograd.anomaly_mode.set_anomaly_enabled"})
 _CONTEXTS = frozenset({"torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly"})
 # Text that says the module trains.
-_TRAINING_TEXT = ("backward(", ".step(", ".fit(", "trainer.train(", "train_one_epoch(", "Trainer(")
+_TRAINING_TEXT = ("backward(", ".step(", ".fit(", "trainer.train(", "train_one_epoch(", "Trainer(", "autograd.grad(")
 # Callees (last name) that run a training loop.
 _TRAINING_CALLS = ("fit", "train", "train_epoch", "train_one_epoch", "run_training", "training_loop")
 
@@ -130,8 +131,8 @@ class AnomalyDetectionEnabled(Rule):
             return
         if mode is None or not _is_true(mode) or self._in_if() or self._in_test():
             return
-        if not any(text in self._checker.source for text in _TRAINING_TEXT):
-            return
+        if function is not self.facts.module_scope and not any(text in self._checker.source for text in _TRAINING_TEXT):
+            return  # in a function of a module that does not train (a module-level call affects every importer)
 
         def decide() -> None:
             if id(function) in self._turned_off:
