@@ -14,7 +14,9 @@ Flagged: a ``torchmetrics`` class built inside a step loop (see
 :attr:`memlint.static.facts.Loop.runs_every_step`) or in ``training_step`` / ``forward`` and
 the other per-step methods; a metric updated every step (``m.update(...)``, ``m(...)``) and
 computed per epoch (in an epoch loop, an ``on_*_epoch_end`` hook, or a function called in a
-loop) that is never ``reset()`` in the module. Not flagged: a metric built once and reset;
+loop) that is never ``reset()`` in the module; a metric with list states (``AUROC``,
+``AveragePrecision``, retrieval metrics, ``CatMetric``...) updated every step and never reset,
+even if never computed. Not flagged: a metric built once and reset;
 built per epoch; ``torchmetrics.functional``; a metric Lightning resets itself (logged as the
 object: ``self.log("acc", self.acc)``, ``self.log_dict(collection)``); any ``.reset()`` on
 something the rule cannot name (a loop over metrics) counts as a reset.
@@ -35,11 +37,17 @@ _EPOCH_END_METHODS = frozenset({"on_train_epoch_end", "on_validation_epoch_end",
                                 "training_epoch_end", "validation_epoch_end", "test_epoch_end", "on_epoch_end"})
 
 
+# Metrics whose states are lists of every prediction seen (they grow with every update).
+_LIST_STATE_WORDS = ("AUROC", "ROC", "AveragePrecision", "PrecisionRecallCurve", "SpearmanCorr", "KendallRank",
+                     "Retrieval", "MeanAveragePrecision", "CatMetric", "CalibrationError", "LogAUC")
+
+
 @dataclass
 class _Metric:
     name: str
     node: cst.Call
-    updates: list[tuple[Loop | None, FunctionScope]] = field(default_factory=list)
+    cls: str = ""
+    updates: list[tuple[Loop | None, FunctionScope, cst.Call]] = field(default_factory=list)
     computes: list[tuple[cst.Call, Loop | None, FunctionScope]] = field(default_factory=list)
     reset: bool = False
 
@@ -86,13 +94,13 @@ class MetricLifecycle(Rule):
             if owner in self._metrics:
                 metric = self._metrics[owner]
                 if method in ("update", "forward", "__call__"):
-                    metric.updates.append((loop, facts.function))
+                    metric.updates.append((loop, facts.function, node))
                 elif method == "compute":
                     metric.computes.append((node, loop, facts.function))
             return
         name = dotted_name(func)
         if name in self._metrics:
-            self._metrics[name].updates.append((loop, facts.function))
+            self._metrics[name].updates.append((loop, facts.function, node))
 
     def _construction(self, node: cst.Call, cls: str) -> None:
         facts = self.facts
@@ -109,7 +117,7 @@ class MetricLifecycle(Rule):
         elif function.class_info is not None and function.name in _PER_STEP_METHODS:
             self._report_per_batch(node, cls, name)
         elif name is not None:
-            self._metrics[name] = _Metric(name, node)
+            self._metrics[name] = _Metric(name, node, cls)
             if not self._scheduled:
                 self._scheduled = True
                 self.at_module_exit(self._decide_resets)
@@ -127,7 +135,16 @@ class MetricLifecycle(Rule):
         if self._reset_unknown:
             return
         for metric in self._metrics.values():
-            if metric.reset or not any(self._per_step(loop, function) for loop, function in metric.updates):
+            step_updates = [node for loop, function, node in metric.updates if self._per_step(loop, function)]
+            if metric.reset or not step_updates:
+                continue
+            if not metric.computes and any(word in metric.cls for word in _LIST_STATE_WORDS):
+                self.report(
+                    step_updates[0],
+                    f"'{metric.name}' ({metric.cls}) keeps every prediction it is given and is never reset, so its "
+                    f"states grow every step; compute() and reset() it once per epoch",
+                    needs_grad=False,
+                )
                 continue
             for node, loop, function in metric.computes:
                 if self._per_epoch(loop, function):
@@ -274,6 +291,19 @@ def fit(model, train_loader, optimizer, epochs):
             auroc.update(logits.detach(), y.int())
         print(f"epoch {epoch}: auroc {auroc.compute():.3f}")
 """, line=13),
+        # a list-state metric updated every step, never computed nor reset (torchmetrics#1461)
+        Invalid("""
+import torch
+from torchmetrics.classification import MultilabelAUROC
+def train(model, loader, optimizer):
+    auroc = MultilabelAUROC(num_labels=9).cuda()
+    for step, (x, y) in enumerate(loader):
+        logits = model(x.cuda())
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, y.cuda().float())
+        loss.backward()
+        optimizer.step()
+        auroc(logits.detach(), y.cuda())
+""", line=11),
         # Lightning: computed in the epoch-end hook, logged as a number, never reset
         Invalid("""
 import lightning as L

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import dotted_name
+from memlint.static.facts import dotted_name, is_module_name
 from memlint.static.rule import Invalid, Rule
 
 _SETTERS = frozenset({"state_dict_type", "set_state_dict_type"})
@@ -69,10 +69,18 @@ class FullStateDictOnEveryRank(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         if not isinstance(node.value, cst.Call):
             return
-        last = (self.facts.qualified_name(node.value.func) or "").rsplit(".", 1)[-1]
-        names = {dotted_name(target.target) for target in node.targets} - {None}
+        func = node.value.func
+        last = (self.facts.qualified_name(func) or "").rsplit(".", 1)[-1]
+        names = {dotted_name(element.value) for target in node.targets
+                 for element in (target.target.elements if isinstance(target.target, cst.Tuple) else ())} - {None}
+        names |= {dotted_name(target.target) for target in node.targets} - {None}
         if last == "FullyShardedDataParallel":
             self._fsdp_names |= names
+        elif (isinstance(func, cst.Attribute) and func.attr.value == "prepare"
+              and "FullyShardedDataParallelPlugin" in self._checker.source
+              and "fsdp_version=2" not in self._checker.source):  # FSDP2's state_dict() stays sharded
+            # accelerate with an FSDP plugin: what prepare() returns is FSDP-wrapped (the model among them)
+            self._fsdp_names |= {name for name in names if is_module_name(name.rsplit(".", 1)[-1])}
         elif last.endswith("Trainer"):
             self._trainer_names |= names
 
@@ -287,6 +295,19 @@ def train_and_save(model, data):
     if trainer.is_world_process_zero():
         torch.save(state, "model.pt")
 """, line=8),
+        # accelerate with an FSDP plugin: the prepared model's own state_dict() (accelerate#1181)
+        Invalid("""
+import torch
+from accelerate import Accelerator, FullyShardedDataParallelPlugin
+def train(model, optimizer, loader):
+    accelerator = Accelerator(fsdp_plugin=FullyShardedDataParallelPlugin(sharding_strategy="FULL_SHARD"))
+    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+    for batch in loader:
+        accelerator.backward(model(**batch).loss)
+        optimizer.step()
+    state = model.state_dict()
+    accelerator.save(state, "model.pt")
+""", line=10),
         # a raw FSDP model's state_dict with no state_dict_type anywhere
         Invalid("""
 import torch
