@@ -7,6 +7,9 @@ but the last all-reduce are wasted: ``accum`` times the communication, and the r
 bucket buffers are filled and synchronised every micro-batch. Wrap the non-stepping
 backward passes in ``with model.no_sync():``.
 
+Also flagged: a loop inside the step loop that backpropagates every iteration while the
+optimizer steps after it (micro-batches: ``zip(x.chunk(k), y.chunk(k))``, ``range(k)``).
+
 Flagged: in a loop that backpropagates every iteration, an ``if`` with a modulo test
 (``(step + 1) % accum == 0``, ``step % k == 0``) whose body steps the optimizer and does
 not backpropagate itself, in a module that wraps a model with ``DistributedDataParallel``.
@@ -80,14 +83,17 @@ class AccumulationWithoutNoSync(Rule):
             self.at_module_exit(self._decide)
 
     def visit_For(self, node: cst.For) -> None:
-        # for xc, yc in zip(x.chunk(k), y.chunk(k)): a backward per chunk, one step after the loop
-        if not _splits_a_batch(node.iter, self.facts):
-            return
+        # A loop inside the step loop that backpropagates every iteration while the optimizer
+        # steps after it: for xc, yc in zip(x.chunk(k), y.chunk(k)), for i in range(k)...
         facts = self.facts
+        outer = facts.loop  # visit_For runs before the engine enters the new loop
+        if outer is None:
+            return
 
         def decide() -> None:
             loop = facts.loop_of_node.get(id(node))
-            if loop is not None and loop.has_backward and not loop.has_optimizer_step:
+            if (loop is not None and loop.has_backward and not loop.has_optimizer_step
+                    and outer.has_optimizer_step and not loop.walks_steps):
                 self._candidates.append(_PeriodicIf(node, loop, steps=True))
                 self._schedule()
 
@@ -238,6 +244,21 @@ def train(model, loader, optimizer, criterion, micro):
         optimizer.step()
         optimizer.zero_grad()
 """,
+        # a critic loop with its own optimizer step (WGAN), not accumulation
+        """
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def train(netG, netD, loader, opt_g, opt_d, n_critic):
+    netD = DDP(netD)
+    for real in loader:
+        for _ in range(n_critic):
+            opt_d.zero_grad()
+            netD(netG(torch.randn(64, 100)).detach()).mean().backward()
+            opt_d.step()
+        opt_g.zero_grad()
+        (-netD(netG(torch.randn(64, 100))).mean()).backward()
+        opt_g.step()
+""",
         # micro-batches on one GPU (no DDP in the module)
         """
 import torch
@@ -278,6 +299,18 @@ def train(model, loader, optimizer, criterion, k, rank):
         optimizer.step()
         optimizer.zero_grad()
 """, line=8),
+        # K backward passes per optimizer step (pytorch/pytorch#43201)
+        Invalid("""
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def train(model, loader, optimizer, loss_fn, K):
+    model = DDP(model)
+    for data, label in loader:
+        optimizer.zero_grad()
+        for i in range(K):
+            loss_fn(model(data[i::K]), label[i::K]).backward()
+        optimizer.step()
+""", line=8),
         Invalid("""
 import os
 import torch
@@ -315,25 +348,6 @@ def train(model, batches, optimizer, scaler, accumulation, max_steps):
             optimizer.zero_grad(set_to_none=True)
 """, line=12),
     ]
-
-
-_SPLITTING = frozenset({"chunk", "split", "tensor_split"})
-
-
-def _splits_a_batch(iterable: cst.BaseExpression, facts) -> bool:
-    """``zip(x.chunk(k), y.chunk(k))``, ``x.split(micro)``, ``torch.chunk(x, k)``."""
-    stack = [iterable]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Call):
-            func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _SPLITTING:
-                qualified = facts.qualified_name(func) or ""
-                if not qualified.startswith(("str.", "os.", "re.")) and not isinstance(func.value, cst.BaseString):
-                    return True
-            if isinstance(func, cst.Name) and func.value in ("zip", "enumerate"):
-                stack.extend(arg.value for arg in node.args)
-    return False
 
 
 def _has_modulo(test: cst.BaseExpression) -> bool:
