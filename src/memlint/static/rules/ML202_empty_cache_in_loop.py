@@ -36,7 +36,18 @@ class EmptyCacheInLoop(PerStepCallRule):
         qualified = self.facts.qualified_name(node.func)
         return qualified if qualified in EMPTY_CACHE_FUNCTIONS else None
 
-    def report_per_step(self, node: cst.Call, what: str, loop: Loop | None, function: FunctionScope) -> None:
+    def report_per_step(self, node: cst.Call, what: str, loop: Loop | None, function: FunctionScope,
+                        via: str | None = None) -> None:
+        if via is not None:
+            what = f"{via}() calls {what}() and"
+            self.report(
+                node,
+                f"{what} runs on every iteration of this loop: it frees nothing still referenced and makes the "
+                f"allocator cudaMalloc the next step's memory again; call it once per epoch (or after teardown) "
+                f"instead, and fix the leak it hides if memory grows",
+                needs_grad=False,
+            )
+            return
         if loop is None:
             self.report(
                 node,

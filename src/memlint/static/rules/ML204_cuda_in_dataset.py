@@ -204,10 +204,11 @@ class CudaInDataset(Rule):
         if isinstance(node, cst.IfExp):  # "cuda" if torch.cuda.is_available() else "cpu": CUDA on a GPU machine
             return self._is_cuda_device(node.body, depth) or self._is_cuda_device(node.orelse, depth)
         if isinstance(node, cst.Name) and depth < 3:
-            # a module-level device = torch.device("cuda"), read in a worker
-            binding = self.facts.module_scope.bindings.get(node.value)
+            # device = torch.device("cuda") in the function, or at module level, read in a worker
             local = self.facts.function.bindings.get(node.value)
-            if local is None and binding is not None and isinstance(binding.node, cst.BaseExpression):
+            binding = local if local is not None else self.facts.module_scope.bindings.get(node.value)
+            if binding is not None and isinstance(binding.node, cst.BaseExpression) and not (
+                    binding.loop is not None and binding.node is getattr(binding.loop.node, "iter", None)):
                 return self._is_cuda_device(binding.node, depth + 1)
         return False
 

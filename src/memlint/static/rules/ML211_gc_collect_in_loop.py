@@ -35,12 +35,14 @@ class GcCollectInLoop(PerStepCallRule):
         qualified = self.facts.qualified_name(node.func)
         return qualified if qualified in GC_COLLECT else None
 
-    def report_per_step(self, node: cst.Call, what: str, loop: Loop | None, function: FunctionScope) -> None:
+    def report_per_step(self, node: cst.Call, what: str, loop: Loop | None, function: FunctionScope,
+                        via: str | None = None) -> None:
         where = f"every call of {function.name}()" if loop is None else (
             f"every iteration of this {'training' if loop.is_training_loop else 'data'} loop")
+        what = f"{via}() calls gc.collect() and" if via else "gc.collect()"
         self.report(
             node,
-            f"gc.collect() runs on {where}, a full collection each step; remove it (or run it once per "
+            f"{what} runs on {where}, a full collection each step; remove it (or run it once per "
             f"epoch), and find the reference cycle it hides if memory grows without it",
             needs_grad=False,
         )
@@ -111,6 +113,25 @@ def benchmark(names, build, x):
         del model
         gc.collect()
 """,
+        # a helper that collects, called once per epoch; a helper that collects only under a condition
+        """
+import gc
+import torch
+def release():
+    gc.collect()
+
+def maybe_release(step):
+    if step % 100 == 0:
+        gc.collect()
+
+def fit(model, loader, optimizer, epochs):
+    for epoch in range(epochs):
+        for step, batch in enumerate(loader):
+            model(batch).sum().backward()
+            optimizer.step()
+            maybe_release(step)
+        release()
+""",
         # a flag set inside the loop: runs once
         """
 import gc
@@ -163,6 +184,21 @@ def fit(model, loader, optimizer, epochs, device):
             if device.type == "cuda":
                 gc.collect()
 """, line=10),
+        # a helper of this module that collects, called every step
+        Invalid("""
+import gc
+import torch
+class Engine:
+    def sync_weights(self, trainer, rollout):
+        rollout.update_params(trainer.params)
+        gc.collect()
+
+    def train(self, loader, optimizer):
+        for batch in loader:
+            self.model(batch).loss.backward()
+            optimizer.step()
+            self.sync_weights(self.trainer, self.rollout)
+""", line=13),
         # Lightning training_step
         Invalid("""
 import gc

@@ -73,6 +73,8 @@ class PersistentWorkersPerEvaluation(Rule):
             return
         persistent = next((arg.value for arg in node.args
                            if arg.keyword is not None and arg.keyword.value == "persistent_workers"), None)
+        if persistent is None:
+            persistent = self._from_keyword_dict(node)
         if persistent is None or _is_off(persistent):
             return
         targets = [name for name in self._checker.assign_targets if name != "self"]
@@ -80,6 +82,18 @@ class PersistentWorkersPerEvaluation(Rule):
         if not self._scheduled:
             self._scheduled = True
             self.at_module_exit(self._decide)
+
+    def _from_keyword_dict(self, node: cst.Call) -> cst.BaseExpression | None:
+        """``DataLoader(ds, **params)`` with ``params = {..., "persistent_workers": ...}`` bound here."""
+        for arg in node.args:
+            if arg.star == "**" and isinstance(arg.value, cst.Name):
+                binding = self.facts.lookup(arg.value.value)
+                if binding is not None and isinstance(binding.node, cst.Dict):
+                    for element in binding.node.elements:
+                        if (isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString)
+                                and element.key.evaluated_value == "persistent_workers"):
+                            return element.value
+        return None
 
     def _decide(self) -> None:
         for loader in self._loaders:

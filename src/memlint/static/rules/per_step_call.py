@@ -7,7 +7,8 @@ backward pass / optimizer step, and is neither an epoch loop nor a loop around a
 loop), or when it sits in ``training_step``, ``forward`` or another per-step method of a
 class. Not every step: in an ``except`` block (out-of-memory recovery), or under an ``if``
 whose test changes per step or is an opt-in about memory (see
-:func:`memlint.static.facts.holds_every_step`).
+:func:`memlint.static.facts.holds_every_step`). A call in a step loop of a function or method of
+the same module that makes the call unconditionally is reported at that call.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ class PerStepCallRule(Rule):
         super().__init__(checker)
         self._except_depth = 0
         self._ifs: list[tuple[cst.If, Loop | None]] = []  # the ifs being walked, and their loops
+        self._helpers: dict[int, str] = {}  # id(function) -> the call it makes unconditionally
+        # calls of this module's functions (or self's methods) inside loops: (call, callee, loop, function, tests)
+        self._loop_calls: list[tuple[cst.Call, str, Loop, FunctionScope, list[cst.BaseExpression]]] = []
+        self._scheduled = False
 
     # The callee's last name (``empty_cache`` of ``torch.cuda.empty_cache``): a cheap filter
     # before per_step_target resolves the qualified name.
@@ -39,8 +44,10 @@ class PerStepCallRule(Rule):
         """The name to report the call by, or None if the call is not one the rule is about."""
         raise NotImplementedError
 
-    def report_per_step(self, node: cst.Call, what: str, loop: Loop | None, function: FunctionScope) -> None:
-        """Report ``node`` (``loop`` is its step loop, or None in a per-step method)."""
+    def report_per_step(self, node: cst.Call, what: str, loop: Loop | None, function: FunctionScope,
+                        via: str | None = None) -> None:
+        """Report ``node`` (``loop`` is its step loop, or None in a per-step method; ``via``: the
+        helper of this module that ``node`` calls and that makes the call)."""
         raise NotImplementedError
 
     # ----- context the call needs ----------------------------------------------------------
@@ -62,6 +69,9 @@ class PerStepCallRule(Rule):
         func = node.func
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
         if last not in self.CALLEE_NAMES:
+            if self.facts.loop is not None and (isinstance(func, cst.Name) or (
+                    isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self")):
+                self._note_loop_call(node, f"self.{last}" if isinstance(func, cst.Attribute) else last)
             return
         what = self.per_step_target(node)
         if what is None or self._except_depth:
@@ -74,6 +84,8 @@ class PerStepCallRule(Rule):
             if (function.class_info is not None and function.name in PER_STEP_METHODS
                     and all(holds_every_step(test, None) for test in tests)):
                 self.report_per_step(node, what, None, function)
+            elif not tests and function is not facts.module_scope:
+                self._helpers[id(function)] = what  # a helper: decided where it is called
             return
         if loop.mentions_epoch:
             return
@@ -86,3 +98,25 @@ class PerStepCallRule(Rule):
                 self.report_per_step(node, what, loop, function)
 
         self.at_function_exit(decide)
+
+    # ----- helpers called every step -----------------------------------------------------------
+    def _note_loop_call(self, node: cst.Call, callee: str) -> None:
+        loop = self.facts.loop
+        tests = [if_node.test for if_node, if_loop in self._ifs if if_loop is loop]
+        self._loop_calls.append((node, callee, loop, self.facts.function, tests))
+        if not self._scheduled:
+            self._scheduled = True
+            self.at_module_exit(self._decide_helpers)
+
+    def _decide_helpers(self) -> None:
+        """``cleanup()`` in the step loop, where ``def cleanup(): gc.collect()`` is a function of
+        this module making the call unconditionally."""
+        for node, callee, loop, function, tests in self._loop_calls:
+            scopes = self.facts.callee_scopes(callee, function)
+            if len(scopes) != 1 or id(scopes[0]) not in self._helpers:
+                continue
+            if loop.mentions_epoch or not loop.runs_every_step:
+                continue
+            if any(not holds_every_step(test, loop) for test in tests):
+                continue
+            self.report_per_step(node, self._helpers[id(scopes[0])], loop, function, via=callee.rsplit(".", 1)[-1])
