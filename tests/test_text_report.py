@@ -67,7 +67,8 @@ def test_concise_lines_are_what_a_problem_matcher_reads():
 
 # Rules whose findings are in the short form: message (what is wrong) + help (what to do).
 # Phase B of issue 17 adds the others; then this becomes every rule.
-SHORT_FORM_RULES = ("ML201", "ML202", "ML203", "ML301")
+SHORT_FORM_RULES = ("ML107", "ML108", "ML109", "ML201", "ML202", "ML203", "ML208", "ML209", "ML210", "ML211",
+                    "ML212", "ML301", "ML304")
 MAX_MESSAGE = 100
 
 

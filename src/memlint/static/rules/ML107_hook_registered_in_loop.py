@@ -165,8 +165,8 @@ class HookRegisteredInLoop(Rule):
                 return  # an input or a local: a tensor or module of this call
             self.report(
                 site.node,
-                f"'{what}' gets one more hook on every call of {function.name}() ({site.callee}) and none is "
-                f"removed; register it once in __init__, or remove the handle before {function.name}() returns",
+                f"'{what}' gets one more hook ({site.callee}) on every call of {function.name}(), never removed",
+                help=f"register it once in __init__, or remove the handle before {function.name}() returns",
             )
             return
         loop = self._repeating_loop(site, site.receiver, [site.hook] if site.hook is not None else [])
@@ -174,8 +174,9 @@ class HookRegisteredInLoop(Rule):
             return
         self.report(
             site.node,
-            f"'{what}' gets one more hook every iteration ({site.callee}) and none is removed; register it "
-            f"once before the loop, or keep the handle and call handle.remove() in the same iteration",
+            f"'{what}' gets one more hook ({site.callee}) every iteration, never removed",
+            help="register it once before the loop, or keep the handle and call handle.remove() in the same "
+                 "iteration (in a finally)",
         )
 
     def _decide_construction(self, site: _Site) -> None:
@@ -193,9 +194,9 @@ class HookRegisteredInLoop(Rule):
             return
         self.report(
             site.node,
-            f"{site.callee}(...) registers hooks in its __init__ on every iteration and never removes them; "
-            f"build it once before the loop, or remove its hooks in the same iteration (a with block or "
-            f"its release method)",
+            f"{site.callee}(...) registers hooks in __init__ every iteration and never removes them",
+            help="build it once before the loop, or remove its hooks in the same iteration (a with block or its "
+                 "release method)",
         )
 
     def _hooks_hold(self, cls) -> bool:
@@ -216,8 +217,8 @@ class HookRegisteredInLoop(Rule):
             return
         self.report(
             site.node,
-            f"{site.callee.rsplit('.', 1)[-1]}() registers hooks on every call, here every iteration, and never "
-            f"removes them; register once before the loop, or remove the handles after each call",
+            f"{site.callee.rsplit('.', 1)[-1]}() registers hooks every iteration and never removes them",
+            help="register them once before the loop, or remove the handles after each call",
         )
 
     def _repeating_loop(self, site: _Site, receiver: cst.BaseExpression | None,

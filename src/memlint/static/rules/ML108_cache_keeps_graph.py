@@ -65,35 +65,33 @@ class CacheKeepsGraph(Rule):
                     # A few entries: bounded, but the same graph comes back for the same key.
                     self.report(
                         node.name,
-                        f"'{name}()' caches up to {size} result(s) computed by a module with autograd on: each "
-                        f"keeps its graph (and its key arguments) alive and comes back for the same key (stale, and a "
-                        f"second backward through it may fail); "
-                        f"do not cache module outputs, or compute them under torch.no_grad()",
+                        f"'{name}()' caches up to {size} module output(s) and their graphs",
+                        help="do not cache module outputs, or compute them under torch.no_grad(): a cached graph is "
+                             "stale, and a second backward through it may fail",
                         function=scope, severity="warning",
                     )
                     return
                 self.report(
                     node.name,
-                    f"'{name}()' caches results of a module call with autograd on: every entry keeps its graph "
-                    f"alive; do not cache module outputs: cache plain values (shapes, masks), or compute them "
-                    f"under torch.no_grad()",
+                    f"'{name}()' caches module outputs: every cached entry keeps its autograd graph alive",
+                    help="do not cache module outputs: cache plain values (shapes, masks), or compute them under "
+                         "torch.no_grad()",
                     function=scope,  # dropped if the function is only called under no_grad
                 )
                 return
             if is_method and node.name.value == "__getitem__" and _unbounded(node, cache):
                 self.report(
                     node.name,
-                    f"'{name}' is cached with no size limit: every sample it returns stays in memory (in every "
-                    f"DataLoader worker); drop the cache, or bound it (lru_cache(maxsize=...))",
+                    f"'{name}' is cached without a size limit: every sample stays in memory",
+                    help="drop the cache, or bound it (lru_cache(maxsize=...))",
                     needs_grad=False, severity="warning",
                 )
                 return
             if is_method and info is not None and info.is_module:
                 self.report(
                     node.name,
-                    f"'{name}' is a method cached with @{cache}: the cache keeps every {info.name} (and its "
-                    f"parameters) alive; cache a module-level function of plain arguments, or compute the value "
-                    f"once in __init__",
+                    f"'{name}' is cached with @{cache}, which keeps every {info.name} alive",
+                    help="cache a module-level function of plain arguments, or compute the value once in __init__",
                     needs_grad=False, severity="warning",
                 )
                 return
@@ -102,8 +100,8 @@ class CacheKeepsGraph(Rule):
             if module_param is not None:
                 self.report(
                     node.name,
-                    f"'{name}()' is cached with @{cache} and takes a module, '{module_param}': the cache keeps it "
-                    f"(and its parameters) alive; pass plain values, or store the result on the module",
+                    f"'{name}()' is cached with @{cache} and takes '{module_param}': the cache keeps the module alive",
+                    help="pass plain values, or store the result on the module",
                     needs_grad=False, severity="warning",
                 )
 

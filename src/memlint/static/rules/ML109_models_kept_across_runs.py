@@ -130,9 +130,9 @@ class ModelsKeptAcrossRuns(Rule):
             return  # an ensemble loaded for inference, models collected without training
         self.report(
             kept.node,
-            f"'{kept.container}' keeps every run's trained '{kept.name}', so each run's weights and optimizer "
-            f"state stay in memory; keep scores, or a CPU state_dict ({{k: v.cpu() for ...}}) or a file, "
-            f"instead of the model",
+            f"'{kept.container}' keeps every run's trained '{kept.name}', weights and optimizer state",
+            help="keep scores, or a CPU state_dict ({k: v.cpu() for k, v in model.state_dict().items()}) or a "
+                 "file, instead of the model",
             needs_grad=False,
         )
 

@@ -39,31 +39,29 @@ class EmptyCacheInLoop(PerStepCallRule):
     def report_per_step(self, node: cst.Call, what: str, loop: Loop | None, function: FunctionScope,
                         via: str | None = None) -> None:
         if via is not None:
-            what = f"{via}() calls {what}() and"
             self.report(
                 node,
-                f"{what} runs on every iteration of this loop: it frees nothing still referenced and makes the "
-                f"allocator cudaMalloc the next step's memory again; call it once per epoch (or after teardown) "
-                f"instead, and fix the leak it hides if memory grows",
+                f"{via}() calls {what}() every iteration of this loop, which frees nothing in use",
+                help="call it once per epoch (or after teardown); if memory grows, find the leak it hides with "
+                     "memlint verify",
                 needs_grad=False,
             )
             return
         if loop is None:
             self.report(
                 node,
-                f"{what}() runs on every call of {function.name}(), i.e. every step: it frees "
-                f"nothing still referenced and makes the allocator cudaMalloc the next step's "
-                f"memory again; remove it (or call it once per epoch), and fix the leak it hides "
-                f"if memory grows",
+                f"{what}() runs every step, in {function.name}(), and frees nothing in use",
+                help="remove it (or call it once per epoch); if memory grows, find the leak it hides "
+                     "with memlint verify",
                 needs_grad=False,
             )
             return
         self.report(
             node,
-            f"{what}() runs on every iteration of this {'training' if loop.is_training_loop else 'data'} "
-            f"loop: it frees nothing still referenced and makes the allocator cudaMalloc the next "
-            f"step's memory again (slow, synchronising); move it after the loop (once per epoch "
-            f"or after teardown), and fix the leak it hides if memory grows",
+            f"{what}() runs every iteration of this {'training' if loop.is_training_loop else 'data'} "
+            f"loop and frees nothing in use",
+            help="move it after the loop (once per epoch or after teardown); if memory grows, find the "
+                 "leak it hides with memlint verify",
             needs_grad=False,
         )
 

@@ -144,8 +144,9 @@ class AnomalyDetectionEnabled(Rule):
     def _report(self, node: cst.Call, what: str) -> None:
         self.report(
             node,
-            f"{what}; it keeps a traceback per graph node and slows every step: turn it on only to debug "
-            f"one step, under a flag",
+            what,
+            help="turn it on only to debug one step, under a flag: it keeps a traceback per graph node and slows "
+                 "every step",
             needs_grad=False,
         )
 

@@ -106,15 +106,16 @@ class OutputAttentionsInTraining(Rule):
         if flag == "output_attentions":
             self.report(
                 node,
-                f"'{what}' runs with output_attentions=True in training and the attentions are never read; drop "
-                f"it: it forces eager attention and keeps every layer's seq x seq maps for backward",
+                f"'{what}' runs with output_attentions=True in training and never reads the attentions",
+                help="drop it: it forces eager attention and keeps every layer's seq x seq maps for backward (ask "
+                     "for them under torch.no_grad() to visualise)",
                 needs_grad=False,
             )
         else:
             self.report(
                 node,
-                f"'{what}' runs with output_hidden_states=True in training and they are never read; drop it: "
-                f"every layer's hidden states are returned and held until the step ends",
+                f"'{what}' runs with output_hidden_states=True in training and never reads them",
+                help="drop it: every layer's hidden states are returned and held until the step ends",
                 needs_grad=False, severity="info",
             )
 

@@ -126,8 +126,9 @@ class MetricLifecycle(Rule):
         what = f"'{name}' is a new {cls}" if name else f"a new {cls} is built"
         self.report(
             node,
-            f"{what} on every step; build the metric once (in __init__ or before the loop), update it per "
-            f"batch and reset() it per epoch: each one allocates its states on the device again",
+            f"{what} on every step, allocating its states again",
+            help="build the metric once (in __init__ or before the loop), update it per batch and reset() it "
+                 "per epoch",
             needs_grad=False,
         )
 
@@ -141,8 +142,8 @@ class MetricLifecycle(Rule):
             if not metric.computes and any(word in metric.cls for word in _LIST_STATE_WORDS):
                 self.report(
                     step_updates[0],
-                    f"'{metric.name}' ({metric.cls}) keeps every prediction it is given and is never reset, so its "
-                    f"states grow every step; compute() and reset() it once per epoch",
+                    f"'{metric.name}' ({metric.cls}) keeps every prediction and is never reset: it grows every step",
+                    help=f"compute() and reset() it once per epoch ({metric.name}.reset())",
                     needs_grad=False,
                 )
                 continue
@@ -150,9 +151,9 @@ class MetricLifecycle(Rule):
                 if self._per_epoch(loop, function):
                     self.report(
                         node,
-                        f"'{metric.name}' is computed every epoch but never reset, so its states accumulate "
-                        f"across epochs; call {metric.name}.reset() after compute() (list states such as "
-                        f"AUROC's grow every step)",
+                        f"'{metric.name}' is computed every epoch but never reset: its states pile up",
+                        help=f"call {metric.name}.reset() after compute() (list states such as AUROC's grow every "
+                             f"step until then)",
                         needs_grad=False,
                     )
                     break

@@ -39,11 +39,12 @@ class GcCollectInLoop(PerStepCallRule):
                         via: str | None = None) -> None:
         where = f"every call of {function.name}()" if loop is None else (
             f"every iteration of this {'training' if loop.is_training_loop else 'data'} loop")
-        what = f"{via}() calls gc.collect() and" if via else "gc.collect()"
+        what = f"{via}() calls gc.collect()" if via else "gc.collect() runs"
         self.report(
             node,
-            f"{what} runs on {where}, a full collection each step; remove it (or run it once per "
-            f"epoch), and find the reference cycle it hides if memory grows without it",
+            f"{what} on {where}",
+            help="remove it (or run it once per epoch): a full collection costs milliseconds to seconds; if "
+                 "memory grows without it, find the reference cycle it hides with memlint verify",
             needs_grad=False,
         )
 

@@ -103,9 +103,9 @@ class PersistentWorkersPerEvaluation(Rule):
             what = f"'{loader.name}' is a new DataLoader" if loader.name else "a new DataLoader is built"
             self.report(
                 loader.node,
-                f"{what} with persistent_workers=True on {where}; build it once and reuse it: "
-                f"each new one starts its own workers, and a loader still referenced (accelerator.prepare keeps "
-                f"them) keeps its workers alive",
+                f"{what} with persistent_workers=True on {where}",
+                help="build it once and reuse it: each new one starts its own workers, and a loader still "
+                     "referenced (accelerator.prepare keeps them) keeps them alive",
                 needs_grad=False,
             )
 
@@ -121,9 +121,9 @@ class PersistentWorkersPerEvaluation(Rule):
             return None  # cached: built once per name
         tokens = set(_tokens(function.name))
         if any(_repeats_training(loop) for loop in self._called_in_loops.get(function.name, ())):
-            return f"every call of {function.name}() (called in an epoch or training loop)"
+            return f"every call of {function.name}(), every epoch"
         if tokens & _EVAL_WORDS and ("loader" in tokens or "dataloader" in tokens):
-            return f"every call of {function.name}(), i.e. every evaluation"
+            return f"every call of {function.name}()"
         return None
 
     VALID = [

@@ -93,7 +93,7 @@ class AllGatherObjectResults(Rule):
                 key == "use_gather_object" and isinstance(value, cst.Name) and value.value == "True"
                 for key, value in keywords.items()):
             gathered = positional[0] if positional else keywords.get("input_data")
-            how = "gather_for_metrics(use_gather_object=True)"
+            how = "gather_for_metrics()"
         else:
             return
         if gathered is None:
@@ -145,9 +145,9 @@ class AllGatherObjectResults(Rule):
     def _report(self, node: cst.Call, name: str, how: str) -> None:
         self.report(
             node,
-            f"'{name}' holds every batch's results and {how} copies them, pickled, onto every rank; gather "
-            f"them to one rank (dist.gather_object(obj, out, dst=0), or tensors with gather), or reduce the "
-            f"metric on each rank first",
+            f"{how if '(' in how else how + '()'} copies every batch's results in '{name}', pickled, onto every rank",
+            help="gather them to one rank (dist.gather_object(obj, out, dst=0), or tensors with gather), or "
+                 "reduce the metric on each rank first",
             needs_grad=False,
         )
 
