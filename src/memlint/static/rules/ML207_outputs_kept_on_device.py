@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import GRAPH_ENDING_METHODS, TENSOR_METHODS, FunctionScope, Loop, dotted_name, names_in
+from memlint.static.facts import GRAPH_ENDING_METHODS, TENSOR_METHODS, Loop, dotted_name, names_in
 from memlint.static.rule import Invalid, Rule
 
 _CPU_METHODS = frozenset({"cpu", "item", "numpy", "tolist", "__float__"})

@@ -122,8 +122,8 @@ class PersistentWorkersPerEvaluation(Rule):
         tokens = set(_tokens(function.name))
         if any(_repeats_training(loop) for loop in self._called_in_loops.get(function.name, ())):
             return f"every call of {function.name}(), every epoch"
-        if tokens & _EVAL_WORDS and ("loader" in tokens or "dataloader" in tokens):
-            return f"every call of {function.name}()"
+        if function.class_info is not None and tokens & _EVAL_WORDS and ("loader" in tokens or "dataloader" in tokens):
+            return f"every call of {function.name}()"  # a trainer's method, called on every evaluation
         return None
 
     VALID = [
@@ -158,6 +158,14 @@ from torch.utils.data import DataLoader
 class DataModule(L.LightningDataModule):
     def val_dataloader(self):
         return DataLoader(self.val_set, batch_size=32, num_workers=4, persistent_workers=True)
+""",
+        # a module-level builder called once at setup
+        """
+from torch.utils.data import DataLoader
+def get_test_loader(dataset):
+    return DataLoader(dataset, batch_size=64, num_workers=4, persistent_workers=True)
+
+test_loader = get_test_loader(None)
 """,
         # persistent workers off in the per-evaluation builder; loaders for each dataset at setup
         """
