@@ -44,16 +44,16 @@ class OutputAttentionsInTraining(Rule):
         self._scheduled = False
 
     def visit_Call(self, node: cst.Call) -> None:
-        flags = [arg.keyword.value for arg in node.args
-                 if arg.keyword is not None and arg.keyword.value in _FLAGS and _is_true(arg.value)]
-        if not flags:
+        flag_args = [arg for arg in node.args
+                     if arg.keyword is not None and arg.keyword.value in _FLAGS and _is_true(arg.value)]
+        if not flag_args:
             return
         facts = self.facts
         func = node.func
         last = func.attr.value if isinstance(func, cst.Attribute) else dotted_name(func) or ""
         if last.endswith(("from_pretrained", "Config", "from_config")) or "config" in last.lower():
-            for flag in flags:
-                self._config_flag(node, flag)
+            for arg in flag_args:
+                self._config_flag(arg, arg.keyword.value)
             return
         if facts.in_no_grad:
             return
@@ -71,11 +71,11 @@ class OutputAttentionsInTraining(Rule):
                 loop is not None and loop.is_training_loop)
             if not trains:
                 return
-            for flag in flags:
-                word = _FLAGS[flag]
-                if _reads(function, results, word):
+            for arg in flag_args:  # reported at the flag itself: one finding per flag, in order
+                flag = arg.keyword.value
+                if _reads(function, results, _FLAGS[flag]):
                     continue
-                self._report(node, flag, receiver or last)
+                self._report(arg, flag, receiver or last)
 
         self.at_function_exit(decide)
 
@@ -199,7 +199,7 @@ class Classifier(L.LightningModule):
                          labels=batch["labels"], output_hidden_states=True)
         self.log("train_loss", out.loss)
         return out.loss
-""", line=6),
+""", line=7),
         # a config flag in a training script that never reads them
         Invalid("""
 from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
