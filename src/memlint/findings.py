@@ -58,7 +58,10 @@ class Finding:
 
     @property
     def sort_key(self) -> tuple:
-        return (self.path, self.cell or 0, self.line, self.column, self.code)
+        # total over what is printed: findings at one place come out in the same order in
+        # every process (a set of them was once printed in hash order)
+        return (self.path, self.cell or 0, self.line, self.column, self.code, self.end_line, self.end_column,
+                self.message)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
