@@ -180,3 +180,20 @@ def test_verify_text_shows_a_static_findings_help_under_it():
     lines = render_text(report).splitlines()
     at = next(i for i, line in enumerate(lines) if "ML203 torch.load() without map_location" in line)
     assert lines[at + 1] == "      help: pass map_location='cpu'"
+
+
+
+def test_a_storage_made_on_another_thread_is_placed_at_the_scripts_waiting_line():
+    # On CUDA, backward runs on autograd's device thread, whose stack holds no user code
+    # (and is too shallow for the usual frame skip): the gradients it makes belong to the
+    # line where the script waits, `loss.backward()`, as they do on CPU.
+    import inspect
+    from concurrent.futures import ThreadPoolExecutor
+
+    from memlint.dynamic.storages import StorageTracker
+
+    tracker = StorageTracker("cpu", is_user=lambda filename: filename == __file__)
+    with ThreadPoolExecutor(1) as pool:
+        waiting_line = inspect.currentframe().f_lineno + 1
+        site = pool.submit(tracker._site).result()  # the script waits here, the worker works
+    assert site == (__file__, waiting_line, "test_a_storage_made_on_another_thread_is_placed_at_the_scripts_waiting_line")

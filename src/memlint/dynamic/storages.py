@@ -10,6 +10,7 @@ storage tells us when it dies. Measured at 1.08x a plain run on a medium MLP.
 from __future__ import annotations
 
 import sys
+import threading
 import weakref
 from collections import defaultdict
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ class StorageTracker(TorchDispatchMode):
         self.device_type = device_type
         self.is_user = is_user or UserFiles()
         self.step = 1
+        self.thread = threading.get_ident()  # the thread that runs the user's script
         self.live: dict[int, Survivor] = {}
         self.live_bytes = 0
         self.accountant = None  # a memlint.dynamic.peak.PeakAccountant while the in-step peak is measured
@@ -113,7 +115,13 @@ class StorageTracker(TorchDispatchMode):
                 self.accountant.died(key, survivor.nbytes)
 
     def _site(self) -> Site | None:
-        frame = sys._getframe(3)
+        if threading.get_ident() == self.thread:
+            frame = sys._getframe(3)
+        else:
+            # Autograd's device thread (backward on CUDA) or a pin-memory thread: no user
+            # code on its stack. The script's thread waits in the call that caused the work
+            # (`loss.backward()`), the line a CPU run, where backward runs inline, names.
+            frame = sys._current_frames().get(self.thread)
         is_user = self.is_user
         while frame is not None:
             code = frame.f_code
