@@ -411,7 +411,8 @@ class FileChecker:
                         target_names=frozenset(names_in(node.target)),
                         parameters_of=_parameters_owner(node.iter),
                         walks_steps=F.walks_steps((node.iter, node.target)),
-                        mentions_epoch=F.mentions_epoch((node.iter, node.target)))
+                        mentions_epoch=F.mentions_epoch((node.iter, node.target)),
+                        over_parts=F.is_parts_of_a_value(node.iter))
             self._run_loop(loop, lambda: self._bind(node.target, node.iter,
                                                     iter_graph if iter_graph.state is Graph.CARRIES else NO_GRAPH),
                            node.body)
@@ -558,14 +559,20 @@ class FileChecker:
                 function.has_backward = True
             if qualified == "torch.autograd.grad" and function is not None:
                 function.requires_grad_inputs = True
-            for loop in facts.loops_in_function():
+            loops = facts.loops_in_function()
+            for loop in loops:
                 loop.has_backward = True
+            if loops:
+                loops[-1].note_training_inside(loops[:-1])
             return
         if method == "step" and is_optimizer_step(node):
             if function is not None:
                 function.has_optimizer_step = True
-            for loop in facts.loops_in_function():
+            loops = facts.loops_in_function()
+            for loop in loops:
                 loop.has_optimizer_step = True
+            if loops:
+                loops[-1].note_training_inside(loops[:-1])
             return
         if method is not None and (method in _FILLING_METHODS or (method.endswith("_") and not method.startswith("_"))):
             _note_filled(function, func.value)  # losses.append(loss), buf.copy_(x): may now hold a graph

@@ -148,7 +148,7 @@ def walks_steps(header: Iterable[cst.BaseExpression]) -> bool:
     batches or steps, and not epochs? ``for x, y in train_loader``, ``while step < max_steps``;
     not ``for chunk in batch.split(n)`` (the parts of one batch)."""
     header = list(header)
-    if header and _is_parts_of_a_value(header[0]):
+    if header and is_parts_of_a_value(header[0]):
         return False
     names = [name.lower() for part in header for name in names_in(part)]
     if any("epoch" in name for name in names):
@@ -156,14 +156,14 @@ def walks_steps(header: Iterable[cst.BaseExpression]) -> bool:
     return any(word in name for name in names for word in _STEP_WORDS)
 
 
-def _is_parts_of_a_value(iterable: cst.BaseExpression) -> bool:
+def is_parts_of_a_value(iterable: cst.BaseExpression) -> bool:
     """``batch.split(n)``, ``zip(x.chunk(k), y.chunk(k))``, ``enumerate(outputs.items())``."""
     if isinstance(iterable, cst.Call):
         func = iterable.func
         if isinstance(func, cst.Attribute):
             return func.attr.value in _PARTS_METHODS
         if isinstance(func, cst.Name) and func.value in ("zip", "enumerate", "reversed") and iterable.args:
-            return all(_is_parts_of_a_value(arg.value) for arg in iterable.args if arg.keyword is None)
+            return all(is_parts_of_a_value(arg.value) for arg in iterable.args if arg.keyword is None)
     return False
 
 
@@ -319,10 +319,21 @@ class Loop:
     walks_steps: bool = False
     mentions_epoch: bool = False
     contains_step_loop: bool = False  # a loop nested in this one walks steps: this is an epoch loop
+    over_parts: bool = False  # over the parts of one value: ``for chunk in batch.split(n)``
 
     @property
     def is_training_loop(self) -> bool:
         return self.has_backward or self.has_optimizer_step
+
+    def note_training_inside(self, outer: list["Loop"]) -> None:
+        """This loop runs a backward pass or an optimizer step: the loops around it that do not
+        walk batches or steps by name (``for m in ops``, ``for trial in range(k)``) repeat whole
+        step loops, as an epoch loop does; not when this loop is over the parts of one value
+        (micro-batches of the step the outer loop runs)."""
+        if not self.over_parts:
+            for loop in outer:
+                if not loop.walks_steps:
+                    loop.contains_step_loop = True
 
     @property
     def runs_every_step(self) -> bool:

@@ -334,6 +334,8 @@ class GradEnabledInference(Rule):
         for collection in record.collections:
             if id(collection.loop.node) not in loops or collection.loop.is_training_loop:
                 continue
+            if _walks_the_called_modules(collection.loop, call) and not any(loop.iterates_data for loop in call.loops):
+                continue  # for m in self.model: x = m(x); y.append(x) is one forward pass, layer by layer
             if id(call.node) not in collection.call_ids and not function.derives_from(collection.names, call.results):
                 continue
             escapes = set(function.backward_names) | record.handed_out | record.returned
@@ -610,6 +612,20 @@ class Model(L.LightningModule):
     ]
 
     VALID += [
+        # a forward pass layer by layer, keeping the outputs later layers read (YOLO-style)
+        """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def _predict_once(self, x):
+        y = []
+        for m in self.model:
+            if m.f != -1:
+                x = y[m.f] if isinstance(m.f, int) else [x if j == -1 else y[j] for j in m.f]
+            x = m(x)
+            y.append(x if m.i in self.save else None)
+        return x
+""",
         # a grad context held in a variable, or chosen by an if-expression (lightning)
         """
 import contextlib
@@ -758,6 +774,18 @@ def train_knowledge_distillation(teacher, student, train_loader, epochs, T):
     ]
 
     INVALID = [
+        # an ensemble over every batch: the loop over the models sits inside the loop over data
+        Invalid("""
+import torch
+def ensemble_predict(models, loader):
+    for m in models:
+        m.eval()
+    outputs = []
+    for x in loader:
+        for m in models:
+            outputs.append(m(x))
+    return torch.stack(outputs).mean(0).argmax(-1)
+""", line=9),
         Invalid("""
 import torch
 def evaluate(model, loader, crit):
@@ -900,6 +928,11 @@ def _called_module(call: cst.Call) -> str | None:
 
 def _short(name: str, limit: int = 20) -> str:
     return name if len(name) <= limit else name[: limit - 3] + "..."
+
+
+def _walks_the_called_modules(loop: Loop, call: _ModuleCall) -> bool:
+    """Does ``loop`` walk over the modules being called (``for layer in self.layers``), not over data?"""
+    return call.target.split(".", 1)[0] in loop.target_names and not loop.iterates_data
 
 
 def _is_test_file(path: str) -> bool:

@@ -49,6 +49,34 @@ class GcCollectInLoop(PerStepCallRule):
         )
 
     VALID = [
+        # a helper that collects, called only when a step runs out of memory
+        """
+import gc
+import torch
+class Trainer:
+    def _clear_memory(self):
+        gc.collect()
+        torch.cuda.empty_cache()
+    def fit(self, loader):
+        for batch in loader:
+            try:
+                self.model(batch).backward()
+                self.optimizer.step()
+            except torch.cuda.OutOfMemoryError:
+                self._clear_memory()
+""",
+        # profiling one op after another: the step loop is the inner one
+        """
+import gc
+import torch
+def profile_ops(x, ops, n=10):
+    for m in ops:
+        try:
+            for _ in range(n):
+                m(x).sum().backward()
+        finally:
+            gc.collect()
+""",
         # once per epoch, after the step loop
         """
 import gc
@@ -149,6 +177,17 @@ def train(model, loader, optimizer):
     ]
 
     INVALID = [
+        # the step loop runs micro-batches inside: each batch is still one step
+        Invalid("""
+import gc
+import torch
+def train(model, loader, optimizer):
+    for batch in loader:
+        for micro in batch.split(4):
+            model(micro).sum().backward()
+        optimizer.step()
+        gc.collect()
+""", line=9),
         Invalid("""
 import gc
 import torch

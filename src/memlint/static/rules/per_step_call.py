@@ -69,7 +69,7 @@ class PerStepCallRule(Rule):
         func = node.func
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
         if last not in self.CALLEE_NAMES:
-            if self.facts.loop is not None and (isinstance(func, cst.Name) or (
+            if self.facts.loop is not None and not self._except_depth and (isinstance(func, cst.Name) or (
                     isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self")):
                 self._note_loop_call(node, f"self.{last}" if isinstance(func, cst.Attribute) else last)
             return
