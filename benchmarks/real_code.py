@@ -49,9 +49,9 @@ PACKAGES: dict[str, tuple[str, tuple[str, ...]]] = {
 TRANSFORMERS_MODELS_GLOB = "transformers/models/**/modeling_*.py"
 
 
-def install(name: str, requirement: str) -> Path:
-    """Install ``requirement`` without dependencies into the corpus (skipped if already there)."""
-    target = CORPUS / name
+def install(name: str, requirement: str, corpus: Path = CORPUS) -> Path:
+    """Install ``requirement`` without dependencies into ``corpus`` (skipped if already there)."""
+    target = corpus / name
     pkg = requirement.split("==")[0].replace("-", "_")
     version = requirement.split("==")[1]
     if any(target.glob(f"{pkg}-{version}.dist-info")):
@@ -80,13 +80,20 @@ def count_lines(paths: list[str]) -> int:
     return total
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(
+    argv: list[str] | None = None,
+    packages: dict[str, tuple[str, tuple[str, ...]]] = PACKAGES,
+    corpus: Path = CORPUS,
+    description: str = __doc__.splitlines()[0],
+) -> int:
+    """Install, check and tabulate ``packages`` in ``corpus`` (benchmarks/heldout_code.py reuses it)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--list", action="store_true", help="print every finding")
     parser.add_argument("--select", default=None, help="comma-separated code prefixes (default: the default rule set)")
     parser.add_argument("--all-rules", action="store_true", help="enable every rule, also those off by default")
-    parser.add_argument("--package", action="append", choices=sorted(PACKAGES), help="only these packages")
-    parser.add_argument("--transformers-models", action="store_true", help="also check transformers' modeling_*.py")
+    parser.add_argument("--package", action="append", choices=sorted(packages), help="only these packages")
+    if "transformers" in packages:
+        parser.add_argument("--transformers-models", action="store_true", help="also check transformers' modeling_*.py")
     parser.add_argument("-j", "--jobs", type=int, default=0, help="worker processes (default: all cores)")
     parser.add_argument("--absolute", action="store_true", help="--list: absolute paths (default: relative to the corpus)")
     args = parser.parse_args(argv)
@@ -104,16 +111,16 @@ def main(argv: list[str] | None = None) -> int:
         config = Config()
     enabled = sorted(config.enabled_codes(all_codes(), default_codes()))
 
-    CORPUS.mkdir(exist_ok=True)
-    names = args.package or list(PACKAGES)
+    corpus.mkdir(exist_ok=True)
+    names = args.package or list(packages)
     rows = []
     all_findings = []
     per_rule_total: Counter[str] = Counter()
     for name in names:
-        requirement, globs = PACKAGES[name]
-        if name == "transformers" and args.transformers_models:
+        requirement, globs = packages[name]
+        if name == "transformers" and getattr(args, "transformers_models", False):
             globs = globs + (TRANSFORMERS_MODELS_GLOB,)
-        target = install(name, requirement)
+        target = install(name, requirement, corpus)
         files = source_files(target, globs)
         lines = count_lines(files)
         start = time.perf_counter()
@@ -126,14 +133,15 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.list:
         for f in all_findings:
-            path = f.path if args.absolute else os.path.relpath(f.path, CORPUS)
+            path = f.path if args.absolute else os.path.relpath(f.path, corpus)
             print(f"{path}:{f.line}:{f.column} {f.code} {f.message}")
         print()
 
     # a column per rule that fired; the enabled rules that found nothing are named below the table
     shown = sorted(per_rule_total)
     silent = [c for c in enabled if c not in per_rule_total and not c.startswith("ML9")]
-    head = f"{'package':<15}{'version':>9}{'files':>7}{'lines':>9}{'secs':>7}{'total':>7}{'/10k':>7}"
+    w = max([15] + [len(row[0]) + 1 for row in rows])  # the name column fits the longest package name
+    head = f"{'package':<{w}}{'version':>9}{'files':>7}{'lines':>9}{'secs':>7}{'total':>7}{'/10k':>7}"
     head += "".join(f"{c:>7}" for c in shown)
     print(head)
     print("-" * len(head))
@@ -145,14 +153,14 @@ def main(argv: list[str] | None = None) -> int:
         tot_lines += lines
         tot_n += n
         tot_secs += secs
-        row = f"{name:<15}{version:>9}{nfiles:>7}{lines:>9}{secs:>7.2f}{n:>7}{n * 10000 / max(lines, 1):>7.2f}"
+        row = f"{name:<{w}}{version:>9}{nfiles:>7}{lines:>9}{secs:>7.2f}{n:>7}{n * 10000 / max(lines, 1):>7.2f}"
         row += "".join(f"{per_rule[c]:>7}" for c in shown)
         print(row)
     print("-" * len(head))
-    row = f"{'total':<15}{'':>9}{tot_files:>7}{tot_lines:>9}{tot_secs:>7.2f}{tot_n:>7}{tot_n * 10000 / max(tot_lines, 1):>7.2f}"
+    row = f"{'total':<{w}}{'':>9}{tot_files:>7}{tot_lines:>9}{tot_secs:>7.2f}{tot_n:>7}{tot_n * 10000 / max(tot_lines, 1):>7.2f}"
     row += "".join(f"{per_rule_total[c]:>7}" for c in shown)
     print(row)
-    print("per 10k lines:" + " " * (len(f"{'':<15}{'':>9}{'':>7}{'':>9}{'':>7}{'':>7}{'':>7}") - 14)
+    print("per 10k lines:" + " " * (len(f"{'':<{w}}{'':>9}{'':>7}{'':>9}{'':>7}{'':>7}{'':>7}") - 14)
           + "".join(f"{per_rule_total[c] * 10000 / max(tot_lines, 1):>7.2f}" for c in shown))
     print(f"no findings: {', '.join(silent) or '-'}")
     print(f"rules enabled: {', '.join(enabled)}")
