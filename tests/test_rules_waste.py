@@ -133,6 +133,36 @@ def resume(model, rank, path):
     assert [f.severity for f in _findings(every_rank, "ML203")] == ["error"]
 
 
+def test_ml205_says_what_workers_copy_for_what_it_sees():
+    source = """
+import json
+import numpy as np
+import pandas as pd
+import torch
+from torch.utils.data import DataLoader, Dataset
+class Samples(Dataset):
+    def __init__(self, path, rows):
+        self.records = json.load(open(path))
+        self.frame = pd.read_csv(path)
+        self.tensors = [torch.tensor(row) for row in rows]
+        self.loaded = [torch.load(row) for row in rows]  # anything torch.load returns: Python objects
+        self.arrays = []
+        for row in rows:
+            self.arrays.append(np.asarray(row))
+loader = DataLoader(Samples("a.json", []), batch_size=8, num_workers=4)
+"""
+    by_attribute = {f.message.split("'")[1]: f for f in _findings(source, "ML205")}
+    assert set(by_attribute) == {"self.records", "self.frame", "self.tensors", "self.loaded", "self.arrays"}
+    assert "Python objects (json.load())" in by_attribute["self.records"].message
+    assert "Python objects (a list comprehension)" in by_attribute["self.loaded"].message
+    assert "pandas frame" in by_attribute["self.frame"].message and "numpy" in by_attribute["self.frame"].help
+    # tensors and arrays: only their objects are copied, and stacking them is the remedy
+    assert "one tensor per sample" in by_attribute["self.tensors"].message
+    assert "one array per sample" in by_attribute["self.arrays"].message
+    assert by_attribute["self.tensors"].help.startswith("stack them into one tensor")
+    assert all("pandas" not in f.help for f in by_attribute.values())
+
+
 def test_ml206_says_less_when_the_wrapped_forward_computes_the_loss_and_nothing_in_tests():
     source = """
 import torch

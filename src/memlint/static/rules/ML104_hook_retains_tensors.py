@@ -36,6 +36,14 @@ _SAME_TENSOR_METHODS = frozenset({
     "unsqueeze", "permute", "transpose", "t", "view_as", "reshape_as", "expand", "expand_as", "cuda", "to",
     "type_as", "narrow", "select", "chunk", "split", "unbind",
 })
+# What the message calls the hook of each registration.
+_HOOK_KINDS = {
+    "register_forward_hook": "forward hook", "register_module_forward_hook": "global forward hook",
+    "register_forward_pre_hook": "forward pre-hook", "register_module_forward_pre_hook": "global forward pre-hook",
+    "register_full_backward_hook": "backward hook", "register_backward_hook": "backward hook",
+    "register_module_full_backward_hook": "global backward hook",
+    "register_full_backward_pre_hook": "backward pre-hook", "register_hook": "tensor hook",
+}
 _CLEARING_METHODS = frozenset({"clear", "pop", "popleft", "popitem"})
 
 
@@ -298,33 +306,27 @@ class HookRetainsTensors(Rule):
         return bool(store.key_names & counters)
 
     def _report(self, store: _Store, registration: _Registration) -> None:
-        backward = registration.method in _BACKWARD_HOOKS
-        where = f"'{store.container}'"
+        hook = _HOOK_KINDS.get(registration.method, f"{registration.method}() hook")
+        param = store.param
+        container = _short(store.container)
         if store.detached:
             self.report(
                 store.node,
-                f"the hook registered with {registration.method}() stores a detached copy of its "
-                f"argument '{store.param}' in {where}, which is never emptied: one tensor per "
-                f"{'backward' if backward else 'forward'} pass stays on the device, so memory grows every "
-                f"step; store a number (.item(), a norm), move it with .cpu(), or clear {where} every step",
+                f"{hook} keeps one detached '{param}' per call in '{container}', which is never emptied",
+                help=f"store a number ({param}.norm().item()) or a CPU copy ({param}.detach().cpu()), or clear "
+                     f"'{container}' every step",
                 needs_grad=False, severity="warning",
             )
             return
-        if backward:
-            what = "every step's gradient tensors (and their graphs under create_graph=True)"
-            fix = (f"store a number ({store.param}.norm().item()), a CPU copy ({store.param}.detach().cpu()), "
-                   f"or overwrite a fixed key")
+        if registration.method in _BACKWARD_HOOKS:
+            message = f"{hook} keeps every step's '{param}' in '{container}', which is never emptied"
+            help = (f"store a number ({param}.norm().item()) or a CPU copy ({param}.detach().cpu()), or "
+                    f"overwrite a fixed key")
         else:
-            what = "the output and, through its grad_fn, the whole autograd graph of every forward pass"
-            fix = (f"store {store.param}.detach() (and .cpu() for a long record), a number, or overwrite a "
-                   f"fixed key (acts[name] = {store.param}.detach())")
-        self.report(
-            store.node,
-            f"the hook registered with {registration.method}() stores its argument '{store.param}' in "
-            f"{where}, which outlives the call and is never emptied: it keeps {what} alive, so memory "
-            f"grows every step; {fix}",
-            needs_grad=False,
-        )
+            message = f"{hook} keeps every '{param}' and its graph in '{container}', which is never emptied"
+            help = (f"store {param}.detach() (and .cpu() for a long record) or a number, or overwrite a fixed "
+                    f"key: acts[name] = {param}.detach()")
+        self.report(store.node, message, help=help, needs_grad=False)
 
     VALID = [
         # bounded overwrite of a detached activation per layer name
@@ -570,6 +572,10 @@ def attach(model):
         layer.register_forward_hook(save)
 """, line=8),
     ]
+
+
+def _short(name: str, limit: int = 24) -> str:
+    return name if len(name) <= limit else name[: limit - 3] + "..."
 
 
 def _positional_params(node: cst.FunctionDef | cst.Lambda) -> tuple[str, ...]:

@@ -96,11 +96,8 @@ class OomRetryInExcept(Rule):
             if reason is not None:
                 self.report(
                     call,
-                    f"'{source_of(call, 50)}' {reason} inside the except block that caught an "
-                    f"out-of-memory error: until the handler exits, the exception's traceback keeps "
-                    f"every tensor of the failed step alive, so the retry starts with that memory "
-                    f"still allocated; set a flag (or halve the batch size) in the handler and "
-                    f"retry after the except block",
+                    f"'{_call_text(call)}' {reason} in the OOM handler, with the failed step's tensors alive",
+                    help="set a flag (or halve the batch size) in the handler and retry after the except block",
                     needs_grad=False,
                 )
                 return
@@ -170,7 +167,7 @@ class OomRetryInExcept(Rule):
         if last in _HARMLESS_METHODS:
             return None
         if facts.is_module_expr(call.func) and not facts.is_module_constructor(call):
-            return "runs the model again"
+            return "reruns the model"
         if callee is None:
             return None
         qualified = facts.qualified_name(call.func) or callee
@@ -178,7 +175,7 @@ class OomRetryInExcept(Rule):
             return None
         function = handler.function
         if function.name != "<module>" and last == function.name:
-            return f"calls {function.name}() again (recursively)"
+            return "recurses"
         lowered = callee.lower()
         if any(word in lowered for word in _NOT_STEP_WORDS) or "optim" in lowered or "pbar" in lowered:
             return None  # bookkeeping: adjust_batch_size, reset_dataloaders, scheduler.step...
@@ -186,9 +183,9 @@ class OomRetryInExcept(Rule):
                 last.startswith(_SETUP_PREFIXES) or any(word in last.lower() for word in _SETUP_WORDS)):
             return None  # a query or a rebuilt data pipeline: get_rank(), make_train_loader(...), DataLoader(...)
         if try_frame is not None and try_frame.function is function and callee in try_frame.body_callees:
-            return "re-runs the call that failed"
+            return "reruns the failed call"
         if last != "step" and any(word in last.lower() for word in _STEP_WORDS):
-            return "runs a step again"
+            return "reruns a step"
         return None
 
     VALID = [
@@ -419,6 +416,15 @@ class Runner:
 
 def _callee(call: cst.Call) -> str | None:
     return dotted_name(call.func)
+
+
+def _call_text(call: cst.Call, limit: int = 24) -> str:
+    """The call as the message names it: its source when short, else ``callee(...)``."""
+    text = source_of(call, 1000)
+    if len(text) <= limit:
+        return text
+    callee = _callee(call)
+    return f"{callee}(...)" if callee is not None and len(callee) <= limit - 5 else source_of(call, limit)
 
 
 def _is_message_call(call: cst.Call) -> bool:

@@ -84,7 +84,7 @@ class CudaInDataset(Rule):
             function = move.function
             while isinstance(function, FunctionScope):
                 if function.name in self._collate_names:
-                    self._report(move.node, move.what, f"{function.name}() (passed as collate_fn)")
+                    self._report(move.node, move.what, f"collate_fn {function.name}()")
                     break
                 function = _enclosing_function(function)
         for value, where in self._worker_inits:
@@ -105,8 +105,8 @@ class CudaInDataset(Rule):
             return
         self.report(
             value,
-            f"worker_init_fn '{name}' initialises CUDA ({cuda[0]}): a CUDA context in every DataLoader worker; "
-            f"keep CUDA out of worker_init_fn and the objects it builds, and use the GPU in the main process",
+            f"worker_init_fn '{name}' initialises CUDA ({cuda[0]}) in every DataLoader worker",
+            help="keep CUDA out of worker_init_fn and the objects it builds; use the GPU in the main process",
             needs_grad=False,
         )
 
@@ -129,10 +129,9 @@ class CudaInDataset(Rule):
     def _report(self, node: cst.Call, what: str, place: str) -> None:
         self.report(
             node,
-            f"{what} inside {place} runs in every DataLoader worker process: each worker creates "
-            f"its own CUDA context on the GPU (or fails under fork with 'Cannot re-initialize "
-            f"CUDA'); return CPU tensors, set pin_memory=True in the DataLoader and move the batch "
-            f"with .to(device, non_blocking=True) in the training loop",
+            f"{what} in {place} creates a CUDA context in every DataLoader worker",
+            help="return CPU tensors; pass pin_memory=True to the DataLoader and move the batch with "
+                 ".to(device, non_blocking=True) in the training loop",
             needs_grad=False,
         )
 

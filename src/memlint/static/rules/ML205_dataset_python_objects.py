@@ -5,8 +5,9 @@ Workers are forked from the main process and share its memory copy-on-write, but
 Python object writes its reference count: every page of the list (and of every string, int
 and tuple in it) touched by a worker gets copied into that worker. Each worker's memory then
 climbs until it holds a full copy of the dataset ("memory leak" with ``num_workers > 0``,
-pytorch/pytorch#13246). Keep samples in numpy arrays, a pandas/arrow table, or one
-serialized buffer plus offsets; Python objects are fine for a few thousand items.
+pytorch/pytorch#13246). Keep samples in numpy arrays, an arrow table, or one serialized
+buffer plus offsets; Python objects are fine for a few thousand items. A list of tensors or
+arrays costs less: only the pages of their Python objects are copied, not their data.
 
 Flagged (info): in ``__init__`` of a Dataset class, ``self.x = `` a list/dict/set
 comprehension, ``json.load``, ``pickle.load``, ``yaml.*load``, ``f.readlines()``,
@@ -48,6 +49,7 @@ class _Storage:
     attribute: str
     how: str
     info: ClassInfo
+    elements: str | None = None  # "tensor" / "array": one such object per sample
 
 
 class DatasetPythonObjects(Rule):
@@ -74,7 +76,8 @@ class DatasetPythonObjects(Rule):
             return
         how = self._python_container(node.value)
         if how is not None:
-            self._store(node, attribute, how, info)
+            elements = self._element_kind(node.value.elt) if isinstance(node.value, cst.ListComp) else None
+            self._store(node, attribute, how, info, elements)
         elif isinstance(node.value, cst.Name):
             self._note_parameter_storage(node, attribute, node.value.value, info)
 
@@ -101,7 +104,7 @@ class DatasetPythonObjects(Rule):
             how = self._python_container(value) if isinstance(value, cst.BaseExpression) else None
             if how is not None:
                 key = arg.keyword.value if arg.keyword is not None else position
-                self._constructions.append((name.rsplit(".", 1)[-1], key, f"'{arg.value.value}' from {how}"))
+                self._constructions.append((name.rsplit(".", 1)[-1], key, f"'{arg.value.value}' = {how}"))
 
     def visit_Call(self, node: cst.Call) -> None:
         self._note_data_loader(node)
@@ -116,14 +119,17 @@ class DatasetPythonObjects(Rule):
         attribute = dotted_name(func.value)
         if attribute is None or not attribute.startswith("self.") or attribute.count(".") != 1:
             return
-        self._store(node, attribute, f"{func.attr.value}() in a loop", info)
+        values = [arg.value for arg in node.args if arg.keyword is None]
+        elements = self._element_kind(values[0]) if func.attr.value == "append" and values else None
+        self._store(node, attribute, f"{func.attr.value}() in a loop", info, elements)
 
-    def _store(self, node: cst.CSTNode, attribute: str, how: str, info: ClassInfo) -> None:
+    def _store(self, node: cst.CSTNode, attribute: str, how: str, info: ClassInfo,
+               elements: str | None = None) -> None:
         if _is_small(attribute):
             return
         if any(s.attribute == attribute and s.info is info for s in self._storages):
             return
-        storage = _Storage(node, attribute, how, info)
+        storage = _Storage(node, attribute, how, info, elements)
         self._storages.append(storage)
         self.at_module_exit(lambda: self._decide(storage))
 
@@ -136,7 +142,7 @@ class DatasetPythonObjects(Rule):
         for node, attribute, param, index, info in self._parameter_storages:
             for cls, key, how in self._constructions:
                 if cls in self._class_and_subclasses(info) and key in (param, index):
-                    self._decide(_Storage(node, attribute, f"{how}, passed to {cls}()", info))
+                    self._decide(_Storage(node, attribute, how, info))
                     break
 
     def _decide(self, storage: _Storage) -> None:
@@ -146,25 +152,19 @@ class DatasetPythonObjects(Rule):
             name in self._loaded_with_workers for name in self._class_and_subclasses(storage.info)
         ):
             return
+        attribute = storage.attribute
         if "pandas." in storage.how:
-            self.report(
-                storage.node,
-                f"{storage.info.name}.__init__ keeps its samples in a pandas frame ({storage.attribute} from "
-                f"{storage.how}) read by DataLoader workers: its string columns are Python objects, so each "
-                f"worker gradually copies them (pytorch/pytorch#13246); convert the columns to numpy arrays "
-                f"in __init__ (strings as one fixed-width or arrow array)",
-                needs_grad=False,
-            )
-            return
-        self.report(
-            storage.node,
-            f"{storage.info.name}.__init__ keeps its samples in a Python object ({storage.attribute} from "
-            f"{storage.how}) and a DataLoader reads it with num_workers > 0: reading Python objects "
-            f"writes their reference counts, so each worker gradually copies the whole list and "
-            f"worker memory climbs (pytorch/pytorch#13246); store the samples in numpy arrays, an "
-            f"arrow table, or one serialized buffer with offsets",
-            needs_grad=False,
-        )
+            message = f"'{attribute}' holds a pandas frame ({storage.how}) whose object columns workers copy as read"
+            help = "convert the columns to numpy arrays in __init__ (strings as one fixed-width or arrow array)"
+        elif storage.elements is not None:
+            message = (f"'{attribute}' holds one {storage.elements} per sample ({storage.how}): workers copy "
+                       f"their objects as read")
+            help = (f"stack them into one {storage.elements} and index it (with offsets for ragged samples): "
+                    f"workers then share one object")
+        else:
+            message = f"'{attribute}' holds Python objects ({storage.how}): worker memory grows as they are read"
+            help = "store the samples in numpy arrays, an arrow table, or one serialized buffer with offsets"
+        self.report(storage.node, message, help=help, needs_grad=False)
 
     def _class_and_subclasses(self, info: ClassInfo) -> set[str]:
         names = {info.name}
@@ -212,6 +212,20 @@ class DatasetPythonObjects(Rule):
             return f"{qualified}(...)"
         if isinstance(value.func, cst.Attribute) and value.func.attr.value in _LISTING_METHODS:
             return f".{value.func.attr.value}()"
+        return None
+
+    def _element_kind(self, element: cst.BaseExpression) -> str | None:
+        """"tensor" / "array" when each stored sample is one (``torch.tensor(x)``,
+        ``np.array(x)``, ``t.numpy()``): its data is not copied into workers, only its object."""
+        if not isinstance(element, cst.Call):
+            return None
+        if isinstance(element.func, cst.Attribute) and element.func.attr.value == "numpy":
+            return "array"
+        qualified = self.facts.qualified_name(element.func) or ""
+        if qualified.startswith("torch.") and qualified not in ("torch.load", "torch.jit.load"):
+            return "tensor"
+        if qualified.startswith("numpy."):
+            return "array"
         return None
 
     # ----- the DataLoader ------------------------------------------------------------------
