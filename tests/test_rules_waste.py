@@ -242,3 +242,26 @@ def test_ml212_and_ml304_skip_files_that_cannot_match():
 
     text = "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\n"
     assert codes_that_could_match(text, ["ML212", "ML304", "ML208", "ML209", "ML210"]) == []
+
+
+def test_ml303_says_what_each_config_lacks_and_what_it_costs():
+    source = """
+import torch
+from torch.distributed.fsdp import FullStateDictConfig, StateDictType
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+def save(model):
+    with FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT, {config}):
+        return model.state_dict()
+"""
+    def finding(config):
+        [found] = _findings(source.format(config=config), "ML303")
+        return found.message, found.help
+
+    message, help = finding("FullStateDictConfig()")
+    assert "every rank's GPU" in message and help == "set offload_to_cpu=True and rank0_only=True in its FullStateDictConfig"
+    message, help = finding("FullStateDictConfig(rank0_only=True)")
+    assert "rank 0's GPU" in message and help == "set offload_to_cpu=True in its FullStateDictConfig"
+    message, help = finding("FullStateDictConfig(offload_to_cpu=True)")
+    assert "every rank's CPU memory" in message and help.startswith("set rank0_only=True")
+    assert _findings(source.format(config="FullStateDictConfig(offload_to_cpu=True, rank0_only=True)"), "ML303") == []
+

@@ -19,12 +19,14 @@ from memlint.report.text import display, render_text, summary
 from snapshot import assert_snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
-# Fixtures of the rules whose messages are in their short form (ML202, ML203, ML301), and a
-# notebook whose cell holds a multi-line statement.
+# Fixtures of rules whose messages are in their short form (a hook's store, a whole accumulation
+# block as the span), and a notebook whose cell holds a multi-line statement.
 SNAPSHOT_FIXTURES = [
     "fixtures/ML202_empty_cache_every_step.py",
     "fixtures/ML203_ddp_resume.py",
     "fixtures/ML301_nccl_without_set_device.py",
+    "fixtures/ML104_activation_hooks.py",
+    "fixtures/ML302_accelerate_and_chunks.py",
     "fixtures/notebooks/finetune_resume.ipynb",
 ]
 NO_COLOUR_ENV = {"NO_COLOR": None, "FORCE_COLOR": None, "CLICOLOR_FORCE": None}
@@ -67,8 +69,9 @@ def test_concise_lines_are_what_a_problem_matcher_reads():
 
 # Rules whose findings are in the short form: message (what is wrong) + help (what to do).
 # Phase B of issue 17 adds the others; then this becomes every rule.
-SHORT_FORM_RULES = ("ML107", "ML108", "ML109", "ML201", "ML202", "ML203", "ML208", "ML209", "ML210", "ML211",
-                    "ML212", "ML301", "ML304")
+SHORT_FORM_RULES = ("ML104", "ML106", "ML107", "ML108", "ML109", "ML201", "ML202", "ML203", "ML204", "ML205",
+                    "ML206", "ML207", "ML208", "ML209", "ML210", "ML211", "ML212", "ML301", "ML302", "ML303",
+                    "ML304")
 MAX_MESSAGE = 100
 
 

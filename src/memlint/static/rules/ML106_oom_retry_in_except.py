@@ -183,7 +183,7 @@ class OomRetryInExcept(Rule):
                 last.startswith(_SETUP_PREFIXES) or any(word in last.lower() for word in _SETUP_WORDS)):
             return None  # a query or a rebuilt data pipeline: get_rank(), make_train_loader(...), DataLoader(...)
         if try_frame is not None and try_frame.function is function and callee in try_frame.body_callees:
-            return "reruns the failed call"
+            return "runs again"
         if last != "step" and any(word in last.lower() for word in _STEP_WORDS):
             return "reruns a step"
         return None
@@ -424,7 +424,9 @@ def _call_text(call: cst.Call, limit: int = 24) -> str:
     if len(text) <= limit:
         return text
     callee = _callee(call)
-    return f"{callee}(...)" if callee is not None and len(callee) <= limit - 5 else source_of(call, limit)
+    if callee is None:
+        return source_of(call, limit)
+    return f"{callee if len(callee) <= limit - 5 else callee.rsplit('.', 1)[-1]}(...)"
 
 
 def _is_message_call(call: cst.Call) -> bool:

@@ -105,7 +105,7 @@ class CudaInDataset(Rule):
             return
         self.report(
             value,
-            f"worker_init_fn '{name}' initialises CUDA ({cuda[0]}) in every DataLoader worker",
+            f"worker_init_fn '{name}' calls {_shown_call(cuda[0])}: a CUDA context in every DataLoader worker",
             help="keep CUDA out of worker_init_fn and the objects it builds; use the GPU in the main process",
             needs_grad=False,
         )
@@ -422,3 +422,9 @@ def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
         if arg.keyword is not None and arg.keyword.value == name:
             return arg.value
     return None
+
+
+def _shown_call(callee: str) -> str:
+    """A callee of ``facts.calls_made`` as the message shows it (``?.cuda``: a method of an
+    object it cannot name)."""
+    return f".{callee[2:]}()" if callee.startswith("?.") else f"{callee}()"

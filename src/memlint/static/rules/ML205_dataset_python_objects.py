@@ -154,15 +154,15 @@ class DatasetPythonObjects(Rule):
             return
         attribute = storage.attribute
         if "pandas." in storage.how:
-            message = f"'{attribute}' holds a pandas frame ({storage.how}) whose object columns workers copy as read"
+            message = f"'{attribute}' holds a pandas frame ({storage.how}) whose string columns workers copy"
             help = "convert the columns to numpy arrays in __init__ (strings as one fixed-width or arrow array)"
         elif storage.elements is not None:
-            message = (f"'{attribute}' holds one {storage.elements} per sample ({storage.how}): workers copy "
-                       f"their objects as read")
+            message = (f"'{attribute}' holds one {storage.elements} per sample ({storage.how}), whose objects "
+                       f"workers copy as they read them")
             help = (f"stack them into one {storage.elements} and index it (with offsets for ragged samples): "
                     f"workers then share one object")
         else:
-            message = f"'{attribute}' holds Python objects ({storage.how}): worker memory grows as they are read"
+            message = f"'{attribute}' holds Python objects ({storage.how}) that workers copy as they read them"
             help = "store the samples in numpy arrays, an arrow table, or one serialized buffer with offsets"
         self.report(storage.node, message, help=help, needs_grad=False)
 

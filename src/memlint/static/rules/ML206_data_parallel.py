@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.static.facts import FUNCTIONAL_LOSS_WORDS, is_test_file
+from memlint.static.facts import FUNCTIONAL_LOSS_WORDS, dotted_name, is_test_file
 from memlint.static.rule import Invalid, Rule
+from memlint.static.rules.ML101_graph_accumulation import source_of
 
 DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
                            "torch.nn.parallel.data_parallel.DataParallel", "torch.nn.parallel.data_parallel",
@@ -61,17 +62,17 @@ class DataParallel(Rule):
             # The documented fix for the imbalance: each replica computes its own loss.
             self.report(
                 node,
-                f"{name} replicates '{cls.name}' on every GPU each step from one process (its forward computes "
-                f"the loss, so little is gathered); DistributedDataParallel is faster (torchrun --nproc-per-node N)",
+                f"{_call_text(node, name)} replicates the model onto every GPU each step, from one process",
+                help="use DistributedDataParallel, one process per GPU (torchrun --nproc-per-node N train.py): "
+                     "it is faster even with the loss in forward",
                 needs_grad=False, severity="info",
             )
             return
         self.report(
             node,
-            f"{name} gathers every replica's outputs and the loss on the first "
-            f"device each step, so that GPU runs out of memory first while the others idle (and one "
-            f"Python process drives all GPUs); use torch.nn.parallel.DistributedDataParallel with one "
-            f"process per GPU (torchrun --nproc-per-node N train.py)",
+            f"{_call_text(node, name)} gathers outputs and loss on the first GPU, which runs out of memory first",
+            help="use torch.nn.parallel.DistributedDataParallel with one process per GPU (torchrun "
+                 "--nproc-per-node N train.py)",
             needs_grad=False,
         )
 
@@ -182,3 +183,18 @@ def _is_loss(callee: str) -> bool:
     if "loss" in last or "criterion" in last:
         return True
     return callee.startswith("torch.nn.functional.") and any(word in last for word in FUNCTIONAL_LOSS_WORDS)
+
+
+def _call_text(node: cst.Call, name: str) -> str:
+    """``DataParallel(model)``: the call as the message names it, with what it wraps."""
+    if not node.args:
+        return f"{name}()"
+    wrapped = node.args[0].value
+    while (isinstance(wrapped, cst.Call) and isinstance(wrapped.func, cst.Attribute)
+           and wrapped.func.attr.value in ("to", "cuda")):
+        wrapped = wrapped.func.value  # DataParallel(model.cuda()) wraps the model
+    text = source_of(wrapped, 1000)
+    if isinstance(wrapped, cst.Call) or len(text) > 20:
+        callee = dotted_name(wrapped.func) if isinstance(wrapped, cst.Call) else None
+        text = f"{callee}(...)" if callee is not None and len(callee) <= 15 else source_of(wrapped, 20)
+    return f"{name}({text})"

@@ -134,9 +134,7 @@ class OutputsKeptOnDevice(Rule):
         if method_output is None and (output is None or not output.detached):
             return  # not an output, or still graph-carrying (ML101 reports that one)
         target = dotted_name(func.value) or "the list"
-        value_text = cst.Module(body=()).code_for_node(value).strip()
-        if len(value_text) > 40:
-            value_text = value_text[:37] + "..."
+        value_text = " ".join(cst.Module(body=()).code_for_node(value).split())
         self._pending.append((node, target, value_text, id(loop), method_output))
         if not self._scheduled:
             self._scheduled = True
@@ -173,12 +171,13 @@ class OutputsKeptOnDevice(Rule):
                 continue  # emptied or replaced within the loop: a bounded buffer
             if method_output is not None and not self._returns_model_output(method_output):
                 continue
+            shown = value_text if len(value_text) <= 26 else value_text[:23] + "..."
+            moved = f"{value_text}.cpu()" if len(value_text) <= 40 else ".cpu() on each"
             self.report(
                 node,
-                f"'{target}' collects '{value_text}' on the accelerator for every batch of the loader: "
-                f"GPU memory grows through the epoch until the metric is computed; move each batch "
-                f"off the device as you collect it ({value_text}.cpu()) or update a streaming "
-                f"metric per batch",
+                f"'{target}' keeps '{shown}' of every batch on the device, growing through the loop",
+                help=f"move each batch off the device as you collect it ({moved}), or update a streaming metric "
+                     f"per batch",
                 needs_grad=False,
             )
 

@@ -132,23 +132,23 @@ class AccumulationWithoutNoSync(Rule):
             return
         for record in self._candidates:
             chunks = isinstance(record.node, cst.For)
-            what = "each chunk's backward" if chunks else "each micro-batch's backward"
+            unit, units = ("chunk", "chunks") if chunks else ("micro-batch", "micro-batches")
             wrapper = self._wrapping_functions.get(id(record.loop.scope))
             if wrapper == "accelerate" or (wrapper is None and self._accelerate and "DistributedDataParallel"
                                           not in self._checker.source):
                 self.report(
                     record.node,
-                    f"{what} all-reduces the gradients on several GPUs: no accelerator.accumulate(model) around "
-                    f"it; wrap each micro-batch in 'with accelerator.accumulate(model):' (or "
-                    f"accelerator.no_sync(model) on the non-stepping ones)",
+                    f"accumulation without accelerator.accumulate(model): each {unit}'s backward all-reduces",
+                    help="wrap each micro-batch in 'with accelerator.accumulate(model):' (or "
+                         "accelerator.no_sync(model) on the non-stepping ones)",
                     needs_grad=False,
                 )
                 continue
             self.report(
                 record.node,
-                f"{what} all-reduces the DistributedDataParallel gradients: no model.no_sync() on the "
-                f"non-stepping ones; run their backward under 'with model.no_sync():' "
-                f"(contextlib.nullcontext() on the last one)",
+                f"gradient accumulation without model.no_sync(): each {unit}'s backward all-reduces gradients",
+                help=f"run the backward of the non-stepping {units} under 'with model.no_sync():' "
+                     f"(contextlib.nullcontext() on the stepping one)",
                 needs_grad=False,
             )
 

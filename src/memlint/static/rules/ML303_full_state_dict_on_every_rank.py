@@ -28,6 +28,7 @@ from memlint.static.facts import dotted_name, is_module_name
 from memlint.static.rule import Invalid, Rule
 
 _SETTERS = frozenset({"state_dict_type", "set_state_dict_type"})
+_NO_CONFIG = "no config"
 _SAVING_METHODS = frozenset({"state_dict", "optim_state_dict", "full_optim_state_dict", "get_state_dict",
                              "get_model_state_dict", "get_optimizer_state_dict", "save", "save_pretrained"})
 _LOADING_METHODS = frozenset({"load_state_dict", "optim_state_dict_to_load", "set_state_dict",
@@ -48,7 +49,7 @@ def _is_empty(node: cst.BaseExpression) -> bool:
 class _Block:
     node: cst.With
     call: cst.Call
-    problem: str
+    problem: str  # what the call lacks, see FullStateDictOnEveryRank._problem
     saves: bool = False
     loads: bool = False
 
@@ -61,6 +62,7 @@ class FullStateDictOnEveryRank(Rule):
         self._blocks: list[_Block] = []
         self._in_with_item: set[int] = set()
         self._fsdp_names: set[str] = set()  # names bound to FullyShardedDataParallel(...)
+        self._prepared_names: set[str] = set()  # of those, returned by accelerator.prepare()
         self._trainer_names: set[str] = set()  # names bound to a *Trainer(...)
         self._fsdp_trainer = False  # TrainingArguments(fsdp=...) / fsdp_config=... in the module
         self._plain_state_dicts: list[tuple[cst.Call, str]] = []
@@ -80,7 +82,9 @@ class FullStateDictOnEveryRank(Rule):
               and "FullyShardedDataParallelPlugin" in self._checker.source
               and "fsdp_version=2" not in self._checker.source):  # FSDP2's state_dict() stays sharded
             # accelerate with an FSDP plugin: what prepare() returns is FSDP-wrapped (the model among them)
-            self._fsdp_names |= {name for name in names if is_module_name(name.rsplit(".", 1)[-1])}
+            prepared = {name for name in names if is_module_name(name.rsplit(".", 1)[-1])}
+            self._fsdp_names |= prepared
+            self._prepared_names |= prepared
         elif last.endswith("Trainer"):
             self._trainer_names |= names
 
@@ -141,25 +145,38 @@ class FullStateDictOnEveryRank(Rule):
                                and ".".join(parts[:-1]) in self._trainer_names)
             if owner not in self._fsdp_names and not through_trainer:
                 continue
+            if through_trainer:
+                remedy = "save with trainer.save_model(), which sets FSDP's state-dict config itself"
+            elif owner in self._prepared_names:
+                remedy = f"use accelerator.get_state_dict({owner}), which sets FSDP's state-dict config itself"
+            else:
+                remedy = (f"call it under FSDP.state_dict_type({owner}, StateDictType.FULL_STATE_DICT, "
+                          f"FullStateDictConfig(offload_to_cpu=True, rank0_only=True))")
             self.report(
                 node,
-                f"'{owner}.state_dict()' gathers the whole FSDP model on every rank's GPU (FSDP's default "
-                f"config); call it under FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT, "
-                f"FullStateDictConfig(offload_to_cpu=True, rank0_only=True)), or save with trainer.save_model()",
+                f"'{owner}.state_dict()' of an FSDP model gathers the whole model on every rank's GPU",
+                help=remedy,
                 needs_grad=False,
             )
 
-    def _report(self, node: cst.Call, problem: str) -> None:
-        self.report(
-            node,
-            f"FULL_STATE_DICT {problem}: every rank all-gathers the whole unsharded model into its own "
-            f"GPU memory (and only rank 0 saves it), so a model that fits sharded runs out of memory "
-            f"at the checkpoint; pass FullStateDictConfig(offload_to_cpu=True, rank0_only=True)",
-            needs_grad=False,
-        )
+    def _report(self, node: cst.Call, missing: str) -> None:
+        if missing == _NO_CONFIG:
+            message = "FULL_STATE_DICT with no FullStateDictConfig gathers the whole model on every rank's GPU"
+            help = "pass FullStateDictConfig(offload_to_cpu=True, rank0_only=True) as its state_dict_config"
+        elif missing == "offload_to_cpu=True":
+            message = "FULL_STATE_DICT without offload_to_cpu=True gathers the whole model in rank 0's GPU memory"
+            help = "set offload_to_cpu=True in its FullStateDictConfig"
+        elif missing == "rank0_only=True":
+            message = "FULL_STATE_DICT without rank0_only=True copies the whole model to every rank's CPU memory"
+            help = "set rank0_only=True in its FullStateDictConfig (only rank 0 needs the copy it saves)"
+        else:
+            message = "FULL_STATE_DICT without offload_to_cpu and rank0_only gathers the model on every rank's GPU"
+            help = "set offload_to_cpu=True and rank0_only=True in its FullStateDictConfig"
+        self.report(node, message, help=help, needs_grad=False)
 
     def _problem(self, call: cst.Call) -> str | None:
-        """Why this call sets up a full state dict on every rank's GPU; None if it does not."""
+        """What the full-state-dict call lacks (``_NO_CONFIG``, or the flags its config does not
+        set); None when it sets both, is not one, or cannot be told."""
         func = call.func
         method = func.attr.value if isinstance(func, cst.Attribute) else dotted_name(func)
         if method is None or method.rsplit(".", 1)[-1] not in _SETTERS:
@@ -179,7 +196,7 @@ class FullStateDictOnEveryRank(Rule):
         if config is None and kind_index is not None and len(positional) > kind_index + 1:
             config = positional[kind_index + 1]
         if config is None:
-            return "with no FullStateDictConfig"
+            return _NO_CONFIG
         return self._config_problem(config)
 
     def _is_full_state_dict(self, node: cst.BaseExpression) -> bool:
@@ -215,7 +232,7 @@ class FullStateDictOnEveryRank(Rule):
                 return None  # a variable: can't tell
         if not missing:
             return None
-        return f"with a FullStateDictConfig missing {' and '.join(missing)}"
+        return " and ".join(missing)
 
     VALID = [
         # offloaded to CPU, rank 0 only
