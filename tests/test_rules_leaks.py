@@ -33,6 +33,30 @@ def test_hook_severity_depends_on_detach():
     assert findings == {10: "error", 11: "warning"}
 
 
+def test_hook_messages_name_the_hook_the_argument_and_the_container():
+    by_line = {f.line: f for f in _check(HOOKS, "ML104")}
+    assert by_line[10].message == "forward hook keeps every 'output' and its graph in 'self.raw', which is never emptied"
+    assert "output.detach()" in by_line[10].help
+    assert "detached 'output'" in by_line[11].message and "clear 'self.detached'" in by_line[11].help
+    grads = _check("import torch\ngrads = []\ndef attach(p):\n    p.register_hook(lambda g: grads.append(g))\n",
+                   "ML104")
+    assert [f.message for f in grads] == ["tensor hook keeps every step's 'g' in 'grads', which is never emptied"]
+
+
+def test_oom_retry_message_names_the_call_short():
+    source = """
+import torch
+def train_step(model, batch, optimizer, scheduler_with_a_long_name):
+    try:
+        model(batch).sum().backward()
+    except torch.cuda.OutOfMemoryError:
+        return train_step(model, batch[: len(batch) // 2], optimizer, scheduler_with_a_long_name)
+"""
+    [finding] = _check(source, "ML106")
+    assert finding.message.startswith("'train_step(...)' recurses in the OOM handler")
+    assert finding.help.startswith("set a flag")
+
+
 def test_hook_registered_after_definition_in_another_class_method_and_module():
     source = """
 import torch

@@ -265,3 +265,24 @@ def save(model):
     assert "every rank's CPU memory" in message and help.startswith("set rank0_only=True")
     assert _findings(source.format(config="FullStateDictConfig(offload_to_cpu=True, rank0_only=True)"), "ML303") == []
 
+
+def test_ml204_messages_name_the_move_and_where_workers_run_it():
+    source = """
+import torch
+from torch.utils.data import DataLoader, Dataset
+class Pairs(Dataset):
+    def __getitem__(self, i):
+        return torch.tensor([i]).cuda()
+def batchify(items):
+    return torch.stack(items).to("cuda")
+def init_worker(worker_id):
+    torch.cuda.set_device(0)
+loader = DataLoader(Pairs(), num_workers=2, collate_fn=batchify, worker_init_fn=init_worker)
+"""
+    messages = sorted(f.message for f in _findings(source, "ML204"))
+    assert messages == [
+        ".cuda() in Pairs.__getitem__ creates a CUDA context in every DataLoader worker",
+        ".to('cuda') in collate_fn batchify() creates a CUDA context in every DataLoader worker",
+        "worker_init_fn 'init_worker' calls torch.cuda.set_device(): a CUDA context in every DataLoader worker",
+    ]
+

@@ -314,7 +314,7 @@ class HookRetainsTensors(Rule):
                 store.node,
                 f"{hook} keeps one detached '{param}' per call in '{container}', which is never emptied",
                 help=f"store a number ({param}.norm().item()) or a CPU copy ({param}.detach().cpu()), or clear "
-                     f"'{container}' every step",
+                     f"'{store.container}' every step",
                 needs_grad=False, severity="warning",
             )
             return

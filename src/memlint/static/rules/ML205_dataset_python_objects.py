@@ -160,7 +160,7 @@ class DatasetPythonObjects(Rule):
             message = (f"'{attribute}' holds one {storage.elements} per sample ({storage.how}), whose objects "
                        f"workers copy as they read them")
             help = (f"stack them into one {storage.elements} and index it (with offsets for ragged samples): "
-                    f"workers then share one object")
+                    f"a worker then touches one object, not one per sample")
         else:
             message = f"'{attribute}' holds Python objects ({storage.how}) that workers copy as they read them"
             help = "store the samples in numpy arrays, an arrow table, or one serialized buffer with offsets"
