@@ -283,6 +283,6 @@ loader = DataLoader(Pairs(), num_workers=2, collate_fn=batchify, worker_init_fn=
     assert messages == [
         ".cuda() in Pairs.__getitem__ creates a CUDA context in every DataLoader worker",
         ".to('cuda') in collate_fn batchify() creates a CUDA context in every DataLoader worker",
-        "worker_init_fn 'init_worker' calls torch.cuda.set_device(): a CUDA context in every DataLoader worker",
+        "worker_init_fn 'init_worker' calls torch.cuda.set_device(): a CUDA context in every worker",
     ]
 

@@ -105,7 +105,7 @@ class CudaInDataset(Rule):
             return
         self.report(
             value,
-            f"worker_init_fn '{name}' calls {_shown_call(cuda[0])}: a CUDA context in every DataLoader worker",
+            f"worker_init_fn '{name}' calls {_shown_call(cuda[0])}: a CUDA context in every worker",
             help="keep CUDA out of worker_init_fn and the objects it builds; use the GPU in the main process",
             needs_grad=False,
         )
