@@ -55,11 +55,12 @@ def test_an_import_against_the_layers_fails(tmp_path, module, line, broken):
 # or above the imports: torch and libcst are heavy and optional (`memlint check` needs no
 # torch; a warm run, whose files are all cached, needs no libcst and no checking machinery);
 # what one command or option needs and a plain `memlint check` never does (verify's half,
-# --fix, worker processes, the warm server's sockets: `memlint check` starts on every commit);
+# --fix, --add-noqa, worker processes, the warm server's sockets, the language server's pygls:
+# `memlint check` starts on every commit);
 # and the package root loads the halves on first use.
 HEAVY = ("torch", "libcst", "memlint.static.module_check", "memlint.static.file_check", "memlint.static.fixing",
          "memlint.static.rules", "memlint.dynamic", "memlint.static.runner", "memlint.cli", "concurrent.futures",
-         "socket", "signal", "subprocess")
+         "socket", "signal", "subprocess", "memlint.static.add_noqa", "memlint.lsp")
 
 
 def _function_imports():

@@ -178,14 +178,24 @@ def _page_folders() -> list[Path]:
     return [package / "rules", package.parents[1] / "rules"]
 
 
+def rule_page_path(code: str) -> Path | None:
+    """The file of a rule's page (shipped in the wheel), or None."""
+    if code not in BY_CODE:
+        return None
+    for folder in _page_folders():
+        page = folder / f"{code}.md"
+        if page.is_file():
+            return page
+    return None
+
+
 @lru_cache(maxsize=None)
 def rule_page(code: str) -> str | None:
     """The Markdown page of a rule (``memlint rule CODE``), or None for an unknown code."""
     info = BY_CODE.get(code)
     if info is None:
         return None
-    for folder in _page_folders():
-        page = folder / f"{code}.md"
-        if page.is_file():
-            return page.read_text(encoding="utf-8")
+    page = rule_page_path(code)
+    if page is not None:
+        return page.read_text(encoding="utf-8")
     return f"# {info.code} {info.name}\n\n{info.summary}\n"

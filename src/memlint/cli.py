@@ -67,12 +67,16 @@ def main() -> None:
 @click.option("--fix", is_flag=True, help="Apply safe fixes.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a diff instead of writing them.")
+@click.option("--add-noqa", "add_noqa_comments", is_flag=True,
+              help="Add a '# noqa: CODE' comment for every finding (adopting memlint on existing code).")
 @click.option("--force-exclude", is_flag=True, help="Apply exclude patterns to paths named on the command line too.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Worker processes (0: one per core).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Use this pyproject.toml for every file (default: the nearest one above each file).")
 def check(paths, select, ignore, extend_select, output_format, statistics, exit_zero, no_cache,
-          fix, unsafe_fixes, diff, force_exclude, jobs, config_path) -> None:
+          fix, unsafe_fixes, diff, add_noqa_comments, force_exclude, jobs, config_path) -> None:
     """Check Python files and notebooks for memory anti-patterns (default: the current folder)."""
+    if add_noqa_comments and (fix or diff):
+        raise click.UsageError("--add-noqa cannot be combined with --fix or --diff")
     codes = all_codes()
     for option, values in (("--select", select), ("--ignore", ignore), ("--extend-select", extend_select)):
         validate_codes(_split_codes(values), codes, option)
@@ -105,6 +109,16 @@ def check(paths, select, ignore, extend_select, output_format, statistics, exit_
 
         would_fix = any(f.fix is not None and (f.fix.safe or unsafe_fixes) for f in result.findings)
         result = apply_fixes(result, configs=configs, unsafe=unsafe_fixes, write=not diff, echo=click.echo)
+    if add_noqa_comments:
+        # the comment-writing machinery only with --add-noqa: a warm run imports no checking machinery
+        from memlint.static.add_noqa import add_noqa
+
+        added = add_noqa(result, configs)
+        for problem in added.problems:
+            click.echo(f"memlint: no noqa comments added to {problem}", err=True)
+        click.echo(f"Added {added.added} noqa directive{'s' if added.added != 1 else ''} to "
+                   f"{added.files} file{'s' if added.files != 1 else ''}.", err=True)
+        result = added.result
 
     colour = colour_wanted(sys.stdout, os.environ)
     click.echo(render(result, output_format, statistics=statistics, colour=colour), nl=False, color=colour)
@@ -149,6 +163,25 @@ def rule_command(code: str) -> None:
         if end != -1:
             page = page[end + 5:].lstrip("\n")
     click.echo(page, nl=not page.endswith("\n"))
+
+
+@main.command("lsp")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Use this pyproject.toml for every file (default: the nearest one above each file).")
+@click.option("--unsafe-fixes", is_flag=True, help="'Fix all' applies unsafe fixes too.")
+@click.option("--debounce", "debounce_ms", type=click.IntRange(min=0), default=50, show_default=True,
+              help="Milliseconds without an edit before a changed file is checked.")
+@click.option("--stdio", is_flag=True, hidden=True)  # added by some clients (vscode-languageclient); stdio is the only transport
+def lsp_command(config_path, unsafe_fixes, debounce_ms, stdio) -> None:
+    """Run the language server on stdin/stdout, for editors (README: Editors).
+
+    Diagnostics as you type, quick fixes, '# noqa' actions and rule pages on hover, with each
+    file's own [tool.memlint] configuration.
+    """
+    # Here, not at the top: pygls is for this command only; `memlint check` never imports it.
+    from memlint.lsp import Options, serve
+
+    serve(Options(config_path=config_path, unsafe_fixes=unsafe_fixes, debounce_ms=debounce_ms))
 
 
 @main.command("server")

@@ -21,10 +21,20 @@ def check_file(path: str, codes: Sequence[str], ignored: Sequence[str] = ()) -> 
         return [unchecked_file(path, f"cannot read: {exc.strerror or exc}", help=READ_HELP)]
     except MemoryError:
         return [unchecked_file(path, "cannot read: file too large", help=GENERATED_HELP)]
+    return check_contents(path, data, codes, ignored)
+
+
+def check_contents(path: str, data: bytes | str, codes: Sequence[str], ignored: Sequence[str] = (),
+                   parser=None) -> list[Finding]:
+    """Findings in the contents of the file ``path``: its bytes, or the text an editor holds
+    (a notebook's JSON, for a notebook); ``parser`` as for
+    :func:`~memlint.static.source_check.check_source`. As :func:`check_file`, never raises."""
     try:
         if path.endswith(NOTEBOOK_SUFFIX):
-            return check_notebook(data, path, codes, ignored)
-        return check_source(decode_source(data), path, codes, ignored)
+            return check_notebook(data.encode("utf-8") if isinstance(data, str) else data, path, codes, ignored,
+                                  parser)
+        text = data if isinstance(data, str) else decode_source(data)
+        return check_source(text, path, codes, ignored, parser)
     except UncheckableFile as exc:
         return [unchecked_file(path, exc.message, exc.line, exc.column, help=exc.help)]
     except RecursionError:

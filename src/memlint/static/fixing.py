@@ -82,21 +82,9 @@ def apply_fixes(
             remaining.extend(findings)
             continue
         original, encoding = read
-        text, current = original, findings
-        for _ in range(MAX_PASSES):
-            fixes = [f.fix for f in current if _eligible(f, unsafe)]
-            if not fixes:
-                break
-            candidate, applied = apply_edits(text, fixes)
-            if not applied or candidate == text:
-                break
-            try:
-                parse(candidate)
-                rechecked = check_source(candidate, path, codes, ignored)
-            except UncheckableFile:
-                echo(f"memlint: a fix would break {path}; left it unfixed (please report it)", err=True)
-                break
-            text, current = candidate, [f for f in rechecked if f.code in codes or f.code in RUNNER_CODES]
+        text, current, broke = fix_text(original, findings, path, codes, ignored, unsafe)
+        if broke:
+            echo(f"memlint: a fix would break {path}; left it unfixed (please report it)", err=True)
         remaining.extend(current)
         if text == original:
             continue
@@ -122,6 +110,28 @@ def apply_fixes(
              f"available with --unsafe-fixes.", err=True)
     remaining.sort(key=lambda f: f.sort_key)
     return CheckResult(findings=remaining, files_checked=result.files_checked, sources={**result.sources, **unwritten})
+
+
+def fix_text(text: str, findings: Sequence[Finding], path: str, codes: Sequence[str], ignored: Sequence[str],
+             unsafe: bool) -> tuple[str, list[Finding], bool]:
+    """Apply the fixes of ``findings`` (safe ones; unsafe ones too with ``unsafe``) to the
+    text of ``path``, checking it again after each pass. Returns the fixed text, the findings
+    left in it, and whether a fix had to be left out because it would break the file."""
+    current = list(findings)
+    for _ in range(MAX_PASSES):
+        fixes = [f.fix for f in current if _eligible(f, unsafe)]
+        if not fixes:
+            break
+        candidate, applied = apply_edits(text, fixes)
+        if not applied or candidate == text:
+            break
+        try:
+            parse(candidate)
+            rechecked = check_source(candidate, path, codes, ignored)
+        except UncheckableFile:
+            return text, current, True
+        text, current = candidate, [f for f in rechecked if f.code in codes or f.code in RUNNER_CODES]
+    return text, current, False
 
 
 def _fix_notebook(path: str, findings: list[Finding], codes: Sequence[str], ignored: Sequence[str], unsafe: bool,

@@ -6,7 +6,7 @@ Only files that some selected rule could match get here (see :mod:`memlint.stati
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 from memlint.findings import Finding, internal_error
 from memlint.static.engine import FileChecker
@@ -17,10 +17,12 @@ from memlint.static.source import GENERATED_HELP, UncheckableFile, parse
 from memlint.static.suppress import UNUSED_CODE, apply_suppressions, parse_suppressions, unused_suppressions
 
 
-def check_module(source: str, path: str, codes: Sequence[str], selected: Sequence[str]) -> list[Finding]:
+def check_module(source: str, path: str, codes: Sequence[str], selected: Sequence[str],
+                 parser: Callable | None = None) -> list[Finding]:
     """Findings of the rules ``codes`` on ``source`` (raises UncheckableFile). ``selected``
-    is every code the run checks this file for: ML903 judges suppressions against it."""
-    module = parse(source)
+    is every code the run checks this file for: ML903 judges suppressions against it.
+    ``parser``: instead of :func:`~memlint.static.source.parse`."""
+    module = (parser or parse)(source)
     checker = FileChecker(path, source, rules_by_code(codes))
     try:
         reports = checker.run(module)

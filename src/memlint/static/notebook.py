@@ -201,10 +201,10 @@ def _fix_in_cell(fix: Fix | None, span: CellSpan) -> Fix | None:
 
 
 def check_notebook(
-    data: bytes, path: str, codes: Sequence[str], ignored: Sequence[str] = ()
+    data: bytes, path: str, codes: Sequence[str], ignored: Sequence[str] = (), parser=None,
 ) -> list[Finding]:
     """Findings in the code cells of a notebook (raises UncheckableFile when the file is
-    not a readable notebook)."""
+    not a readable notebook). ``parser``: as for :func:`check_source`."""
 
     joined = notebook_module(data)
     if joined is None:
@@ -213,7 +213,7 @@ def check_notebook(
     if not spans:
         return []
     try:
-        findings = check_source(source, path, codes, ignored)
+        findings = check_source(source, path, codes, ignored, parser)
     except UncheckableFile as exc:
         finding = unchecked_file(path, exc.message, exc.line, exc.column, help=exc.help)
         return [_in_cell(finding, spans)]
