@@ -9,7 +9,7 @@ runs ``memlint check --add-noqa`` there through the real CLI, and checks that
   inserted, and no line was added or removed;
 - a second ``--add-noqa`` adds nothing and changes no byte.
 
-    python3 benchmarks/add_noqa_corpus.py [--package lightning ...] [--keep]
+    python3 benchmarks/add_noqa_corpus.py [--all-rules] [--package lightning ...] [--keep]
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--package", action="append", help="only these corpus packages")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument("--all-rules", action="store_true", help="every rule, also those off by default")
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(HERE))
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: not installed (run benchmarks/real_code.py first)", file=sys.stderr)
             continue
         files = source_files(target, PACKAGES[name][1])
-        result = check_paths(files, Config(), use_cache=False)
+        result = check_paths(files, Config(select=["ALL"]) if args.all_rules else Config(), use_cache=False)
         for path in sorted({f.path for f in result.findings if not f.code.startswith("ML9")}):
             copy = work / os.path.relpath(path, CORPUS)
             copy.parent.mkdir(parents=True, exist_ok=True)
@@ -80,11 +81,12 @@ def main(argv: list[str] | None = None) -> int:
     if not originals:
         print("no files with findings", file=sys.stderr)
         return 1
-    before = memlint("check", "--no-cache", "--statistics", ".", cwd=work)
-    first = memlint("check", "--no-cache", "--add-noqa", ".", cwd=work)
-    after = memlint("check", "--no-cache", ".", cwd=work)
+    rules = ["--select", "ALL"] if args.all_rules else []
+    before = memlint("check", "--no-cache", *rules, "--statistics", ".", cwd=work)
+    first = memlint("check", "--no-cache", *rules, "--add-noqa", ".", cwd=work)
+    after = memlint("check", "--no-cache", *rules, "--format", "concise", ".", cwd=work)
     snapshot = {path: path.read_bytes() for path in originals}
-    second = memlint("check", "--no-cache", "--add-noqa", ".", cwd=work)
+    second = memlint("check", "--no-cache", *rules, "--add-noqa", ".", cwd=work)
 
     failures = []
     for path, old in originals.items():

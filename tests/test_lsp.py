@@ -239,6 +239,23 @@ async def test_each_file_gets_its_own_configuration(client: LanguageClient, proj
         uri=(project / "nested" / "pyproject.toml").as_uri(), type=types.FileChangeType.Changed)]))
     assert [d.code for d in await published(client, nested, 1)] == ["ML101"]
     assert any(r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES for r in client.register_capability)
+    # A client that watches no files: the next check notices the changed file by itself.
+    (project / "nested" / "pyproject.toml").write_text('[tool.memlint]\nignore = ["ML101"]\n')
+    client.published.pop(nested, None)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=nested)))
+    assert await published(client, nested, 1) == []
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_broken_configuration_is_shown_once_and_the_defaults_used(client: LanguageClient, project: Path):
+    (project / "broken").mkdir()
+    (project / "broken" / "pyproject.toml").write_text("[tool.memlint]\nselect = [\"ML999\"]\n")
+    uri = open_file(client, project / "broken" / "train.py", LOOP)
+    assert [d.code for d in await published(client, uri, 1)] == ["ML101"]
+    change(client, uri, 2, LOOP, LOOP + "\n")
+    await published(client, uri, 2)
+    shown = [m.message for m in client.messages if "ML999" in m.message]
+    assert len(shown) == 1 and "unknown rule code 'ML999'" in shown[0] and "default rules" in shown[0]
 
 
 @pytest.mark.asyncio(loop_scope="module")
@@ -343,3 +360,27 @@ def test_lsp_command_help_names_its_options():
     assert done.returncode == 0
     for option in ("--config", "--unsafe-fixes", "--debounce"):
         assert option in done.stdout
+
+
+@pytest.mark.parametrize("encoding, character", [("utf-16", 13), ("utf-8", 15), ("utf-32", 12)])
+def test_positions_in_each_encoding_and_lines_as_lsp_counts_them(encoding, character):
+    from memlint.lsp import TextBuffer
+
+    # A form feed does not end a line for LSP (str.splitlines would say it does).
+    text = "a = 1\x0c\r\nnote = '🔥'; total\n"
+    buffer = TextBuffer(text)
+    assert buffer.position(2, 13, encoding) == types.Position(line=1, character=character)
+    buffer.apply(types.TextDocumentContentChangePartial(
+        range=types.Range(start=types.Position(line=1, character=character),
+                          end=types.Position(line=1, character=character + 5)), text="loss"), encoding)
+    assert buffer.text == "a = 1\x0c\r\nnote = '🔥'; loss\n"
+    assert buffer.line(0) == "a = 1\x0c" and buffer.line(2) == ""
+
+
+def test_one_minimal_edit_for_fix_all():
+    from memlint.lsp import TextBuffer, whole_text_edit
+
+    buffer = TextBuffer("x = 1\ntotal += loss\ny = 2\n")
+    edit = whole_text_edit(buffer, "x = 1\ntotal += loss.item()\ny = 2\n", "utf-16")
+    assert edit.range == types.Range(start=types.Position(line=1, character=13), end=types.Position(line=1, character=13))
+    assert edit.new_text == ".item()"

@@ -120,6 +120,8 @@ def test_an_edit_in_a_method_reparses_the_statements_around_it_only():
     (MODULE, MODULE.replace('"""A training module."""', '"""The training module."""')),  # the top: full
     (MODULE, MODULE + "\n\ndef extra():\n    return 1\n"),  # typed at the end
     (MODULE, MODULE.rstrip("\n")),  # no newline at the end any more
+    (MODULE + "    extra()", MODULE),  # the last line, without its newline, deleted
+    (MODULE + "    extra()", MODULE + "    extra(1)"),
     (MODULE, MODULE.replace("        self.history = []\n", "        if True:\n            self.history = []\n")),
     (MODULE, MODULE.replace("    def fit(self, loader):\n", "    def fit(self, loader):\n        # comment\n")),
     (MODULE, MODULE.replace("    def fit(self, loader):\n", "# moved out\n    def fit(self, loader):\n")),

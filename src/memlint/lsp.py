@@ -59,6 +59,7 @@ SEVERITIES = {
     "warning": types.DiagnosticSeverity.Warning,
     "info": types.DiagnosticSeverity.Information,
 }
+WARM_UP = "import torch\n\ndef f(model, loader):\n    total = 0\n    for x in loader:\n        total += model(x)\n"
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
 _NOQA_CODES = re.compile(r"#\s*(?:noqa:|memlint:\s*disable(?:-file)?=)\s*([A-Za-z0-9,\s]+)", re.IGNORECASE)
 
@@ -235,7 +236,8 @@ def _guarded(fallback: Any = None) -> Callable:
                 return handler(*args)
             except Exception as exc:
                 server = getattr(handler, "__self__", None)
-                message = f"memlint: internal error in {handler.__name__}: {type(exc).__name__}: {exc} (please report it)"
+                message = (f"memlint: internal error in {handler.__name__}: {type(exc).__name__}: {exc} "
+                           "(please report it)")
                 logger.exception(message)
                 if isinstance(server, MemlintServer):
                     server.log(message, types.MessageType.Error)
@@ -257,6 +259,8 @@ class MemlintServer(LanguageServer):
             protocol_cls=_Protocol,
         )
         self.options = options or Options()
+        if self.options.config_path is not None:  # before initialize moves to the project's root
+            self.options.config_path = self.options.config_path.resolve()
         self.configs = Configs(self.options.config_path)
         self._config_stamps: dict[Path, float | None] = {}
         self._reported_config_errors: set[str] = set()
@@ -320,7 +324,10 @@ class MemlintServer(LanguageServer):
             self.configs = Configs(self.options.config_path)
 
     def initialized(self, params: types.InitializedParams) -> None:
-        rules_by_code(sorted(default_codes()))  # every rule imported now, not on the first keystroke
+        # libcst's parser and every rule loaded now, not on the first keystroke
+        codes = sorted(default_codes())
+        rules_by_code(codes)
+        check_contents("warm-up.py", WARM_UP, codes)
         gc.freeze()  # what is loaded now lives as long as the server: no collection needs to walk it
         gc.disable()  # collections run when the editor is idle (_collect_when_idle)
         watched = self.client_capabilities.workspace and self.client_capabilities.workspace.did_change_watched_files
@@ -602,7 +609,8 @@ class MemlintServer(LanguageServer):
                     actions.append(types.CodeAction(
                         title=f"memlint ({finding.code}): {fix_title(finding.fix, buffer.text)}",
                         kind=types.CodeActionKind.QuickFix, diagnostics=[diag], is_preferred=finding.fix.safe,
-                        edit=self._workspace_edit(uri, buffer, [_text_edit(e, buffer, encoding) for e in finding.fix.edits]),
+                        edit=self._workspace_edit(uri, buffer,
+                                                  [_text_edit(e, buffer, encoding) for e in finding.fix.edits]),
                     ))
                 if finding.code not in RUNNER_CODES and finding.code != UNUSED_SUPPRESSION:
                     code_view = blank_magics(buffer.text) if is_cell else None
@@ -616,7 +624,8 @@ class MemlintServer(LanguageServer):
         if wanted(FIX_ALL_KIND):
             fixed = self._fix_all(uri, buffer, checked, is_cell)
             if fixed is not None and fixed != buffer.text:
-                title = "Fix all problems (unsafe fixes included)" if self.options.unsafe_fixes else "Fix all safe problems"
+                title = ("Fix all problems (unsafe fixes included)" if self.options.unsafe_fixes
+                         else "Fix all safe problems")
                 actions.append(types.CodeAction(
                     title=f"memlint: {title}", kind=FIX_ALL_KIND,
                     edit=self._workspace_edit(uri, buffer, [whole_text_edit(buffer, fixed, encoding)]),

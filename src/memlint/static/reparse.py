@@ -78,17 +78,17 @@ def _bodies(statement: cst.CSTNode, counts: dict) -> list[tuple[cst.IndentedBloc
     the statement around a new block. Raises KeyError for a clause that was not counted."""
     out: list[tuple[cst.IndentedBlock, int, Rebuild]] = []
 
-    def own(field: str) -> Rebuild:
-        return lambda block: [(statement, statement.with_changes(**{field: block}))]
+    def own(attribute: str) -> Rebuild:
+        return lambda block: [(statement, statement.with_changes(**{attribute: block}))]
 
-    def clause(field: str, node: cst.CSTNode, index: int | None = None) -> Rebuild:
+    def clause(attribute: str, node: cst.CSTNode, index: int | None = None) -> Rebuild:
         def rebuild(block: cst.IndentedBlock) -> list:
             new = node.with_changes(body=block)
             if index is None:
                 value: Any = new
             else:
-                value = tuple(getattr(statement, field)[:index]) + (new,) + tuple(getattr(statement, field)[index + 1:])
-            return [(node, new), (statement, statement.with_changes(**{field: value}))]
+                value = tuple(getattr(statement, attribute)[:index]) + (new,) + tuple(getattr(statement, attribute)[index + 1:])
+            return [(node, new), (statement, statement.with_changes(**{attribute: value}))]
         return rebuild
 
     if isinstance(statement, (cst.FunctionDef, cst.ClassDef, cst.With)):
@@ -115,15 +115,15 @@ def _bodies(statement: cst.CSTNode, counts: dict) -> list[tuple[cst.IndentedBloc
             clauses.append(("finalbody", statement.finalbody, None))
         after = [counts[node] for _, node, _ in clauses]
         out.append((statement.body, sum(after), own("body")))
-        for k, (field, node, index) in enumerate(clauses):
-            out.append((node.body, sum(after[k + 1:]), clause(field, node, index)))
+        for k, (attribute, node, index) in enumerate(clauses):
+            out.append((node.body, sum(after[k + 1:]), clause(attribute, node, index)))
     return [entry for entry in out if isinstance(entry[0], cst.IndentedBlock)]
 
 
-def _inside(statement: cst.CSTNode, field: str, rebuild: Rebuild) -> Rebuild:
+def _inside(statement: cst.CSTNode, attribute: str, rebuild: Rebuild) -> Rebuild:
     def outer(block: cst.IndentedBlock) -> list:
         pairs = rebuild(block)
-        return pairs + [(statement, statement.with_changes(**{field: pairs[-1][1]}))]
+        return pairs + [(statement, statement.with_changes(**{attribute: pairs[-1][1]}))]
     return outer
 
 
@@ -257,7 +257,7 @@ class IncrementalParser:
         kept = tuple(statements[:first_index]), tuple(statements[last_index + 1:])
         if chunk:
             try:
-                replacement, footer, has_trailing_newline = self._parse_chunk(chunk, path, module, at_end)
+                replacement, footer = self._parse_chunk(chunk, path, module, at_end)
             except _Fallback:
                 if not kept[1] or at_end:
                     raise
@@ -267,9 +267,9 @@ class IncrementalParser:
                 chunk_to = spans[last_index][1] + delta
                 chunk = "".join(new_lines[chunk_from - 1:chunk_to])
                 kept = kept[0], kept[1][1:]
-                replacement, footer, has_trailing_newline = self._parse_chunk(chunk, path, module, at_end)
+                replacement, footer = self._parse_chunk(chunk, path, module, at_end)
         elif path and (kept[0] or kept[1]):  # whole statements deleted
-            replacement, footer, has_trailing_newline = (), (), module.has_trailing_newline
+            replacement, footer = (), ()
         else:
             raise _Fallback
         # Put the new statements in place, rebuilding the enclosing bodies.
@@ -286,19 +286,17 @@ class IncrementalParser:
         changes: dict = {"body": new_body}
         if at_end:
             changes["footer"] = footer
-        if chunk_to == len(new_lines):  # the re-parsed text ends the file: it says how
-            changes["has_trailing_newline"] = has_trailing_newline
+        if chunk_to == len(new_lines) and new_lines:  # the edit reaches the end of the file
+            changes["has_trailing_newline"] = new_lines[-1].endswith(("\n", "\r"))
         new_module = module.with_changes(**changes)
         total = len(new_module.header) + sum(counts[s] for s in new_module.body) + len(new_module.footer)
         if total != len(new_lines):
             raise _Fallback
         return new_module, new_lines
 
-    def _parse_chunk(self, chunk: str, path: list, module: cst.Module,
-                     at_end: bool) -> tuple[tuple, tuple, bool]:
-        """The statements of ``chunk`` as they would be in the file at ``path``, the
-        module footer (when the chunk runs to the end of the file) and whether the file ends
-        with a newline. Counts their lines."""
+    def _parse_chunk(self, chunk: str, path: list, module: cst.Module, at_end: bool) -> tuple[tuple, tuple]:
+        """The statements of ``chunk`` as they would be in the file at ``path``, and the
+        module footer (when the chunk runs to the end of the file). Counts their lines."""
         indents = [""]
         for _, block, _ in path:
             indents.append(indents[-1] + (block.indent if block.indent is not None else module.default_indent))
@@ -342,4 +340,4 @@ class IncrementalParser:
         _count_lines(parsed, counts)
         if not path and parsed.header:
             counts[statements[0]] = counts[parsed.body[0]] + len(parsed.header)
-        return statements, footer, parsed.has_trailing_newline
+        return statements, footer
