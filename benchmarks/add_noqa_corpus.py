@@ -9,7 +9,7 @@ runs ``memlint check --add-noqa`` there through the real CLI, and checks that
   inserted, and no line was added or removed;
 - a second ``--add-noqa`` adds nothing and changes no byte.
 
-    python3 benchmarks/add_noqa_corpus.py [--all-rules] [--package lightning ...] [--keep]
+    python3 benchmarks/add_noqa_corpus.py [--all-rules] [--transformers-models] [--package lightning ...] [--keep]
 """
 
 from __future__ import annotations
@@ -55,11 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--package", action="append", help="only these corpus packages")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     parser.add_argument("--all-rules", action="store_true", help="every rule, also those off by default")
+    parser.add_argument("--transformers-models", action="store_true", help="also transformers' modeling_*.py")
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(SRC))
-    from real_code import CORPUS, PACKAGES, source_files
+    from real_code import CORPUS, PACKAGES, TRANSFORMERS_MODELS_GLOB, source_files
 
     from memlint.config import Config
     from memlint.static.runner import check_paths
@@ -71,7 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         if not target.is_dir():
             print(f"{name}: not installed (run benchmarks/real_code.py first)", file=sys.stderr)
             continue
-        files = source_files(target, PACKAGES[name][1])
+        globs = PACKAGES[name][1]
+        if name == "transformers" and args.transformers_models:
+            globs = globs + (TRANSFORMERS_MODELS_GLOB,)
+        files = source_files(target, globs)
         result = check_paths(files, Config(select=["ALL"]) if args.all_rules else Config(), use_cache=False)
         for path in sorted({f.path for f in result.findings if not f.code.startswith("ML9")}):
             copy = work / os.path.relpath(path, CORPUS)

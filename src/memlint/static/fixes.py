@@ -153,10 +153,14 @@ def _source_lines(module: cst.Module, positions: Any) -> list[str]:
     return _source_cache[1]
 
 
-def _containing_statement(module: cst.Module, target: cst.CSTNode) -> cst.SimpleStatementLine | None:
+def _containing_statement(module: cst.Module, target: cst.CSTNode,
+                          hint: cst.CSTNode | None = None) -> cst.SimpleStatementLine | None:
     """The innermost simple statement line holding ``target`` (None if it is in a compound
     statement's header, or in a one-line suite such as ``for x in y: f(x)``). A plain walk
-    over the code-holding fields, stopping at ``target``: no visitor, no metadata."""
+    over the code-holding fields, stopping at ``target``: no visitor, no metadata; only
+    over ``hint`` (the statement being walked when the rule reported) when it holds it."""
+    if isinstance(hint, cst.SimpleStatementLine) and _holds(hint, target):
+        return hint
     stack: list[tuple[cst.CSTNode, cst.SimpleStatementLine | None]] = [(s, None) for s in reversed(module.body)]
     while stack:
         node, statement = stack.pop()
@@ -174,6 +178,25 @@ def _containing_statement(module: cst.Module, target: cst.CSTNode) -> cst.Simple
             elif kind == 2:
                 stack.extend((item, statement) for item in value if isinstance(item, cst.CSTNode))
     return None
+
+
+def _holds(root: cst.CSTNode, target: cst.CSTNode) -> bool:
+    """Is ``target`` in ``root``'s tree (outside any nested one-line suite)?"""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node is target:
+            return True
+        if isinstance(node, cst.SimpleStatementSuite):
+            continue
+        for name in child_fields(type(node)):
+            value = getattr(node, name)
+            kind = value_kind(type(value))
+            if kind == 1:
+                stack.append(value)
+            elif kind == 2:
+                stack.extend(item for item in value if isinstance(item, cst.CSTNode))
+    return False
 
 
 def _suspends(statement: cst.CSTNode) -> bool:
@@ -215,9 +238,10 @@ def _first_import_line(module: cst.Module, positions: Mapping) -> int:
     return 1
 
 
-def build_fix(spec: FixSpec | None, module: cst.Module, positions: Mapping, rule: Any) -> Fix | None:
+def build_fix(spec: FixSpec | None, module: cst.Module, positions: Mapping, rule: Any,
+              statement: cst.CSTNode | None = None) -> Fix | None:
     """Turn a rule's :class:`FixSpec` into text edits (1-based positions); None when the
-    fix cannot be placed."""
+    fix cannot be placed. ``statement``: the statement the rule reported from, if known."""
     if spec is None or not isinstance(spec, FixSpec):
         return None
     try:
@@ -232,7 +256,7 @@ def build_fix(spec: FixSpec | None, module: cst.Module, positions: Mapping, rule
             return Fix(spec.safe, (Edit(where.start.line, where.start.column + 1, where.end.line,
                                         where.end.column + 1, content),))
         if spec.kind == "wrap_no_grad":
-            statement = _containing_statement(module, spec.node)
+            statement = _containing_statement(module, spec.node, statement)
             if statement is None or _suspends(statement):
                 return None
             where = positions[statement]

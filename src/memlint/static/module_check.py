@@ -40,7 +40,9 @@ def check_module(source: str, path: str, codes: Sequence[str], selected: Sequenc
         if report_unused:
             return failures + unused_suppressions(parse_suppressions(source), path, selected)
         return failures
-    positions = Positions(module, source)
+    # A parser that re-parses successive versions of one text keeps the positions of its
+    # unchanged statements from one check to the next (memlint.static.reparse).
+    positions = Positions(module, source, getattr(parser, "positions_memo", None))
     located = []
     for rule, report in reports:
         where = positions[report.node]
@@ -56,7 +58,8 @@ def check_module(source: str, path: str, codes: Sequence[str], selected: Sequenc
             path=path, line=where.start.line, column=where.start.column + 1,
             end_line=where.end.line, end_column=where.end.column + 1,
             code=rule.code, name=rule.name, severity=report.severity or rule.severity,
-            message=report.message, help=report.help, fix=build_fix(report.fix, module, positions, rule),
+            message=report.message, help=report.help,
+            fix=build_fix(report.fix, module, positions, rule, report.statement),
         ))
     if report_unused:
         findings.extend(unused_suppressions(suppressions, path, selected))

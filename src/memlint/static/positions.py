@@ -27,15 +27,21 @@ class Positions(Mapping):
     falls back to positioning the whole module.
     """
 
-    def __init__(self, module: "cst.Module", source: str) -> None:
+    def __init__(self, module: "cst.Module", source: str, memo: dict | None = None) -> None:
         self.module = module
         self.source = source
         # id(node) -> (index of its top-level statement, index in that statement's body or -1)
         self._owner: dict[int, tuple[int, int]] = {}
         self._scanned = 0  # top-level statements indexed into _owner so far
-        self._done: dict[tuple[int, int], Mapping] = {}  # -> positions (shifted)
+        self._done: dict[tuple[int, int], tuple[Mapping, int]] = {}  # -> (positions, line shift)
         self._python: list | None = None  # per top-level statement: its ast statements
         self._full: Mapping | None = None
+        # Kept by the caller across versions of one text (the language server): a statement
+        # node that is the same object is the same code, so its positions relative to its
+        # first line are too. id(statement) -> (statement, its nodes' ids, ...).
+        self._memo = memo if memo is not None else {}
+        if len(self._memo) > 4 * len(module.body) + 2000:
+            self._memo.clear()
 
     # ----- Mapping -----------------------------------------------------------------------------
     def __getitem__(self, node: "cst.CSTNode"):
@@ -44,15 +50,20 @@ class Positions(Mapping):
         where = self._statement_of(node)
         if where is None:
             return self._whole()[node]
-        positions = self._done.get(where)
-        if positions is None:
-            positions = self._position(*where)
-            if positions is None and where[1] >= 0:
+        done = self._done.get(where)
+        if done is None:
+            done = self._position(*where)
+            if done is None and where[1] >= 0:
                 where = (where[0], -1)  # the inner statement disagreed: try its top-level one
-                positions = self._done.get(where) or self._position(*where)
-            if positions is None:
+                done = self._done.get(where) or self._position(*where)
+            if done is None:
                 return self._whole()[node]
-        return positions[node]
+        positions, shift = done
+        found = positions[node]
+        if not shift:
+            return found
+        return CodeRange(CodePosition(found.start.line + shift, found.start.column),
+                         CodePosition(found.end.line + shift, found.end.column))
 
     def __contains__(self, node: object) -> bool:
         try:
@@ -82,31 +93,47 @@ class Positions(Mapping):
             return where
         body = self.module.body
         owner = self._owner
-        node_base = cst.CSTNode
         while self._scanned < len(body):
             index = self._scanned
             self._scanned += 1
             statement = body[index]
-            roots: list[tuple[object, tuple[int, int]]] = [(statement, (index, -1))]
             inner = _inner_body(statement)
-            if inner is not None:
-                roots += [(child, (index, j)) for j, child in enumerate(inner)]
-            for root, here in reversed(roots):  # inner statements first: the outer walk skips them
-                stack: list = [root]
-                while stack:
-                    current = stack.pop()
-                    if id(current) in owner:
-                        continue
-                    owner[id(current)] = here
-                    for name in _all_fields(type(current)):
-                        value = getattr(current, name)
-                        if isinstance(value, node_base):
-                            stack.append(value)
-                        elif type(value) is tuple or type(value) is list:
-                            stack.extend(item for item in value if isinstance(item, node_base))
+            for j, child in enumerate(inner or ()):  # inner statements first: the outer walk skips them
+                for node_id in self._node_ids(child, ()):
+                    owner.setdefault(node_id, (index, j))
+            for node_id in self._node_ids(statement, inner or ()):
+                owner.setdefault(node_id, (index, -1))
             if key in owner:
                 return owner[key]
         return None
+
+    def _node_ids(self, root: "cst.CSTNode", skip: tuple) -> frozenset[int]:
+        """The ids of ``root``'s nodes, without the subtrees of the statements ``skip``
+        (remembered in the memo for a statement whose inner statements are not skipped)."""
+        memo_key = ("ids", id(root))
+        if not skip:
+            known = self._memo.get(memo_key)
+            if known is not None and known[0] is root:
+                return known[1]
+        skipped = {id(s) for s in skip}
+        ids: set[int] = set()
+        node_base = cst.CSTNode
+        stack: list = [root]
+        while stack:
+            current = stack.pop()
+            if id(current) in skipped or id(current) in ids:
+                continue
+            ids.add(id(current))
+            for name in _all_fields(type(current)):
+                value = getattr(current, name)
+                if isinstance(value, node_base):
+                    stack.append(value)
+                elif type(value) is tuple or type(value) is list:
+                    stack.extend(item for item in value if isinstance(item, node_base))
+        frozen = frozenset(ids)
+        if not skip:
+            self._memo[memo_key] = (root, frozen)
+        return frozen
 
     def _python_statements(self) -> list | None:
         """For each top-level statement, the statements Python's parser sees in it."""
@@ -114,12 +141,13 @@ class Positions(Mapping):
             self._python = _match_statements(self.module.body, self.source) or []
         return self._python or None
 
-    def _position(self, index: int, inner: int) -> Mapping | None:
+    def _position(self, index: int, inner: int) -> tuple[Mapping, int] | None:
         python = self._python_statements()
         if python is None:
             return None
         statement = self.module.body[index]
         mine = python[index]
+        block = None
         if inner >= 0:  # a statement in the body of a top-level class or function
             children = _inner_body(statement)
             matched = _match_list(children, mine[0].body) if children is not None and len(mine) == 1 else None
@@ -127,29 +155,34 @@ class Positions(Mapping):
                 return None
             target, mine = children[inner], matched[inner]
             block = statement.body
-            statement = statement.with_changes(body=block.with_changes(body=(target,)))
         else:
             target = statement
-        alone = self.module.with_changes(body=(statement,), header=(), footer=())
-        positions = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
-        own = positions.get(target)
         first, last = mine[0].lineno, mine[-1].end_lineno or 0
-        if own is None or own.end.line - own.start.line != last - first:
-            return None
-        shift = first - own.start.line
-        if inner >= 0:  # keep only the nodes of the inner statement (the rebuilt outer ones are new)
-            kept = {n: w for n, w in positions.items() if self._owner.get(id(n)) == (index, inner)}
+        memo_key = ("positions", id(target), block.indent if block is not None else None, self.module.default_indent)
+        known = self._memo.get(memo_key)
+        if known is not None and known[0] is target:
+            _, kept, own_start, own_lines = known
         else:
-            kept = dict(positions)
-            kept.pop(alone, None)
-        if shift:
-            kept = {
-                node: CodeRange(CodePosition(where.start.line + shift, where.start.column),
-                                CodePosition(where.end.line + shift, where.end.column))
-                for node, where in kept.items()
-            }
-        self._done[(index, inner)] = kept
-        return kept
+            if block is not None:
+                statement = statement.with_changes(body=block.with_changes(body=(target,)))
+            alone = self.module.with_changes(body=(statement,), header=(), footer=())
+            positions = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+            own = positions.get(target)
+            if own is None:
+                return None
+            if inner >= 0:  # keep only the nodes of the inner statement (the rebuilt outer ones are new)
+                ids = self._node_ids(target, ())
+                kept = {n: w for n, w in positions.items() if id(n) in ids}
+            else:
+                kept = dict(positions)
+                kept.pop(alone, None)
+            own_start, own_lines = own.start.line, own.end.line - own.start.line
+            self._memo[memo_key] = (target, kept, own_start, own_lines)
+        if own_lines != last - first:
+            return None
+        done = (kept, first - own_start)
+        self._done[(index, inner)] = done
+        return done
 
 
 def _inner_body(statement: object) -> tuple | None:

@@ -147,6 +147,9 @@ class IncrementalParser:
         self._counts: dict | None = None  # statement node -> lines it spans
         self._counted_live = 0
         self.reparsed: str = "none"  # "full" | "partial" | "same" | "error" (a syntax error, found quickly)
+        # memlint.static.positions.Positions keeps what it computed for statements here: the
+        # statements an edit did not touch are the same objects in the next tree.
+        self.positions_memo: dict = {}
 
     def __call__(self, source: str) -> cst.Module:
         if self._module is not None and source == self._source:
