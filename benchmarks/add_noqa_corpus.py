@@ -1,5 +1,5 @@
 """``memlint check --add-noqa`` on the real-code corpus (``benchmarks/real_code.py``'s, which must
-be installed: run that first).
+be installed: run that first), or with ``--research`` on ``research_code.py``'s (notebooks too).
 
 Copies every corpus file with a finding into a temporary folder (the corpus is never edited),
 runs ``memlint check --add-noqa`` there through the real CLI, and checks that
@@ -10,6 +10,7 @@ runs ``memlint check --add-noqa`` there through the real CLI, and checks that
 - a second ``--add-noqa`` adds nothing and changes no byte.
 
     python3 benchmarks/add_noqa_corpus.py [--all-rules] [--transformers-models] [--package lightning ...] [--keep]
+    python3 benchmarks/add_noqa_corpus.py --research [--mirror /work/.mirror] [--package nanoGPT ...]
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
-INSERTED = re.compile(r"^(  # noqa: |, | |,)[A-Z]+[0-9]+((, |,| )[A-Z]+[0-9]+)*$")
+INSERTED = re.compile(r"^( {0,2}# noqa: |, | |,)[A-Z]+[0-9]+((, |,| )[A-Z]+[0-9]+)*$")
 
 
 def memlint(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -50,23 +51,19 @@ def only_insertions(old: str, new: str) -> list[str]:
     return bad
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--package", action="append", help="only these corpus packages")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
-    parser.add_argument("--all-rules", action="store_true", help="every rule, also those off by default")
-    parser.add_argument("--transformers-models", action="store_true", help="also transformers' modeling_*.py")
-    args = parser.parse_args(argv)
+def _corpus_files(args):
+    """(corpus folder, files to check) for each package or repository of the chosen corpus."""
+    if args.research:
+        from research_code import BY_NAME, CORPUS as RESEARCH, REPOS, obtain
+        from research_code import source_files as repository_files
 
-    sys.path.insert(0, str(HERE))
-    sys.path.insert(0, str(SRC))
+        RESEARCH.mkdir(exist_ok=True)
+        for repo in [BY_NAME[name] for name in args.package] if args.package else REPOS:
+            files, _ = repository_files(obtain(repo, args.mirror), repo)
+            yield RESEARCH, files
+        return
     from real_code import CORPUS, PACKAGES, TRANSFORMERS_MODELS_GLOB, source_files
 
-    from memlint.config import Config
-    from memlint.static.runner import check_paths
-
-    work = Path(tempfile.mkdtemp(prefix="memlint-add-noqa-"))
-    originals: dict[Path, str] = {}
     for name in args.package or list(PACKAGES):
         target = CORPUS / name
         if not target.is_dir():
@@ -75,22 +72,46 @@ def main(argv: list[str] | None = None) -> int:
         globs = PACKAGES[name][1]
         if name == "transformers" and args.transformers_models:
             globs = globs + (TRANSFORMERS_MODELS_GLOB,)
-        files = source_files(target, globs)
-        result = check_paths(files, Config(select=["ALL"]) if args.all_rules else Config(), use_cache=False)
+        yield CORPUS, source_files(target, globs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--package", action="append", help="only these packages (or repositories, with --research)")
+    parser.add_argument("--research", action="store_true",
+                        help="research_code.py's corpus (repositories, notebooks included) instead of real_code.py's")
+    parser.add_argument("--mirror", type=Path, help="with --research: local git mirrors, as research_code.py --mirror")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument("--all-rules", action="store_true", help="every rule, also those off by default")
+    parser.add_argument("--transformers-models", action="store_true", help="also transformers' modeling_*.py")
+    args = parser.parse_args(argv)
+
+    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(SRC))
+    from memlint.config import Config
+    from memlint.static.runner import check_paths
+
+    config = Config(select=["ALL"]) if args.all_rules else Config()
+    work = Path(tempfile.mkdtemp(prefix="memlint-add-noqa-"))
+    originals: dict[Path, str] = {}
+    for corpus, files in _corpus_files(args):
+        result = check_paths(files, config, use_cache=False)
         for path in sorted({f.path for f in result.findings if not f.code.startswith("ML9")}):
-            copy = work / os.path.relpath(path, CORPUS)
+            copy = work / corpus.name.lstrip(".") / os.path.relpath(path, corpus)
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, copy)
             originals[copy] = copy.read_text(encoding="utf-8")
     if not originals:
         print("no files with findings", file=sys.stderr)
         return 1
+    # The files by name: a folder walk would leave out some (a build/ or env/ folder of a repository).
     rules = ["--select", "ALL"] if args.all_rules else []
-    before = memlint("check", "--no-cache", *rules, "--statistics", ".", cwd=work)
-    first = memlint("check", "--no-cache", *rules, "--add-noqa", ".", cwd=work)
-    after = memlint("check", "--no-cache", *rules, "--format", "concise", ".", cwd=work)
+    named = [str(path.relative_to(work)) for path in originals]
+    before = memlint("check", "--no-cache", *rules, "--statistics", *named, cwd=work)
+    first = memlint("check", "--no-cache", *rules, "--add-noqa", *named, cwd=work)
+    after = memlint("check", "--no-cache", *rules, "--format", "concise", *named, cwd=work)
     snapshot = {path: path.read_bytes() for path in originals}
-    second = memlint("check", "--no-cache", *rules, "--add-noqa", ".", cwd=work)
+    second = memlint("check", "--no-cache", *rules, "--add-noqa", *named, cwd=work)
 
     failures = []
     for path, old in originals.items():

@@ -57,6 +57,8 @@ def add_noqa_to(tmp_path: Path, text: str, name: str = "train.py") -> tuple[str,
 @pytest.mark.parametrize("line, expected", [
     ("total += loss", "total += loss  # noqa: ML101"),
     ("total += loss  # running sum", "total += loss  # running sum  # noqa: ML101"),
+    ("total += loss ", "total += loss  # noqa: ML101"),  # trailing spaces count towards the two
+    ("total += loss   # sum ", "total += loss   # sum  # noqa: ML101"),
     ("total += loss  # noqa: E501", "total += loss  # noqa: E501, ML101"),
     ("total += loss  # noqa:E501,W291", "total += loss  # noqa:E501,W291,ML101"),
     ("total += loss  # NOQA: E501 the URL is long", "total += loss  # NOQA: E501, ML101 the URL is long"),
@@ -200,7 +202,7 @@ def _only_noqa_inserted(old: str, new: str) -> list[str]:
             continue
         ops = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
         inserted = b[ops[0][3]:ops[0][4]] if len(ops) == 1 and ops[0][0] == "insert" else ""
-        if not (inserted.startswith("  # noqa: ML") or inserted.startswith(", ML")):
+        if not (inserted.lstrip(" ").startswith("# noqa: ML") or inserted.startswith(", ML")):
             bad.append(f"{a!r} -> {b!r}")
     return bad
 

@@ -6,7 +6,8 @@ reported on, unless a comment cannot stand there — the line ends inside a mult
 or with a backslash continuation — in which case it goes to the last line of the statement,
 a line suppression also reads (:mod:`memlint.static.suppress`). A line that already has a
 ``# noqa: CODES`` list gets the new codes added to that list, keeping other tools' codes and
-any text around it; otherwise ``  # noqa: CODES`` goes after the line's code and comment.
+any text around it; otherwise ``  # noqa: CODES`` goes at the end of the line, after its code
+and comment (its trailing spaces counting towards the two).
 """
 
 from __future__ import annotations
@@ -125,8 +126,11 @@ class SourceLines:
         new = list(dict.fromkeys(codes))
         if not new:
             return None
-        column = len(text.rstrip(" \t\f")) + 1
-        return Edit(line, column, line, column, "  # noqa: " + ", ".join(new))
+        # At the very end of the line, two spaces from the code: the line's own trailing
+        # spaces count towards them, so nothing is left trailing after the comment.
+        trailing = len(text) - len(text.rstrip(" "))
+        column = len(text) + 1
+        return Edit(line, column, line, column, " " * max(0, 2 - trailing) + "# noqa: " + ", ".join(new))
 
 
 def noqa_edits(source: str, findings: Sequence[Finding], code: str | None = None) -> tuple[list[Edit], list[Finding]]:
