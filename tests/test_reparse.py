@@ -161,3 +161,28 @@ def test_a_syntax_error_is_the_one_a_full_parse_reports_and_the_next_edit_recove
         full.value.message, full.value.line, full.value.column)
     fixed = MODULE.replace("loss.backward()", "loss.mean().backward()")
     assert parser(fixed).code == fixed
+
+
+def test_positions_kept_across_versions_are_those_of_a_full_positioning():
+    # Positions reuses what it computed for a statement the re-parse left untouched (same
+    # node object), shifted to its new first line: every node must still be where libcst puts it.
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from memlint.static.positions import Positions
+
+    rng = random.Random(7)
+    for name in ("ML101_train_loss_accumulation.py", "ML201_eval_without_no_grad.py"):
+        text = (ROOT / "fixtures" / name).read_text(encoding="utf-8")
+        parser = IncrementalParser()
+        parser(text)
+        for _ in range(6):
+            text = edited(text, rng)
+            try:
+                module = parser(text)
+            except UncheckableFile:
+                continue
+            full = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+            kept = Positions(module, text, parser.positions_memo)
+            for node, where in full.items():
+                if node is not module:
+                    assert kept[node] == where, (name, node)

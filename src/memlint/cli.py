@@ -171,7 +171,8 @@ def rule_command(code: str) -> None:
 @click.option("--unsafe-fixes", is_flag=True, help="'Fix all' applies unsafe fixes too.")
 @click.option("--debounce", "debounce_ms", type=click.IntRange(min=0), default=50, show_default=True,
               help="Milliseconds without an edit before a changed file is checked.")
-@click.option("--stdio", is_flag=True, hidden=True)  # added by some clients (vscode-languageclient); stdio is the only transport
+# --stdio: added by some clients (vscode-languageclient); stdio is the only transport
+@click.option("--stdio", is_flag=True, hidden=True)
 def lsp_command(config_path, unsafe_fixes, debounce_ms, stdio) -> None:
     """Run the language server on stdin/stdout, for editors (README: Editors).
 

@@ -32,7 +32,8 @@ class Positions(Mapping):
         self.source = source
         # id(node) -> (index of its top-level statement, index in that statement's body or -1)
         self._owner: dict[int, tuple[int, int]] = {}
-        self._scanned = 0  # top-level statements indexed into _owner so far
+        self._indexed: list[tuple[tuple[int, int], frozenset[int]]] = []  # each place's node ids
+        self._scanned = 0  # top-level statements indexed so far
         self._done: dict[tuple[int, int], tuple[Mapping, int]] = {}  # -> (positions, line shift)
         self._python: list | None = None  # per top-level statement: its ast statements
         self._full: Mapping | None = None
@@ -91,20 +92,30 @@ class Positions(Mapping):
         where = self._owner.get(key)
         if where is not None:
             return where
+        for here, ids in self._indexed:
+            if key in ids:
+                self._owner[key] = here
+                return here
         body = self.module.body
-        owner = self._owner
         while self._scanned < len(body):
             index = self._scanned
             self._scanned += 1
             statement = body[index]
             inner = _inner_body(statement)
-            for j, child in enumerate(inner or ()):  # inner statements first: the outer walk skips them
-                for node_id in self._node_ids(child, ()):
-                    owner.setdefault(node_id, (index, j))
-            for node_id in self._node_ids(statement, inner or ()):
-                owner.setdefault(node_id, (index, -1))
-            if key in owner:
-                return owner[key]
+            # inner statements first: the outer statement's own nodes are the rest
+            found = None
+            for j, child in enumerate(inner or ()):
+                ids = self._node_ids(child, ())
+                self._indexed.append(((index, j), ids))
+                if found is None and key in ids:
+                    found = (index, j)
+            ids = self._node_ids(statement, inner or ())
+            self._indexed.append(((index, -1), ids))
+            if found is None and key in ids:
+                found = (index, -1)
+            if found is not None:
+                self._owner[key] = found
+                return found
         return None
 
     def _node_ids(self, root: "cst.CSTNode", skip: tuple) -> frozenset[int]:
