@@ -275,6 +275,18 @@ async def test_hover_shows_the_rule_page_on_a_finding_and_on_a_noqa_code(client:
         text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=1)))
     assert nothing is None
 
+    # A finding with a remedy: the diagnostic says it on its own line; the hover, before the page.
+    hooks = "import torch\n\n\ndef train(model, loader):\n    for x in loader:\n        model.register_forward_hook(print)\n"
+    uri = open_file(client, project / "hooks.py", hooks)
+    (diagnostic,) = await published(client, uri, 1)
+    message, remedy = diagnostic.message.split("\nhelp: ")
+    assert diagnostic.code == "ML107" and "every iteration" in message and "handle.remove()" in remedy
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=5, character=12)))
+    finding, page = hover.contents.value.split("\n\n---\n\n", 1)
+    assert finding == f"**ML107** (hook-registered-in-loop): {message}\n\nhelp: {remedy}"
+    assert page.startswith("# ML107")
+
 
 @pytest.mark.asyncio(loop_scope="module")
 async def test_positions_are_utf16_code_units(client: LanguageClient, project: Path):
