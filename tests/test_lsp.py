@@ -396,3 +396,28 @@ def test_one_minimal_edit_for_fix_all():
     edit = whole_text_edit(buffer, "x = 1\ntotal += loss.item()\ny = 2\n", "utf-16")
     assert edit.range == types.Range(start=types.Position(line=1, character=13), end=types.Position(line=1, character=13))
     assert edit.new_text == ".item()"
+
+
+def test_an_exception_in_a_handler_is_logged_and_the_handler_answers_its_fallback(monkeypatch, caplog, tmp_path):
+    from memlint.lsp import MemlintServer
+
+    server = MemlintServer()
+    monkeypatch.setattr(server, "log", lambda message, kind=None: None)  # no client connected here
+    features = server.protocol.fm.features
+
+    def broken(*args):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("memlint.lsp.check_contents", broken)
+    uri = (tmp_path / "train.py").as_uri()
+    opened = types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=LOOP))
+    with caplog.at_level("ERROR", logger="memlint.lsp"):
+        assert features[types.TEXT_DOCUMENT_DID_OPEN](opened) is None
+    assert "internal error in did_open: RuntimeError: a bug" in caplog.text
+    monkeypatch.setattr(server, "_current", broken)
+    actions = features[types.TEXT_DOCUMENT_CODE_ACTION](types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+        context=types.CodeActionContext(diagnostics=[])))
+    assert actions == []
