@@ -271,3 +271,81 @@ def search(lrs, train_set, Trainer):
 def test_new_leak_rules_skip_files_that_cannot_match(code, text):
     assert rule_info(code).triggers
     assert codes_that_could_match(text, [code]) == []
+
+
+def test_only_the_loss_slot_of_a_log_dict_is_reported():
+    source = """
+import torch
+def train(model, criterion, loader, optimizer):
+    meters = {}
+    for sample in loader:
+        loss = criterion(model(sample["net_input"]), sample["target"])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        log = {"loss": loss, "sample_size": sample["target"].size(0), "nsentences": len(sample["id"])}
+        meters["loss"] = meters.get("loss", 0) + log["loss"]
+        meters["sample_size"] = meters.get("sample_size", 0) + log["sample_size"]
+        meters["nsentences"] = meters.get("nsentences", 0) + log.get("nsentences", 0)
+"""
+    assert [f.line for f in _check(source, "ML101")] == [11]
+
+
+@pytest.mark.parametrize("value, hint", [
+    ("out.cpu()", "out.detach().cpu() to keep a tensor"),
+    ("out.float().cpu()", "out.detach().float().cpu() to keep a tensor"),
+    ("out", "out.detach() (and .cpu() for a long list) to keep a tensor"),
+    ("out * 2", "(out * 2).detach() (and .cpu() for a long list)"),
+])
+def test_accumulation_hints_are_valid_for_the_expression_they_name(value, hint):
+    source = f"""
+import torch
+def predict(model, loader):
+    outs = []
+    for x in loader:
+        out = model(x)
+        outs.append({value})
+    return outs
+"""
+    (finding,) = _check(source, "ML101")
+    assert hint in finding.message
+    assert ".cpu().detach()" not in finding.message
+
+
+def test_a_value_returned_by_a_method_below_is_reported_at_its_caller():
+    source = """
+import torch
+class Trainer:
+    def train(self, loader):
+        tr_loss = 0.0
+        for inputs in loader:
+            tr_loss += self.training_step(inputs)
+        return tr_loss
+    def training_step(self, inputs):
+        loss = self.compute_loss(inputs)
+        loss.backward()
+        return loss
+"""
+    (finding,) = _check(source, "ML101")
+    assert finding.line == 7 and "'tr_loss' accumulates 'self.training_step(inputs)'" in finding.message
+
+
+def test_a_decision_waiting_for_a_function_below_reports_each_finding_once():
+    source = """
+import torch
+
+def train(model, loader, opt, crit, centre):
+    hidden = None
+    for x, y in loader:
+        out, hidden = model(x, hidden)
+        centre = 0.9 * centre + 0.1 * pooled(out)
+        loss = crit(out, y) + centre.sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+def pooled(o):
+    return o.mean(0)
+"""
+    assert sorted(f.line for f in _check(source, "ML102")) == [7, 8]

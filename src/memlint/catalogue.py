@@ -44,8 +44,9 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              fixable=True),
     RuleInfo("ML102", "loop-carried-graph", "error",
              "A value with an autograd graph is fed back into the next iteration, so the graph grows every step.",
-             # Only loops that run a backward pass or an optimizer step can leak this way.
-             triggers=("backward", ".step(", "grad(", "training_step", "train_step")),
+             # Loops that run a backward pass or an optimizer step, and recurrent state (hidden,
+             # state, memory) streamed through a model with no backward pass at all.
+             triggers=("backward", ".step(", "grad(", "training_step", "train_step", "hidden", "state", "memor")),
     RuleInfo("ML103", "retain-graph-in-loop", "error",
              "backward(retain_graph=True) runs every iteration on a graph that is never backpropagated again.",
              fixable=True, triggers=("retain_graph",)),
@@ -74,6 +75,10 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "A loop over folds/trials trains a new model each time and keeps every one (weights, optimizer "
              "state) in a list.",
              triggers=(".append(", "] = ", "+= [")),
+    RuleInfo("ML110", "epoch-end-outputs-kept", "error",
+             "A LightningModule overrides training_epoch_end(outputs) and training_step returns tensors besides "
+             "the loss: Lightning keeps every step's until the epoch ends.",
+             triggers=("_epoch_end",)),
     # ML2xx waste: the peak is higher than it needs to be.
     RuleInfo("ML201", "grad-enabled-inference", "warning",
              "A forward pass that is only inference (eval mode, an inference loop, a teacher or target model) runs "

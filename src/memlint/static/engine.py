@@ -85,23 +85,44 @@ class FileChecker:
 
     def defer(self, rule: Rule, callback: Callable[[], None], scope: F.Scope | None = None) -> None:
         """Run ``callback`` at the exit of the current function (or of ``scope``: the module
-        scope for whole-module decisions), reporting against the statement being walked now."""
+        scope for whole-module decisions), reporting against the statement being walked now.
+
+        A decision at a function's exit that needs what a function further down returns
+        (``facts.resolve`` raises ``Pending``) runs again at the end of the module, with the
+        facts of its function in place."""
         statement = self._statement[-1] if self._statement else None
+        facts = self.facts
+        function = facts.function
 
         def run() -> None:
             if rule in self._failed_rules:
                 return
             self._statement.append(statement)
+            facts.deciding = True
             try:
                 callback()
+            except F.Pending:
+                self.facts.module_scope.deferred.append(lambda: self._decide_later(function, run))
             except RecursionError:
                 raise
             except Exception as exc:
                 self._rule_failed(rule, exc)
             finally:
+                facts.deciding = False
                 self._statement.pop()
 
-        (scope if scope is not None else self.facts.function).deferred.append(run)
+        (scope if scope is not None else function).deferred.append(run)
+
+    def _decide_later(self, function: FunctionScope, run: Callable[[], None]) -> None:
+        """Run a deferred decision of ``function`` at the end of the module (every summary
+        known), as if the walk were leaving ``function`` again."""
+        facts = self.facts
+        saved = facts.scope, facts.grad_modes
+        facts.scope, facts.grad_modes = function, [function.entry_grad_mode]
+        try:
+            run()
+        finally:
+            facts.scope, facts.grad_modes = saved
 
     # ----- running ----------------------------------------------------------------------------
     def run(self, module: cst.Module) -> list[Report]:
@@ -109,8 +130,10 @@ class FileChecker:
         self.module = module
         self._statement.append(module)
         self._find_plain_functions(module)
+        self._index_definitions(module)
         for statement in module.body:
             self._walk(statement)
+        self.facts.module_done = True
         self._run_deferred(self.facts.module_scope)
         return self._filtered_reports()
 
@@ -276,6 +299,25 @@ class FileChecker:
                 if defined[statement.name.value] == 1:
                     self.facts.plain_names.add(statement.name.value)
 
+    def _index_definitions(self, module: cst.Module) -> None:
+        """Before the walk: the module's top-level functions and classes (methods, bases), so
+        that a call above a definition (``self.training_step(inputs)`` with training_step
+        defined below) knows which function it runs."""
+        facts = self.facts
+        functions: dict[str, list[cst.FunctionDef]] = defaultdict(list)
+        for statement in module.body:
+            if isinstance(statement, cst.FunctionDef):
+                functions[statement.name.value].append(statement)
+            elif isinstance(statement, cst.ClassDef):
+                name = statement.name.value
+                facts.class_nodes[name] = statement
+                facts.class_bases[name] = tuple(
+                    (dotted_name(arg.value) or "").rsplit(".", 1)[-1] for arg in statement.bases if arg.keyword is None)
+                body = statement.body.body if isinstance(statement.body, cst.IndentedBlock) else ()
+                facts.class_methods[name] = {
+                    item.name.value: item for item in body if isinstance(item, cst.FunctionDef)}
+        facts.module_functions = {name: nodes[0] for name, nodes in functions.items() if len(nodes) == 1}
+
     def _import(self, node: cst.Import) -> None:
         self._record_import(node)
         self._enter(node)
@@ -387,7 +429,9 @@ class FileChecker:
             kind = Kind.MODULE if F.is_module_name(pname) else Kind.VALUE
             scope.bindings[pname] = Binding(kind, GraphValue(Graph.UNKNOWN, frozenset({pname})), param)
             scope.inputs.add(pname)
+        scope.parameters = tuple(p.name.value for p in _all_params(params) if p.name.value not in ("self", "cls"))
         facts.scope = scope
+        facts.walking.add(id(scope.node))
         self._alive.append(scope)
         self._saved_grad_modes.append((facts.grad_modes, facts.grad_mode_explicit))
         facts.grad_modes = [scope.entry_grad_mode]
@@ -398,6 +442,9 @@ class FileChecker:
         self._run_deferred(scope)
         if isinstance(scope.node, cst.FunctionDef) and not scope.is_generator and scope.return_graph is Graph.NONE:
             facts.plain_functions.add(id(scope.node))
+        if isinstance(scope.node, cst.FunctionDef):
+            facts.summaries[id(scope.node)] = _summary(scope)
+        facts.walking.discard(id(scope.node))
         facts.grad_modes, facts.grad_mode_explicit = self._saved_grad_modes.pop()
         facts.scope = scope.parent
 
@@ -406,16 +453,14 @@ class FileChecker:
 
         def body() -> None:
             self._walk(node.iter)
-            iter_graph = facts.graph_value(node.iter)
+            iter_graph = _carried_only(facts.in_grad_mode(facts.iteration_value(node.iter), node.iter))
             loop = Loop(node, "for", facts.scope, iterates_data=F.iterates_data(node.iter),
                         target_names=frozenset(names_in(node.target)),
                         parameters_of=_parameters_owner(node.iter),
                         walks_steps=F.walks_steps((node.iter, node.target)),
                         mentions_epoch=F.mentions_epoch((node.iter, node.target)),
                         over_parts=F.is_parts_of_a_value(node.iter))
-            self._run_loop(loop, lambda: self._bind(node.target, node.iter,
-                                                    iter_graph if iter_graph.state is Graph.CARRIES else NO_GRAPH),
-                           node.body)
+            self._run_loop(loop, lambda: self._bind(node.target, node.iter, iter_graph), node.body)
             if node.orelse is not None:
                 self._walk_block(node.orelse.body)
 
@@ -447,6 +492,7 @@ class FileChecker:
         outer = facts.loop
         if outer is not None:
             outer.has_backward |= loop.has_backward
+            outer.has_backward_pass |= loop.has_backward_pass
             outer.has_optimizer_step |= loop.has_optimizer_step
 
     def _with(self, node: cst.With) -> None:
@@ -508,23 +554,38 @@ class FileChecker:
                 facts.class_info.incremented.add(name)
             elif facts.function is not facts.module_scope:
                 facts.function.incremented.add(name)
+        function = facts.function
         if isinstance(node.target, cst.Name):
             old = facts.lookup(node.target.value)
-            graph = GraphValue.combine([facts.graph_value(node.value)] + ([old.graph] if old else []))
+            graph = GraphValue.combine([facts.graph_value(node.value)] + ([old.graph.element] if old else []))
             facts.scope.bindings[node.target.value] = Binding(Kind.VALUE, graph, node)
-            function = facts.function
-            if function is not None:
-                function.derived_from.setdefault(node.target.value, set()).update(names_in(node.value))
-                _note_graph_binding(function, node.target.value, graph)
+            function.derived_from.setdefault(node.target.value, set()).update(facts.graph_names_in(node.value))
+            function.stored_values.setdefault(node.target.value, []).append(node.value)
+            _note_graph_binding(function, node.target.value, graph)
+        elif isinstance(node.target, cst.Subscript):  # stats[k] += loss
+            self._store(node.target.value, node.value, facts.graph_value(node.value))
+        elif name is not None and name.startswith("self."):  # self.total += loss
+            binding = facts.lookup(name)
+            if binding is not None and binding.kind is Kind.VALUE:
+                binding.graph = GraphValue.combine((binding.graph.element, facts.graph_value(node.value)))
+            function.stored_values.setdefault(name, []).append(node.value)
 
     def _return(self, node: cst.Return) -> None:
+        facts = self.facts
         self._enter(node)
+        function = facts.function
         if node.value is not None:
             self._walk(node.value)
-            function = self.facts.function
-            if function is not None:
-                function.returned_names |= names_in(node.value)
-                function.return_graph = max(function.return_graph, self.facts.graph_value(node.value).state)
+            value = facts.graph_value(node.value)
+            function.returned_names |= names_in(node.value)
+            function.return_graph = max(function.return_graph, value.state)
+            function.returns.append((value, facts.summary_form(value, function)))
+            loss = _framework_backpropagated(function, node.value, facts)
+            if loss is not None:  # the framework runs backward() on what this returns
+                function.backward_names |= names_in(loss) - {"self", "cls"}
+                function.backward_places |= F.places_in(loss)
+        else:
+            function.returns.append((NO_GRAPH, NO_GRAPH))
         self._exit(node)
 
     def _yield(self, node: cst.Yield) -> None:
@@ -551,10 +612,20 @@ class FileChecker:
             facts.call_sites.setdefault(callee, []).append(
                 F.CallSite(facts.grad_mode, function, facts.grad_mode_inherited))
             function.callees.add(qualified or f"?.{callee}")
+        self._value_facts_of_call(node, func, method)
+        callees = facts.callees(node)
+        if callees is not None:  # a function of this module: remember who calls it, from where, with what
+            loops = tuple(reversed(facts.loops_in_function()))
+            starred = any(arg.star for arg in node.args)
+            for definition in callees[0]:
+                facts.calls_into.setdefault(id(definition), []).append(
+                    F.FunctionCall(function, loops, facts.call_arguments(node, definition, callees[1]), starred,
+                                   facts.grad_off))
         if method in F.BACKWARD_METHODS or qualified in F.AUTOGRAD_FUNCTIONS:
             tensor = F.backpropagated_expr(node, facts)
             if tensor is not None and function is not None:
                 function.backward_names |= names_in(tensor) - {"self", "cls"}
+                function.backward_places |= F.places_in(tensor)
                 function.backward_nodes |= _call_ids(tensor)
                 function.has_backward = True
             if qualified == "torch.autograd.grad" and function is not None:
@@ -562,6 +633,7 @@ class FileChecker:
             loops = facts.loops_in_function()
             for loop in loops:
                 loop.has_backward = True
+                loop.has_backward_pass |= qualified != "torch.autograd.grad"
             if loops:
                 loops[-1].note_training_inside(loops[:-1])
             return
@@ -593,6 +665,68 @@ class FileChecker:
         ):
             function.requires_grad_inputs = True
 
+    def _value_facts_of_call(self, node: cst.Call, func: cst.BaseExpression, method: str | None) -> None:
+        """What a call says about the values it touches: ``losses.append(loss)`` puts ``loss``
+        into ``losses``; ``clf(x)`` makes ``clf`` a callable, not a tensor; ``net.parameters()``
+        makes ``net`` a module."""
+        facts = self.facts
+        if method is None:
+            if type(func) is cst.Name:
+                binding = facts.lookup(func.value)
+                if binding is not None and binding.kind is Kind.VALUE:
+                    binding.called = True
+            return
+        receiver = func.value
+        if method in _STORING_METHODS:
+            positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+            index = _STORING_METHODS[method]
+            if len(positional) > index and (method != "update" or _holds_a_dict(receiver, facts)):
+                value = positional[index]
+                graph = facts.graph_value(value)
+                self._store(receiver, value, graph.element if method in ("extend", "update") else graph)
+            elif method == "update" and positional == [] and node.args and _holds_a_dict(receiver, facts):
+                for arg in node.args:  # d.update(loss=loss)
+                    self._store(receiver, arg.value, facts.graph_value(arg.value))
+        elif method in _MODULE_ONLY_METHODS:
+            dotted = dotted_name(receiver)
+            binding = facts.lookup(dotted) if dotted is not None else None
+            if binding is not None and binding.kind is Kind.VALUE:
+                binding.kind = Kind.MODULE
+        dotted = dotted_name(func)
+        if dotted is not None and dotted.startswith("self.") and dotted.count(".") == 1:
+            binding = facts.lookup(dotted)
+            if binding is not None and binding.kind is Kind.VALUE:
+                binding.called = True
+
+    def _store(self, container: cst.BaseExpression, value: cst.BaseExpression, graph: GraphValue,
+               key: object = None, derive: bool = True) -> None:
+        """``container`` now also holds ``value`` (``losses.append(loss)``, ``stats["loss"] = loss``,
+        ``h.setdefault("loss", []).append(loss)``): what is pulled out of it later carries what
+        was put in; a constant ``key`` of a dict whose keys are all known updates that part."""
+        facts = self.facts
+        root = F.storage_name(container)
+        if root is None:
+            return
+        function = facts.function
+        place = F.place_of(container)
+        function.stored_values.setdefault(root, []).append(value)
+        if place is not None and place != root:
+            function.stored_values.setdefault(place, []).append(value)
+        # losses.append(loss) then sum(losses).backward(): the loss flows into the backward pass.
+        # Not for a slot of a buffer (obs[step] = next_obs): read back as a model's input, it
+        # says nothing of what was stored.
+        if derive and "." not in root:
+            function.derived_from.setdefault(root, set()).update(facts.graph_names_in(value))
+        binding = facts.lookup(root)
+        if binding is None or binding.kind is Kind.MODULE:
+            return
+        old = binding.graph
+        if isinstance(key, str) and old.parts is not None and dotted_name(container) == root:
+            parts = [(k, part) for k, part in old.parts if k != key] + [(key, graph)]
+            binding.graph = GraphValue.container(parts)
+        else:
+            binding.graph = GraphValue.combine((old.element, graph.element))
+
     def _freeze(self, parameter: cst.BaseExpression) -> None:
         """``p.requires_grad = False`` / ``p.requires_grad_(False)`` inside
         ``for p in m.parameters()``: ``m`` is frozen."""
@@ -604,11 +738,20 @@ class FileChecker:
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression, graph: GraphValue) -> None:
         facts = self.facts
         if isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._bind(element.value, value, graph)
+            elements = target.elements
+            by_position = (graph.parts is None or len(graph.parts) == len(elements)) and not any(
+                isinstance(element, cst.StarredElement) for element in elements)
+            # loss, sample_size, log = criterion(model, sample): only the loss is known to carry a graph
+            loss_outputs = graph.parts is None and not graph.pending and isinstance(value, cst.Call) \
+                and facts.is_loss_module_call(value)
+            for index, element in enumerate(elements):  # out, (h, c) = lstm(x, state): each its own part
+                part = graph.part(index) if by_position else None
+                if loss_outputs and index > 0:
+                    part = F.UNKNOWN_VALUE
+                self._bind(element.value, value, part if part is not None else graph.element)
             return
         if isinstance(target, cst.StarredElement):
-            self._bind(target.value, value, graph)
+            self._bind(target.value, value, graph.element)
             return
         if isinstance(target, cst.Name):
             mode = grad_mode_of(value, facts)
@@ -616,6 +759,9 @@ class FileChecker:
                 facts.grad_mode_names[target.value] = mode  # ctx = torch.no_grad; with ctx(): ...
             else:
                 facts.grad_mode_names.pop(target.value, None)
+        if isinstance(target, cst.Subscript):  # stats["loss"] = loss: the container holds it
+            self._store(target.value, value, graph, F.subscript_key(target), derive=False)
+            return
         kind = Kind.MODULE if _binds_module(target, value, graph, facts) else Kind.VALUE
         loop = facts.loop
         binding = Binding(kind, graph, value, loop)
@@ -624,13 +770,19 @@ class FileChecker:
             for enclosing in facts.loops_in_function():
                 enclosing.bound_this_iteration.add(target.value)
             function = facts.function
-            if function is not None:
-                function.derived_from[target.value] = names_in(value)
-                _note_graph_binding(function, target.value, graph)
+            derived = facts.graph_names_in(value)
+            if target.value in derived:  # x = x[:, :n]: still computed from what x was
+                derived |= function.derived_from.get(target.value, set())
+            function.derived_from[target.value] = derived
+            function.stored_values.setdefault(target.value, []).append(value)
+            _note_graph_binding(function, target.value, graph)
         elif isinstance(target, cst.Attribute):
             dotted = dotted_name(target)
             if target.attr.value == "requires_grad" and _is_false(value):
                 self._freeze(target.value)
+            if dotted is not None and dotted.startswith("self."):  # self.penalty = ...; loss + self.penalty
+                facts.function.derived_from[dotted] = facts.graph_names_in(value)
+                facts.function.stored_values.setdefault(dotted, []).append(value)
             info = facts.class_info
             if dotted and info is not None and dotted.startswith("self.") and dotted.count(".") == 1:
                 previous = info.attributes.get(dotted)
@@ -640,6 +792,83 @@ class FileChecker:
             if dotted:
                 for enclosing in facts.loops_in_function():
                     enclosing.bound_this_iteration.add(dotted)
+
+
+# method -> which positional argument goes into the receiver
+_STORING_METHODS = {"append": 0, "appendleft": 0, "extend": 0, "insert": 1, "add": 0, "add_": 0, "update": 0}
+# Methods only an nn.Module has: their receiver is a module, not a tensor.
+_MODULE_ONLY_METHODS = frozenset({
+    "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children",
+    "named_children", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_backward_hook", "register_full_backward_pre_hook",
+})
+
+
+def _holds_a_dict(node: cst.BaseExpression, facts: Facts) -> bool:
+    """Is ``node`` bound to a dict (``d.update(...)`` stores into it; ``meter.update(v)`` does not)?"""
+    dotted = dotted_name(node)
+    binding = facts.lookup(dotted) if dotted is not None else None
+    if binding is None:
+        return False
+    value = binding.node
+    if isinstance(value, (cst.Dict, cst.DictComp)):
+        return True
+    return isinstance(value, cst.Call) and (dotted_name(value.func) or "").rsplit(".", 1)[-1] in (
+        "dict", "defaultdict", "OrderedDict", "Counter")
+
+
+# ----- function summaries ---------------------------------------------------------------------
+def _summary(scope: FunctionScope) -> GraphValue:
+    """What calls of a function get back, in terms of its parameters (see Facts.summary_form);
+    a value it backpropagates itself (``loss.backward(); return loss``) carries a graph."""
+    if scope.is_generator:
+        return GraphValue(Graph.UNKNOWN, frozenset({F.OPAQUE}), None, frozenset(), Graph.UNKNOWN)
+    result: GraphValue | None = None
+    for raw, form in scope.returns:
+        settled = _settle(raw, form, scope)
+        result = settled if result is None else result.join(settled)
+    return result if result is not None else NO_GRAPH
+
+
+def _settle(raw: GraphValue, form: GraphValue, scope: FunctionScope) -> GraphValue:
+    if raw.parts is not None and form.parts is not None:
+        return GraphValue.container((key, _settle(raw.part(key) or NO_GRAPH, part, scope)) for key, part in form.parts)
+    if raw.state is Graph.UNKNOWN and raw.names and scope.is_backpropagated(raw.names):
+        return F.CARRIES_VALUE
+    return form
+
+
+def _carried_only(value: GraphValue) -> GraphValue:
+    """A loop target keeps only what certainly carries a graph (``for x, y in loader``: an
+    unknown batch is data, not a graph), part by part (``for name, loss in losses.items()``)."""
+    if value.parts is not None:
+        return GraphValue.container((key, _carried_only(part)) for key, part in value.parts)
+    if value.state is Graph.CARRIES:
+        return value
+    if value.pending:  # what a function below returns: decided with its summary
+        return GraphValue(Graph.UNKNOWN, frozenset(), None, value.pending, Graph.NONE)
+    return NO_GRAPH
+
+
+def _framework_backpropagated(function: FunctionScope, value: cst.BaseExpression, facts: Facts) -> cst.BaseExpression | None:
+    """What a framework backpropagates from a ``return``: a Lightning ``training_step``'s loss
+    (the value, or its ``"loss"`` key), a Hugging Face Trainer's ``compute_loss`` result
+    (the loss, or the first of ``(loss, outputs)``)."""
+    info = function.class_info
+    if info is None or not isinstance(function.parent, ClassScope):
+        return None
+    if function.name == "training_step" and info.is_lightning:
+        if isinstance(value, cst.Dict):
+            return next((el.value for el in value.elements if isinstance(el, cst.DictElement)
+                         and F.constant_key(el.key) == "loss"), None)
+        return value
+    if function.name == "compute_loss" and any(base.startswith("transformers") for base in info.base_names):
+        if isinstance(value, cst.IfExp):  # (loss, outputs) if return_outputs else loss
+            value = value.orelse
+        if isinstance(value, cst.Tuple) and value.elements:
+            return value.elements[0].value
+        return value
+    return None
 
 
 # ----- helpers over nodes -----------------------------------------------------------------------

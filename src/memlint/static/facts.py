@@ -50,7 +50,7 @@ GRAPH_ENDING_METHODS = frozenset({
     "eq", "ne", "lt", "le", "gt", "ge", "long", "int", "bool", "short", "byte", "char",
     "nonzero", "isnan", "isinf", "isfinite", "any", "all", "data_ptr", "element_size",
     "equal", "allclose", "sign", "round", "floor", "ceil", "trunc", "__len__", "count_nonzero",
-    "keys", "items", "values", "get_device", "nelement", "stride", "storage_offset",
+    "keys", "get_device", "nelement", "stride", "storage_offset",
     "is_contiguous", "requires_grad_", "zero_", "register_hook", "norm_type",
 })
 # Tensor methods whose result keeps the receiver's graph (used to follow UNKNOWN values:
@@ -218,6 +218,22 @@ def is_test_file(path: str) -> bool:
 _FACTORY_PREFIXES = ("build_", "create_", "make_", "get_", "load_", "init_", "setup_", "instantiate_",
                      "construct_", "prepare_", "wrap_", "new_")
 
+# Narrower than the data words: ``range(num_steps)`` unrolling a model is not a pass over data.
+_SEQUENCE_DATA_TOKENS = frozenset({"loader", "dataloader", "dataset", "data", "batches", "epoch", "epochs", "samples"})
+
+
+def builds_a_sequence(loop: "Loop") -> bool:
+    """A ``while`` loop, or ``for`` over ``range(...)`` of no loader/dataset: time steps, episode
+    steps, decoding steps (not a pass over data)."""
+    if loop.kind == "while":
+        return True
+    node = loop.node
+    if not (isinstance(node, cst.For) and isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name)
+            and node.iter.func.value == "range"):
+        return False
+    tokens = {token.lower() for name in names_in(node.iter) for token in name.replace(".", "_").split("_")}
+    return not tokens & _SEQUENCE_DATA_TOKENS
+
 
 def is_module_name(name: str) -> bool:
     lowered = name.lower()
@@ -251,28 +267,139 @@ class Graph(enum.IntEnum):
     CARRIES = 2
 
 
+Key = "str | int"  # a constant dict key or a tuple/list position
+
+
 @dataclass(frozen=True)
 class GraphValue:
-    """The graph state of an expression and the variable names it was computed from.
+    """What a value holds: its graph state, the variable names it was computed from, and,
+    for a container built in view, what each part holds.
 
     ``UNKNOWN`` values become graph-carrying once the enclosing function is known to
     backpropagate one of ``names`` (see :meth:`FunctionScope.is_backpropagated`).
+
+    ``parts``: per constant key or position, when every key of a dict/tuple/list is known
+    (``{"loss": loss, "n": 3}``, ``(out, hidden)``, a function's returned dict): ``log["n"]``
+    then reads its own part, not the whole. ``state`` is always the most graph any part holds.
+
+    ``pending``: the result of a call of a function of this module that had not been walked
+    yet when the call was (a method defined below its caller): resolved by
+    :meth:`Facts.resolve` once its summary is known.
     """
 
     state: Graph
     names: frozenset[str] = frozenset()
+    parts: "tuple[tuple[Key, GraphValue], ...] | None" = None
+    pending: "frozenset[PendingCall]" = frozenset()
+    # With ``pending``: the state of everything else in the value (what is left once the
+    # pending calls turn out to return nothing with a graph).
+    settled: Graph = Graph.NONE
 
     @staticmethod
     def combine(values: Iterable["GraphValue"]) -> "GraphValue":
-        state, names = Graph.NONE, set()
+        """Values mixed into one (an operation over them): no parts survive."""
+        state, settled, names, pending = Graph.NONE, Graph.NONE, frozenset(), frozenset()
         for value in values:
-            state = max(state, value.state)
-            names |= value.names
-        return GraphValue(state, frozenset(names))
+            if value.state > state:
+                state = value.state
+            if value.names:
+                names = names | value.names if names else value.names
+            if value.pending:
+                pending = pending | value.pending
+                settled = max(settled, value.settled)
+            elif value.state > settled:
+                settled = value.state
+        if state is Graph.NONE and not names:
+            return NO_GRAPH
+        if state is Graph.CARRIES and not names and not pending:
+            return CARRIES_VALUE
+        return GraphValue(state, names, None, pending, settled)
+
+    @staticmethod
+    def container(parts: "Iterable[tuple[Key, GraphValue]]") -> "GraphValue":
+        """A dict/tuple/list whose every key is known."""
+        parts = tuple(parts)
+        whole = GraphValue.combine(value for _, value in parts)
+        return GraphValue(whole.state, whole.names, parts, whole.pending, whole.settled)
+
+    @staticmethod
+    def pending_call(call: "PendingCall") -> "GraphValue":
+        return GraphValue(Graph.UNKNOWN, frozenset(), None, frozenset({call}), Graph.NONE)
+
+    def part(self, key: "Key") -> "GraphValue | None":
+        """What the part under ``key`` holds (a negative position counts from the end);
+        None when the layout is unknown or has no such key."""
+        if self.parts is None:
+            if self.pending and self.settled is Graph.NONE:  # a, b = helper(x) with helper below
+                return GraphValue(self.state, frozenset(), None,
+                                  frozenset(dataclasses.replace(call, path=call.path + (key,)) for call in self.pending))
+            return None
+        if isinstance(key, int) and key < 0 and all(isinstance(k, int) for k, _ in self.parts):
+            key += len(self.parts)
+        for part_key, value in self.parts:
+            if part_key == key:
+                return value
+        return None
+
+    @property
+    def element(self) -> "GraphValue":
+        """Any one element (a loop over it, an unknown key): the whole, without its layout."""
+        if self.parts is None:
+            return self
+        return GraphValue(self.state, self.names, None, self.pending, self.settled)
+
+    def join(self, other: "GraphValue") -> "GraphValue":
+        """Either of two values (two ``return`` statements, two branches): parts are kept
+        key by key when both have them (a plain value such as ``None`` keeps the other's)."""
+        if self.parts is not None and other.parts is not None:
+            keys = [k for k, _ in self.parts] + [k for k, _ in other.parts if self.part(k) is None]
+            joined = []
+            for key in keys:
+                mine, theirs = self.part(key), other.part(key)
+                joined.append((key, mine.join(theirs) if mine is not None and theirs is not None else mine or theirs))
+            return GraphValue.container(joined)
+        if self.parts is not None and other.state is Graph.NONE:
+            return self
+        if other.parts is not None and self.state is Graph.NONE:
+            return other
+        return GraphValue.combine((self, other))
+
+    def with_names(self, names: frozenset[str]) -> "GraphValue":
+        return GraphValue(self.state, names, self.parts, self.pending, self.settled)
 
 
 NO_GRAPH = GraphValue(Graph.NONE)
 UNKNOWN_VALUE = GraphValue(Graph.UNKNOWN)
+CARRIES_VALUE = GraphValue(Graph.CARRIES)
+
+
+@dataclass(frozen=True)
+class PendingCall:
+    """A call of a function of this module whose summary was not known at the call: the
+    callee (``id`` of its ``def``) and what each parameter received."""
+
+    callee: int
+    arguments: "tuple[tuple[str, GraphValue], ...]"
+    starred: bool = False  # f(*args): parameters not named by the call hold unknown values
+    module_call: bool = False  # ``self.net(x)`` with ``net`` a module class of this file: its forward
+    path: "tuple[Key, ...]" = ()  # the part of the result taken (``a, b = helper(x)``: b is (1,))
+
+
+@dataclass
+class FunctionCall:
+    """A call of a function of this module resolved to its ``def`` (a method through ``self``
+    or an instance, a function defined below): who calls it, inside which loops, with what."""
+
+    caller: "FunctionScope"
+    loops: "tuple[Loop, ...]"  # the caller's loops around the call, innermost first
+    arguments: "dict[str, GraphValue]"  # parameter -> what the call passed
+    starred: bool
+    no_grad: bool  # the call is made with grad off
+
+
+class Pending(Exception):
+    """Raised by :meth:`Facts.resolve` when a decision needs a function summary that the walk
+    has not reached yet; the engine runs the deferred decision again at the end of the module."""
 
 
 class Kind(enum.Enum):
@@ -288,6 +415,8 @@ class Binding:
     graph: GraphValue
     node: cst.CSTNode | None = None
     loop: "Loop | None" = None  # innermost loop the binding happened in
+    # Called like a function (``clf(x)``): a callable, a module, not a tensor with a graph.
+    called: bool = False
 
 
 @dataclass
@@ -312,7 +441,10 @@ class Loop:
     parameters_of: str | None = None  # "model" in "for p in model.parameters()"
     bound_this_iteration: set[str] = field(default_factory=set)
     target_names: frozenset[str] = frozenset()
-    has_backward: bool = False
+    has_backward: bool = False  # a backward pass or torch.autograd.grad
+    # a backward pass that fills .grad (not only torch.autograd.grad, which a loop over the
+    # heads or targets of one step also runs)
+    has_backward_pass: bool = False
     has_optimizer_step: bool = False
     incremented: set[str] = field(default_factory=set)  # names/attrs changed by += inside
     # Step-loop facts (see walks_steps()): does the header name batches/steps, or epochs?
@@ -342,6 +474,12 @@ class Loop:
         if self.mentions_epoch or self.contains_step_loop:
             return False
         return self.is_training_loop or self.walks_steps
+
+    @property
+    def runs_steps(self) -> bool:
+        """Does an iteration stand for a step (data comes in, parameters are updated), as
+        opposed to a loop over the layers, heads or targets of one step?"""
+        return self.iterates_data or self.has_backward_pass or self.has_optimizer_step
 
 
 @dataclass(frozen=True)
@@ -414,13 +552,23 @@ class FunctionScope(Scope):
         # What this body calls: qualified (or dotted) callee names, ``?.method`` when the
         # receiver is not a plain name (``self.handles[0].remove()``). See Facts.calls_made.
         self.callees: set[str] = set()
+        self.parameters: tuple[str, ...] = ()  # after self/cls, in order (keyword-only last)
+        # What each ``return`` hands back: as computed here, and in terms of the parameters
+        # (see Facts.summary_form).
+        self.returns: list[tuple[GraphValue, GraphValue]] = []
+        # "Places" (names, constant-key slots such as ``totals['loss']``) read whole by what is
+        # backpropagated, and the values assigned or stored into each place: ``history[-1]``
+        # reads one element of ``history``, ``sum(history)`` all of it (see places_in).
+        self.backward_places: set[str] = set()
+        self.stored_values: dict[str, list[cst.BaseExpression]] = {}
 
     @property
     def is_per_step_method(self) -> bool:
         return self.class_info is not None and self.name in PER_STEP_METHODS
 
-    def is_backpropagated(self, names: Iterable[str]) -> bool:
-        """Do any of ``names`` flow into something this function backpropagates?"""
+    def is_backpropagated(self, names: Iterable[str], besides: Iterable[str] = ()) -> bool:
+        """Do any of ``names`` flow into something this function backpropagates (other than
+        through the names in ``besides``)?"""
         # Not into the function's inputs (parameters, loop targets): a batch that a loss
         # was computed from carries no graph itself.
         # Nor through a name only ever bound without a graph (a target computed under no_grad),
@@ -430,7 +578,25 @@ class FunctionScope(Scope):
         # carry graphs, the variable does not.
         modules = {name for name, binding in self.bindings.items() if binding.kind is Kind.MODULE}
         skip = self.inputs | (self.bound_without_graph - self.bound_with_graph) | CONFIG_NAMES | modules
-        return self.derives_from(self.backward_names, names, skip=skip)
+        return self.derives_from(self.backward_names, names, skip=skip | set(besides))
+    def backpropagates_whole(self, place: str) -> bool:
+        """Is all of ``place`` (``losses``, ``self.history``, ``totals['loss']``) backpropagated
+        here: ``sum(losses).backward()``, ``total = torch.stack(losses).sum(); total.backward()``?
+        Backpropagating one element (``history[-1].backward()``) is not."""
+        seen: set[str] = set()
+        frontier = list(self.backward_places)
+        while frontier:
+            current = frontier.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            if current == place:
+                return True
+            if current in self.inputs:
+                continue
+            for value in self.stored_values.get(current, ()):
+                frontier.extend(places_in(value))
+        return False
 
     def derives_from(self, sources: Iterable[str], targets: Iterable[str], skip: Iterable[str] = ()) -> bool:
         """Are any of ``targets`` among ``sources`` or what they were computed from (following
@@ -562,6 +728,81 @@ def storage_name(node: cst.BaseExpression) -> str | None:
             return dotted_name(node)
 
 
+_NO_KEY = object()
+
+
+def constant_key(node: cst.BaseExpression) -> "Key | None":
+    """The key of ``d["loss"]`` / ``t[0]`` / ``t[-1]``: a string or an int literal; None otherwise."""
+    node_type = type(node)
+    if node_type is cst.SimpleString:
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    if node_type is cst.Integer:
+        return int(node.evaluated_value)
+    if node_type is cst.UnaryOperation and isinstance(node.operator, cst.Minus) and type(node.expression) is cst.Integer:
+        return -int(node.expression.evaluated_value)
+    return None
+
+
+def subscript_key(node: cst.Subscript) -> "Key | None":
+    """The constant key of a one-index subscript (``d["loss"]``), else None."""
+    if len(node.slice) != 1:
+        return None
+    index = node.slice[0].slice
+    return constant_key(index.value) if type(index) is cst.Index else None
+
+
+def place_of(node: cst.BaseExpression) -> str | None:
+    """The place an expression names, as a string: ``losses``, ``self.history``, a slot of a
+    constant key ``totals['loss']`` (also ``totals.get("loss", 0)``, ``h.setdefault("loss", [])``);
+    None for anything else (``history[-1]`` is one element, not a place of its own)."""
+    dotted = dotted_name(node)
+    if dotted is not None:
+        return dotted
+    if type(node) is cst.Subscript:
+        key = subscript_key(node)
+        owner = place_of(node.value) if key is not None and isinstance(key, str) else None
+        return f"{owner}[{key!r}]" if owner is not None else None
+    if (type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("get", "setdefault")
+            and node.args and node.args[0].keyword is None):
+        key = constant_key(node.args[0].value)
+        owner = place_of(node.func.value) if isinstance(key, str) else None
+        return f"{owner}[{key!r}]" if owner is not None else None
+    return None
+
+
+def places_in(node: cst.CSTNode) -> set[str]:
+    """The places an expression reads whole: ``losses`` in ``torch.stack(losses).mean()``,
+    ``totals['loss']`` in ``totals["loss"] / n``; nothing of ``history`` in ``history[-1]``
+    or ``losses[i]`` (one element of it)."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        current_type = type(current)
+        if current_type is _NAME or current_type is _ATTRIBUTE or current_type is cst.Subscript or (
+            current_type is cst.Call and type(current.func) is _ATTRIBUTE
+            and current.func.attr.value in ("get", "setdefault")
+        ):
+            place = place_of(current)
+            if place is not None:
+                found.add(place)
+                if "." in place and "[" not in place:
+                    found.add(place.split(".", 1)[0])
+                continue
+            if current_type is cst.Subscript:
+                if place_of(current.value) is None:
+                    stack.append(current.value)  # torch.stack(h)[-1]: an element of a computed value
+                elif subscript_key(current) is None and all(
+                        type(element.slice) is cst.Index for element in current.slice):
+                    stack.append(current.value)  # losses[i]: any of them (a loop over all), not one
+                continue
+        if current_type in _NO_NAMES:
+            continue
+        stack.extend(expression_children(current))
+    return found
+
+
 _NO_NAMES = frozenset({cst.Lambda, cst.SimpleString, cst.Integer, cst.Float})
 
 
@@ -670,6 +911,22 @@ class Facts:
         self.branch_path: list[tuple[int, str]] = []  # the if-branches being walked
         self.function_scopes: dict[int, FunctionScope] = {}  # id(def node) -> its scope
         self.loop_of_node: dict[int, Loop] = {}  # id(for/while node) -> its Loop, once the walk enters it
+        # What this module's functions return, in terms of their parameters (Facts.summary_form),
+        # by id() of their ``def``; filled as the walk leaves each function.
+        self.summaries: dict[int, GraphValue] = {}
+        self.walking: set[int] = set()  # id() of the functions being walked (recursion)
+        # Read before the walk, so that calls above a definition find it: top-level functions
+        # (defined once) and classes with their methods and bases (as written, last part).
+        self.module_functions: dict[str, cst.FunctionDef] = {}
+        self.class_nodes: dict[str, cst.ClassDef] = {}
+        self.class_methods: dict[str, dict[str, cst.FunctionDef]] = {}
+        self.class_bases: dict[str, tuple[str, ...]] = {}
+        self.deciding = False  # running a decision at a function's exit: resolve() may raise Pending
+        self.module_done = False  # every function has been walked: every summary is known
+        self._resolving: set[int] = set()
+        self._assumed_unknown: frozenset[str] = frozenset()  # see graph_if_unknown
+        self.calls_into: dict[int, list[FunctionCall]] = {}  # id() of a def -> its calls in this module
+        self._callees: dict[int, object] = {}  # id() of a call -> its callees (see callees())
 
     # ----- questions rules ask -------------------------------------------------------------
     @property
@@ -740,6 +997,17 @@ class Facts:
             return True
         return name not in loop.bound_this_iteration
 
+    def outlived_loops(self, target: cst.BaseExpression) -> list[Loop]:
+        """The loops of this function, innermost first, whose iteration the place ``target``
+        names survives (an attribute survives them all; a name those it was not bound in)."""
+        name = storage_name(target)
+        if name is None:
+            return []
+        loops = self.loops_in_function()
+        if "." in name:
+            return loops[::-1]
+        return [loop for loop in reversed(loops) if name not in loop.bound_this_iteration]
+
     def outlives_call(self, target: cst.BaseExpression) -> bool:
         """Does the place survive the current function call (``self.x``, a global)?"""
         name = storage_name(target)
@@ -783,12 +1051,38 @@ class Facts:
             return binding.kind is Kind.MODULE
         if name.split(".", 1)[0] in self.imports.aliases:
             return False  # torch.Generator, np.random: imported names are not module variables
+        if name in self.module_functions or name in self.class_nodes:
+            return False  # test_model(net, loader): a function of this file, whatever its name
+        if name.startswith("self.") and name.count(".") == 1:
+            info = self.class_info
+            if info is not None and self.methods_of(info.name, name[5:]):
+                return False  # self.eval_model(...): a method
         last = name.rsplit(".", 1)[-1]
         if last in ("forward", "module"):
             owner = name.rsplit(".", 1)[0]
             return owner != name and self.is_module_expr(_name_expr(owner))
         # build_model / get_model / load_model are factories: calling one returns a module
         return is_module_name(last) and not last.lower().startswith(_FACTORY_PREFIXES)
+
+    def is_loss_module_call(self, call: cst.Call) -> bool:
+        """A loss module called (``criterion(model, sample)``, ``loss_fn(out, y)`` with
+        ``loss_fn = nn.CrossEntropyLoss()``), not one of this file: its first output is the
+        loss; what else it returns (a sample size, a logging dict) is unknown."""
+        if not self.is_module_expr(call.func):
+            return False
+        name = dotted_name(call.func)
+        if name is None:
+            return False
+        binding = self.lookup(name)
+        node = getattr(binding, "node", None)
+        if isinstance(node, cst.Call):
+            built = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
+            if built in self.class_nodes:
+                return False  # its forward is in view
+            if built.endswith(("Loss", "Criterion")):
+                return True
+        last = name.rsplit(".", 1)[-1].lower()
+        return last in _LOSS_MODULE_NAMES or last.endswith(("_criterion", "_loss_fn", "_loss_func", "criterion"))
 
     def is_module_constructor(self, call: cst.Call) -> bool:
         """Does this call build (or wrap) an nn.Module?"""
@@ -907,74 +1201,460 @@ class Facts:
         """Does ``node`` carry an autograd graph here? (See :class:`Graph`.) Nothing does with
         grad off; with grad maybe off (``set_grad_enabled(flag)``) a value that would carry one
         is UNKNOWN, settled later by what the function backpropagates."""
+        return self.in_grad_mode(self._graph(node), node)
+
+    def in_grad_mode(self, value: GraphValue, node: cst.CSTNode) -> GraphValue:
+        """``value`` (computed from ``node``) as the grad mode here leaves it: nothing with grad
+        off; with grad maybe off, what would carry a graph is UNKNOWN (part by part)."""
         mode = self.grad_modes[-1]
         if mode is GradMode.OFF:
             return NO_GRAPH
-        value = self._graph(node)
         if mode is GradMode.MAYBE_OFF and value.state is Graph.CARRIES:
-            return GraphValue(Graph.UNKNOWN, value.names | names_in(node))
+            if value.parts is not None:
+                return GraphValue.container((key, self.in_grad_mode(part, node)) for key, part in value.parts)
+            return GraphValue(Graph.UNKNOWN, value.names | names_in(node), None, value.pending, Graph.UNKNOWN)
         return value
 
-    def is_graph_carrying(self, value: GraphValue) -> bool:
-        """Decide an UNKNOWN value with what the function backpropagates (call at scope exit)."""
+    def is_graph_carrying(self, value: GraphValue, function: "FunctionScope | None" = None) -> bool:
+        """Decide an UNKNOWN value with what the function backpropagates (call at scope exit;
+        ``function``: the function the value was computed in, when deciding at module exit).
+        A value holding the result of a function of this module is resolved with that
+        function's summary first (see :meth:`resolve`)."""
+        value = self.resolve(value)
         if value.state is Graph.CARRIES:
             return True
         if value.state is Graph.UNKNOWN:
-            function = self.function
-            return bool(function and function.is_backpropagated(value.names))
+            function = function or self.function
+            # Names that turned out to hold a callable or a module (clf(x), net.parameters())
+            # carry no graph themselves, whatever flows from them into a backward pass.
+            names = {name for name in value.names if not _holds_callable(function.lookup(name))}
+            return bool(function and function.is_backpropagated(names))
         return False
+
+    def graph_names_in(self, node: cst.CSTNode) -> set[str]:
+        """The names (as :func:`names_in` gives them) a value's graph can come from: not the
+        arguments of functions returning plain values or fresh tensors (``torch.zeros(shape)``,
+        ``len(x)``), receivers of graph-ending methods (``x.size(0)``, ``x.item()``), graph-ending
+        attributes (``x.shape``), subscript indices, comparisons."""
+        found: set[str] = set()
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            current_type = type(current)
+            if current_type is _NAME:
+                found.add(current.value)
+            elif current_type is _ATTRIBUTE:
+                if current.attr.value in GRAPH_ENDING_ATTRIBUTES:
+                    continue
+                dotted = dotted_name(current)
+                if dotted is not None:
+                    found.add(dotted)
+                    found.add(dotted.split(".", 1)[0])
+                else:
+                    stack.append(current.value)
+            elif current_type is cst.Call:
+                func = current.func
+                if type(func) is _ATTRIBUTE and func.attr.value in GRAPH_ENDING_METHODS:
+                    continue
+                qualified = self.qualified_name(func)
+                if qualified is not None and qualified not in _PASSING_ELEMENTS and (
+                        qualified in GRAPH_ENDING_FUNCTIONS or qualified.startswith(
+                            ("math.", "numpy.", "np.", "time.", "os.", "json.", "random.", "logging."))):
+                    continue
+                stack.append(func)
+                stack.extend(arg.value for arg in current.args)
+            elif current_type is cst.Subscript:
+                stack.append(current.value)
+            elif current_type in _NO_NAMES or current_type is cst.Comparison:
+                continue
+            else:
+                stack.extend(expression_children(current))
+        return found
+
+    def graph_if_unknown(self, node: cst.BaseExpression, names: Iterable[str]) -> GraphValue:
+        """What ``node`` would hold if ``names`` held unknown values (a method's parameters and
+        the loop targets over them): ``val * n`` may carry a graph, ``val.item()`` cannot."""
+        saved = self._assumed_unknown
+        self._assumed_unknown = frozenset(names)
+        try:
+            return self._graph(node)
+        finally:
+            self._assumed_unknown = saved
+
+    # ----- what calls of this module's functions return ---------------------------------------
+    def resolve(self, value: GraphValue) -> GraphValue:
+        """``value`` with the results of calls of this module's functions filled in from their
+        summaries. Raises :class:`Pending` while deciding at a function's exit if a summary
+        is not known yet (the engine then decides again at the end of the module)."""
+        if not value.pending:
+            return value
+        if value.parts is not None:
+            return GraphValue.container((key, self.resolve(part)) for key, part in value.parts).with_names(value.names)
+        results = [GraphValue(value.settled, value.names)]
+        results.extend(self._resolve_call(call) for call in value.pending)
+        return GraphValue.combine(results)
+
+    def _resolve_call(self, call: "PendingCall") -> GraphValue:
+        summary = self.summaries.get(call.callee)
+        if summary is None or call.callee in self._resolving:
+            if summary is None and self.deciding and not self.module_done:
+                raise Pending
+            return UNKNOWN_VALUE  # a recursive call, or a function never walked (a lambda)
+        self._resolving.add(call.callee)
+        try:
+            result = self.resolve(_instantiate(summary, dict(call.arguments), call.starred))
+        finally:
+            self._resolving.discard(call.callee)
+        if call.module_call:
+            result = _floored(result)
+        for key in call.path:
+            part = result.part(key)
+            result = part if part is not None else result.element
+        return result
+
+    def summary_form(self, value: GraphValue, function: "FunctionScope") -> GraphValue:
+        """A returned value in terms of the function's parameters, for its callers: ``names``
+        become the parameters the value may carry a graph from, plus ``OPAQUE`` when it is
+        unknown for another reason (``trainer.compute(batch)``)."""
+        if value.parts is not None:
+            return GraphValue.container((key, self.summary_form(part, function)) for key, part in value.parts)
+        if value.state is not Graph.UNKNOWN:
+            return GraphValue(value.state)
+        parameters = function.parameters
+        deps: set[str] = set()
+        opaque = not value.names and value.settled is not Graph.NONE
+        pending = value.pending
+        stack, seen = list(value.names), set()
+        while stack:
+            name = stack.pop()
+            if name in seen or name in ("self", "cls"):
+                continue
+            seen.add(name)
+            binding = self.lookup(name)
+            if name in parameters and (binding is None or isinstance(binding.node, cst.Param)):
+                deps.add(name)  # (a parameter rebound, as by x = x.detach(), is what it was bound to)
+                continue
+            if binding is None:
+                opaque = True
+                continue
+            if binding.kind is Kind.MODULE or binding.called or binding.graph.state is Graph.NONE:
+                continue
+            graph = binding.graph
+            if graph.state is Graph.CARRIES:
+                return CARRIES_VALUE
+            if graph.pending:
+                pending = pending | graph.pending
+            inner = graph.names - {name}
+            if not inner and (graph.settled is not Graph.NONE or not graph.pending):
+                opaque = True
+            stack.extend(inner)
+        if opaque:
+            deps.add(OPAQUE)
+        if not deps and not pending:
+            return NO_GRAPH
+        return GraphValue(Graph.UNKNOWN, frozenset(deps), None, pending, Graph.UNKNOWN if deps else Graph.NONE)
+
+    def callees(self, call: cst.Call) -> "tuple[list[cst.FunctionDef], bool] | None":
+        """The functions of this module a call runs (a method and its overrides in this
+        module), and whether their first parameter is bound (``self``); None if it runs none."""
+        key = id(call)  # the module's nodes live as long as the walk: ids are not reused
+        if key in self._callees:
+            return self._callees[key]
+        found = self._callees[key] = self._find_callees(call)
+        return found
+
+    def _find_callees(self, call: cst.Call) -> "tuple[list[cst.FunctionDef], bool] | None":
+        func = call.func
+        if type(func) is _NAME:
+            binding = self.lookup(func.value)
+            if binding is not None:
+                node = binding.node
+                return ([node], False) if type(node) is cst.FunctionDef else None
+            node = self.module_functions.get(func.value)
+            return ([node], False) if node is not None else None
+        if type(func) is _ATTRIBUTE and self.class_nodes:
+            class_name = self.instance_class(func.value)
+            if class_name is None:
+                return None
+            methods = self.methods_of(class_name, func.attr.value)
+            return (methods, not _is_static(methods[0])) if methods else None
+        return None
+
+    def instance_class(self, node: cst.BaseExpression) -> str | None:
+        """The class of this module an expression is an instance of: ``self`` in a method,
+        a name or ``self.x`` bound to ``Meter(...)``, ``bucket.setdefault(k, Meter())``, an
+        element of a container of instances (``meters[k]`` for ``defaultdict(Meter)``,
+        ``{k: Meter() for k in names}``)."""
+        node_type = type(node)
+        if node_type is _NAME and node.value == "self":
+            info = self.class_info
+            return info.name if info is not None and info.name in self.class_nodes else None
+        if node_type is _NAME or node_type is _ATTRIBUTE:
+            dotted = dotted_name(node)
+            binding = self.lookup(dotted) if dotted is not None else None
+            return self._constructed_class(binding.node) if binding is not None else None
+        if node_type is cst.Call and type(node.func) is _ATTRIBUTE and node.func.attr.value == "setdefault" \
+                and len(node.args) >= 2:
+            return self._constructed_class(node.args[1].value)
+        if node_type is cst.Subscript:
+            dotted = dotted_name(node.value)
+            binding = self.lookup(dotted) if dotted is not None else None
+            return self._element_class(binding.node) if binding is not None else None
+        return None
+
+    def _constructed_class(self, node: cst.CSTNode | None) -> str | None:
+        if type(node) is cst.Call and type(node.func) is _NAME and node.func.value in self.class_nodes:
+            return node.func.value
+        return None
+
+    def _element_class(self, node: cst.CSTNode | None) -> str | None:
+        """``defaultdict(Meter)``, ``{"a": Meter(), ...}``, ``{k: Meter() for k in ...}``, ``[Meter() ...]``."""
+        if type(node) is cst.Call and dotted_name(node.func) in ("defaultdict", "collections.defaultdict") \
+                and node.args and type(node.args[0].value) is _NAME and node.args[0].value.value in self.class_nodes:
+            return node.args[0].value.value
+        if type(node) in (cst.DictComp, cst.ListComp):
+            return self._constructed_class(node.value if type(node) is cst.DictComp else node.elt)
+        if type(node) in (cst.Dict, cst.List, cst.Tuple):
+            values = [el.value for el in node.elements if not isinstance(el, (cst.StarredDictElement, cst.StarredElement))]
+            classes = {self._constructed_class(value) for value in values}
+            return classes.pop() if len(classes) == 1 else None
+        return None
+
+    def methods_of(self, class_name: str, method: str) -> list[cst.FunctionDef]:
+        """``method`` as ``class_name`` resolves it in this module (its own or a base's), and
+        the overrides of subclasses of this module (``self.step()`` may run any of them)."""
+        found: list[cst.FunctionDef] = []
+        queue, seen = [class_name], set()
+        while queue:
+            current = queue.pop(0)
+            if current in seen or current not in self.class_nodes:
+                continue
+            seen.add(current)
+            node = self.class_methods[current].get(method)
+            if node is not None:
+                found.append(node)
+                break
+            queue.extend(self.class_bases[current])
+        for other, bases in self.class_bases.items():
+            if other != class_name and method in self.class_methods[other] and self._inherits(other, class_name):
+                found.append(self.class_methods[other][method])
+        return found
+
+    def _inherits(self, class_name: str, ancestor: str) -> bool:
+        queue, seen = list(self.class_bases.get(class_name, ())), set()
+        while queue:
+            current = queue.pop()
+            if current == ancestor:
+                return True
+            if current not in seen:
+                seen.add(current)
+                queue.extend(self.class_bases.get(current, ()))
+        return False
+
+    def call_arguments(self, call: cst.Call, callee: cst.FunctionDef, bound: bool) -> dict[str, GraphValue]:
+        """What a call passes to each parameter of ``callee`` (as ``graph_value`` sees it here)."""
+        positional, _ = _parameters(callee, bound)
+        arguments: dict[str, GraphValue] = {}
+        index = 0
+        for arg in call.args:
+            if arg.star:
+                continue
+            if arg.keyword is not None:
+                arguments[arg.keyword.value] = self.graph_value(arg.value)
+            elif index < len(positional):
+                arguments[positional[index]] = self.graph_value(arg.value)
+                index += 1
+        return arguments
+
+    def runs_per_step(self, function: "FunctionScope", _seen: frozenset[int] = frozenset()) -> bool:
+        """Does ``function`` run once per step (or more): a per-step method (``forward``,
+        ``training_step``...), or a function of this module called from a loop that runs
+        steps, or from a function that runs per step? (Complete at the end of the module.)"""
+        if function.is_per_step_method:
+            return True
+        if id(function.node) in _seen or len(_seen) > 8:
+            return False
+        seen = _seen | {id(function.node)}
+        for site in self.calls_into.get(id(function.node), ()):
+            if site.no_grad or not self.may_run_with_grad(site.caller):
+                continue  # a call under no_grad builds no graph
+            for loop in site.loops:
+                if loop.has_backward_pass or loop.has_optimizer_step:
+                    return True  # a training loop
+                # A loop over data in an entry point (a script, run(), train_epoch()); not the
+                # loop over the frames of one call of a helper this file calls (once) itself.
+                if loop.iterates_data and not any(
+                        not other.no_grad for other in self.calls_into.get(id(site.caller.node), ())):
+                    return True
+            if self.runs_per_step(site.caller, seen):
+                return True
+        return False
+
+    def may_run_with_grad(self, function: "FunctionScope", _seen: frozenset[int] = frozenset()) -> bool:
+        """Can ``function`` run with grad on: not decorated with no_grad, and, when this module
+        calls it, called with grad on at least once (by a function that may run with grad)?"""
+        if function.entry_grad_mode.may_be_off:
+            return False
+        sites = self.calls_into.get(id(function.node))
+        if not sites or id(function.node) in _seen:
+            return True  # called from outside this file (or recursively)
+        seen = _seen | {id(function.node)}
+        return any(not site.no_grad and self.may_run_with_grad(site.caller, seen) for site in sites)
+
+    def carries_at_calls(self, value: GraphValue, function: "FunctionScope") -> bool:
+        """Does ``value`` (in terms of ``function``'s parameters: see :meth:`summary_form`)
+        carry a graph at some call of ``function`` in this module?"""
+        if value.state is Graph.CARRIES:
+            return True
+        if value.state is Graph.NONE or not (value.names - {OPAQUE}):
+            return False
+        for site in self.calls_into.get(id(function.node), ()):
+            if self.is_graph_carrying(_instantiate(value.with_names(value.names - {OPAQUE}), site.arguments,
+                                                   site.starred), site.caller):
+                return True
+        return False
+
+    def _call_result(self, call: cst.Call, callees: list[cst.FunctionDef], bound: bool, module_call: bool) -> GraphValue:
+        """What a call of this module's functions returns: their summaries with the call's
+        arguments put in for the parameters (pending while one has not been walked)."""
+        starred = any(arg.star for arg in call.args)
+        results = []
+        for callee in callees:
+            positional, keyword = _parameters(callee, bound)
+            arguments: dict[str, GraphValue] = {}
+            index = 0
+            for arg in call.args:
+                if arg.star:
+                    continue
+                if arg.keyword is not None:
+                    arguments[arg.keyword.value] = self._graph(arg.value)
+                elif index < len(positional):
+                    arguments[positional[index]] = self._graph(arg.value)
+                    index += 1
+            summary = self.summaries.get(id(callee))
+            if summary is None:
+                if id(callee) in self.walking:
+                    results.append(UNKNOWN_VALUE)  # a recursive call
+                    continue
+                results.append(GraphValue.pending_call(
+                    PendingCall(id(callee), tuple(sorted(arguments.items())), starred, module_call)))
+                continue
+            result = _instantiate(summary, arguments, starred)
+            results.append(_floored(result) if module_call else result)
+        value = results[0]
+        for other in results[1:]:
+            value = value.join(other)
+        return value
+
+    def iteration_value(self, iterable: cst.BaseExpression) -> GraphValue:
+        """What one iteration of ``for target in iterable`` binds: an element of a container,
+        ``(index, element)`` for ``enumerate``, ``(key, value)`` for ``d.items()``, a tuple of
+        elements for ``zip``."""
+        if type(iterable) is cst.Call:
+            func = iterable.func
+            args = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
+            if type(func) is _NAME and self.qualified_name(func) == func.value:
+                if func.value == "enumerate" and args:
+                    return GraphValue.container(((0, NO_GRAPH), (1, self.iteration_value(args[0]))))
+                if func.value == "zip" and args:
+                    return GraphValue.container((i, self.iteration_value(arg)) for i, arg in enumerate(args))
+                if func.value in ("range", "len"):
+                    return NO_GRAPH
+                if func.value in ("reversed", "sorted", "list", "tuple", "iter") and args:
+                    return self.iteration_value(args[0])
+            if type(func) is _ATTRIBUTE and not iterable.args:
+                if func.attr.value == "items":
+                    return GraphValue.container(((0, NO_GRAPH), (1, self._graph(func.value).element)))
+                if func.attr.value == "values":
+                    return self._graph(func.value).element
+                if func.attr.value == "keys":
+                    return NO_GRAPH
+        return self._graph(iterable).element
 
     # ----- graph evaluation ---------------------------------------------------------------
     def _graph(self, node: cst.BaseExpression) -> GraphValue:
-        if isinstance(node, cst.Name):
+        node_type = type(node)
+        if node_type is _NAME:
             if node.value in ("None", "True", "False", "self", "cls"):
                 return NO_GRAPH
+            if node.value in self._assumed_unknown:
+                return GraphValue(Graph.UNKNOWN, frozenset({node.value}))
             binding = self.lookup(node.value)
             names = frozenset({node.value})
             if binding is None:
+                if node.value in self.imports.aliases:
+                    return NO_GRAPH  # a module or a function imported by name, not a tensor
                 return GraphValue(Graph.UNKNOWN, names)
-            if binding.kind is Kind.MODULE or binding.graph.state is Graph.NONE:
-                # bound now to a value without a graph (computed under no_grad, a number): its
-                # name must not tie the expression to what the same name held elsewhere
+            if binding.kind is Kind.MODULE or binding.called or binding.graph.state is Graph.NONE:
+                # bound now to a value without a graph (computed under no_grad, a number) or to a
+                # callable: its name must not tie the expression to what the same name held elsewhere
                 return NO_GRAPH
-            return GraphValue(binding.graph.state, names)
-        if isinstance(node, cst.Attribute):
+            graph = binding.graph
+            if graph.parts is None and not graph.pending:
+                if graph.state is Graph.NONE:
+                    return NO_GRAPH
+                if graph.state is Graph.CARRIES:
+                    return CARRIES_VALUE
+            # The name, and what its value was computed from (``losses`` holds what was appended).
+            return graph.with_names(names | graph.names)
+        if node_type is _ATTRIBUTE:
             if node.attr.value in GRAPH_ENDING_ATTRIBUTES:
                 return NO_GRAPH
             dotted = dotted_name(node)
             if dotted is not None and dotted.startswith("self."):
                 binding = self.lookup(dotted)
-                if binding is None or binding.kind is Kind.MODULE:
+                if binding is None or binding.kind is Kind.MODULE or binding.called:
                     return NO_GRAPH if binding else GraphValue(Graph.NONE, frozenset({dotted}))
-                return GraphValue(binding.graph.state, frozenset({dotted}))
+                return binding.graph.with_names(frozenset({dotted}))
             base = self._graph(node.value)
+            if base.parts is not None:
+                return base.element
+            if type(node.value) is _ATTRIBUTE and base.state is Graph.CARRIES and node.attr.value not in _TENSOR_VIEWS:
+                return UNKNOWN_VALUE  # out.stats.time: a field of a field of some object, not evidence
+            if base.state is Graph.UNKNOWN and dotted is not None:
+                # args.num_envs is known only by itself: args.ent_coef scaling the loss says
+                # nothing of it (outputs.loss, backpropagated, is)
+                return GraphValue(Graph.UNKNOWN, frozenset({dotted}), None, base.pending, base.settled)
             return base
-        if isinstance(node, cst.Subscript):
-            return self._graph(node.value)
-        if isinstance(node, cst.Call):
+        if node_type is cst.Subscript:
+            base = self._graph(node.value)
+            key = subscript_key(node)
+            if key is not None and (base.parts is not None or (base.pending and base.settled is Graph.NONE)):
+                part = base.part(key)  # log["n"]: its own part, not the whole dict
+                return part if part is not None else NO_GRAPH
+            if isinstance(key, str) and type(node.value) is _ATTRIBUTE and base.state is Graph.CARRIES \
+                    and not (dotted_name(node.value) or "").startswith("self."):
+                return UNKNOWN_VALUE  # results[0].speed["inference"]: a dict field of an output object
+            return base.element
+        if node_type is cst.Call:
             return self._graph_of_call(node)
-        if isinstance(node, cst.BinaryOperation):
+        if node_type is cst.BinaryOperation:
             return GraphValue.combine((self._graph(node.left), self._graph(node.right)))
-        if isinstance(node, cst.UnaryOperation):
+        if node_type is cst.UnaryOperation:
             if isinstance(node.operator, cst.Not):
                 return NO_GRAPH
             return self._graph(node.expression)
         if isinstance(node, (cst.Comparison, cst.BaseString, cst.Integer, cst.Float, cst.Imaginary,
                              cst.Lambda, cst.Ellipsis)):
             return NO_GRAPH
-        if isinstance(node, cst.BooleanOperation):
+        if node_type is cst.BooleanOperation:
             return GraphValue.combine((self._graph(node.left), self._graph(node.right)))
-        if isinstance(node, cst.IfExp):
-            return GraphValue.combine((self._graph(node.body), self._graph(node.orelse)))
-        if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        if node_type is cst.IfExp:
+            return self._graph(node.body).join(self._graph(node.orelse))
+        if node_type is cst.Tuple or node_type is cst.List:
+            if any(type(el) is cst.StarredElement for el in node.elements):
+                return GraphValue.combine(self._graph(el.value) for el in node.elements)
+            return GraphValue.container((i, self._graph(el.value)) for i, el in enumerate(node.elements))
+        if node_type is cst.Set:
             return GraphValue.combine(self._graph(el.value) for el in node.elements)
-        if isinstance(node, cst.Dict):
-            return GraphValue.combine(
-                self._graph(el.value) for el in node.elements if isinstance(el, (cst.DictElement, cst.StarredDictElement))
-            )
+        if node_type is cst.Dict:
+            keys = [constant_key(el.key) if type(el) is cst.DictElement else None for el in node.elements]
+            if all(isinstance(key, str) for key in keys):
+                return GraphValue.container((key, self._graph(el.value)) for key, el in zip(keys, node.elements))
+            return GraphValue.combine(self._graph(el.value) for el in node.elements)
         if isinstance(node, (cst.Await, cst.StarredElement)):
             return self._graph(node.value if isinstance(node, cst.StarredElement) else node.expression)
-        if isinstance(node, cst.NamedExpr):
+        if node_type is cst.NamedExpr:
             return self._graph(node.value)
         return UNKNOWN_VALUE
 
@@ -985,8 +1665,12 @@ class Facts:
             method = func.attr.value
             if method in GRAPH_ENDING_METHODS:
                 return NO_GRAPH
+            if method in _CONTAINER_READS:
+                value = self._container_read(call, method)
+                if value is not None:
+                    return value
             if method in ("forward", "__call__") and self.is_module_expr(func.value):
-                return GraphValue(Graph.CARRIES)
+                return self._module_call(call, func.value)
         qualified = self.qualified_name(func)
         if qualified == "torch.autograd.grad" and not any(
             arg.keyword is not None and arg.keyword.value == "create_graph"
@@ -1010,11 +1694,14 @@ class Facts:
         if isinstance(func, cst.Name) and self._is_metric_object(func.value):
             return NO_GRAPH  # acc_fn(y_pred, y) with acc_fn = torchmetrics.Accuracy(...): a number
         if self.is_module_expr(func):
-            return GraphValue(Graph.CARRIES)
+            return self._module_call(call, func)
+        callees = self.callees(call)
+        if callees is not None:
+            return self._call_result(call, callees[0], callees[1], module_call=False)
         combined = GraphValue.combine(self._graph(arg) for arg in args)
         torch_function = qualified is not None and qualified.startswith("torch.") and self._is_imported(qualified)
         if isinstance(func, cst.Attribute) and not torch_function:
-            receiver = self._graph(func.value)
+            receiver = self._graph(func.value).element
             with_receiver = GraphValue.combine((receiver, combined))
             if with_receiver.state is Graph.CARRIES or func.attr.value in TENSOR_METHODS:
                 return with_receiver  # loss.mean(), out.view(...), out.add(other)
@@ -1038,8 +1725,99 @@ class Facts:
         qualified = self.qualified_name(node.func)
         return qualified is not None and qualified.startswith("torchmetrics.")
 
+    def _module_call(self, call: cst.Call, module: cst.BaseExpression) -> GraphValue:
+        """A module called: it carries a graph, shaped as its ``forward`` returns when the
+        module is a class of this file (``loss, sample_size, log = criterion(model, sample)``)."""
+        class_name = self.instance_class(module)
+        if class_name is not None and self.classes.get(class_name) is not None and self.classes[class_name].is_module:
+            forward = self.methods_of(class_name, "forward")
+            if forward:
+                return self._call_result(call, forward, True, module_call=True)
+        return CARRIES_VALUE
+
+    def _container_read(self, call: cst.Call, method: str) -> GraphValue | None:
+        """``d.get("k", default)``, ``d.pop("k")``, ``d.values()``, ``d.items()``: what the
+        container holds (the part under a constant key when its layout is known)."""
+        receiver = self._graph(call.func.value)
+        if method in ("values", "items"):
+            return receiver.element if not call.args else None
+        if method == "keys":
+            return NO_GRAPH
+        if not call.args or call.args[0].keyword is not None:
+            return None
+        default = [self._graph(arg.value) for arg in call.args[1:2]]
+        key = constant_key(call.args[0].value)
+        if key is not None and (receiver.parts is not None or (receiver.pending and receiver.settled is Graph.NONE)):
+            part = receiver.part(key)
+            if part is None:
+                return GraphValue.combine(default) if default else NO_GRAPH
+            return GraphValue.combine([part, *default]) if default and receiver.parts is None else part
+        if method == "pop" and receiver.state is Graph.NONE and not default:
+            return None
+        return GraphValue.combine([receiver.element, *default])
+
     def _is_imported(self, qualified: str) -> bool:
         return qualified.split(".", 1)[0] in {q.split(".", 1)[0] for q in self.imports.aliases.values()}
+
+
+# Builtins whose result hands on the elements of their arguments (for i, v in enumerate(values)).
+_PASSING_ELEMENTS = frozenset({"enumerate", "zip", "reversed", "sorted", "list", "tuple", "iter"})
+# Conventional names of loss modules (their calls return the loss first).
+_LOSS_MODULE_NAMES = frozenset({"criterion", "loss_fn", "loss_func", "lossfn", "loss_function", "loss_module",
+                                "criterion_fn", "loss"})
+
+# ----- function summaries ----------------------------------------------------------------------
+# In a summary, a value that is unknown for a reason other than the function's parameters.
+OPAQUE = "<unknown>"
+_CONTAINER_READS = frozenset({"get", "pop", "values", "items", "keys"})
+# Attributes of a tensor that are the tensor (with its graph) seen another way.
+_TENSOR_VIEWS = frozenset({"T", "mT", "H", "mH", "real", "imag"})
+
+
+def _holds_callable(binding: "Binding | None") -> bool:
+    return binding is not None and (binding.called or binding.kind is Kind.MODULE)
+
+
+def _instantiate(summary: GraphValue, arguments: dict[str, GraphValue], starred: bool) -> GraphValue:
+    """A summary with what a call passed put in for the parameters it names."""
+    if summary.parts is not None:
+        return GraphValue.container((key, _instantiate(part, arguments, starred)) for key, part in summary.parts)
+    if summary.state is not Graph.UNKNOWN:
+        return GraphValue(summary.state)
+    values = []
+    for name in summary.names:
+        if name == OPAQUE:
+            values.append(UNKNOWN_VALUE)
+        elif name in arguments:
+            values.append(arguments[name])
+        elif starred:
+            values.append(UNKNOWN_VALUE)
+        # else: the parameter's default value, a constant
+    if summary.pending:
+        values.append(GraphValue(Graph.UNKNOWN, frozenset(), None, summary.pending, Graph.NONE))
+    return GraphValue.combine(values)
+
+
+def _floored(value: GraphValue) -> GraphValue:
+    """A module's output: what its ``forward`` may return with a graph does (an unknown part
+    is a tensor computed from the module's parameters); plain values stay plain."""
+    if value.parts is not None:
+        return GraphValue.container((key, _floored(part)) for key, part in value.parts)
+    return CARRIES_VALUE if value.state is Graph.UNKNOWN else value
+
+
+def _parameters(function: cst.FunctionDef, bound: bool) -> tuple[list[str], list[str]]:
+    """The names a call's positional arguments fill, in order (without ``self`` when the call
+    goes through an instance), and every parameter a keyword may name."""
+    params = function.params
+    positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+    if bound and positional:
+        positional = positional[1:]
+    return positional, positional + [p.name.value for p in params.kwonly_params]
+
+
+def _is_static(function: cst.FunctionDef) -> bool:
+    return any(dotted_name(d.decorator) == "staticmethod" for d in function.decorators)
 
 
 def _name_expr(dotted: str) -> cst.BaseExpression:

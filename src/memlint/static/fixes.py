@@ -61,6 +61,37 @@ def call_method(node: cst.BaseExpression, method: str, safe: bool = False) -> Fi
     return FixSpec(node, _method_call(node, method), safe=safe, description=f"call .{method}()")
 
 
+# Conversions a value is detached before, not after: out.detach().cpu(), not out.cpu().detach().
+_CONVERSIONS = frozenset({"cpu", "cuda", "to", "float", "double", "half", "bfloat16", "contiguous", "clone"})
+
+
+def _detached(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``out`` -> ``out.detach()``; ``out.cpu()`` -> ``out.detach().cpu()`` (the conversions after
+    the value it converts, so no copy of the graph's tensor is made first)."""
+    if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _CONVERSIONS
+            and not node.lpar):
+        inner = _detached(node.func.value)
+        return node.with_changes(func=node.func.with_changes(value=inner))
+    return _method_call(node, "detach")
+
+
+def detached_text(node: cst.BaseExpression, limit: int = 40) -> str:
+    """The text of ``node`` detached (see :func:`detach_fix`), on one line, for a message."""
+    text = " ".join(cst.Module(body=()).code_for_node(_detached(node)).split())
+    return text if len(text) <= limit + 9 else text[: limit + 6] + "..."
+
+
+def item_text(node: cst.BaseExpression, limit: int = 40) -> str:
+    """``loss.item()``, ``(ce * 1000).item()``: the text of ``node.item()`` for a message."""
+    text = " ".join(cst.Module(body=()).code_for_node(_method_call(node, "item")).split())
+    return text if len(text) <= limit + 7 else text[: limit + 4] + "..."
+
+
+def detach_fix(node: cst.BaseExpression) -> FixSpec:
+    """Replace ``expr`` with ``expr.detach()``, detaching before a trailing ``.cpu()`` / ``.to()``."""
+    return FixSpec(node, _detached(node), description="call .detach()")
+
+
 def graph_accumulation_fix(node: cst.CSTNode, values: Sequence[cst.BaseExpression] | cst.BaseExpression) -> FixSpec | None:
     """ML101: ``total += loss`` → ``total += loss.item()``; ``total = total + loss`` →
     ``total = total + loss.item()``; ``losses.append(loss)`` (``insert``, ``appendleft``,
@@ -78,14 +109,14 @@ def graph_accumulation_fix(node: cst.CSTNode, values: Sequence[cst.BaseExpressio
     if isinstance(node, cst.Assign):
         target = node.targets[0].target if node.targets else None
         if isinstance(target, cst.Subscript) and not isinstance(node.value, cst.BinaryOperation):
-            return call_method(value, "detach")
+            return detach_fix(value)
         if isinstance(node.value, cst.Call):  # outs = torch.cat([outs, out]): keep a tensor
-            return call_method(value, "detach")
+            return detach_fix(value)
         return call_method(value, "item")
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        if node.func.attr.value == "extend":
+        if node.func.attr.value == "extend" or isinstance(value, (cst.List, cst.Tuple, cst.Dict)):
             return None  # the value is a sequence: .detach() would not apply
-        return call_method(value, "detach")
+        return detach_fix(value)
     return None
 
 

@@ -15,8 +15,11 @@ from typing import Callable
 
 import libcst as cst
 
-from memlint.static.facts import Graph, GraphValue, concatenated_onto, dotted_name, expression_children, names_in, storage_name
-from memlint.static.fixes import call_method, graph_accumulation_fix
+from memlint.static.facts import (
+    Graph, GraphValue, builds_a_sequence, concatenated_onto, dotted_name, expression_children, names_in, place_of,
+    storage_name,
+)
+from memlint.static.fixes import call_method, detach_fix, detached_text, graph_accumulation_fix, item_text
 from memlint.static.rule import Invalid, Rule
 
 _ACCUMULATING_OPERATORS = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign,
@@ -85,19 +88,21 @@ class GraphAccumulation(Rule):
             if isinstance(node.value, cst.BinaryOperation):  # stats["loss"] = stats.get("loss", 0) + loss
                 others = _other_operands(node.value, lambda op: _reads_slot(op, target))
                 if others is not None:
-                    self._candidate(node, target, others)
+                    self._candidate(node, target, others, running=_scales(node.value, lambda op: _reads_slot(op, target)))
                     return
             self._growing_key(node, target, node.value)
             return
         accumulator = dotted_name(target)
         if accumulator is None:
             return
+        running = False
         if isinstance(node.value, cst.BinaryOperation):  # total = total + loss
             others = _other_operands(node.value, lambda op: dotted_name(op) == accumulator)
+            running = _scales(node.value, lambda op: dotted_name(op) == accumulator)
         else:  # outs = torch.cat([outs, out])
             others = concatenated_onto(node.value, accumulator, self.facts)
         if others:
-            self._candidate(node, target, others)
+            self._candidate(node, target, others, running=running)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -113,55 +118,61 @@ class GraphAccumulation(Rule):
 
     # ----- shared logic --------------------------------------------------------------------
     def _candidate(self, node: cst.CSTNode, accumulator: cst.BaseExpression,
-                   value: cst.BaseExpression | list[cst.BaseExpression]) -> None:
+                   value: cst.BaseExpression | list[cst.BaseExpression], running: bool = False) -> None:
+        """``running``: the old value is scaled (``ema = m * ema + (1 - m) * x``), a running
+        average: in a method called once per step, ML102's (it reports the update itself)."""
         facts = self.facts
         values = value if isinstance(value, list) else [value]
+        loop = facts.loop
+        function = facts.function
+        if (loop is None or not loop.runs_steps) and not running and not facts.grad_off:
+            self._note_accumulating_method(node, accumulator, values)
         graph = GraphValue.combine(facts.graph_value(v) for v in values)
         if graph.state == 0:
             return
-        loop = facts.loop
-        function = facts.function
+        outlived = facts.outlived_loops(accumulator)
         if loop is not None:
-            if not facts.outlives_iteration(accumulator):
+            if not outlived:
                 return
             where = "every iteration"
         elif function.is_per_step_method and facts.outlives_call(accumulator):
             where = f"on every call of {function.name}()"
         else:
-            self._note_accumulating_method(node, accumulator, values)
             return
         name = storage_name(accumulator) or source_of(accumulator)
+        place = place_of(accumulator) or name
         if loop is not None and self._computed_from_accumulator(values, name):
             return  # h = h + f(h), x = x / x.sum(): a recurrence (ML102's business), not an accumulation
-        carrier = next((v for v in values if facts.graph_value(v).state != 0), values[0])
-        if isinstance(carrier, (cst.List, cst.Tuple)) and carrier.elements:  # losses += [loss]
-            elements = [el.value for el in carrier.elements]
-            carrier = next((v for v in elements if facts.graph_value(v).state != 0), elements[0])
+        carrier = _carrier(next((v for v in values if facts.graph_value(v).state != 0), values[0]), facts)
         value_text = source_of(carrier)
+        detached = detached_text(carrier)
 
         def decide() -> None:
-            if loop is not None and not (loop.iterates_data or loop.is_training_loop):
-                return  # a loop over layers or loss terms within one step is bounded
-            if loop is not None and not loop.is_training_loop and function.is_per_step_method and (
+            # The innermost loop whose iteration the accumulator survives that stands for a step:
+            # a loop over layers, heads or loss terms within one step is bounded.
+            step_loop = next((outer for outer in outlived if outer.runs_steps), None)
+            if loop is not None and step_loop is None:
+                return
+            if step_loop is not None and not step_loop.is_training_loop and function.is_per_step_method and (
                 "." not in name and name in function.bindings
             ):
                 return  # a local of forward()/training_step(): it dies with the call (decoder steps, slices)
-            if loop is not None and not loop.is_training_loop and _builds_a_sequence(loop) and function.derives_from(
-                function.returned_names, {name.split("[", 1)[0]}
-            ):
+            if step_loop is not None and not step_loop.is_training_loop and builds_a_sequence(step_loop) and \
+                    function.derives_from(function.returned_names, {name.split("[", 1)[0]}):
                 return  # an episode / decoding / unrolling loop handing its sequence to the caller
             if not facts.is_graph_carrying(graph):
                 return
-            root = name.split("[", 1)[0]
-            if function.is_backpropagated({name, root}):
+            if function.backpropagates_whole(place):
                 return  # summing sub-losses on purpose: total.backward() / sum(losses).backward()
+            if not isinstance(node, cst.Call) and function.is_backpropagated({name}):
+                return  # an update read back into the loss (centers[c] = m * centers[c] + ...): ML102's
 
             def report() -> None:
                 self.report(
                     node,
                     f"'{name}' accumulates '{value_text}' with its autograd graph {where}, keeping every "
-                    f"step's graph alive; use {value_text}.item() for a number, or {value_text}.detach() "
-                    f"(and .cpu() for a long list) to keep a tensor",
+                    f"step's graph alive; use {item_text(carrier)} for a number, or {detached} "
+                    + ("to keep a tensor" if detached.endswith(".cpu()") else "(and .cpu() for a long list) to keep a tensor"),
                     fix=graph_accumulation_fix(node, values), function=function,
                 )
 
@@ -187,7 +198,7 @@ class GraphAccumulation(Rule):
         name = storage_name(accumulator)
         if (info is None or function is facts.module_scope or function.class_info is not info or name is None
                 or not name.startswith("self.") or not isinstance(function.node, cst.FunctionDef)
-                or function.name.startswith("__")):
+                or function.name.startswith("__") or function.is_per_step_method):
             return
         parameters = [param.name.value for param in _positional_parameters(function.node.params)]
         if not parameters or parameters[0] not in ("self", "cls"):
@@ -196,6 +207,13 @@ class GraphAccumulation(Rule):
         stored = [p for p in parameters[1:] if function.derives_from(read, {p})]
         if not stored:
             return
+        # What may hold a graph given to the method: its parameters (not rebound, as by
+        # feats = feats.detach()) and the loop targets over them.
+        given = {p for p in parameters[1:] if isinstance(getattr(facts.lookup(p), "node", None), cst.Param)}
+        given |= {target for loop in facts.loops_in_function() if isinstance(loop.node, cst.For)
+                  and names_in(loop.node.iter) & given for target in loop.target_names}
+        if all(facts.graph_if_unknown(value, given).state == 0 for value in values):
+            return  # self.sum += val.item(): a number whatever it is given
         key = (info.name, function.name)
         method = self._accumulating_methods.setdefault(key, _StoringMethod(parameters[1:], {}))
         for parameter in stored:
@@ -204,47 +222,45 @@ class GraphAccumulation(Rule):
             method.keeps_tensors = True  # appended: the fix is .detach(), not .item()
 
     def _method_call(self, node: cst.Call, func: cst.Attribute) -> None:
-        """``meter.update(loss)`` in a loop, on an object built from a class of this module:
+        """``meter.update(loss)`` in a loop, on an object of a class of this module (also one
+        pulled out of a container: ``meters[k].update(v)``, ``bucket.setdefault(k, Meter()).update(v)``):
         decided at module exit, when every class has been read."""
         facts = self.facts
-        receiver = dotted_name(func.value)
-        if receiver is None or not facts.outlives_iteration(func.value):
+        outlived = facts.outlived_loops(func.value)
+        if not outlived:
             return
-        binding = facts.lookup(receiver)
-        if binding is None or not isinstance(binding.node, cst.Call):
-            return
-        class_name = dotted_name(binding.node.func)  # the class may be defined further down
-        if class_name is None or "." in class_name:
+        class_name = facts.instance_class(func.value)  # the class may be defined further down
+        if class_name is None:
             return
         if any(arg.star for arg in node.args):
             return  # f(*args): positions unknown
-        passed = [(index if arg.keyword is None else arg.keyword.value, arg.value, facts.graph_value(arg.value))
-                  for index, arg in enumerate(node.args)]
+        passed = [(index if arg.keyword is None else arg.keyword.value, arg.value, facts.graph_value(arg.value),
+                   _carrier(arg.value, facts)) for index, arg in enumerate(node.args)]
         passed = [item for item in passed if item[2].state != 0]
         if not passed:
             return
-        loop, function = facts.loop, facts.function
+        function = facts.function
 
         def decide() -> None:
             method = self._accumulating_methods.get((class_name, func.attr.value))
-            if method is None or not (loop.iterates_data or loop.is_training_loop):
+            if method is None or not any(outer.runs_steps for outer in outlived):
                 return
-            for where, value, graph in passed:
+            for where, value, graph, carrier in passed:
                 parameter = method.parameters[where] if isinstance(where, int) and where < len(method.parameters) else where
                 storage = method.stored.get(parameter)
-                if storage is None:
+                if storage is None or not facts.is_graph_carrying(graph, function):
                     continue
-                if graph.state is not Graph.CARRIES and not function.is_backpropagated(graph.names):
-                    continue
-                value_text = source_of(value)
+                value_text = source_of(carrier)
                 ending = "detach" if method.keeps_tensors else "item"
+                fix_text = detached_text(carrier) if ending == "detach" else item_text(carrier)
                 self.report(
                     node,
                     f"'{source_of(node, 60)}' passes '{value_text}' with its autograd graph to "
                     f"{class_name}.{func.attr.value}(), which accumulates it into '{storage}' on every "
-                    f"iteration, keeping every step's graph alive; pass {value_text}.{ending}()"
-                    + ("" if ending == "detach" else f" (or {value_text}.detach() to keep a tensor)"),
-                    fix=call_method(value, ending),
+                    f"iteration, keeping every step's graph alive; pass {fix_text}"
+                    + ("" if ending == "detach" else f" (or {detached_text(carrier)} to keep a tensor)"),
+                    fix=(detach_fix(carrier) if ending == "detach" else call_method(carrier, "item"))
+                    if carrier is value else None,
                     function=function,
                 )
                 return
@@ -313,7 +329,7 @@ class GraphAccumulation(Rule):
                 node,
                 f"'{name}' stores '{value_text}' with its autograd graph under a key that changes "
                 f"every {'iteration' if loop is not None else 'call'} ({', '.join(sorted(growing))}), "
-                f"so every step's graph stays alive; store {value_text}.detach() (or .item()), "
+                f"so every step's graph stays alive; store {detached_text(value)} (or .item()), "
                 f"or overwrite a fixed key",
                 fix=graph_accumulation_fix(node, value),
             )
@@ -1030,11 +1046,372 @@ def score(output, target):
     ]
 
 
+    # ----- values one call, one container or one name away (issue 18) -------------------------
+    VALID += [
+        # a step method that backpropagates its loss and returns it detached
+        """
+import torch
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+    def train(self, train_dataloader):
+        tr_loss = 0.0
+        for inputs in train_dataloader:
+            tr_loss += self.training_step(inputs)
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+        return tr_loss
+    def training_step(self, inputs):
+        loss = self.compute_loss(inputs)
+        loss.backward()
+        return loss.detach()
+    def compute_loss(self, inputs):
+        return self.model(**inputs)["loss"]
+""",
+        # the whole accumulator is backpropagated: micro-batches summed, or a total
+        """
+import torch
+def train(model, loader, optimizer, criterion, accum_steps):
+    for x, y in loader:
+        micro_losses = []
+        for xs, ys in zip(x.chunk(accum_steps), y.chunk(accum_steps)):
+            micro_losses.append(criterion(model(xs), ys))
+        optimizer.zero_grad()
+        sum(micro_losses).backward()
+        optimizer.step()
+
+def train_total(model, loader, optimizer, criterion):
+    total = 0
+    for xs, ys in loader:
+        total = total + criterion(model(xs), ys)
+    total.backward()
+    optimizer.step()
+
+def deferred_backward(model, loader, optimizer, criterion):
+    losses = []
+    for step, (x, y) in enumerate(loader):
+        losses.append(criterion(model(x), y))
+    for i in range(len(losses)):
+        losses[i].backward()
+    optimizer.step()
+""",
+        # meters and stats fed plain numbers, through lists, dicts and setdefault
+        """
+import torch
+import torch.nn.functional as F
+from collections import defaultdict
+class MultiMeter:
+    def __init__(self, n):
+        self.sums = [0.0] * n
+    def update(self, values, n=1):
+        for i, v in enumerate(values):
+            self.sums[i] += v * n
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0.0, 0
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+def train(model, loader, optimizer):
+    meter, bucket, meters = MultiMeter(2), {}, defaultdict(AverageMeter)
+    for x, y in loader:
+        logits, aux = model(x)
+        ce, reg = F.cross_entropy(logits, y), aux.pow(2).mean()
+        optimizer.zero_grad()
+        (ce + reg).backward()
+        optimizer.step()
+        meter.update([ce.item() * 1000, reg.item() * 1000], x.size(0))
+        stats = {"ce": ce.item(), "reg": reg.item(), "lr": optimizer.param_groups[0]["lr"]}
+        for name, val in stats.items():
+            bucket.setdefault(name, AverageMeter()).update(val, x.size(0))
+            meters[name].update(val)
+""",
+        # a per-key dict built in view: the int read off it next to the detached loss
+        """
+import torch
+def train(model, criterion, loader, optimizer):
+    meters = {}
+    for sample in loader:
+        loss = criterion(model(sample["net_input"]), sample["target"])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        log = {"loss": loss.detach(), "sample_size": sample["target"].size(0), "nsentences": len(sample["id"])}
+        meters["loss"] = meters.get("loss", 0) + log["loss"]
+        meters["sample_size"] = meters.get("sample_size", 0) + log["sample_size"]
+        meters["nsentences"] = meters.get("nsentences", 0) + log.get("nsentences", 0)
+""",
+        # a loop over the heads / targets of one step summing autograd.grad results used at once
+        """
+import torch
+def saliency_per_head(model, loader, heads):
+    maps = []
+    for x, _ in loader:
+        x.requires_grad_(True)
+        out = model(x)
+        total = 0
+        for head in heads:
+            (g,) = torch.autograd.grad(out[head].sum(), x, retain_graph=True, create_graph=True)
+            total = total + g.abs()
+        maps.append(total.detach().cpu())
+    return maps
+""",
+        # a number read off the result object of a non-torch wrapper (a detector's timings)
+        """
+import torch
+from ultralytics import YOLO
+def benchmark(weights, image_loader):
+    model = YOLO(weights)
+    run_times = []
+    for batch in image_loader:
+        results = model(batch)
+        run_times.append(results[0].speed["inference"])
+    return sum(run_times) / len(run_times)
+""",
+        # a module (not a tensor) kept per fold: a callable trained in the loop, or one whose
+        # .parameters() an optimizer takes (another rule reports models kept across runs)
+        """
+import torch
+import torch.nn.functional as F
+from models import ResNetClassifier
+def cross_validate(folds, epochs, device):
+    trained = []
+    for fold, (train_loader, val_loader) in enumerate(folds):
+        clf = ResNetClassifier(num_classes=10).to(device)
+        opt = torch.optim.Adam(clf.parameters())
+        for epoch in range(epochs):
+            for x, y in train_loader:
+                loss = F.cross_entropy(clf(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        trained.append(clf)
+    return trained
+""",
+        # a container with the same name as a backpropagated loss dict, keeping only numbers
+        """
+import torch
+import lightning as L
+class LitClassifier(L.LightningModule):
+    def __init__(self, backbone, head):
+        super().__init__()
+        self.backbone, self.head = backbone, head
+        self.training_step_outputs = []
+    def shared_step(self, batch):
+        x, y = batch
+        logits = self.head(self.backbone(x))
+        return {"loss": torch.nn.functional.cross_entropy(logits, y), "preds": logits.argmax(-1)}
+    def training_step(self, batch, batch_idx):
+        log = self.shared_step(batch)
+        self.training_step_outputs.append({"preds": log["preds"]})
+        return log["loss"]
+""",
+    ]
+
+    INVALID += [
+        # the loss comes back from a step method defined below, which backpropagated it
+        Invalid("""
+import torch
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+    def train(self, train_dataloader):
+        tr_loss = 0.0
+        for inputs in train_dataloader:
+            tr_loss += self.training_step(inputs)
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+        return tr_loss
+    def training_step(self, inputs):
+        outputs = self.model(**inputs)
+        loss = outputs["loss"]
+        loss.backward()
+        return loss
+""", line=10, fixed="self.training_step(inputs).item()"),
+        Invalid("""
+import torch
+import torch.nn.functional as F
+def fit(model, loader, optimizer, epochs):
+    for epoch in range(epochs):
+        epoch_loss = 0
+        for x, y in loader:
+            epoch_loss += train_step(model, x, y, optimizer)
+        print(epoch_loss)
+
+def train_step(model, x, y, optimizer):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss
+""", line=8),
+        # backpropagating the last element does not excuse keeping every earlier one
+        Invalid("""
+import torch
+def train(model, loader, optimizer, criterion, reg_weight):
+    history = []
+    for x, y in loader:
+        out = model(x)
+        history.append(sum([criterion(out, y), reg_weight * out.pow(2).mean()]))
+        optimizer.zero_grad()
+        history[-1].backward()
+        optimizer.step()
+""", line=7),
+        # a meter whose update loops over the values it is given
+        Invalid("""
+import torch
+import torch.nn.functional as F
+class MultiMeter:
+    def __init__(self, n):
+        self.sums = [0.0] * n
+    def update(self, values, n=1):
+        for i, v in enumerate(values):
+            self.sums[i] += v * n
+def train(model, loader, optimizer):
+    meter = MultiMeter(2)
+    for x, y in loader:
+        logits, aux = model(x)
+        ce, reg = F.cross_entropy(logits, y), aux.pow(2).mean()
+        optimizer.zero_grad()
+        (ce + reg).backward()
+        optimizer.step()
+        meter.update([ce * 1000, reg * 1000], x.size(0))
+""", line=18),
+        # meters pulled out of a container, fed from a dict of losses
+        Invalid("""
+import torch
+import torch.nn.functional as F
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0.0, 0
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+def train(model, loader, optimizer):
+    bucket = {}
+    for x, y in loader:
+        out = model(x)
+        stats = {"mse": F.mse_loss(out, y), "l1": F.l1_loss(out, y), "lr": optimizer.param_groups[0]["lr"]}
+        optimizer.zero_grad()
+        sum(stats.values()).backward()
+        optimizer.step()
+        for name, val in stats.items():
+            bucket.setdefault(name, AverageMeter()).update(val, x.size(0))
+""", line=19),
+        Invalid("""
+import torch
+import torch.nn.functional as F
+from collections import defaultdict
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0.0, 0
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+def train(model, loader, optimizer):
+    meters = defaultdict(AverageMeter)
+    for x, y in loader:
+        out = model(x)
+        losses = {"mse": F.mse_loss(out, y), "l1": F.l1_loss(out, y)}
+        optimizer.zero_grad()
+        sum(losses.values()).backward()
+        optimizer.step()
+        for key, value in losses.items():
+            meters[key].update(value)
+""", line=20, fixed="meters[key].update(value.item())"),
+        # a slot summed from a log dict built from the loss (not the int beside it: see the tests)
+        Invalid("""
+import torch
+def train(model, criterion, loader, optimizer):
+    meters = {}
+    for sample in loader:
+        loss = criterion(model(sample["net_input"]), sample["target"])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        log = {"loss": loss, "sample_size": sample["target"].size(0)}
+        meters["loss"] = meters.get("loss", 0) + log["loss"]
+        meters["sample_size"] = meters.get("sample_size", 0) + log["sample_size"]
+""", line=11),
+        # outputs read by a key, and an epoch mean of the kept losses appended to a history
+        Invalid("""
+import torch
+def fit(model, train_loader, optimizer, epochs, metric="loss"):
+    history = {"train_loss": []}
+    for epoch in range(epochs):
+        epoch_losses = []
+        for batch in train_loader:
+            output = model.training_step(batch)
+            optimizer.zero_grad()
+            output[metric].backward()
+            optimizer.step()
+            epoch_losses.append(output[metric])
+        history["train_loss"].append(torch.mean(torch.stack(epoch_losses)))
+""", line=13),
+        # Lightning: a log dict holding the loss, kept on the module every step
+        Invalid("""
+import torch
+import lightning as L
+class LitClassifier(L.LightningModule):
+    def __init__(self, backbone, head):
+        super().__init__()
+        self.backbone, self.head = backbone, head
+        self.training_step_outputs = []
+    def training_step(self, batch, batch_idx):
+        log = self.shared_step(batch)
+        self.training_step_outputs.append(log)
+        return log["loss"]
+    def shared_step(self, batch):
+        x, y = batch
+        logits = self.head(self.backbone(x))
+        return {"loss": torch.nn.functional.cross_entropy(logits, y), "preds": logits.argmax(-1)}
+""", line=11),
+        # an LSTM's state passed by keyword to a replay buffer of the same file
+        Invalid("""
+import torch
+from torch.distributions import Categorical
+class ReplayBuffer:
+    def __init__(self, size):
+        self.size, self.storage = size, []
+    def store(self, obs, action, reward, hidden, cell):
+        self.storage.append((obs, action, reward, hidden, cell))
+def collect(policy, env, buffer_size, num_steps):
+    buffer = ReplayBuffer(buffer_size)
+    h = c = torch.zeros(1, 128)
+    obs = env.reset()
+    for step in range(num_steps):
+        logits, (h, c) = policy(torch.as_tensor(obs), (h, c))
+        action = Categorical(logits=logits).sample()
+        obs, reward, done, _ = env.step(action.item())
+        buffer.store(obs=obs, action=action.item(), reward=reward, hidden=h, cell=c)
+""", line=17, fixed="hidden=h.detach()"),
+        # the hint detaches before the copy to the CPU
+        Invalid("""
+import torch
+def predict(model, loader):
+    outs = []
+    for x in loader:
+        outs.append(model(x).cpu())
+    return torch.cat(outs)
+""", line=6, fixed="model(x).detach().cpu()"),
+    ]
+
 @dataclass
 class _StoringMethod:
     parameters: list[str]  # after self
     stored: dict[str, str]  # parameter -> the attribute it is accumulated into
     keeps_tensors: bool = False
+
+
+def _carrier(value: cst.BaseExpression, facts) -> cst.BaseExpression:
+    """The part of a value that carries the graph, to name in a message: ``loss`` in ``[loss]``
+    or ``(loss, n)``."""
+    if isinstance(value, (cst.List, cst.Tuple)) and value.elements:
+        elements = [el.value for el in value.elements]
+        return next((v for v in elements if facts.graph_value(v).state != 0), elements[0])
+    return value
 
 
 def _positional_parameters(params: cst.Parameters) -> list[cst.Param]:
@@ -1048,6 +1425,19 @@ def _other_operands(value: cst.BinaryOperation, is_accumulator: Callable[[cst.Ba
     if not any(is_accumulator(op) for op in operands):
         return None
     return [op for op in operands if not is_accumulator(op)]
+
+
+def _scales(value: cst.BaseExpression, is_accumulator: Callable[[cst.BaseExpression], bool]) -> bool:
+    """Is the accumulator's old value multiplied or divided in ``value`` (``m * ema + ...``)?"""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BinaryOperation):
+            if isinstance(node.operator, (cst.Multiply, cst.Divide)) and (
+                    is_accumulator(node.left) or is_accumulator(node.right)):
+                return True
+            stack.extend((node.left, node.right))
+    return False
 
 
 def _reads_slot(operand: cst.BaseExpression, slot: cst.Subscript) -> bool:
@@ -1070,23 +1460,6 @@ def _operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(node, cst.BinaryOperation):
         return _operands(node.left) + _operands(node.right)
     return [node]
-
-
-# Narrower than facts' data words: ``range(num_steps)`` unrolling a model is not a pass over data.
-_DATA_TOKENS = frozenset({"loader", "dataloader", "dataset", "data", "batches", "epoch", "epochs", "samples"})
-
-
-def _builds_a_sequence(loop) -> bool:
-    """A ``while`` loop, or ``for`` over ``range(...)`` of no loader/dataset: time steps, episode steps,
-    decoding steps (not a pass over data)."""
-    if loop.kind == "while":
-        return True
-    node = loop.node
-    if not (isinstance(node, cst.For) and isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name)
-            and node.iter.func.value == "range"):
-        return False
-    tokens = {token.lower() for name in names_in(node.iter) for token in name.replace(".", "_").split("_")}
-    return not tokens & _DATA_TOKENS
 
 
 def _value_names(node: cst.BaseExpression) -> set[str]:

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from memlint.static.facts import (
-    backpropagated_expr, concatenated_onto,
-    FunctionScope, Graph, GraphValue, Loop, dotted_name, names_in, storage_name,
+    backpropagated_expr, builds_a_sequence, concatenated_onto,
+    FunctionScope, Graph, GraphValue, Loop, dotted_name, names_in, root_name, storage_name,
 )
 from memlint.static.rule import Invalid, Rule
 from memlint.static.rules.ML101_graph_accumulation import source_of
@@ -46,6 +46,10 @@ class _Carry:
     callee: str = ""
     # outs = torch.cat([outs, out]): a growing record; ML101's finding unless read back into a loss
     concatenation: bool = False
+    # self.x updated in a method that runs once per step (not a framework's training_step): the
+    # graph of the update in terms of the method's parameters (Facts.summary_form), decided
+    # with what its callers pass
+    per_call: GraphValue | None = None
 
 
 class LoopCarriedGraph(Rule):
@@ -61,6 +65,7 @@ class LoopCarriedGraph(Rule):
         # of the class that may reset or detach it has been seen.
         self._class_cut: dict[str, set[str]] = {}  # class name -> self.x reset/detached in a method
         self._step_carries: list[tuple[str, _Carry]] = []
+        self._method_carries: list[tuple[FunctionScope, _Carry]] = []
 
     # ----- candidates ----------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -69,31 +74,44 @@ class LoopCarriedGraph(Rule):
         per_step = not loops and function.name in _FRAMEWORK_STEP_METHODS and function.class_info is not None
         if not loops and not per_step and (function.class_info is None or function.name == "__init__"):
             return  # only methods can reset a training_step's self.x
+        # A method of a class that is not a framework's step: its self.x outlives the call, and
+        # whether it runs once per step is known at the end of the module.
+        # (forward and other per-step methods keep caches, or state their model detaches: only
+        # methods called from a step loop in view)
+        in_method = function.class_info is not None and function.name != "__init__" and not per_step \
+            and not function.is_per_step_method
         value_names = names_in(node.value)
         for target in node.targets:
             for element in _flatten(target.target):
                 name = storage_name(element)
                 if name is None:
                     continue
-                through = self._recurrent_call(node.value, name) if element is target.target and loops else None
+                kept_by_object = in_method and name.startswith("self.")
+                through = self._recurrent_call(node.value, name, kept_by_object) if element is target.target and (
+                    loops or kept_by_object) else None
                 if through is not None and not self.facts.grad_off:
                     self._candidate(node, name, element, node.value, loops, through=through)
                     continue
                 if name not in value_names or self.facts.grad_off:
                     self._mark_cut(name)  # rebound from something else: the old value is dropped
                     continue
-                if loops or (per_step and name.startswith("self.")):
+                if loops or (per_step and name.startswith("self.")) or kept_by_object:
                     self._candidate(node, name, element, node.value, loops)
 
-    def _recurrent_call(self, value: cst.BaseExpression, name: str) -> cst.Call | None:
-        """``h = h_new`` (or ``state = result.state``) after ``h_new = model(x, h)`` earlier in
-        this iteration: the model call the carried value comes back from."""
+    def _recurrent_call(self, value: cst.BaseExpression, name: str, per_call: bool = False) -> cst.Call | None:
+        """``h = h_new`` (or ``state = result.state``, ``self.memory[agent] = memories[0, i]``)
+        after ``h_new = model(x, h)`` earlier in this iteration (or, in a method, this call):
+        the model call the carried value comes back from."""
         facts = self.facts
-        dotted = dotted_name(value)
-        if dotted is None or dotted == name:
+        root = root_name(value)
+        if root is None or root == name or dotted_name(value) == name:
             return None
-        root = dotted.split(".", 1)[0]
-        if root not in facts.loop.bound_this_iteration:
+        loop = facts.loop
+        function = facts.function
+        if per_call or loop is None:  # self.x of a method: carried from one call to the next
+            if root not in function.bindings:
+                return None
+        elif root not in loop.bound_this_iteration:
             return None
         binding = facts.lookup(root)
         if binding is None or binding.graph.state is Graph.NONE:  # computed under no_grad
@@ -101,7 +119,7 @@ class LoopCarriedGraph(Rule):
         call = binding.node
         if not isinstance(call, cst.Call) or not facts.is_module_expr(call.func) or facts.is_module_constructor(call):
             return None
-        if not any(name in names_in(arg.value) for arg in call.args):
+        if not any(_derives_from_place(names_in(arg.value), name, function) for arg in call.args):
             return None
         return call
 
@@ -146,14 +164,21 @@ class LoopCarriedGraph(Rule):
             return
         # Name the part that carries the graph (t_out.mean(0), not the momentum).
         graphs = [facts.graph_value(part) for part in parts]
-        shown = max(range(len(parts)), key=lambda i: graphs[i].state) if parts else None
+        # The part with the most graph; among unknown ones, one computed from more than self.x
+        # (feats[...].mean(0), not the momentum).
+        shown = max(range(len(parts)), key=lambda i: (graphs[i].state, any(
+            not n.startswith("self") for n in names_in(parts[i])))) if parts else None
         shown_part = parts[shown] if shown is not None else None
         while isinstance(shown_part, cst.BinaryOperation):  # (1 - m) * t_out.mean(0) -> t_out.mean(0)
             left, right = shown_part.left, shown_part.right
             shown_part = left if facts.graph_value(left).state > facts.graph_value(right).state else right
-        carry = _Carry(node, name, kind, outlived, graph, source_of(shown_part) if shown_part is not None else "", callee,
-                       concatenation=concatenated_onto(value, name, facts) is not None)
         function = facts.function
+        per_call = None
+        if name.startswith("self.") and function.class_info is not None and function.name != "__init__" \
+                and not function.is_per_step_method and function.name not in _FRAMEWORK_STEP_METHODS:
+            per_call = facts.summary_form(graph, function)
+        carry = _Carry(node, name, kind, outlived, graph, source_of(shown_part) if shown_part is not None else "", callee,
+                       concatenation=concatenated_onto(value, name, facts) is not None, per_call=per_call)
         records = self._carries.get(id(function))
         if records is None:
             records = self._carries[id(function)] = []
@@ -200,7 +225,15 @@ class LoopCarriedGraph(Rule):
     # ----- decision at function exit ----------------------------------------------------------------
     def _decide(self, function: FunctionScope, records: list[_Carry]) -> None:
         facts = self.facts
+        for carry in records:  # what functions further down return, first: this may wait for the module's end
+            facts.resolve(carry.graph)
         for carry in records:
+            if carry.per_call is not None and not self._reported_in_loop(function, carry):
+                # self.x of a method: decided at the end of the module, with its callers
+                if not self._method_carries:
+                    self.at_module_exit(self._decide_method_carries)
+                self._method_carries.append((function, carry))
+                continue
             if not facts.is_graph_carrying(carry.graph):
                 continue
             if not carry.loops:  # training_step: one call is one iteration, the framework steps
@@ -211,28 +244,68 @@ class LoopCarriedGraph(Rule):
                         self.at_module_exit(self._decide_step_carries)
                     self._step_carries.append((function.class_info.name, carry))
                 continue
-            for loop in carry.loops:
-                if carry.name in self._cut.get(id(loop), ()):
-                    continue  # detached or re-initialised somewhere in this loop's iteration
-                # Fed back: a backward pass inside this loop goes through the carried value.
-                fed_back = any(function.derives_from(names, _place(carry.name))
-                               for names in self._backpropagated.get(id(loop), ()))
-                kept_across_steps = carry.kind == "recurrent" or (carry.kind == "bank" and not carry.concatenation)
-                if fed_back or (kept_across_steps and loop.has_optimizer_step):
-                    self.report(carry.node, self._message(carry))
-                    break
-                # Otherwise (only accumulated, or backpropagated once after the loop, as in
-                # seq2seq decoding or MAML's meta-loss) it is not this rule's case; ML101 reports
-                # plain accumulation.
+            self._reported_in_loop(function, carry)
+
+    def _reported_in_loop(self, function: FunctionScope, carry: _Carry) -> bool:
+        """Report ``carry`` for the first loop whose iteration it grows across; True if reported."""
+        if not carry.loops or not self.facts.is_graph_carrying(carry.graph):
+            return False
+        graph = self.facts.resolve(carry.graph)
+        if carry.kind == "accumulated" and graph.state is Graph.UNKNOWN and not function.is_backpropagated(
+                graph.names, besides=_place(carry.name)):
+            return False  # step += args.n read into an annealed coefficient: no evidence of a graph
+        for loop in carry.loops:
+            if carry.name in self._cut.get(id(loop), ()):
+                continue  # detached or re-initialised somewhere in this loop's iteration
+            # Fed back: a backward pass inside this loop goes through the carried value.
+            fed_back = any(function.derives_from(names, _place(carry.name))
+                           for names in self._backpropagated.get(id(loop), ()))
+            kept_across_steps = carry.kind == "recurrent" or (carry.kind == "bank" and not carry.concatenation)
+            # A stream fed through a recurrent model with grad on and no backward pass at all:
+            # nothing ever frees the chain of graphs.
+            streamed = carry.kind == "recurrent" and not function.has_backward and loop.iterates_data \
+                and not builds_a_sequence(loop)
+            if fed_back or (kept_across_steps and loop.has_optimizer_step) or streamed:
+                self.report(carry.node, self._message(carry, never_freed=streamed and not fed_back))
+                return True
+            # Otherwise (only accumulated, or backpropagated once after the loop, as in
+            # seq2seq decoding or MAML's meta-loss) it is not this rule's case; ML101 reports
+            # plain accumulation.
+        return False
+
+    def _decide_method_carries(self) -> None:
+        """``self.protos[c] = m * self.protos[c] + (1 - m) * feats[...].mean(0)`` in a method that
+        runs once per step (called from a training loop, or a per-step method, of this module),
+        with a graph from the method itself or from what its callers pass."""
+        facts = self.facts
+        for function, carry in self._method_carries:
+            if carry.name in self._class_cut.get(function.class_info.name, ()):
+                continue
+            if not facts.runs_per_step(function):
+                continue
+            if carry.kind == "accumulated" or (carry.kind == "running" and not carry.other):
+                continue  # self.total += loss: ML101's
+            if not (facts.is_graph_carrying(carry.graph, function) or facts.carries_at_calls(carry.per_call, function)):
+                continue
+            self.report(carry.node, self._message(carry, method=function.name), function=function)
 
     def _decide_step_carries(self) -> None:
         for class_name, carry in self._step_carries:
             if carry.name not in self._class_cut.get(class_name, ()):
                 self.report(carry.node, self._message(carry))
 
-    def _message(self, carry: _Carry) -> str:
+    def _message(self, carry: _Carry, never_freed: bool = False, method: str | None = None) -> str:
         name = carry.name
         every = "every iteration" if carry.loops else "on every training step"
+        if method is not None:
+            every = f"on every call of {method}() (once per step)"
+        if carry.kind == "recurrent" and never_freed:
+            return (
+                f"'{name}' is passed to {carry.callee}() and bound again to its output {every} with "
+                f"autograd on and no backward pass, so each step's graph hangs on the previous step's and "
+                f"the graph grows without bound; run the loop under torch.no_grad() (or "
+                f"torch.inference_mode()), or detach it once per iteration: {name} = {name}.detach()"
+            )
         if carry.kind == "recurrent":
             return (
                 f"'{name}' is passed to {carry.callee}() and bound again to its output {every} "
@@ -696,6 +769,160 @@ def train(model, loader, opt, crit):
         state = result.state
 """, line=11),
     ]
+
+    # ----- recurrent state and self state of per-step methods (issues 13 and 18) ----------------
+    VALID += [
+        # a stream fed through an LSTM under no_grad, or detached every chunk; BPTT over one
+        # sequence, backpropagated once after the loop
+        """
+import torch
+from torch import nn
+def transcribe_stream(model: nn.LSTM, head, audio_stream):
+    hidden = None
+    tokens = []
+    with torch.no_grad():
+        for chunk in audio_stream:
+            out, hidden = model(chunk, hidden)
+            tokens.append(head(out).argmax(-1).tolist())
+    return tokens
+
+def transcribe_detached(model: nn.LSTM, head, audio_stream):
+    hidden = None
+    tokens = []
+    for chunk in audio_stream:
+        out, hidden = model(chunk, hidden)
+        hidden = tuple(h.detach() for h in hidden)
+        tokens.append(head(out).argmax(-1).tolist())
+    return tokens
+
+def train_sequence(model: nn.LSTM, head, sequence, targets, optimizer, criterion):
+    hidden = None
+    loss = 0
+    for t in range(sequence.size(0)):
+        out, hidden = model(sequence[t:t + 1], hidden)
+        loss = loss + criterion(head(out[0]), targets[t])
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+        # per-agent memories updated under no_grad
+        """
+import torch
+class Agent:
+    def __init__(self, policy, agents):
+        self.policy = policy
+        self.agents = agents
+        self.memory_dict = {agent: torch.zeros(1, 64) for agent in agents}
+    @torch.no_grad()
+    def act(self, observations):
+        memories = torch.stack([self.memory_dict[agent] for agent in self.agents], 1)
+        actions, memories = self.policy(observations, memories)
+        for i, agent in enumerate(self.agents):
+            self.memory_dict[agent] = memories[0, i]
+        return actions
+    def run(self, env, num_steps):
+        obs = env.reset()
+        for step in range(num_steps):
+            obs, rewards, dones, infos = env.step(self.act(obs).tolist())
+""",
+        # prototypes updated from detached features, or under no_grad
+        """
+import torch
+import torch.nn.functional as F
+class PrototypeTrainer:
+    def __init__(self, encoder, optimizer, num_classes, dim, momentum=0.9):
+        self.encoder, self.optimizer, self.momentum = encoder, optimizer, momentum
+        self.protos = torch.zeros(num_classes, dim)
+    @torch.no_grad()
+    def update_prototypes(self, feats, labels):
+        for c in labels.unique():
+            self.protos[c] = self.momentum * self.protos[c] + (1 - self.momentum) * feats[labels == c].mean(0)
+    def update_detached(self, feats, labels):
+        feats = feats.detach()
+        for c in labels.unique():
+            self.protos[c] = self.momentum * self.protos[c] + (1 - self.momentum) * feats[labels == c].mean(0)
+    def train_epoch(self, loader):
+        for images, labels in loader:
+            feats = self.encoder(images)
+            self.update_prototypes(feats, labels)
+            self.update_detached(feats, labels)
+            loss = F.cross_entropy(-torch.cdist(feats, self.protos), labels)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+""",
+    ]
+
+    INVALID += [
+        # streaming inference through a recurrent model with grad on and no backward at all
+        Invalid("""
+import torch
+from torch import nn
+def transcribe_stream(model: nn.LSTM, head, audio_stream):
+    hidden = None
+    tokens = []
+    for chunk in audio_stream:
+        out, hidden = model(chunk, hidden)
+        tokens.append(head(out).argmax(-1).tolist())
+    return tokens
+""", line=8),
+        # per-agent memories kept in a dict by a method called once per environment step
+        Invalid("""
+import torch
+class Agent:
+    def __init__(self, policy, agents):
+        self.policy = policy
+        self.agents = agents
+        self.memory_dict = {agent: torch.zeros(1, 64) for agent in agents}
+    def act(self, observations):
+        memories = torch.stack([self.memory_dict[agent] for agent in self.agents], 1)
+        actions, memories = self.policy(observations, memories)
+        for i, agent in enumerate(self.agents):
+            self.memory_dict[agent] = memories[0, i]
+        return actions
+    def run(self, env, num_steps):
+        obs = env.reset()
+        for step in range(num_steps):
+            obs, rewards, dones, infos = env.step(self.act(obs).tolist())
+""", line=12),
+        # a slot-wise running average of features, in a method called from the training loop
+        Invalid("""
+import torch
+import torch.nn.functional as F
+class PrototypeTrainer:
+    def __init__(self, encoder, optimizer, num_classes, dim, momentum=0.9):
+        self.encoder, self.optimizer, self.momentum = encoder, optimizer, momentum
+        self.protos = torch.zeros(num_classes, dim)
+    def update_prototypes(self, feats, labels):
+        for c in labels.unique():
+            self.protos[c] = self.momentum * self.protos[c] + (1 - self.momentum) * feats[labels == c].mean(0)
+    def train_epoch(self, loader):
+        for images, labels in loader:
+            feats = self.encoder(images)
+            self.update_prototypes(feats, labels)
+            loss = F.cross_entropy(-torch.cdist(feats, self.protos), labels)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+""", line=10),
+    ]
+
+def _derives_from_place(names: set[str], place: str, function: FunctionScope) -> bool:
+    """Were ``names`` computed, in ``function``, from ``place`` (through any value a name was
+    bound to: ``memories = torch.stack([self.memory[a] for a in agents])`` reads ``self.memory``)?"""
+    seen: set[str] = set()
+    frontier = list(names)
+    while frontier and len(seen) < 200:
+        name = frontier.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name == place:
+            return True
+        for value in function.stored_values.get(name, ()):
+            frontier.extend(names_in(value))
+        frontier.extend(function.derived_from.get(name, ()))
+    return False
 
 
 def _place(target: str) -> set[str]:

@@ -32,6 +32,8 @@ class _Backward:
     names: frozenset[str]  # names in the backpropagated tensor
     retains: bool
     branches: tuple[tuple[int, str], ...] = ()  # the if/else arms it is in
+    # torch.autograd.grad(..., create_graph=True): the names its gradients are bound to
+    created: frozenset[str] = frozenset()
 
     def excludes(self, other: "_Backward") -> bool:
         """Are the two in different arms of one ``if`` (never both in one iteration)?"""
@@ -62,25 +64,45 @@ class RetainGraphInLoop(Rule):
             self.at_function_exit(lambda: self._decide(function, records))
         retains = any(arg.keyword is not None and arg.keyword.value == "retain_graph"
                       and isinstance(arg.value, cst.Name) and arg.value.value == "True" for arg in node.args)
+        creates = any(arg.keyword is not None and arg.keyword.value == "create_graph"
+                      and isinstance(arg.value, cst.Name) and arg.value.value == "True" for arg in node.args)
+        created = self._checker.assign_targets if creates and facts.qualified_name(func) == "torch.autograd.grad" \
+            else frozenset()
         records.append(_Backward(node, tuple(facts.loops_in_function()), frozenset(names_in(tensor)), retains,
-                                 tuple(facts.branch_path)))
+                                 tuple(facts.branch_path), created))
 
     # ----- decision at function exit ---------------------------------------------------------------
     def _decide(self, function: FunctionScope, records: list[_Backward]) -> None:
         for record in records:
             if not record.retains:
                 continue
+            if record.created and any(function.derives_from(other.names, record.created)
+                                      for other in records if other is not record):
+                continue  # a gradient penalty: its gradients (and the retained graph) are backpropagated later
             if record.loops:
                 loop: Loop | None = record.loops[-1]
                 bound = loop.bound_this_iteration
             elif function.is_per_step_method:
                 loop = None  # forward / training_step: one call is one iteration
                 bound = {name for name, b in function.bindings.items() if not isinstance(b.node, cst.Param)}
+                bound |= {name for name in function.stored_values if name.startswith("self.")}  # self.out = ...
             else:
                 continue
             ancestors = self._graph_ancestors(function, record.names)
             if self._graph_from_outside(function, record, ancestors, bound):
-                continue  # several backward passes over one graph built before the loop
+                # Several backward passes over one graph built before this loop (layers, heads,
+                # rows of a Jacobian): fine if one of them, or one after the loop, frees it within
+                # the step; if every one retains it, it outlives the step (layer-wise distillation).
+                if loop is not None and not _is_step(loop) and self._retained_past_the_step(function, record, records):
+                    self.report(
+                        record.node,
+                        f"'{source_of(record.node, 50)}' runs for {_what(loop)} over one graph and every "
+                        f"backward pass over it retains it, so the whole graph and its saved activations "
+                        f"outlive the step (and are still alive while the next step's forward runs); "
+                        f"retain it for all but the last (retain_graph=i < n - 1), or sum the losses "
+                        f"and call backward() once",
+                    )
+                continue
             if any(self._same_graph(function, record, other, ancestors, bound)
                    for other in records
                    if other is not record and (loop is None or loop in other.loops) and not record.excludes(other)):
@@ -103,7 +125,28 @@ class RetainGraphInLoop(Rule):
                 fix=None if carried else remove_keyword_fix(record.node, "retain_graph"),
             )
 
+    def _retained_past_the_step(self, function: FunctionScope, record: _Backward, records: list[_Backward]) -> bool:
+        """Inside a step (a step loop around the inner loop, or a per-step method), does no
+        backward pass free the graph ``record`` retains?"""
+        step = next((loop for loop in reversed(record.loops[:-1]) if _is_step(loop)), None)
+        if step is None and not function.is_per_step_method:
+            return False  # a helper (a Jacobian): the graph dies with the call
+        bound = step.bound_this_iteration if step is not None else {
+            name for name, b in function.bindings.items() if not isinstance(b.node, cst.Param)} | {
+            name for name in function.stored_values if name.startswith("self.")}
+        ancestors = self._graph_ancestors(function, record.names) | set(record.names)
+        for other in records:
+            if other is record or other.retains or record.excludes(other):
+                continue
+            if step is not None and step not in other.loops:
+                continue
+            if self._same_graph(function, record, other, ancestors, bound | ancestors):
+                return False
+        return True
+
     def _binding(self, function: FunctionScope, name: str):
+        if name.startswith("self.") and function.class_info is not None:
+            return function.class_info.attributes.get(name)
         scope = function
         while scope is not None:
             if name in scope.bindings:
@@ -120,8 +163,8 @@ class RetainGraphInLoop(Rule):
             if name in found:
                 continue
             binding = self._binding(function, name)
-            if binding is None or binding.kind is Kind.MODULE:
-                continue
+            if binding is None or binding.kind is Kind.MODULE or binding.called:
+                continue  # (a module or another callable: not a tensor with a graph)
             # The backpropagated tensor itself has a graph whatever its binding says (a loop
             # target such as `loss` in `for loss in losses` is bound without one).
             if binding.graph.state is Graph.NONE and name not in names:
@@ -136,7 +179,7 @@ class RetainGraphInLoop(Rule):
             if name in bound:
                 continue
             binding = self._binding(function, name)
-            if binding is not None and (binding.kind is Kind.MODULE or binding.graph.state is Graph.NONE):
+            if binding is not None and (binding.kind is Kind.MODULE or binding.called or binding.graph.state is Graph.NONE):
                 continue
             is_param = binding is None or isinstance(binding.node, cst.Param)
             if is_param and name not in record.names:
@@ -197,28 +240,68 @@ def jacobian(model, x):
         rows.append(g)
     return torch.stack(rows, dim=1)
 """,
-        # several heads' losses over one shared forward pass, backpropagated one by one
+        # several heads' losses over one shared forward pass, backpropagated one by one: the
+        # last one frees the graph
         """
 import torch
 def train(model, loader, opt, criteria):
     for x, targets in loader:
         features = model.backbone(x)
         opt.zero_grad()
-        for name, criterion in criteria.items():
+        for i, (name, criterion) in enumerate(criteria.items()):
             loss = criterion(model.heads[name](features), targets[name])
-            loss.backward(retain_graph=True)
+            loss.backward(retain_graph=i < len(criteria) - 1)
         opt.step()
 """,
-        # per-head losses from one forward pass, backpropagated one by one from a list
+        # per-layer distillation losses retained, then the task loss frees the shared graph
         """
 import torch
-def train(model, heads, loader, opt, crit):
+import torch.nn.functional as F
+def distill(student, teacher, loader, opt, layer_pairs, criterion):
     for x, y in loader:
-        feats = model(x)
-        losses = [crit(head(feats), y) for head in heads]
+        out = student(x, output_hidden_states=True)
+        with torch.no_grad():
+            t_feats = teacher(x, output_hidden_states=True).hidden_states
         opt.zero_grad()
-        for loss in losses:
-            loss.backward(retain_graph=True)
+        for s_idx, t_idx in layer_pairs:
+            F.mse_loss(out.hidden_states[s_idx], t_feats[t_idx]).backward(retain_graph=True)
+        criterion(out.logits, y).backward()
+        opt.step()
+""",
+        # a gradient penalty kept on the object and added to the loss backpropagated after it
+        """
+import torch
+from torch import autograd
+class WGANGP:
+    def __init__(self, critic, opt):
+        self.critic = critic
+        self.opt = opt
+    def train_step(self, real, fake):
+        mixed = (0.5 * real + 0.5 * fake).requires_grad_(True)
+        scores = self.critic(mixed)
+        grads = autograd.grad(outputs=scores, inputs=mixed, grad_outputs=torch.ones_like(scores),
+                              create_graph=True, retain_graph=True)[0]
+        self.penalty = ((grads.flatten(1).norm(2, dim=1) - 1) ** 2).mean()
+        loss = self.critic(fake).mean() - self.critic(real).mean()
+        self.opt.zero_grad()
+        (loss + 10.0 * self.penalty).backward()
+        self.opt.step()
+""",
+        # multi-scale penalties collected over the scales and backpropagated with the loss
+        """
+import torch
+import torch.nn.functional as F
+from torch import autograd
+def train_critic(critic, loader, opt, scales):
+    for real in loader:
+        penalties = []
+        for scale in scales:
+            real_s = F.interpolate(real, scale_factor=scale).requires_grad_(True)
+            grads = autograd.grad(critic(real_s).sum(), real_s, create_graph=True, retain_graph=True)[0]
+            penalties.append(grads.pow(2).flatten(1).sum(1).mean())
+        loss = -critic(real).mean() + 10.0 * sum(penalties)
+        opt.zero_grad()
+        loss.backward()
         opt.step()
 """,
         # retain_graph forwarded from a caller (a framework's backward wrapper)
@@ -321,6 +404,34 @@ def train(model, loader, opt, crit, aux_crit):
         aux.backward()
         opt.step()
 """, line=7),
+        # several heads' losses over one shared forward pass, each backward retaining the graph:
+        # the last one too, so the backbone's graph outlives the step
+        Invalid("""
+import torch
+def train(model, loader, opt, criteria):
+    for x, targets in loader:
+        features = model.backbone(x)
+        opt.zero_grad()
+        for name, criterion in criteria.items():
+            loss = criterion(model.heads[name](features), targets[name])
+            loss.backward(retain_graph=True)
+        opt.step()
+""", line=9),
+        # layer-wise distillation: one backward per matched layer of one forward, all retaining
+        Invalid("""
+import torch
+import torch.nn.functional as F
+def distill(student, teacher, loader, optimizer, layer_pairs):
+    for x, _ in loader:
+        s_feats = student(x, output_hidden_states=True).hidden_states
+        with torch.no_grad():
+            t_feats = teacher(x, output_hidden_states=True).hidden_states
+        optimizer.zero_grad()
+        for s_idx, t_idx in layer_pairs:
+            loss = F.mse_loss(s_feats[s_idx], t_feats[t_idx])
+            loss.backward(retain_graph=True)
+        optimizer.step()
+""", line=12),
         # the other backward pass is in the other arm of the if: never in the same iteration
         Invalid("""
 import torch
@@ -335,3 +446,24 @@ def train(model, loader, opt, crit):
         opt.step()
 """, line=8),
     ]
+
+
+def _is_step(loop: Loop) -> bool:
+    """Does an iteration of ``loop`` stand for a training step (not a pass over the layers,
+    heads or rows of one)?"""
+    return loop.iterates_data or loop.has_optimizer_step
+
+
+def _what(loop: Loop) -> str:
+    """``each of 'layer_pairs'`` for ``for s, t in layer_pairs``; else ``iteration of the loop``."""
+    node = loop.node
+    if isinstance(node, cst.For):
+        iterable = node.iter
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in (
+                "enumerate", "zip") and iterable.args:
+            iterable = iterable.args[0].value
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value in (
+                "items", "values", "keys"):
+            iterable = iterable.func.value
+        return f"each of '{source_of(iterable, 30)}'"
+    return "iteration of the loop"

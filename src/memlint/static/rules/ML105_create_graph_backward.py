@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.static.facts import backpropagated_expr, dotted_name, names_in
 from memlint.static.rule import Invalid, Rule
 from memlint.static.rules.ML101_graph_accumulation import source_of
 
@@ -26,6 +27,10 @@ class CreateGraphBackward(Rule):
         super().__init__(checker)
         self._calls: list[cst.Call] = []
         self._resets_grad = False  # zero_grad() (set_to_none by default) or p.grad = None
+        # Per function: tensors made leaves that require grad (real.requires_grad_(True)), and
+        # those whose .grad is set back to None.
+        self._leaves: dict[int, set[str]] = {}
+        self._grad_cleared: dict[int, set[str]] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -34,20 +39,58 @@ class CreateGraphBackward(Rule):
             if not any(_keyword_is(arg, "set_to_none", "False") for arg in node.args):
                 self._resets_grad = True
             return
+        if method == "requires_grad_" and not any(_is_false(arg.value) for arg in node.args):
+            self._leaf(func.value)
+            return
         if method not in _BACKWARD_METHODS and self.facts.qualified_name(func) != "torch.autograd.backward":
             return
         if not any(_keyword_is(arg, "create_graph", "True") for arg in node.args):
             return
-        if not self._calls:
-            self.at_module_exit(self._decide)
-        self._calls.append(node)
+        function = self.facts.function
+        tensor = backpropagated_expr(node)
+        names = frozenset(names_in(tensor)) if tensor is not None else frozenset()
+        self.at_function_exit(lambda: self._decide_inputs(function, node, names))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         # p.grad = None (also for p in params: p.grad = None)
-        if isinstance(node.value, cst.Name) and node.value.value == "None" and any(
-            isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad" for t in node.targets
-        ):
-            self._resets_grad = True
+        if isinstance(node.value, cst.Name) and node.value.value == "None":
+            for target in node.targets:
+                if isinstance(target.target, cst.Attribute) and target.target.attr.value == "grad":
+                    self._resets_grad = True
+                    owner = dotted_name(target.target.value)
+                    if owner is not None:
+                        self._grad_cleared.setdefault(id(self.facts.function), set()).add(owner)
+        for target in node.targets:
+            if isinstance(target.target, cst.Attribute) and target.target.attr.value == "requires_grad" \
+                    and _is_true(node.value):
+                self._leaf(target.target.value)  # x.requires_grad = True
+            elif isinstance(target.target, cst.Name) and _makes_leaf(node.value):
+                self._leaf(target.target)  # x = batch.detach().requires_grad_()
+
+    def _leaf(self, node: cst.BaseExpression) -> None:
+        name = dotted_name(node)
+        if name is not None and not self.facts.is_module_expr(node):
+            self._leaves.setdefault(id(self.facts.function), set()).add(name)
+
+    def _decide_inputs(self, function, call: cst.Call, names: frozenset[str]) -> None:
+        """A tensor this function made require grad (an input: a batch, interpolated samples)
+        whose .grad the backward pass fills with a graph: zero_grad() never resets it."""
+        leaves = self._leaves.get(id(function), set()) - self._grad_cleared.get(id(function), set())
+        kept = sorted(leaf for leaf in leaves if function.derives_from(names, {leaf}))
+        if not kept:
+            if not self._calls:
+                self.at_module_exit(self._decide)
+            self._calls.append(call)
+            return
+        leaf = kept[0]
+        self.report(
+            call,
+            f"'{source_of(call, 60)}' stores in '{leaf}.grad' a gradient that carries its own graph, which "
+            f"references '{leaf}': a reference cycle that zero_grad() does not break (it resets parameters "
+            f"only), so every step's '{leaf}' and its graph stay alive; get the gradient with "
+            f"torch.autograd.grad(..., {leaf}, create_graph=True) instead, or set {leaf}.grad = None after "
+            f"using it",
+        )
 
     def _decide(self) -> None:
         if self._resets_grad:
@@ -151,7 +194,73 @@ class MetaModel(L.LightningModule):
 """, line=8),
     ]
 
+    VALID += [
+        # R1 penalty with torch.autograd.grad: the gradient is returned, not stored in real.grad
+        """
+import torch
+import torch.nn.functional as F
+def d_step(D, real, d_opt, gamma=10.0):
+    d_opt.zero_grad()
+    real.requires_grad_(True)
+    real_logits = D(real)
+    grad_real, = torch.autograd.grad(real_logits.sum(), real, create_graph=True)
+    r1 = grad_real.pow(2).flatten(1).sum(1).mean()
+    (F.softplus(-real_logits).mean() + gamma / 2 * r1).backward()
+    d_opt.step()
+""",
+        # backward(create_graph=True) into the input's .grad, reset to None once used
+        """
+import torch
+import torch.nn.functional as F
+def d_step(D, real, d_opt, gamma=10.0):
+    d_opt.zero_grad()
+    real.requires_grad_(True)
+    real_logits = D(real)
+    real_logits.sum().backward(create_graph=True)
+    r1 = real.grad.pow(2).flatten(1).sum(1).mean()
+    real.grad = None
+    (F.softplus(-real_logits).mean() + gamma / 2 * r1).backward()
+    d_opt.step()
+""",
+    ]
+
+    INVALID += [
+        # R1 step function: the input's .grad keeps a graph that references the input; the
+        # optimizer's zero_grad() only resets the parameters
+        Invalid("""
+import torch
+import torch.nn.functional as F
+def d_step(D, G, real, z, d_opt, gamma=10.0):
+    d_opt.zero_grad()
+    real.requires_grad_(True)
+    real_logits = D(real)
+    loss = F.softplus(D(G(z).detach())).mean() + F.softplus(-real_logits).mean()
+    real_logits.sum().backward(create_graph=True)
+    r1 = real.grad.pow(2).flatten(1).sum(1).mean()
+    (loss + gamma / 2 * r1).backward()
+    d_opt.step()
+    return loss.item()
+""", line=9),
+    ]
 
 def _keyword_is(arg: cst.Arg, keyword: str, value: str) -> bool:
     return (arg.keyword is not None and arg.keyword.value == keyword and isinstance(arg.value, cst.Name)
             and arg.value.value == value)
+
+
+def _is_true(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
+
+
+def _is_false(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "False"
+
+
+def _makes_leaf(value: cst.BaseExpression) -> bool:
+    """``x.detach().requires_grad_()``, ``torch.randn(..., requires_grad=True)``."""
+    if not isinstance(value, cst.Call):
+        return False
+    if isinstance(value.func, cst.Attribute) and value.func.attr.value == "requires_grad_":
+        return not any(_is_false(arg.value) for arg in value.args)
+    return any(arg.keyword is not None and arg.keyword.value == "requires_grad" and _is_true(arg.value)
+               for arg in value.args)

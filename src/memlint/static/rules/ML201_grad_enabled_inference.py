@@ -272,6 +272,11 @@ class GradEnabledInference(Rule):
                     resolved = False
                     mentioned |= names_in(expr)
                     continue
+            if isinstance(expr, cst.Call):  # list(model.parameters()): what it is called with, not `list`
+                stack.extend(arg.value for arg in expr.args)
+                if isinstance(expr.func, cst.Attribute):
+                    stack.append(expr.func.value)  # groups.values()
+                continue
             if isinstance(expr, cst.Attribute):
                 resolved = False
                 mentioned |= names_in(expr)
