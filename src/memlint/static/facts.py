@@ -12,7 +12,14 @@ Rules ask questions here instead of walking the tree themselves:
   ``@torch.inference_mode()``), Lightning's evaluation hooks, ``with`` items,
   ``set_grad_enabled`` statements, and (resolved at the end of the module) callers:
   functions only called from no-grad regions;
-- graph-carrying values: whether an expression holds an autograd graph;
+- graph-carrying values: whether an expression holds an autograd graph (:class:`GraphValue`),
+  one call, one container or one key away: what a container built in view holds per key or
+  position (``log["sample_size"]`` is not ``log["loss"]``), what was put into a list or dict
+  (``losses.append(out[k])``), what a function or method of this module returns to its caller
+  (:meth:`Facts.resolve`, with the caller's arguments for its parameters, wherever it is
+  defined), whether a name holds a callable or a module rather than a tensor; and, for each
+  function of this module, who calls it from which loops with what (:meth:`Facts.runs_per_step`,
+  :meth:`Facts.carries_at_calls`);
 - module modes: where ``m.eval()`` / ``m.train()`` / ``m.requires_grad_(False)`` were called.
 """
 
