@@ -75,16 +75,31 @@ def _detached(node: cst.BaseExpression) -> cst.BaseExpression:
     return _method_call(node, "detach")
 
 
+def _one_line(node: cst.CSTNode, limit: int) -> str:
+    text = " ".join(cst.Module(body=()).code_for_node(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def detached_text(node: cst.BaseExpression, limit: int = 40) -> str:
-    """The text of ``node`` detached (see :func:`detach_fix`), on one line, for a message."""
-    text = " ".join(cst.Module(body=()).code_for_node(_detached(node)).split())
-    return text if len(text) <= limit + 9 else text[: limit + 6] + "..."
+    """The text of ``node`` detached (see :func:`detach_fix`), on one line, for a message: a
+    long value is shortened, the ``.detach()`` and the conversions after it are kept."""
+    conversions = []
+    inner = node
+    while (isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute)
+           and inner.func.attr.value in _CONVERSIONS and not inner.lpar):
+        conversions.append(f"{inner.func.attr.value}({', '.join(_one_line(arg, 20) for arg in inner.args)})")
+        inner = inner.func.value
+    head = _one_line(inner, limit)
+    if not (isinstance(inner, _ATOMIC) or inner.lpar):
+        head = f"({head})"
+    return head + ".detach()" + "".join("." + conversion for conversion in reversed(conversions))
 
 
 def item_text(node: cst.BaseExpression, limit: int = 40) -> str:
-    """``loss.item()``, ``(ce * 1000).item()``: the text of ``node.item()`` for a message."""
-    text = " ".join(cst.Module(body=()).code_for_node(_method_call(node, "item")).split())
-    return text if len(text) <= limit + 7 else text[: limit + 4] + "..."
+    """``loss.item()``, ``(ce * 1000).item()``: the text of ``node.item()`` for a message (a long
+    value shortened, the ``.item()`` kept)."""
+    head = _one_line(node, limit)
+    return (head if isinstance(node, _ATOMIC) or node.lpar else f"({head})") + ".item()"
 
 
 def detach_fix(node: cst.BaseExpression) -> FixSpec:
