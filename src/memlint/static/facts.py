@@ -1380,14 +1380,14 @@ class Facts:
             node = self.module_functions.get(func.value)
             return ([node], False) if node is not None else None
         if type(func) is _ATTRIBUTE and self.class_nodes:
-            class_name = self.instance_class(func.value)
+            class_name = self.instance_class_name(func.value)
             if class_name is None:
                 return None
             methods = self.methods_of(class_name, func.attr.value)
             return (methods, not _is_static(methods[0])) if methods else None
         return None
 
-    def instance_class(self, node: cst.BaseExpression) -> str | None:
+    def instance_class_name(self, node: cst.BaseExpression) -> str | None:
         """The class of this module an expression is an instance of: ``self`` in a method,
         a name or ``self.x`` bound to ``Meter(...)``, ``bucket.setdefault(k, Meter())``, an
         element of a container of instances (``meters[k]`` for ``defaultdict(Meter)``,
@@ -1735,7 +1735,7 @@ class Facts:
     def _module_call(self, call: cst.Call, module: cst.BaseExpression) -> GraphValue:
         """A module called: it carries a graph, shaped as its ``forward`` returns when the
         module is a class of this file (``loss, sample_size, log = criterion(model, sample)``)."""
-        class_name = self.instance_class(module)
+        class_name = self.instance_class_name(module)
         if class_name is not None and self.classes.get(class_name) is not None and self.classes[class_name].is_module:
             forward = self.methods_of(class_name, "forward")
             if forward:

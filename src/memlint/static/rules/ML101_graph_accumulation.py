@@ -229,7 +229,7 @@ class GraphAccumulation(Rule):
         outlived = facts.outlived_loops(func.value)
         if not outlived:
             return
-        class_name = facts.instance_class(func.value)  # the class may be defined further down
+        class_name = facts.instance_class_name(func.value)  # the class may be defined further down
         if class_name is None:
             return
         if any(arg.star for arg in node.args):
