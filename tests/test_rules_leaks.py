@@ -349,3 +349,145 @@ def pooled(o):
     return o.mean(0)
 """
     assert sorted(f.line for f in _check(source, "ML102")) == [7, 8]
+
+
+STREAMER = """
+import torch
+from torch import nn
+class Streamer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRUCell(80, 256)
+        self.head = nn.Linear(256, 32)
+        self.hidden = None
+
+    def step(self, frame):
+        self.hidden = self.rnn(frame, self.hidden)
+        return self.head(self.hidden)
+
+    def reset(self):
+        self.hidden = None
+
+def transcribe(frames):
+    streamer = Streamer()
+    tokens = []
+    for frame in frames:
+        {guard}tokens.append(streamer.step(frame).argmax(-1).item())
+    return tokens
+"""
+
+
+@pytest.mark.parametrize("guard, lines", [
+    ("", [12]),
+    # a reset method of the class, called between utterances
+    ("streamer.reset()\n        ", []),
+])
+def test_ml102_recurrent_state_kept_by_a_method_called_per_frame(guard, lines):
+    source = STREAMER.format(guard=guard)
+    if guard:  # reset() rebinds self.hidden: the class cuts the chain
+        assert [f.line for f in _check(source, "ML102")] == []
+    else:
+        (finding,) = _check(source.replace("    def reset(self):\n        self.hidden = None\n", ""), "ML102")
+        assert finding.line in lines and "step()" in finding.message and "no backward pass" in finding.message
+
+
+def test_ml102_method_state_cut_by_the_caller_or_run_without_grad():
+    source = STREAMER.format(guard="").replace("    def reset(self):\n        self.hidden = None\n", "")
+    cut = source.replace("tokens.append(", "streamer.hidden = streamer.hidden.detach()\n        tokens.append(")
+    assert _check(cut, "ML102") == []
+    no_grad = source.replace("    for frame in frames:", "    for frame in frames:\n      with torch.no_grad():")
+    no_grad = no_grad.replace("        tokens.append(", "          tokens.append(")
+    assert _check(no_grad, "ML102") == []
+
+
+def test_ml102_method_state_needs_a_call_in_view():
+    source = STREAMER.format(guard="").replace("    def reset(self):\n        self.hidden = None\n", "")
+    assert _check(source.replace("streamer = Streamer()", "streamer = make_streamer()"), "ML102") == []
+
+
+ROLLOUT = """
+import torch
+from torch import nn
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(16, 64)
+        self.pi = nn.Linear(64, 4)
+    def forward(self, obs, hc):
+        out, hc = self.lstm(obs, hc)
+        return self.pi(out), hc
+
+def collect(env, buffer, steps):
+    policy = Policy()
+    hc = None
+    obs = env.reset()
+    for t in range(steps):
+{body}
+        h, c = hc
+        obs, reward, done = env.step(logits.argmax(-1))
+        buffer.store(obs=obs, reward=reward, hidden=h, cell=c)
+"""
+
+
+@pytest.mark.parametrize("body, flagged", [
+    ("        logits, hc = policy(obs, hc)", True),
+    ("        with torch.no_grad():\n            logits, hc = policy(obs, hc)", False),
+])
+def test_ml102_lstm_state_stored_in_a_buffer_during_a_rollout(body, flagged):
+    findings = _check(ROLLOUT.format(body=body), "ML102")
+    assert bool(findings) is flagged
+    if flagged:
+        assert "stored in 'buffer'" in findings[0].message
+
+
+def test_ml102_a_decoding_loop_keeping_outputs_in_a_local_list_is_not_a_store():
+    source = """
+import torch
+def decode(decoder, enc_out, hidden, start, steps):
+    outputs = []
+    token = start
+    for t in range(steps):
+        out, hidden = decoder(token, hidden, enc_out)
+        outputs.append(out)
+        token = out.argmax(-1)
+    return torch.stack(outputs)
+"""
+    assert _check(source, "ML102") == []
+
+
+@pytest.mark.parametrize("built", [
+    "build_model()", "build_model().to('cuda')", "make_net().cuda()", "Model(4, 2).cuda()", "nn.Linear(4, 2).cuda()",
+])
+def test_ml101_a_module_built_per_fold_is_not_a_tensor(built):
+    source = f"""
+import torch
+from torch import nn
+def folds(datasets, train, build_model, make_net, Model):
+    trained = []
+    for ds in datasets:
+        model = {built}
+        train(model, ds)
+        trained.append(model)
+    return trained
+"""
+    assert _check(source, "ML101") == []
+
+
+def test_ml101_outputs_of_a_module_built_per_fold_still_carry_a_graph():
+    source = """
+import torch
+def folds(datasets, build_model, crit):
+    outputs = []
+    for ds in datasets:
+        model = build_model().cuda()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in ds:
+            out = model(x)
+            loss = crit(out, y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            outputs.append(out)
+    return outputs
+"""
+    assert [f.line for f in _check(source, "ML101")] == [14]

@@ -426,7 +426,7 @@ class FileChecker:
         facts = self.facts
         for param in _all_params(params):
             pname = param.name.value
-            kind = Kind.MODULE if F.is_module_name(pname) else Kind.VALUE
+            kind = Kind.MODULE if F.names_a_module_object(pname) else Kind.VALUE
             scope.bindings[pname] = Binding(kind, GraphValue(Graph.UNKNOWN, frozenset({pname})), param)
             scope.inputs.add(pname)
         scope.parameters = tuple(p.name.value for p in _all_params(params) if p.name.value not in ("self", "cls"))

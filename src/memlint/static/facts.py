@@ -249,6 +249,15 @@ def is_module_name(name: str) -> bool:
     )
 
 
+def names_a_module_object(name: str) -> bool:
+    """A conventional name of a module object, not of what builds one: ``model``, ``encoder``;
+    not a factory (``build_model``, ``get_model``) nor a class passed in (``Model``, ``NetClass``),
+    whose calls construct a module rather than run one."""
+    if not is_module_name(name) or name.lower().startswith(_FACTORY_PREFIXES):
+        return False
+    return not (name[:1].isupper() and not name.isupper())
+
+
 class GradMode(enum.Enum):
     """Is autograd recording in a region? One fact, whatever set it.
 
@@ -1069,7 +1078,7 @@ class Facts:
             owner = name.rsplit(".", 1)[0]
             return owner != name and self.is_module_expr(_name_expr(owner))
         # build_model / get_model / load_model are factories: calling one returns a module
-        return is_module_name(last) and not last.lower().startswith(_FACTORY_PREFIXES)
+        return names_a_module_object(last)
 
     def is_loss_module_call(self, call: cst.Call) -> bool:
         """A loss module called (``criterion(model, sample)``, ``loss_fn(out, y)`` with

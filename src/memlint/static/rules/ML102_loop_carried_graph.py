@@ -66,9 +66,16 @@ class LoopCarriedGraph(Rule):
         self._class_cut: dict[str, set[str]] = {}  # class name -> self.x reset/detached in a method
         self._step_carries: list[tuple[str, _Carry]] = []
         self._method_carries: list[tuple[FunctionScope, _Carry]] = []
+        # Attributes (last part) reset or detached through an object other than self, anywhere
+        # in the module: ``agent.state = None``, ``model.hidden = model.hidden.detach()``.
+        self._cut_from_outside: set[str] = set()
+        # id(loop) -> (object, names of the arguments) of calls storing values into an object
+        # that outlives the function: buffer.store(obs, hidden=h), self.memory.push(...)
+        self._stored: dict[int, list[tuple[str, frozenset[str]]]] = {}
 
     # ----- candidates ----------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._note_outside_cut(node)
         loops = self.facts.loops_in_function()
         function = self.facts.function
         per_step = not loops and function.name in _FRAMEWORK_STEP_METHODS and function.class_info is not None
@@ -80,13 +87,17 @@ class LoopCarriedGraph(Rule):
         # methods called from a step loop in view)
         in_method = function.class_info is not None and function.name != "__init__" and not per_step \
             and not function.is_per_step_method
+        # Recurrent state (``self.hidden = self.rnn(x, self.hidden)``) is also carried by a
+        # per-step-named method (``step``, ``act``), decided with its callers in view.
+        recurrent_in_method = function.class_info is not None and function.name not in ("__init__", "forward") \
+            and not per_step
         value_names = names_in(node.value)
         for target in node.targets:
             for element in _flatten(target.target):
                 name = storage_name(element)
                 if name is None:
                     continue
-                kept_by_object = in_method and name.startswith("self.")
+                kept_by_object = (in_method or recurrent_in_method) and name.startswith("self.")
                 through = self._recurrent_call(node.value, name, kept_by_object) if element is target.target and (
                     loops or kept_by_object) else None
                 if through is not None and not self.facts.grad_off:
@@ -95,14 +106,32 @@ class LoopCarriedGraph(Rule):
                 if name not in value_names or self.facts.grad_off:
                     self._mark_cut(name)  # rebound from something else: the old value is dropped
                     continue
-                if loops or (per_step and name.startswith("self.")) or kept_by_object:
+                if loops or (per_step and name.startswith("self.")) or (kept_by_object and (
+                        in_method or self._is_module_call_on(node.value, name))):
                     self._candidate(node, name, element, node.value, loops)
+
+    def _is_module_call_on(self, value: cst.BaseExpression, name: str) -> bool:
+        """``rnn(x, name)``: a module called with the carried value as an argument."""
+        facts = self.facts
+        return isinstance(value, cst.Call) and facts.is_module_expr(value.func) and not facts.is_module_constructor(
+            value) and any(name in names_in(arg.value) for arg in value.args)
+
+    def _note_outside_cut(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            for element in _flatten(target.target):
+                name = storage_name(element)
+                if name is not None and "." in name and not name.startswith("self."):
+                    self._cut_from_outside.add(name.split("[", 1)[0].rsplit(".", 1)[-1])
 
     def _recurrent_call(self, value: cst.BaseExpression, name: str, per_call: bool = False) -> cst.Call | None:
         """``h = h_new`` (or ``state = result.state``, ``self.memory[agent] = memories[0, i]``)
         after ``h_new = model(x, h)`` earlier in this iteration (or, in a method, this call):
         the model call the carried value comes back from."""
         facts = self.facts
+        if isinstance(value, cst.Tuple) and value.elements:  # self.state = (h, c), both from one call
+            calls = {id(call): call for call in (self._recurrent_call(element.value, name, per_call)
+                                                 for element in value.elements) if call is not None}
+            return next(iter(calls.values())) if len(calls) == 1 else None
         root = root_name(value)
         if root is None or root == name or dotted_name(value) == name:
             return None
@@ -175,7 +204,8 @@ class LoopCarriedGraph(Rule):
         function = facts.function
         per_call = None
         if name.startswith("self.") and function.class_info is not None and function.name != "__init__" \
-                and not function.is_per_step_method and function.name not in _FRAMEWORK_STEP_METHODS:
+                and function.name not in _FRAMEWORK_STEP_METHODS and (
+                    not function.is_per_step_method or (kind == "recurrent" and function.name != "forward")):
             per_call = facts.summary_form(graph, function)
         carry = _Carry(node, name, kind, outlived, graph, source_of(shown_part) if shown_part is not None else "", callee,
                        concatenation=concatenated_onto(value, name, facts) is not None, per_call=per_call)
@@ -203,6 +233,8 @@ class LoopCarriedGraph(Rule):
                 for loop in loops:
                     self._backpropagated.setdefault(id(loop), []).append(names)
             return
+        if method is not None:
+            self._note_stored(node, func)
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
         if not any(word in last.lower() for word in _DETACH_WORDS):
             return
@@ -215,7 +247,23 @@ class LoopCarriedGraph(Rule):
         for name in names:
             self._mark_cut(name)
 
+    def _note_stored(self, node: cst.Call, func: cst.Attribute) -> None:
+        facts = self.facts
+        loops = facts.loops_in_function()
+        receiver = dotted_name(func.value)
+        if not loops or receiver is None or facts.grad_off or facts.is_module_expr(func.value):
+            return
+        root = receiver.split(".", 1)[0]
+        function = facts.function
+        if root != "self" and root not in function.inputs:
+            return  # a local list or dict dies with the call (a decoder's outputs)
+        names = frozenset(name for arg in node.args for name in names_in(arg.value))
+        for loop in loops:
+            self._stored.setdefault(id(loop), []).append((receiver, names))
+
     def _mark_cut(self, name: str) -> None:
+        if "." in name and not name.startswith("self."):
+            self._cut_from_outside.add(name.split("[", 1)[0].rsplit(".", 1)[-1])
         for loop in self.facts.loops_in_function():
             self._cut.setdefault(id(loop), set()).add(name)
         info = self.facts.class_info
@@ -268,6 +316,14 @@ class LoopCarriedGraph(Rule):
             if fed_back or (kept_across_steps and loop.has_optimizer_step) or streamed:
                 self.report(carry.node, self._message(carry, never_freed=streamed and not fed_back))
                 return True
+            # A rollout keeping each step's state in a buffer that outlives it: every stored
+            # state holds the chain of all earlier steps' graphs.
+            state = _state_names(carry.name, function)
+            store = next((receiver for receiver, names in self._stored.get(id(loop), ()) if names & state), None) \
+                if carry.kind == "recurrent" and not function.has_backward and not function.is_per_step_method else None
+            if store is not None:
+                self.report(carry.node, self._message(carry, stored_in=store))
+                return True
             # Otherwise (only accumulated, or backpropagated once after the loop, as in
             # seq2seq decoding or MAML's meta-loss) it is not this rule's case; ML101 reports
             # plain accumulation.
@@ -281,6 +337,17 @@ class LoopCarriedGraph(Rule):
         for function, carry in self._method_carries:
             if carry.name in self._class_cut.get(function.class_info.name, ()):
                 continue
+            if carry.kind == "recurrent":
+                if carry.name.split("[", 1)[0].rsplit(".", 1)[-1] in self._cut_from_outside:
+                    continue  # agent.state = None between episodes
+                sites = self._calls_with_grad(function)
+                if not sites:
+                    continue  # no call in view repeats it with grad on
+                never_freed = not any(loop.has_backward_pass for site in sites for loop in site.loops) and not any(
+                    site.caller.has_backward for site in sites)
+                self.report(carry.node, self._message(carry, never_freed=never_freed, method=function.name),
+                            function=function)
+                continue
             if not facts.runs_per_step(function):
                 continue
             if carry.kind == "accumulated" or (carry.kind == "running" and not carry.other):
@@ -289,16 +356,32 @@ class LoopCarriedGraph(Rule):
                 continue
             self.report(carry.node, self._message(carry, method=function.name), function=function)
 
+    def _calls_with_grad(self, function: FunctionScope) -> list:
+        """The calls in this module that run ``function`` with grad on, again and again: from
+        inside a loop, or from a function that runs once per step."""
+        facts = self.facts
+        return [site for site in facts.calls_into.get(id(function.node), ())
+                if not site.no_grad and facts.may_run_with_grad(site.caller)
+                and (site.loops or facts.runs_per_step(site.caller))]
+
     def _decide_step_carries(self) -> None:
         for class_name, carry in self._step_carries:
             if carry.name not in self._class_cut.get(class_name, ()):
                 self.report(carry.node, self._message(carry))
 
-    def _message(self, carry: _Carry, never_freed: bool = False, method: str | None = None) -> str:
+    def _message(self, carry: _Carry, never_freed: bool = False, method: str | None = None,
+                 stored_in: str | None = None) -> str:
         name = carry.name
         every = "every iteration" if carry.loops else "on every training step"
         if method is not None:
             every = f"on every call of {method}() (once per step)"
+        if stored_in is not None:
+            return (
+                f"'{name}' is passed to {carry.callee}() and bound again to its output {every} with "
+                f"autograd on, and stored in '{stored_in}': each stored state holds the graphs of every "
+                f"earlier step; run the loop under torch.no_grad(), or detach it once per iteration: "
+                f"{name} = {name}.detach()"
+            )
         if carry.kind == "recurrent" and never_freed:
             return (
                 f"'{name}' is passed to {carry.callee}() and bound again to its output {every} with "
@@ -923,6 +1006,18 @@ def _derives_from_place(names: set[str], place: str, function: FunctionScope) ->
             frontier.extend(names_in(value))
         frontier.extend(function.derived_from.get(name, ()))
     return False
+
+
+def _state_names(name: str, function: FunctionScope) -> set[str]:
+    """``name`` and the names its parts are unpacked into (``h, c = hc``, ``h = hc[0]``)."""
+    names = {name}
+    for other, values in function.stored_values.items():
+        for value in values:
+            while isinstance(value, cst.Subscript):
+                value = value.value
+            if dotted_name(value) == name:
+                names.add(other)
+    return names
 
 
 def _place(target: str) -> set[str]:
