@@ -49,6 +49,23 @@ def source_of(node: cst.CSTNode, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def fit(template: str, keep: tuple[str, ...] = (), limit: int = 100, **fields: str) -> str:
+    """``template.format(**fields)``, the longest fields (not those in ``keep``) cut (``...``)
+    until it fits in ``limit`` characters: a message names what is on the line, briefly."""
+    values = dict(fields)
+    text = template.format(**values)
+    while len(text) > limit:
+        cuttable = [k for k in values if k not in keep and len(values[k]) > 10] or [
+            k for k in values if len(values[k]) > 10]  # then the kept ones too
+        if not cuttable:
+            break
+        key = max(cuttable, key=lambda k: len(values[k]))
+        value = values[key]
+        values[key] = value[: max(7, len(value) - (len(text) - limit) - 3)] + "..."
+        text = template.format(**values)
+    return text
+
+
 class GraphAccumulation(Rule):
     code = "ML101"
 
@@ -136,7 +153,7 @@ class GraphAccumulation(Rule):
                 return
             where = "every iteration"
         elif function.is_per_step_method and facts.outlives_call(accumulator):
-            where = f"on every call of {function.name}()"
+            where = f"on every {function.name}() call"
         else:
             return
         name = storage_name(accumulator) or source_of(accumulator)
@@ -170,8 +187,9 @@ class GraphAccumulation(Rule):
             def report() -> None:
                 self.report(
                     node,
-                    f"'{name}' accumulates '{value_text}' with its autograd graph {where}, keeping every "
-                    f"step's graph alive; use {item_text(carrier)} for a number, or {detached} "
+                    fit("'{name}' accumulates '{value}' with its autograd graph {where}",
+                        keep=("where",), name=name, value=value_text, where=where),
+                    help=f"use {item_text(carrier)} for a number, or {detached} "
                     + ("to keep a tensor" if detached.endswith(".cpu()") else "(and .cpu() for a long list) to keep a tensor"),
                     fix=graph_accumulation_fix(node, values), function=function,
                 )
@@ -255,9 +273,9 @@ class GraphAccumulation(Rule):
                 fix_text = detached_text(carrier) if ending == "detach" else item_text(carrier)
                 self.report(
                     node,
-                    f"'{source_of(node, 60)}' passes '{value_text}' with its autograd graph to "
-                    f"{class_name}.{func.attr.value}(), which accumulates it into '{storage}' on every "
-                    f"iteration, keeping every step's graph alive; pass {fix_text}"
+                    fit("{method}() accumulates '{value}' with its graph into '{storage}' every iteration",
+                        keep=("method",), method=f"{class_name}.{func.attr.value}", value=value_text, storage=storage),
+                    help=f"pass {fix_text}"
                     + ("" if ending == "detach" else f" (or {detached_text(carrier)} to keep a tensor)"),
                     fix=(detach_fix(carrier) if ending == "detach" else call_method(carrier, "item"))
                     if carrier is value else None,
@@ -327,10 +345,10 @@ class GraphAccumulation(Rule):
                 return  # a local of forward()/training_step() (z[idx] = f(x[idx])): it dies with the call
             self.report(
                 node,
-                f"'{name}' stores '{value_text}' with its autograd graph under a key that changes "
-                f"every {'iteration' if loop is not None else 'call'} ({', '.join(sorted(growing))}), "
-                f"so every step's graph stays alive; store {detached_text(value)} (or .item()), "
-                f"or overwrite a fixed key",
+                fit("'{name}' stores '{value}' with its autograd graph under a new key ({keys}) every {when}",
+                    keep=("when",), name=name, value=value_text, keys=", ".join(sorted(growing)),
+                    when="iteration" if loop is not None else "call"),
+                help=f"store {detached_text(value)} (or .item()), or overwrite a fixed key",
                 fix=graph_accumulation_fix(node, value),
             )
 

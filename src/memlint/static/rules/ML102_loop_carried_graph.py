@@ -25,7 +25,7 @@ from memlint.static.facts import (
     FunctionScope, Graph, GraphValue, Loop, dotted_name, names_in, root_name, storage_name,
 )
 from memlint.static.rule import Invalid, Rule
-from memlint.static.rules.ML101_graph_accumulation import source_of
+from memlint.static.rules.ML101_graph_accumulation import fit, source_of
 
 # Callees whose name says they cut a value from its graph: repackage_hidden(h), detach_state(s).
 _DETACH_WORDS = ("detach", "repackage")
@@ -314,7 +314,7 @@ class LoopCarriedGraph(Rule):
             streamed = carry.kind == "recurrent" and not function.has_backward and loop.iterates_data \
                 and not builds_a_sequence(loop)
             if fed_back or (kept_across_steps and loop.has_optimizer_step) or streamed:
-                self.report(carry.node, self._message(carry, never_freed=streamed and not fed_back))
+                self._report_carry(carry, never_freed=streamed and not fed_back)
                 return True
             # A rollout keeping each step's state in a buffer that outlives it: every stored
             # state holds the chain of all earlier steps' graphs.
@@ -322,7 +322,7 @@ class LoopCarriedGraph(Rule):
             store = next((receiver for receiver, names in self._stored.get(id(loop), ()) if names & state), None) \
                 if carry.kind == "recurrent" and not function.has_backward and not function.is_per_step_method else None
             if store is not None:
-                self.report(carry.node, self._message(carry, stored_in=store))
+                self._report_carry(carry, stored_in=store)
                 return True
             # Otherwise (only accumulated, or backpropagated once after the loop, as in
             # seq2seq decoding or MAML's meta-loss) it is not this rule's case; ML101 reports
@@ -345,7 +345,7 @@ class LoopCarriedGraph(Rule):
                     continue  # no call in view repeats it with grad on
                 never_freed = not any(loop.has_backward_pass for site in sites for loop in site.loops) and not any(
                     site.caller.has_backward for site in sites)
-                self.report(carry.node, self._message(carry, never_freed=never_freed, method=function.name),
+                self._report_carry(carry, never_freed=never_freed, method=function.name,
                             function=function)
                 continue
             if not facts.runs_per_step(function):
@@ -354,7 +354,7 @@ class LoopCarriedGraph(Rule):
                 continue  # self.total += loss: ML101's
             if not (facts.is_graph_carrying(carry.graph, function) or facts.carries_at_calls(carry.per_call, function)):
                 continue
-            self.report(carry.node, self._message(carry, method=function.name), function=function)
+            self._report_carry(carry, method=function.name, function=function)
 
     def _calls_with_grad(self, function: FunctionScope) -> list:
         """The calls in this module that run ``function`` with grad on, again and again: from
@@ -367,51 +367,47 @@ class LoopCarriedGraph(Rule):
     def _decide_step_carries(self) -> None:
         for class_name, carry in self._step_carries:
             if carry.name not in self._class_cut.get(class_name, ()):
-                self.report(carry.node, self._message(carry))
+                self._report_carry(carry)
+
+    def _report_carry(self, carry: _Carry, function: FunctionScope | None = None, **how) -> None:
+        message, help_text = self._message(carry, **how)
+        self.report(carry.node, message, help=help_text, function=function)
 
     def _message(self, carry: _Carry, never_freed: bool = False, method: str | None = None,
-                 stored_in: str | None = None) -> str:
+                 stored_in: str | None = None) -> tuple[str, str]:
+        """The message (what is wrong) and the help (what to do) of a finding."""
         name = carry.name
-        every = "every iteration" if carry.loops else "on every training step"
+        every = "every iteration" if carry.loops else "every training step"
         if method is not None:
-            every = f"on every call of {method}() (once per step)"
+            every = f"on every {method}() call"
+        detach = f"{name} = {name}.detach()"
         if stored_in is not None:
-            return (
-                f"'{name}' is passed to {carry.callee}() and bound again to its output {every} with "
-                f"autograd on, and stored in '{stored_in}': each stored state holds the graphs of every "
-                f"earlier step; run the loop under torch.no_grad(), or detach it once per iteration: "
-                f"{name} = {name}.detach()"
-            )
+            return (fit("'{name}' is fed back into {callee}() and stored in '{store}' {every} with its graph",
+                        keep=("every",), name=name, callee=carry.callee, store=stored_in, every=every),
+                    f"run the loop under torch.no_grad(), or detach it once per iteration: {detach}")
         if carry.kind == "recurrent" and never_freed:
-            return (
-                f"'{name}' is passed to {carry.callee}() and bound again to its output {every} with "
-                f"autograd on and no backward pass, so each step's graph hangs on the previous step's and "
-                f"the graph grows without bound; run the loop under torch.no_grad() (or "
-                f"torch.inference_mode()), or detach it once per iteration: {name} = {name}.detach()"
-            )
+            return (fit("'{name}' is fed back into {callee}() {every} with grad on and no backward", keep=("every",),
+                        name=name, callee=carry.callee, every=every),
+                    f"run the loop under torch.no_grad() (or torch.inference_mode()), or detach it once per "
+                    f"iteration: {detach}")
         if carry.kind == "recurrent":
-            return (
-                f"'{name}' is passed to {carry.callee}() and bound again to its output {every} "
-                f"without being detached, so each step's graph hangs on the previous step's and the graph "
-                f"grows every step (a backward pass then fails on the second step, or needs "
-                f"retain_graph=True); detach it once per iteration: {name} = {name}.detach() "
-                f"(for an LSTM's (h, c): tuple(t.detach() for t in {name}))"
-            )
+            return (fit("'{name}' is fed back into {callee}() {every} without a detach: the graph grows",
+                        keep=("every",), name=name, callee=carry.callee, every=every),
+                    f"detach it once per iteration: {detach} (for an LSTM's (h, c): "
+                    f"tuple(t.detach() for t in {name}))")
         if carry.kind == "accumulated":
-            return (
-                f"'{name}' accumulates '{carry.other}' with its autograd graph and is backpropagated "
-                f"{every} without being reset, so each backward pass goes through every "
-                f"earlier step's graph and the graph grows every step; reset it after the backward "
-                f"pass ({name} = 0) or accumulate {carry.other}.detach()"
-            )
-        what = "updated from its previous value" if carry.kind == "running" else "rebuilt from its previous value"
-        other = f" and '{carry.other}'" if carry.other else ""
+            return (fit("'{name}' accumulates '{other}' and is backpropagated {every} without a reset",
+                        keep=("every",), name=name, other=carry.other, every=every),
+                    f"reset it after the backward pass ({name} = 0), or accumulate {carry.other}.detach()")
+        what = "updated" if carry.kind == "running" else "rebuilt"
         fix = f"from {carry.other}.detach()" if carry.other else "from detached values"
-        return (
-            f"'{name}' is {what}{other}, which carries an autograd graph, {every} and read "
-            f"again in the next one: each update chains onto the previous step's graph, so the graph "
-            f"grows every step; compute the update {fix} or under torch.no_grad()"
-        )
+        if carry.other:
+            message = fit("'{name}' is {what} from itself and '{other}' {every}, chaining the graph",
+                          keep=("every", "what", "name"), name=name, what=what, other=carry.other, every=every)
+        else:
+            message = fit("'{name}' is {what} from itself {every}, chaining the graph",
+                          keep=("every", "what", "name"), name=name, what=what, every=every)
+        return message, f"compute the update {fix} or under torch.no_grad()"
 
     VALID = [
         # truncated BPTT done right: repackage_hidden once per batch (word_language_model)

@@ -19,7 +19,7 @@ import libcst as cst
 from memlint.static.facts import FunctionScope, Graph, Kind, Loop, backpropagated_expr, names_in
 from memlint.static.fixes import remove_keyword_fix
 from memlint.static.rule import Invalid, Rule
-from memlint.static.rules.ML101_graph_accumulation import source_of
+from memlint.static.rules.ML101_graph_accumulation import fit, source_of
 
 _BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 _AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
@@ -96,11 +96,10 @@ class RetainGraphInLoop(Rule):
                 if loop is not None and not _is_step(loop) and self._retained_past_the_step(function, record, records):
                     self.report(
                         record.node,
-                        f"'{source_of(record.node, 50)}' runs for {_what(loop)} over one graph and every "
-                        f"backward pass over it retains it, so the whole graph and its saved activations "
-                        f"outlive the step (and are still alive while the next step's forward runs); "
-                        f"retain it for all but the last (retain_graph=i < n - 1), or sum the losses "
-                        f"and call backward() once",
+                        fit("'{call}' retains one graph for {what}: it outlives the step",
+                            call=source_of(record.node, 50), what=_what(loop)),
+                        help="retain it for all but the last (retain_graph=i < n - 1), or sum the losses and "
+                             "call backward() once",
                     )
                 continue
             if any(self._same_graph(function, record, other, ancestors, bound)
@@ -110,17 +109,16 @@ class RetainGraphInLoop(Rule):
             carried = sorted(name for name in ancestors if name in bound and name in function.derived_from.get(name, ()))
             text = source_of(record.node, 50)
             if carried:
-                cause = (f"'{carried[0]}' is computed from its own previous value, so the graph of every "
-                         f"earlier step stays attached (ML102): detach it once per iteration "
-                         f"({carried[0]} = {carried[0]}.detach()) and drop retain_graph=True")
+                cause = (f"'{carried[0]}' carries every earlier step's graph (ML102): detach it once per "
+                         f"iteration ({carried[0]} = {carried[0]}.detach()) and drop retain_graph=True")
             else:
-                cause = ("if it was added to silence \"Trying to backward through the graph a second time\", "
-                         "the real bug is a value carried into the next iteration with its graph (ML102: "
-                         "detach it); otherwise drop retain_graph=True")
+                cause = ("drop retain_graph=True; if it silenced \"Trying to backward through the graph a second "
+                         "time\", detach the value carried into the next iteration (ML102)")
             self.report(
                 record.node,
-                f"'{text}' keeps this iteration's graph and its saved activations alive after the "
-                f"backward pass, but nothing backpropagates through it again in this iteration; {cause}",
+                fit("'{call}' retains a graph that nothing backpropagates through again",
+                    call=text),
+                help=cause,
                 # dropping it alone would break a loop-carried graph: no fix then (detach first)
                 fix=None if carried else remove_keyword_fix(record.node, "retain_graph"),
             )

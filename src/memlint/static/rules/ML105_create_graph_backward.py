@@ -14,7 +14,7 @@ import libcst as cst
 
 from memlint.static.facts import backpropagated_expr, dotted_name, names_in
 from memlint.static.rule import Invalid, Rule
-from memlint.static.rules.ML101_graph_accumulation import source_of
+from memlint.static.rules.ML101_graph_accumulation import fit, source_of
 
 # Calls that accumulate into ``.grad`` (as opposed to torch.autograd.grad, which returns).
 _BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
@@ -85,11 +85,10 @@ class CreateGraphBackward(Rule):
         leaf = kept[0]
         self.report(
             call,
-            f"'{source_of(call, 60)}' stores in '{leaf}.grad' a gradient that carries its own graph, which "
-            f"references '{leaf}': a reference cycle that zero_grad() does not break (it resets parameters "
-            f"only), so every step's '{leaf}' and its graph stay alive; get the gradient with "
-            f"torch.autograd.grad(..., {leaf}, create_graph=True) instead, or set {leaf}.grad = None after "
-            f"using it",
+            fit("'{call}' puts a graph referencing '{leaf}' in '{leaf}.grad': a cycle zero_grad() keeps",
+                keep=("leaf",), call=source_of(call, 60), leaf=leaf),
+            help=f"get the gradient with torch.autograd.grad(..., {leaf}, create_graph=True) instead, or set "
+                 f"{leaf}.grad = None after using it",
         )
 
     def _decide(self) -> None:
@@ -99,11 +98,9 @@ class CreateGraphBackward(Rule):
             text = source_of(call, 60)
             self.report(
                 call,
-                f"'{text}' stores gradients that carry their own graph in each parameter's .grad, "
-                f"which references the parameter: a reference cycle that keeps the step's graph "
-                f"alive, and nothing here resets .grad to None; use torch.autograd.grad(loss, "
-                f"params, create_graph=True) for higher-order gradients, or call "
-                f"optimizer.zero_grad(set_to_none=True) (or set p.grad = None) after every step",
+                fit("'{call}' puts graphs in each parameter's .grad: a cycle nothing here breaks", call=text),
+                help="use torch.autograd.grad(loss, params, create_graph=True) for higher-order gradients, or "
+                     "optimizer.zero_grad(set_to_none=True) (or p.grad = None) after every step",
             )
 
     VALID = [
