@@ -491,3 +491,106 @@ def folds(datasets, build_model, crit):
     return outputs
 """
     assert [f.line for f in _check(source, "ML101")] == [14]
+
+
+POLICY = """
+import torch
+from torch import nn
+from torch.distributions import Categorical
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.data = []
+        self.fc = nn.Linear(4, 2)
+        self.optimizer = torch.optim.Adam(self.parameters())
+
+    def pi(self, x):
+        return torch.softmax(self.fc(x), -1)
+
+    def put_data(self, item):
+        self.data.append(item)
+
+    def train_net(self, gamma=0.98):
+        R = 0
+        self.optimizer.zero_grad()
+        for r, prob in self.data[::-1]:
+            R = r + gamma * R
+            loss = -torch.log(prob) * R
+            loss.backward()
+        self.optimizer.step()
+        {reset}
+
+def main(env, episodes):
+    pi = Policy()
+    for n_epi in range(episodes):
+        s = env.reset()
+        done = False
+        while not done:
+            prob = pi.pi(torch.from_numpy(s).float())
+            a = Categorical(prob).sample()
+            s, r, done, info = env.step(a.item())
+            pi.put_data((r, prob[a]))
+        pi.train_net()
+"""
+
+
+def test_ml101_a_class_that_backpropagates_and_empties_what_it_stores_keeps_one_episode():
+    assert _check(POLICY.format(reset="self.data = []"), "ML101") == []
+
+
+def test_ml101_a_class_that_never_empties_what_it_stores_keeps_every_episode():
+    (finding,) = _check(POLICY.format(reset="pass"), "ML101")
+    assert finding.line == 37 and "'prob[a]'" in finding.message  # the part with the graph, not 'r'
+
+
+def test_a_distribution_sample_carries_no_graph():
+    source = """
+import torch
+from torch import nn
+from torch.distributions import Normal
+class Actor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mu = nn.Linear(3, 1)
+    def forward(self, s):
+        return self.mu(s), torch.ones(1)
+
+def collect(env, steps):
+    actor = Actor()
+    rollout = []
+    s = env.reset()
+    for t in range(steps):
+        mu, std = actor(torch.from_numpy(s).float())
+        dist = Normal(mu, std)
+        a = dist.{method}()
+        s_prime, r, done, info = env.step([a.item()])
+        rollout.append((s, a, r, s_prime))
+        s = s_prime
+    return rollout
+"""
+    assert _check(source.format(method="sample"), "ML101") == []
+    assert [f.line for f in _check(source.format(method="rsample").replace("return rollout", "return 0"),
+                                   "ML101")] == [21]
+
+
+def test_ml101_a_beam_search_keeping_scores_in_a_local_is_bounded_by_the_call():
+    source = """
+import torch
+def beam_search(decoder, encoder_out, start, k, max_len):
+    scores, seqs, done_scores, done_seqs = torch.zeros(k, 1), start, [], []
+    h = decoder.init_hidden(encoder_out)
+    while True:
+        logits, h = decoder(seqs[:, -1], h)
+        seqs = torch.cat([seqs, logits.argmax(-1, keepdim=True)], 1)
+        done_scores.append(logits.max())
+        done_seqs.extend(seqs[:1].tolist())
+        if len(done_seqs) >= k or seqs.size(1) > max_len:
+            break
+    best = done_scores.index(max(done_scores))
+    return done_seqs[best]
+"""
+    assert _check(source, "ML101") == []
+    stream = source.replace("def beam_search(", "def serve(").replace("    best = done_scores", "    best = done_scores")
+    stream = stream.replace("        if len(done_seqs) >= k or seqs.size(1) > max_len:\n            break\n", "")
+    stream = stream.replace("    best = done_scores.index(max(done_scores))\n    return done_seqs[best]\n", "")
+    assert [f.line for f in _check(stream, "ML101")] == [9]

@@ -1674,6 +1674,16 @@ class Facts:
             return self._graph(node.value)
         return UNKNOWN_VALUE
 
+    def _is_distribution(self, node: cst.BaseExpression) -> bool:
+        """``Categorical(probs)``, or a name bound to one: a torch.distributions object."""
+        if type(node) is _NAME:
+            binding = self.lookup(node.value)
+            node = binding.node if binding is not None else None
+        if type(node) is not cst.Call:
+            return False
+        qualified = self.qualified_name(node.func) or ""
+        return qualified.startswith("torch.distributions.")
+
     def _graph_of_call(self, call: cst.Call) -> GraphValue:
         func = call.func
         args = [arg.value for arg in call.args]
@@ -1681,6 +1691,8 @@ class Facts:
             method = func.attr.value
             if method in GRAPH_ENDING_METHODS:
                 return NO_GRAPH
+            if method == "sample" and self._is_distribution(func.value):
+                return NO_GRAPH  # Distribution.sample() runs under no_grad (rsample() keeps the graph)
             if method in _CONTAINER_READS:
                 value = self._container_read(call, method)
                 if value is not None:

@@ -160,7 +160,7 @@ class GraphAccumulation(Rule):
         place = place_of(accumulator) or name
         if loop is not None and self._computed_from_accumulator(values, name):
             return  # h = h + f(h), x = x / x.sum(): a recurrence (ML102's business), not an accumulation
-        carrier = _carrier(next((v for v in values if facts.graph_value(v).state != 0), values[0]), facts)
+        carrier = _carrier(max(values, key=lambda v: facts.graph_value(v).state), facts)
         value_text = source_of(carrier)
         detached = detached_text(carrier)
 
@@ -174,9 +174,13 @@ class GraphAccumulation(Rule):
                 "." not in name and name in function.bindings
             ):
                 return  # a local of forward()/training_step(): it dies with the call (decoder steps, slices)
-            if step_loop is not None and not step_loop.is_training_loop and builds_a_sequence(step_loop) and \
-                    function.derives_from(function.returned_names, {name.split("[", 1)[0]}):
-                return  # an episode / decoding / unrolling loop handing its sequence to the caller
+            root = name.split("[", 1)[0]
+            if step_loop is not None and not step_loop.is_training_loop and builds_a_sequence(step_loop) and (
+                    function.derives_from(function.returned_names, {root})
+                    or (root in function.bindings and root not in function.inputs and function.returned_names)):
+                # an episode / decoding / unrolling loop handing its sequence to the caller, or
+                # keeping it in a local of a function that returns (a beam search's scores)
+                return
             if not facts.is_graph_carrying(graph):
                 return
             if function.backpropagates_whole(place):
@@ -268,6 +272,8 @@ class GraphAccumulation(Rule):
                 storage = method.stored.get(parameter)
                 if storage is None or not facts.is_graph_carrying(graph, function):
                     continue
+                if self._trained_on_and_emptied(class_name, storage, func.attr.value):
+                    continue  # REINFORCE's put_data: the episode's graphs, backpropagated and dropped
                 value_text = source_of(carrier)
                 ending = "detach" if method.keeps_tensors else "item"
                 fix_text = detached_text(carrier) if ending == "detach" else item_text(carrier)
@@ -284,6 +290,26 @@ class GraphAccumulation(Rule):
                 return
 
         self.at_module_exit(decide)
+
+    def _trained_on_and_emptied(self, class_name: str, storage: str, storing_method: str) -> bool:
+        """Does the class itself backpropagate what it stores in ``storage`` (read in a method
+        that runs a backward pass, or in a method that one calls: ``self.make_batch()``) and
+        empty it (``self.data = []``, ``self.data.clear()``) outside ``__init__``? Then the
+        graphs it keeps are one rollout's or episode's, freed by its own update."""
+        facts = self.facts
+        methods = facts.class_methods.get(class_name, {})
+        uses = {name: _attribute_uses(node) for name, node in methods.items()}
+        readers = {name for name, (read, _) in uses.items() if name not in ("__init__", storing_method)
+                   and storage in read}
+        if not readers or not any(storage in emptied for name, (_, emptied) in uses.items() if name != "__init__"):
+            return False
+        for name, node in methods.items():
+            scope = facts.function_scopes.get(id(node))
+            if scope is None or not scope.has_backward:
+                continue
+            if name in readers or any(f"self.{reader}" in uses[name][0] for reader in readers):
+                return True
+        return False
 
     def _computed_from_accumulator(self, values: list[cst.BaseExpression], name: str) -> bool:
         """Is the value computed, in this iteration, from the accumulator itself?"""
@@ -1423,12 +1449,44 @@ class _StoringMethod:
     keeps_tensors: bool = False
 
 
+class _AttributeUses(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.read: set[str] = set()
+        self.emptied: set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        name = dotted_name(node)
+        if name is not None:
+            self.read.add(name)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, (cst.List, cst.Dict)) and not node.value.elements:
+            for target in node.targets:
+                name = dotted_name(target.target)
+                if name is not None:
+                    self.emptied.add(name)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "clear" and not node.args:
+            name = dotted_name(node.func.value)
+            if name is not None:
+                self.emptied.add(name)
+
+
+def _attribute_uses(node: cst.CSTNode) -> tuple[set[str], set[str]]:
+    """The dotted attributes a function reads (``self.data``, ``self.make_batch``) and those it
+    empties (``self.data = []``, ``self.data.clear()``)."""
+    visitor = _AttributeUses()
+    node.visit(visitor)
+    return visitor.read, visitor.emptied
+
+
 def _carrier(value: cst.BaseExpression, facts) -> cst.BaseExpression:
     """The part of a value that carries the graph, to name in a message: ``loss`` in ``[loss]``
     or ``(loss, n)``."""
     if isinstance(value, (cst.List, cst.Tuple)) and value.elements:
         elements = [el.value for el in value.elements]
-        return next((v for v in elements if facts.graph_value(v).state != 0), elements[0])
+        return max(elements, key=lambda v: facts.graph_value(v).state)  # the first with the most graph
     return value
 
 
