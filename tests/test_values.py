@@ -259,3 +259,28 @@ def test_a_method_run_once_per_step_is_known_from_its_callers():
     facts = checker.facts
     scopes = {scope.name: scope for scope in checker._alive if getattr(scope, "name", None) in ("act", "unused")}
     assert facts.runs_per_step(scopes["act"]) and not facts.runs_per_step(scopes["unused"])
+
+
+def test_max_and_min_of_numbers_are_numbers():
+    from memlint.static.source_check import check_source
+    source = """
+import numpy as np
+import torch
+def train(model, train_data, optimizer, criterion, bptt):
+    i = 0
+    while i < train_data.size(0) - 2:
+        seq_len = max(5, int(np.random.normal(bptt, 5)))
+        data, targets = get_batch(train_data, i, seq_len=seq_len)
+        optimizer.zero_grad()
+        loss = criterion(model(data), targets)
+        loss.backward()
+        optimizer.step()
+        i += seq_len
+"""
+    assert check_source(source, "example.py", ["ML102"]) == []
+    assert [state for state, _ in probe("""
+        import torch
+        def f(model, x, n):
+            probe(max(5, int(n)))
+            probe(min(model(x), model(-x)))
+        """)] == [NONE, CARRIES]

@@ -595,6 +595,7 @@ class FunctionScope(Scope):
         modules = {name for name, binding in self.bindings.items() if binding.kind is Kind.MODULE}
         skip = self.inputs | (self.bound_without_graph - self.bound_with_graph) | CONFIG_NAMES | modules
         return self.derives_from(self.backward_names, names, skip=skip | set(besides))
+
     def backpropagates_whole(self, place: str) -> bool:
         """Is all of ``place`` (``losses``, ``self.history``, ``totals['loss']``) backpropagated
         here: ``sum(losses).backward()``, ``total = torch.stack(losses).sum(); total.backward()``?
@@ -1715,6 +1716,8 @@ class Facts:
                 return GraphValue(Graph.CARRIES)
         if self.is_module_constructor(call):
             return NO_GRAPH
+        if type(func) is _NAME and func.value in ("max", "min") and args and self.lookup(func.value) is None:
+            return GraphValue.combine(self._graph(arg) for arg in args)  # max(5, int(x)): a number
         if isinstance(func, cst.Name) and self.plain_functions:
             binding = self.lookup(func.value)
             if id(binding.node) in self.plain_functions if binding is not None else func.value in self.plain_names:
