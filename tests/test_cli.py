@@ -60,7 +60,7 @@ def test_findings_exit_1_with_ruff_style_lines(project):
     assert result.exit_code == 1
     lines = result.output.splitlines()
     assert lines[0].startswith("leak.py:10:9: ML101 ")
-    assert "'total' accumulates 'loss'" in lines[0] and "loss.item()" in lines[0]
+    assert "'total' accumulates 'loss'" in lines[0] and any("help: use loss.item()" in line for line in lines)
     assert "Found 1 problem (1 error) in 2 files checked." in lines
 
 
