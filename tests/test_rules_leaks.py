@@ -594,3 +594,33 @@ def beam_search(decoder, encoder_out, start, k, max_len):
     stream = stream.replace("        if len(done_seqs) >= k or seqs.size(1) > max_len:\n            break\n", "")
     stream = stream.replace("    best = done_scores.index(max(done_scores))\n    return done_seqs[best]\n", "")
     assert [f.line for f in _check(stream, "ML101")] == [9]
+
+
+AGENT = """
+import torch
+from torch import nn
+class Agent:
+    def __init__(self, policy):
+        self.policy = policy
+        self.lstm = nn.LSTMCell(8, 8)
+        self.state = None
+
+    def act(self, obs):
+        h, c = self.lstm(obs, self.state)
+        self.state = (h, c)
+        return self.policy(h).argmax(-1)
+
+def play(env, policy, episodes):
+    agent = Agent(policy)
+    for episode in range(episodes):
+        obs, done = env.reset(), False
+        {reset}
+        while not done:
+            obs, reward, done = env.step(agent.act(obs).item())
+"""
+
+
+def test_ml102_an_lstm_state_tuple_kept_by_an_agent_across_episodes():
+    (finding,) = _check(AGENT.format(reset="pass"), "ML102")
+    assert finding.line == 12 and "'self.state'" in finding.message and "act()" in finding.message
+    assert _check(AGENT.format(reset="agent.state = None"), "ML102") == []
