@@ -454,7 +454,8 @@ class FileChecker:
         def body() -> None:
             self._walk(node.iter)
             iter_graph = _carried_only(facts.in_grad_mode(facts.iteration_value(node.iter), node.iter))
-            loop = Loop(node, "for", facts.scope, iterates_data=F.iterates_data(node.iter),
+            loop = Loop(node, "for", facts.scope,
+                        iterates_data=F.iterates_data(node.iter) and not self._over_local_lists(node.iter),
                         target_names=frozenset(names_in(node.target)),
                         parameters_of=_parameters_owner(node.iter),
                         walks_steps=F.walks_steps((node.iter, node.target)),
@@ -465,6 +466,27 @@ class FileChecker:
                 self._walk_block(node.orelse.body)
 
         self._compound(node, body)
+
+    def _over_local_lists(self, iterable: cst.BaseExpression) -> bool:
+        """``for a, b in zip(res_samples, residuals)`` where a list walked (for ``zip``, one of them:
+        it pairs element by element) was built by this function (``res_samples = [h]``, then
+        filled): the parts of values it computed, not data, whatever the names say."""
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in (
+                "zip", "enumerate", "reversed"):
+            parts = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
+        else:
+            parts = [iterable]
+        scope = self.facts.scope
+        if not parts or not isinstance(scope, F.FunctionScope):
+            return False
+        return any(self._is_local_list(part, scope) for part in parts)
+
+    @staticmethod
+    def _is_local_list(part: cst.BaseExpression, scope: F.FunctionScope) -> bool:
+        if not isinstance(part, cst.Name) or part.value in scope.inputs:
+            return False
+        binding = scope.bindings.get(part.value)
+        return binding is not None and isinstance(binding.node, (cst.List, cst.ListComp, cst.Tuple))
 
     def _while(self, node: cst.While) -> None:
         def body() -> None:

@@ -381,6 +381,27 @@ class GraphAccumulation(Rule):
         self.at_function_exit(decide)
 
     VALID = [
+        # a forward helper pairing the residuals it computed with those passed in (a UNet's
+        # ControlNet residuals): "samples" in a name does not make a loop over data
+        """
+import torch
+from torch import nn
+class UNet(nn.Module):
+    def __init__(self, blocks):
+        super().__init__()
+        self.down_blocks = nn.ModuleList(blocks)
+
+    def _apply_down_blocks(self, h, emb, additional_residuals):
+        res_samples = [h]
+        for block in self.down_blocks:
+            h, block_samples = block(h, emb)
+            res_samples.extend(block_samples)
+        new_res_samples = []
+        for res_sample, residual in zip(res_samples, additional_residuals):
+            res_sample += residual
+            new_res_samples.append(res_sample)
+        return h, new_res_samples
+""",
         # .item() and .detach() end the graph
         """
 import torch
