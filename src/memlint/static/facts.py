@@ -582,9 +582,12 @@ class FunctionScope(Scope):
     def is_per_step_method(self) -> bool:
         return self.class_info is not None and self.name in PER_STEP_METHODS
 
-    def is_backpropagated(self, names: Iterable[str], besides: Iterable[str] = ()) -> bool:
+    def is_backpropagated(self, names: Iterable[str], besides: Iterable[str] = (),
+                          through_attributes: bool = False) -> bool:
         """Do any of ``names`` flow into something this function backpropagates (other than
-        through the names in ``besides``)?"""
+        through the names in ``besides``)? ``through_attributes``: a method or part of an
+        attribute counts as the attribute (``self.score.sum().backward()`` backpropagates
+        ``self.score``)."""
         # Not into the function's inputs (parameters, loop targets): a batch that a loss
         # was computed from carries no graph itself.
         # Nor through a name only ever bound without a graph (a target computed under no_grad),
@@ -594,7 +597,10 @@ class FunctionScope(Scope):
         # carry graphs, the variable does not.
         modules = {name for name, binding in self.bindings.items() if binding.kind is Kind.MODULE}
         skip = self.inputs | (self.bound_without_graph - self.bound_with_graph) | CONFIG_NAMES | modules
-        return self.derives_from(self.backward_names, names, skip=skip | set(besides))
+        sources = set(self.backward_names)
+        if through_attributes:
+            sources |= {name.rpartition(".")[0] for name in self.backward_names if name.count(".") >= 2}
+        return self.derives_from(sources, names, skip=skip | set(besides))
 
     def backpropagates_whole(self, place: str) -> bool:
         """Is all of ``place`` (``losses``, ``self.history``, ``totals['loss']``) backpropagated

@@ -294,7 +294,8 @@ class GradEnabledInference(Rule):
         collected = self._collected(call, record)
         if self._in_test_file and collected is None and not self._returned(call, record):
             return  # a test's forward pass: its graph dies with the test
-        backpropagated = id(call.node) in function.backward_nodes or function.is_backpropagated(call.results)
+        backpropagated = id(call.node) in function.backward_nodes or function.is_backpropagated(
+            call.results, through_attributes=True)
         training = _trains(function)
         if call.mode == "eval":
             if not backpropagated:
@@ -617,6 +618,22 @@ class Model(L.LightningModule):
     ]
 
     VALID += [
+        # Grad-CAM through an attribute: the score kept on self is what is backpropagated
+        """
+import torch
+class ModelWithHooks:
+    def __init__(self, model):
+        self.model = model
+    def class_score(self, logits, class_idx):
+        return logits[:, class_idx].squeeze()
+    def __call__(self, x, class_idx):
+        self.model.eval()
+        logits = self.model(x)
+        self.score = self.class_score(logits, class_idx)
+        self.model.zero_grad()
+        self.score.sum().backward()
+        return logits
+""",
         # a forward pass layer by layer, keeping the outputs later layers read (YOLO-style)
         """
 import torch
