@@ -2,8 +2,9 @@
 
 Run by hand (not by CI):  python benchmarks/verify_overhead.py [--repeats 3]
 
-For a tiny and a medium MLP it writes a training script that stops by itself after
-exactly ``warmup + steps`` optimizer steps, then times ``python script.py`` and
+For a tiny and a medium MLP (and the medium one keeping every loss with its graph, so
+that verify ends with the holder search) it writes a training script that stops by itself
+after exactly ``warmup + steps`` optimizer steps, then times ``python script.py`` and
 ``memlint verify script.py`` (default mode, and with ``--trace-dir``, which adds
 the torch.profiler) and prints the ratios. Both sides pay Python start-up and the
 torch import; the target is <= 1.3x on the medium model in the default mode.
@@ -28,17 +29,21 @@ torch.manual_seed(0)
 model = nn.Sequential(*[layer for _ in range({layers}) for layer in (nn.Linear({width}, {width}), nn.ReLU())],
                       nn.Linear({width}, 1))
 optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+kept = []
 for step in range({total}):
     x = torch.randn({batch}, {width})
     loss = model(x).pow(2).mean()
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+    if {keep}:
+        kept.append(loss)  # a leak: verify ends with the holder search
 '''
 
 MODELS = {
-    "tiny MLP (2x32, batch 16)": dict(layers=2, width=32, batch=16),
-    "medium MLP (4x1024, batch 256)": dict(layers=4, width=1024, batch=256),
+    "tiny MLP (2x32, batch 16)": dict(layers=2, width=32, batch=16, keep=False),
+    "medium MLP (4x1024, batch 256)": dict(layers=4, width=1024, batch=256, keep=False),
+    "medium MLP keeping every loss (holder search at the end)": dict(layers=4, width=1024, batch=256, keep=True),
 }
 
 

@@ -37,6 +37,8 @@ for _name in [*sorted(LEAKS), "leak_average_meter.py", *CLEAN, *FAILING]:
 for _name in ["leak_graph_accumulation.py", "fail_raises.py", "fail_segfault.py"]:
     plan(fixture(_name), *FAST)
 plan("--format", "json", *FAST, "-m", "clean_item_metrics", cwd=fixture("."))
+plan("--format", "json", fixture("leak_batch_inference.py"), *FAST, "--step-on", "module")
+plan("--format", "json", fixture("clean_batch_inference.py"), *FAST, "--step-on", "optimizer")
 
 
 @pytest.mark.parametrize("name", sorted(LEAKS))
@@ -90,16 +92,21 @@ def test_one_detached_scalar_per_step_is_seen_but_stable():
 
 def test_json_has_exactly_the_designed_shape():
     _, report = verify_json(fixture("leak_outputs_kept.py"), *FAST)
-    assert set(report) == {"script", "device", "steps", "warmup", "verdict", "reason", "tensor_bytes_per_step",
-                           "graph_nodes_per_step", "rss_bytes_per_step", "samples", "sites", "findings", "memory",
-                           "ranks"}
+    assert set(report) == {"script", "device", "steps", "warmup", "step_boundary", "verdict", "reason",
+                           "tensor_bytes_per_step", "graph_nodes_per_step", "rss_bytes_per_step", "samples", "sites",
+                           "findings", "memory", "ranks"}
     assert set(report["memory"]) == {"peak_bytes", "peak_step", "peak_phase", "peak_by_category",
                                      "high_water_by_category", "fit", "levers"}
     assert report["memory"]["fit"] is None  # no --gpu-memory, and no GPU
     assert report["device"] == "cpu" and report["steps"] == 8 and report["warmup"] == 2
+    assert report["step_boundary"] == "optimizer"
     assert [s["step"] for s in report["samples"]] == list(range(1, 11))
     assert set(report["samples"][0]) == {"step", "tensor_bytes", "graph_nodes", "rss_bytes"}
     assert set(report["sites"][0]) == {"path", "line", "function", "bytes_per_step", "count_per_step", "holder"}
+    assert report["sites"][0]["holder"] == {
+        "name": "all_logits", "function": "main", "path": report["sites"][0]["path"], "kind": "variable",
+        "line": line_of("leak_outputs_kept.py", "all_logits.append(logits)"), "container": "list", "items": 9,
+        "action": "appended"}
     assert report["findings"] and {"code", "line", "path", "confirmed"} <= set(report["findings"][0])
     assert report["ranks"] == []
 
@@ -176,8 +183,19 @@ def test_ctrl_c_stops_the_script_and_its_children(tmp_path):
 
 def test_script_that_never_steps():
     code, report = verify_json(fixture("fail_never_steps.py"), *FAST)
-    assert code == 2 and report["verdict"] == "inconclusive"
-    assert "never called an optimizer's step()" in report["reason"] and "memlint.step()" in report["reason"]
+    assert code == 2 and report["verdict"] == "inconclusive" and report["step_boundary"] is None
+    assert report["reason"].startswith("the script finished without a single step: it never stepped an optimizer, "
+                                       "drew batches from a torch.utils.data.DataLoader, called an nn.Module")
+    assert "memlint.step()" in report["reason"]
+
+
+def test_step_on_forces_the_boundary():
+    code, report = verify_json(fixture("leak_batch_inference.py"), *FAST, "--step-on", "module")
+    assert code == 1 and report["step_boundary"] == "module_call", report["reason"]
+    code, report = verify_json(fixture("clean_batch_inference.py"), *FAST, "--step-on", "optimizer")
+    assert code == 2 and report["verdict"] == "inconclusive" and report["step_boundary"] is None
+    assert report["reason"] == ("the script finished without a single step: it never called an optimizer's "
+                                "step() (--step-on optimizer)")
 
 
 def test_script_with_its_own_profiler_is_inconclusive_never_stable():

@@ -197,3 +197,50 @@ def test_a_storage_made_on_another_thread_is_placed_at_the_scripts_waiting_line(
         waiting_line = inspect.currentframe().f_lineno + 1
         site = pool.submit(tracker._site).result()  # the script waits here, the worker works
     assert site == (__file__, waiting_line, "test_a_storage_made_on_another_thread_is_placed_at_the_scripts_waiting_line")
+
+
+def test_step_on_is_checked_on_the_command_line_and_in_the_config():
+    from memlint.config import ConfigError
+    from memlint.dynamic.options import build_options
+
+    assert build_options({"step-on": "dataloader"}, script="train.py").step_on == "dataloader"
+    assert build_options({"step-on": "dataloader"}, script="train.py", step_on="module").step_on == "module"
+    with pytest.raises(ConfigError, match="--step-on must be one of optimizer, dataloader, module, marker"):
+        build_options(None, script="train.py", step_on="epoch")
+
+
+def test_a_finding_is_confirmed_by_growth_held_by_what_its_line_grows(tmp_path):
+    from memlint.dynamic.render import render_text
+
+    source = tmp_path / "train.py"
+    source.write_text(textwrap.dedent("""\
+        class KeepLogits(Trainer):
+            seen = []
+
+            def compute_loss(self, model, inputs):
+                out = model(**inputs)
+                self.seen.append(out.logits)
+                self.logged.append(out.loss.item())
+                return out.loss
+    """))
+    path = str(source)
+    # allocated inside the model's forward (the innermost line of user code is the call), held by the class list
+    holder = Holder("KeepLogits.seen", "compute_loss", path, None, "class_attribute", "list", 3, None)
+    site = Site(path, 5, "compute_loss", 64.0, 1.0, holder)
+    append, logged = _finding(path, 6, "'self.seen' accumulates 'out.logits'"), _finding(path, 7, "other")
+    marked = mark_confirmed([append, logged], [site], growth=True)
+    assert [m.confirmed for m in marked] == [True, False] and marked[0].sites == [site]
+    report = VerifyReport(path, "cpu", 6, 2, "growth", "because", 64.0, 0.0, 0.0, sites=[site], findings=marked,
+                          step_boundary="optimizer")
+    text = render_text(report)
+    assert "a step is one optimizer step" in text.splitlines()[0]
+    assert "held by 'KeepLogits.seen' (list, 3 items); confirms ML101 at" in text and ":6" in text
+
+
+def test_holder_text_names_closures_and_graphs():
+    from memlint.dynamic.render import _holder_text
+
+    closure = Holder("outputs", "keep", "train.py", 27, "closure", "list", 9, "appended")
+    graph = Holder("scores", "main", "train.py", 29, "graph", "list", 10, "appended")
+    assert _holder_text(closure) == "'outputs' in a closure cell of keep() (list, 9 items, appended at train.py:27)"
+    assert _holder_text(graph) == "the autograd graph of 'scores' (appended at train.py:29)"

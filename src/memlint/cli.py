@@ -249,9 +249,12 @@ def _running_server(path: str) -> tuple[int | None, bool]:
 @click.option("--nproc-per-node", type=int, help="Run P ranks through torch.distributed.run.")
 @click.option("--gpu-memory", metavar="SIZE|CARD",
               help="Project the step's peak onto a GPU of this size (24GiB, 80GB) or card (RTX4090, A100-80GB, H100).")
+@click.option("--step-on", type=click.Choice(["optimizer", "dataloader", "module", "marker"]),
+              help="What ends a step (default: memlint.step() if called, else an optimizer step, else a "
+                   "DataLoader batch, else a call of the outermost module).")
 def verify(script, args, module, steps, warmup, device, timeout, output_format, trace_dir, plot, nproc_per_node,
-           gpu_memory):
-    """Run SCRIPT for a few optimizer steps and report whether memory grows.
+           gpu_memory, step_on):
+    """Run SCRIPT for a few steps and report whether memory grows.
 
     Arguments for the script go after "--": memlint verify train.py -- --lr 0.1
 
@@ -269,7 +272,7 @@ def verify(script, args, module, steps, warmup, device, timeout, output_format, 
     options = build_options(
         verify_config(script), script=script, module=module, args=list(args), steps=steps, warmup=warmup,
         device=device, timeout=timeout, trace_dir=trace_dir, plot=plot, nproc_per_node=nproc_per_node,
-        gpu_memory=gpu_memory,
+        gpu_memory=gpu_memory, step_on=step_on,
     )
     bar = None
     if output_format == "text" and sys.stderr.isatty():

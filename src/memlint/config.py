@@ -28,7 +28,7 @@ class ConfigError(Exception):
 
 CHECK_KEYS = {"select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores", "server", "verify"}
 VERIFY_KEYS = {"steps", "warmup", "threshold", "node-threshold", "rss-threshold", "device", "timeout",
-               "gpu-memory"}
+               "gpu-memory", "step-on"}
 
 # Directories never worth descending into (virtualenvs, build output, VCS, caches).
 DEFAULT_EXCLUDE = (

@@ -18,12 +18,14 @@ Parent side (never imports torch):
 
 Child side (``python -m memlint.dynamic.child``):
   child.py     run the script with runpy; record how it ended
-  runtime.py   step hook, sampling at step boundaries, stop with StopVerify, result file
+  runtime.py   sampling at step boundaries, stop with StopVerify, result file
+  boundaries.py where a step ends: optimizer step, DataLoader batch, outermost module call, memlint.step()
   recorder.py  samples and final attribution (shared with the in-process pytest fixture)
   storages.py  TorchDispatchMode tracking live storages and the user line that made them
   peak.py      the peak inside each step, its phase, and its bytes by class (parameters, gradients, ...)
-  holders.py   the user's variables: tensors they hold, autograd nodes behind them
-  bindings.py  the source line where a holder variable is rebound or grown
+  graph.py     the tracker extended: tensors behind each storage, autograd nodes they keep alive
+  heap.py      the holder of a survivor, found once at the end: user variables, then gc referrers
+  bindings.py  the source line where a holder is appended to, stored in or rebound
   profiling.py the optional torch.profiler window for --trace-dir
   usercode.py, system.py   "is this the user's file?", RSS, free RAM, process tree
 

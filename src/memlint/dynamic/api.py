@@ -70,6 +70,8 @@ def run_verify(opts: VerifyOptions, on_progress=None) -> VerifyReport:
         ranks=ranks if opts.nproc_per_node > 1 else [], exhausted_at_step=top.exhausted_at_step,
         details=top.details, memory=worst_memory(r.memory for r in ranks),
     )
+    first = outcome.results.get(top.rank) or next(iter(outcome.results.values()), {})
+    report.step_boundary, report.step_owner = first.get("step_boundary"), first.get("step_owner") or ""
     static.join()
     report.findings = mark_confirmed(static.findings, report.sites, report.verdict == "growth")
     if opts.plot and report.samples:

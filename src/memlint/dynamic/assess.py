@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import signal
 
+from memlint.dynamic.boundaries import STEP_ON, nothing_stepped
 from memlint.dynamic.launcher import ChildOutcome
 from memlint.dynamic.options import VerifyOptions
 from memlint.dynamic.report import Holder, RankReport, Sample, Site
@@ -51,9 +52,9 @@ def _assess_rank(rank: int, outcome: ChildOutcome, options: VerifyOptions, total
                           f"the script called sys.exit({result['exit_code']}) {where}", details=tail)
     if status == "finished":
         if step == 0:
+            forced = STEP_ON.get(options.step_on) if options.step_on else None
             return RankReport(rank, "inconclusive",
-                              "the script finished without a single step: it never called an optimizer's "
-                              "step() (loops without an optimizer must call memlint.step() once per step)",
+                              f"the script finished without a single step: {nothing_stepped(forced)}",
                               details=tail)
         return RankReport(rank, "inconclusive",
                           f"the script finished {where}: run it longer or lower --steps/--warmup")
@@ -83,9 +84,10 @@ def judge(rank: int, result: dict, options: VerifyOptions) -> RankReport:
     report = RankReport(rank, "stable", "", tensor.slope, nodes.slope, rss.slope, samples,
                         [_site(s) for s in result["sites"]])
     graph_holder = result.get("graph_holder")
-    if nodes.grows and graph_holder and graph_holder.get("line"):
-        holder = Holder(graph_holder["name"], graph_holder["function"], graph_holder["path"], graph_holder["line"])
-        report.sites.append(Site(holder.path, holder.line, holder.function, 0, graph_holder["nodes_per_step"], holder))
+    if nodes.grows and graph_holder:
+        graph_site = _graph_site(graph_holder)
+        if graph_site is not None:
+            report.sites.append(graph_site)
     if result.get("profiler_conflict"):
         report.verdict = "inconclusive"
         report.reason = ("another torch.profiler was active during the measured steps; memlint cannot "
@@ -95,7 +97,7 @@ def judge(rank: int, result: dict, options: VerifyOptions) -> RankReport:
     if tensor.grows:
         growing.append(f"live tensor memory grows {human_bytes(tensor.slope)}/step")
     if nodes.grows:
-        held = f" (held by {graph_holder['name']})" if graph_holder else ""
+        held = f" (held by {graph_holder['name']})" if graph_holder and graph_holder.get("name") else ""
         growing.append(f"the autograd graph grows {nodes.slope:g} nodes/step{held}")
     if rss.grows:
         growing.append(f"RSS grows {human_bytes(rss.slope)}/step")
@@ -118,7 +120,18 @@ def judge(rank: int, result: dict, options: VerifyOptions) -> RankReport:
 def _site(data: dict) -> Site:
     holder = data.get("holder")
     return Site(data["path"], data["line"], data["function"], data["bytes_per_step"], data["count_per_step"],
-                Holder(**holder) if holder else None)
+                Holder.from_json(holder) if holder else None)
+
+
+def _graph_site(graph_holder: dict) -> Site | None:
+    """The site of a growing graph: the line where its holder grows, else where its tensors were made."""
+    holder = Holder.from_json(graph_holder) if graph_holder.get("name") else None
+    if holder is not None and holder.line is not None:
+        return Site(holder.path, holder.line, holder.function, 0, graph_holder["nodes_per_step"], holder)
+    made = graph_holder.get("site")
+    if made:
+        return Site(made[0], made[1], made[2], 0, graph_holder["nodes_per_step"], holder)
+    return None
 
 
 def _tail(output: str) -> str:

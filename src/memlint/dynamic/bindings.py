@@ -16,6 +16,7 @@ import ast
 from functools import lru_cache
 
 _GROWING_METHODS = {"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "__setitem__"}
+_APPENDING = {"append", "extend", "insert", "add", "appendleft"}
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
@@ -54,15 +55,15 @@ def _function(tree: ast.Module, function: str, first_line: int) -> ast.AST:
 
 
 def _candidates(scope: ast.AST, name: str, function: str):
-    """(priority, line, enclosing function) for every statement that could rebind or grow ``name``."""
+    """(priority, line, enclosing function, action) for every statement that could rebind or grow ``name``."""
     def visit(node: ast.AST, in_loop: bool, function: str):
         for child in ast.iter_child_nodes(node):
             loop = in_loop or isinstance(child, _LOOPS)
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 yield from visit(child, False, child.name)
                 continue
-            for priority in _priorities(child, name, in_loop):
-                yield priority, child.lineno, function
+            for priority, action in _priorities(child, name, in_loop):
+                yield priority, child.lineno, function, action
             yield from visit(child, loop, function)
 
     yield from visit(scope, False, function)
@@ -70,31 +71,61 @@ def _candidates(scope: ast.AST, name: str, function: str):
 
 def _priorities(child: ast.AST, name: str, in_loop: bool):
     if isinstance(child, ast.AugAssign) and _matches(child.target, name):
-        yield 1
+        yield 1, "accumulated"
     elif isinstance(child, (ast.Assign, ast.AnnAssign)):
         targets = child.targets if isinstance(child, ast.Assign) else [child.target]
         for target in targets:
             if isinstance(target, ast.Subscript) and _matches(target.value, name):
-                yield 3
+                yield 3, "stored"
             elif _matches(target, name):
                 if in_loop and child.value is not None and _reads(child.value, name):
-                    yield 2
+                    yield 2, "rebound"
                 else:
-                    yield 4 if in_loop else 5
+                    yield (4 if in_loop else 5), "assigned"
     elif (isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute)
           and child.func.attr in _GROWING_METHODS and _matches(child.func.value, name)):
-        yield 3
+        yield 3, "appended" if child.func.attr in _APPENDING else "stored"
 
 
-def binding_line(path: str, function: str, first_line: int, holder: str) -> tuple[int, str] | None:
-    """(line, function there) most telling for ``holder`` (a name or a path such as ``model.cache``)."""
+def binding(path: str, function: str, first_line: int, holder: str) -> tuple[int, str, str] | None:
+    """(line, function there, action) most telling for ``holder`` (a name or a path such as
+    ``model.cache``); the action says what the line does to it: appended, stored, accumulated,
+    rebound or assigned."""
     tree = _parse(path)
     if tree is None:
         return None
-    name = holder.rsplit(".", 1)[-1]
+    name = last_name(holder)
     scope = _function(tree, function, first_line)
     for scope, scope_name in ((scope, function), (tree, "<module>")):
         found = sorted(_candidates(scope, name, scope_name))
         if found:
-            return found[0][1], found[0][2]
+            return found[0][1], found[0][2], found[0][3]
     return None
+
+
+def grows(path: str, line: int, holder: str) -> bool:
+    """Whether the statement at ``line`` appends to, stores in, accumulates into or rebinds ``holder``."""
+    tree = _parse(path)
+    if tree is None:
+        return False
+    name = last_name(holder)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, *_LOOPS, ast.If, ast.With,
+                                 ast.AsyncWith, ast.Try)):
+                continue
+            inner = [node, *(n for n in ast.walk(node) if isinstance(n, ast.Call))]
+            if any(priority <= 3 for candidate in inner for priority, _ in _priorities(candidate, name, True)):
+                return True
+    return False
+
+
+def last_name(holder: str) -> str:
+    """``trainer.callbacks[1].buffer`` -> ``buffer``; ``metrics['loss']`` -> ``metrics``."""
+    return holder.split("[", 1)[0].rsplit(".", 1)[-1] if holder.endswith("]") else holder.rsplit(".", 1)[-1]
+
+
+def binding_line(path: str, function: str, first_line: int, holder: str) -> tuple[int, str] | None:
+    """(line, function there) most telling for ``holder`` (a name or a path such as ``model.cache``)."""
+    found = binding(path, function, first_line, holder)
+    return (found[0], found[1]) if found else None

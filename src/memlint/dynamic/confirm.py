@@ -1,9 +1,10 @@
 """Run the static check on the verified script and mark findings the run confirms.
 
-A static finding is ``confirmed`` when it is in the same file as a growth site and
-either on the site's line or the holder's line, or its message names the holder
-variable (``total_loss``, or the last part of ``model.cache``) or the method the site is in
-(``AverageMeter.update()``: the finding is at the call, the growth inside the method).
+A static finding is ``confirmed`` when the run shows growth that it explains: the
+growing storage was allocated on its line, or is held by what its line appends to,
+stores in or accumulates into (wherever it was allocated, framework code included),
+or its message names the holder (``total_loss``, the last part of ``model.cache``) or
+the method the growth is in (``AverageMeter.update()``: the finding is at the call).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 
+from memlint.dynamic.bindings import last_name, grows
 from memlint.dynamic.report import Site, VerifiedFinding
 from memlint.static.runner import check_paths
 
@@ -28,28 +30,44 @@ def static_findings(path: str) -> list:
         return []
 
 
-def _same_file(a: str, b: str) -> bool:
-    return os.path.realpath(a) == os.path.realpath(b)
+def _same_file(a: str | None, b: str | None) -> bool:
+    return bool(a and b) and os.path.realpath(a) == os.path.realpath(b)
 
 
-def is_confirmed(finding, sites: list[Site]) -> bool:
-    for site in sites:
-        if not _same_file(finding.path, site.path):
-            continue
-        lines = {site.line}
-        if site.holder is not None and site.holder.line is not None and _same_file(site.holder.path, finding.path):
-            lines.add(site.holder.line)
-        if finding.line in lines:
+def confirms(finding, site: Site) -> bool:
+    """Whether ``site``'s growth is what ``finding`` predicts.
+
+    Yes when the finding is on the line that allocated the growing storage; or its line
+    appends to, stores in, accumulates into or rebinds the site's holder (``self.seen.append(
+    out.logits)`` confirmed by logits allocated at ``out = model(**inputs)`` and held by
+    ``KeepLogits.seen``); or its message names the holder, or the method the growth is in.
+    """
+    holder = site.holder
+    if _same_file(finding.path, site.path):
+        if finding.line == site.line:
             return True
         if site.function and re.search(rf"\.{re.escape(site.function)}\(\)", finding.message):
             return True
-        if site.holder is not None:
-            name = site.holder.name.rsplit(".", 1)[-1]
-            if re.search(rf"(?<!\w){re.escape(name)}\b", finding.message):
-                return True
+    if holder is None:
+        return False
+    if _same_file(finding.path, holder.path) and finding.line == holder.line:
+        return True
+    if grows(finding.path, finding.line, holder.name):
+        return True
+    if _same_file(finding.path, site.path) or _same_file(finding.path, holder.path):
+        name = last_name(holder.name)
+        return bool(re.search(rf"(?<!\w){re.escape(name)}\b", finding.message))
     return False
 
 
+def is_confirmed(finding, sites: list[Site]) -> bool:
+    return any(confirms(finding, site) for site in sites)
+
+
 def mark_confirmed(findings: list, sites: list[Site], growth: bool) -> list[VerifiedFinding]:
-    """Wrap findings; only a run that showed growth can confirm one."""
-    return [VerifiedFinding(f, growth and is_confirmed(f, sites)) for f in findings]
+    """Wrap findings; only a run that showed growth can confirm one. Each keeps the sites it explains."""
+    marked = []
+    for finding in findings:
+        explained = [site for site in sites if confirms(finding, site)] if growth else []
+        marked.append(VerifiedFinding(finding, bool(explained), explained))
+    return marked

@@ -74,6 +74,7 @@ def run_child(options: VerifyOptions, workdir: str, on_progress=None) -> ChildOu
         "script": options.script, "module": options.module, "args": options.args,
         "steps": options.steps, "warmup": options.warmup, "device": options.device,
         "result_dir": workdir, "trace_dir": os.path.abspath(options.trace_dir) if options.trace_dir else None,
+        "step_on": options.step_on,
     }
     config_path = os.path.join(workdir, "config.json")
     with open(config_path, "w") as fh:

@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from memlint.config import ConfigError
+from memlint.dynamic.boundaries import STEP_ON
 from memlint.dynamic.cards import parse_capacity
 from memlint.dynamic.verdict import DEFAULT_NODE_THRESHOLD, DEFAULT_RSS_THRESHOLD, DEFAULT_THRESHOLD
 
 DEVICES = ("auto", "cpu", "cuda")
+STEP_ON_CHOICES = tuple(STEP_ON)
 
 
 @dataclass
@@ -28,6 +30,7 @@ class VerifyOptions:
     nproc_per_node: int = 1
     static_check: bool = True  # run `memlint check` on the script and mark confirmed findings
     gpu_memory: str | int | None = None  # project the peak onto this GPU: "24GiB", bytes, or a card name
+    step_on: str | None = None  # force one step boundary: optimizer | dataloader | module | marker
 
     def validate(self) -> None:
         if bool(self.script) == bool(self.module):
@@ -42,6 +45,8 @@ class VerifyOptions:
             raise ConfigError("--timeout must be positive")
         if self.nproc_per_node < 1:
             raise ConfigError("--nproc-per-node must be at least 1")
+        if self.step_on is not None and self.step_on not in STEP_ON_CHOICES:
+            raise ConfigError(f"--step-on must be one of {', '.join(STEP_ON_CHOICES)}, not {self.step_on!r}")
         if self.plot and not self.plot.lower().endswith((".svg", ".html", ".htm")):
             raise ConfigError("--plot must name an .svg or .html file")
         parse_capacity(self.gpu_memory)
@@ -57,6 +62,7 @@ CONFIG_FIELDS = {
     "device": ("device", str),
     "timeout": ("timeout", (int, float)),
     "gpu-memory": ("gpu_memory", (str, int)),
+    "step-on": ("step_on", str),
 }
 
 

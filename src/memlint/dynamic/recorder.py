@@ -1,52 +1,65 @@
 """Samples per step and the final attribution, shared by the child runtime and the pytest fixture.
 
-The caller decides when a step ends and which variables are the roots (the user's
-frames in the child, the step function's closure in the fixture); the recorder
-samples the signals, and the live bytes per allocation site at every step. A site
-grows when its own live bytes trend upwards over the measured steps, which catches
-both a list that gains a tensor per step and one tensor that is re-grown by
-``torch.cat`` every step; the batch and loss of the current step (alive at any step
-boundary) stay flat. At the end it also finds the variable holding each growing
-site, and the variable whose autograd graph grew fastest.
+The caller decides when a step ends and which variables are the named roots (the
+user's frames in the child, the step function's closure in the fixture); the
+recorder samples the signals, the live bytes per allocation site and the autograd
+nodes per allocation site at every step. A site grows when its own live bytes
+trend upwards over the measured steps, which catches both a list that gains a
+tensor per step and one tensor that is re-grown by ``torch.cat`` every step; the
+batch and loss of the current step (alive at any step boundary) stay flat. The
+graph signal counts the nodes kept alive by every tracked tensor, whoever holds it
+(:mod:`memlint.dynamic.graph`). At the end, once, the holder of each growing site
+and of the fastest-growing graph is found on the heap (:mod:`memlint.dynamic.heap`).
 """
 
 from __future__ import annotations
 
-from memlint.dynamic import holders
-from memlint.dynamic.bindings import binding_line
-from memlint.dynamic.storages import StorageTracker
+from collections import Counter
+
+from memlint.dynamic.bindings import binding
+from memlint.dynamic.graph import GraphTracker, graph_roots, graph_sinks, sample_graph, saved_storages
+from memlint.dynamic.heap import HeapHolder, HolderSearch
 from memlint.dynamic.system import rss_bytes
 from memlint.dynamic.usercode import UserFiles
 from memlint.dynamic.verdict import RISING_SHARE, rising_share, theil_sen
 
+REPRESENTATIVES = 4  # surviving storages per site whose holder is looked up
+MAX_SINKS = 6  # kept graphs named, to name the activations they saved
+
 
 class Recorder:
-    def __init__(self, tracker: StorageTracker, is_user: UserFiles, warmup: int, steps: int) -> None:
+    def __init__(self, tracker: GraphTracker, is_user: UserFiles, warmup: int, steps: int) -> None:
         self.tracker = tracker
         self.is_user = is_user
         self.warmup = warmup
         self.steps = steps
         self.samples: list[dict] = []
-        self.holder_counts: list[dict] = []  # per sample: HolderKey -> graph nodes
         self.site_totals: list[dict] = []  # per sample: site -> (live bytes, live storages)
+        self.graph_totals: list[dict] = []  # per sample: site -> autograd nodes first reached from its tensors
 
-    def sample(self, step: int, roots, tensor_bytes: int) -> None:
+    def sample(self, step: int, tensor_bytes: int) -> None:
         """Record the signals at the end of ``step`` (1-based); the tracker moves to the next step."""
-        nodes, per_holder = holders.graph_nodes(roots, self.is_user)
+        nodes, per_site = sample_graph(self.tracker)
         self.samples.append({"step": step, "tensor_bytes": tensor_bytes, "graph_nodes": nodes,
                              "rss_bytes": rss_bytes()})
-        self.holder_counts.append(per_holder)
+        self.graph_totals.append(per_site)
         self.site_totals.append(self.tracker.by_site())
         if self.tracker.accountant is not None:
             self.tracker.accountant.end_step(step)
         self.tracker.step = step + 1
 
+    def restart(self) -> None:
+        """Forget every sample: steps are counted again from 1 (a new step boundary took over)."""
+        self.samples.clear()
+        self.site_totals.clear()
+        self.graph_totals.clear()
+        self.tracker.restart()
+
     def _window(self, series: list) -> list:
         """The samples from the end of warmup on (the baseline) to the last step."""
         return series[max(0, self.warmup - 1):]
 
-    def sites(self, roots) -> list[dict]:
-        """Allocation sites whose live bytes grow over the measured steps, with their holder."""
+    def _growing_sites(self) -> list[tuple[float, float, tuple]]:
         window = self._window(self.site_totals)
         growing = []
         for site in {site for totals in window for site in totals}:
@@ -56,33 +69,121 @@ class Recorder:
                 counts = theil_sen([totals.get(site, (0, 0))[1] for totals in window])
                 growing.append((slope, counts, site))
         growing.sort(key=lambda g: (-g[0], g[2]))
-        sites = []
-        for slope, counts, (path, line, function) in growing:
-            ids = self.tracker.storages_from((path, line, function), self.warmup + 1)
-            held = holders.storage_holders(roots, set(ids), self.is_user) if ids else {}
-            keys = list(held.values())
-            holder = max(set(keys), key=keys.count) if keys else None
-            sites.append({"path": path, "line": line, "function": function, "bytes_per_step": slope,
-                          "count_per_step": counts, "holder": holder_json(holder)})
-        return sites
+        return growing
 
-    def graph_holder(self) -> dict | None:
-        """The variable whose reachable autograd graph grew fastest over the measured steps."""
-        window = self._window(self.holder_counts)
+    def _graph_site(self) -> tuple[tuple | None, float] | None:
+        """The allocation site whose tensors hold the fastest-growing autograd graph, and its slope."""
+        window = self._window(self.graph_totals)
         best, best_slope = None, 0.0
-        for key in {key for counts in window for key in counts}:
-            slope = theil_sen([counts.get(key, 0) for counts in window])
+        for site in {site for counts in window for site in counts}:
+            slope = theil_sen([counts.get(site, 0) for counts in window])
             if slope > best_slope:
-                best, best_slope = key, slope
-        if best is None:
-            return None
-        return {**holder_json(best), "nodes_per_step": best_slope}
+                best, best_slope = (site,), slope
+        return (best[0], best_slope) if best else None
+
+    def attribute(self, roots) -> tuple[list[dict], dict | None]:
+        """(growing tensor sites with their holders, the holder of the growing graph or None).
+
+        ``roots``: (heap.Root, value) pairs, the variables that name a holder best. For each
+        site a few surviving storages born after warmup are looked up, together with the
+        kept graphs (tensors whose graph no other tracked graph contains). A storage that no
+        Python object holds (an activation saved for backward: its tensor is gone, or kept
+        alive from C++ only) is named by the kept graph that saved it.
+        """
+        growing = self._growing_sites()
+        graph = self._graph_site()
+        last_step = self.samples[-1]["step"] if self.samples else 0
+        wanted: list[list[int]] = []
+        for _, _, site in growing:
+            keys = [key for key, s in self.tracker.live.items() if s.site == site and s.step > self.warmup]
+            wanted.append(_spread(keys, self.tracker, last_step))
+        sinks = [key for key, _, _ in graph_sinks(self.tracker, self.warmup)]
+        graph_keys: list[int] = []
+        if graph is not None:
+            at_site = [key for key in sinks if (s := self.tracker.survivor(key)) is not None and s.site == graph[0]]
+            if not at_site:  # a graph grown in place on one tensor made during warmup (total_loss += loss)
+                at_site = list(dict.fromkeys(key for key, site, _ in graph_roots(self.tracker) if site == graph[0]))
+            graph_keys = _spread(at_site, self.tracker, last_step)
+        named = self._name_storages([k for keys in wanted for k in keys] + graph_keys,
+                                    _spread(sinks, self.tracker, last_step, MAX_SINKS), roots)
+
+        def holder_of(keys: list[int]) -> dict | None:
+            return holder_json(_most_common([named[key] for key in keys if named.get(key) is not None]))
+
+        sites = []
+        for (slope, counts, (path, line, function)), keys in zip(growing, wanted):
+            sites.append({"path": path, "line": line, "function": function, "bytes_per_step": slope,
+                          "count_per_step": counts, "holder": holder_of(keys)})
+        graph_holder = None
+        if graph is not None:
+            held = holder_of(graph_keys)
+            site, slope = graph
+            graph_holder = {**(held or {"name": None, "function": None, "path": None, "line": None}),
+                            "nodes_per_step": slope, "site": list(site) if site else None}
+        return sites, graph_holder
+
+    def _name_storages(self, keys: list[int], sinks: list[int], roots) -> dict[int, HeapHolder]:
+        """Storage key -> holder, for the storages in ``keys`` (and the kept graphs ``sinks``) that
+        can be named: by a path to one of their tensors, else by a named kept graph that saved them."""
+        keys = list(dict.fromkeys(keys + sinks))
+        targets: list = []  # the only container of ours that holds tensors while the heap is searched
+        owners: list[int] = []
+        for key in keys:
+            for tensor in self.tracker.tensors(key):  # the creator, and the latest view
+                owners.append(key)
+                targets.append(tensor)
+        found = HolderSearch(roots, self.is_user).find(targets)
+        named: dict[int, HeapHolder] = {}
+        for key, holder in zip(owners, found):
+            if holder is not None and (key not in named or holder.rank < named[key].rank):
+                named[key] = holder
+        orphans = {key for key in keys if key not in named}
+        for key, tensor in zip(owners, targets):
+            if not orphans:
+                break
+            if key in named and key in sinks and tensor.grad_fn is not None:
+                for saved in saved_storages(tensor, orphans):
+                    named[saved] = _through_graph(named[key])
+                    orphans.discard(saved)
+        targets.clear()
+        return named
 
 
-def holder_json(key: holders.HolderKey | None) -> dict | None:
-    """A holder with the line (and function) where it is rebound or grown."""
-    if key is None:
+def _spread(keys: list[int], tracker: GraphTracker, last_step: int, count: int = 0) -> list[int]:
+    """Up to ``count`` (REPRESENTATIVES) storage keys spread over the steps, the current step's
+    only when there is nothing older (what the current step made is also held by its locals)."""
+    count = count or REPRESENTATIVES
+    older = [k for k in keys if (s := tracker.survivor(k)) is not None and s.step < last_step]
+    pool = older or keys
+    if len(pool) <= count:
+        return pool
+    step = (len(pool) - 1) / (count - 1)
+    return [pool[round(i * step)] for i in range(count)]
+
+
+def _most_common(names: list[HeapHolder]) -> HeapHolder | None:
+    """The name most representatives share; a direct holder over a graph that saved the storage."""
+    if not names:
         return None
-    found = binding_line(key.path, key.function, key.first_line, key.name)
-    line, function = found if found else (None, key.function)
-    return {"name": key.name, "function": function, "path": key.path, "line": line}
+    counts = Counter(h.name for h in names)
+    return min(names, key=lambda h: (-counts[h.name], h.kind == "graph", h.rank))
+
+
+def _through_graph(holder: HeapHolder) -> HeapHolder:
+    return HeapHolder(holder.name, "graph", holder.function, holder.path, holder.first_line, holder.container,
+                      holder.items, holder.owner_file, holder.rank)
+
+
+def holder_json(holder: HeapHolder | None) -> dict | None:
+    """A holder with the line (and function) where it is appended to, stored in or rebound."""
+    if holder is None:
+        return None
+    found = binding(holder.path, holder.function, holder.first_line, holder.name)
+    if found is None and holder.owner_file and holder.owner_file != holder.path:
+        found = binding(holder.owner_file, "<module>", 1, holder.name)
+        path = holder.owner_file if found else holder.path
+    else:
+        path = holder.path
+    line, function, action = found if found else (None, holder.function, None)
+    return {"name": holder.name, "function": function, "path": path, "line": line, "kind": holder.kind,
+            "container": holder.container, "items": holder.items, "action": action}

@@ -8,6 +8,7 @@ import os
 from typing import TYPE_CHECKING
 
 from memlint.dynamic.assess import human_bytes
+from memlint.dynamic.boundaries import describe
 from memlint.dynamic.report import RankReport, Site, VerifyReport
 
 if TYPE_CHECKING:
@@ -28,16 +29,37 @@ def _where(path: str, line: int | None) -> str:
     return f"{rel}:{line}" if line is not None else rel
 
 
-def _site_line(site: Site) -> str:
+def _holder_text(holder) -> str:
+    """``'Model.step_losses' (list, 23 items, appended at leak.py:17)``."""
+    if holder.kind == "closure":
+        text = f"'{holder.name}' in a closure cell of {holder.function}()"
+    elif holder.kind == "graph":
+        text = f"the autograd graph of '{holder.name}'"
+    else:
+        text = f"'{holder.name}'"
+    details = []
+    if holder.container and holder.kind != "graph":
+        details.append(holder.container + (f", {holder.items:,} items" if holder.items is not None else ""))
+    if holder.line is not None:
+        where = _where(holder.path, holder.line)
+        details.append(f"{holder.action} at {where}" if holder.action else where)
+    return text + (f" ({', '.join(details)})" if details else "")
+
+
+def _site_line(site: Site, findings: list) -> str:
     if site.is_graph:
-        return (f"  {_where(site.path, site.line)} in {site.function}: autograd graph +{site.count_per_step:g} "
-                f"nodes/step kept alive by '{site.holder.name}'")
-    text = (f"  {_where(site.path, site.line)} in {site.function}: +{human_bytes(site.bytes_per_step)}/step "
-            f"({site.count_per_step:g} allocations/step)")
-    if site.holder is not None:
-        text += f", held by '{site.holder.name}'"
-        if site.holder.line is not None:
-            text += f" ({_where(site.holder.path, site.holder.line)})"
+        made = site.holder is None or site.holder.line is None
+        text = (f"  {_where(site.path, site.line)} in {site.function}: autograd graph +{site.count_per_step:g} "
+                f"nodes/step")
+        text += (" made here" if made else "") + (f", kept alive by {_holder_text(site.holder)}" if site.holder else "")
+    else:
+        text = (f"  {_where(site.path, site.line)} in {site.function}: +{human_bytes(site.bytes_per_step)}/step "
+                f"({site.count_per_step:g} allocations/step)")
+        if site.holder is not None:
+            text += f", held by {_holder_text(site.holder)}"
+    confirmed = [vf.finding for vf in findings if any(s is site for s in vf.sites)]
+    if confirmed:
+        text += "; confirms " + ", ".join(f"{f.code} at {_where(f.path, f.line)}" for f in confirmed)
     return text
 
 
@@ -47,8 +69,10 @@ def _signals(r: RankReport | VerifyReport) -> str:
 
 
 def render_text(report: VerifyReport) -> str:
-    lines = [f"memlint verify {report.script} ({report.device}, {report.warmup} warmup + {report.steps} "
-             f"measured steps)"]
+    header = f"{report.device}, {report.warmup} warmup + {report.steps} measured steps"
+    if report.step_boundary:
+        header += f"; {describe(report.step_boundary, report.step_owner)}"
+    lines = [f"memlint verify {report.script} ({header})"]
     lines.append(f"verdict: {report.verdict}: {report.reason}")
     if report.tensor_bytes_per_step is not None:
         lines.append(f"  per step: {_signals(report)}")
@@ -61,7 +85,7 @@ def render_text(report: VerifyReport) -> str:
         lines.append("")
         lines.append("where the surviving memory comes from:" if report.verdict == "growth"
                      else "steady survivors, below the thresholds:")
-        lines.extend(_site_line(site) for site in report.sites)
+        lines.extend(_site_line(site, report.findings) for site in report.sites)
     if report.memory is not None:
         lines.append("")
         lines.extend(memory_lines(report.memory, report.findings, ranks=report.ranks,

@@ -31,15 +31,33 @@ class Sample:
 
 @dataclass
 class Holder:
-    """The variable that keeps growth alive, and the line where it is rebound or grown."""
+    """What keeps growth alive, and the line where it is appended to, stored in or rebound.
+
+    ``name`` is a path a user recognises (``all_logits``, ``Model.step_losses``,
+    ``trainer.callbacks[1].buffer``); ``kind`` says where it starts: ``variable``, ``global``,
+    ``class_attribute``, ``closure`` (a cell of ``function``), ``instance`` (an object of the
+    user's class, reached from framework code), ``library``, or ``graph`` (the storage is saved
+    for backward inside the autograd graph of what ``name`` holds). ``container`` is the type at
+    the end of the path, ``items`` its length; ``action`` what ``line`` does to it.
+    """
 
     name: str
     function: str
     path: str
     line: int | None
+    kind: str = "variable"
+    container: str | None = None
+    items: int | None = None
+    action: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "function": self.function, "path": self.path, "line": self.line}
+        return {"name": self.name, "function": self.function, "path": self.path, "line": self.line,
+                "kind": self.kind, "container": self.container, "items": self.items, "action": self.action}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Holder":
+        return cls(data["name"], data["function"], data["path"], data["line"], data.get("kind", "variable"),
+                   data.get("container"), data.get("items"), data.get("action"))
 
 
 @dataclass
@@ -76,6 +94,7 @@ class VerifiedFinding:
 
     finding: Any  # memlint.findings.Finding
     confirmed: bool
+    sites: list = field(default_factory=list)  # the growth sites it explains (not in the JSON)
 
     def to_json(self) -> dict[str, Any]:
         return {**self.finding.to_json(), "confirmed": self.confirmed}
@@ -126,6 +145,8 @@ class VerifyReport:
     exhausted_at_step: int | None = None
     details: str = ""
     memory: MemoryReport | None = None  # the rank with the highest peak
+    step_boundary: str | None = None  # optimizer | dataloader | module_call | marker; None: no step ended
+    step_owner: str = ""  # the module's class, or the DataLoader's dataset, that defined the step
 
     @property
     def exit_code(self) -> int:
@@ -134,7 +155,7 @@ class VerifyReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "script": self.script, "device": self.device, "steps": self.steps, "warmup": self.warmup,
-            "verdict": self.verdict, "reason": self.reason,
+            "step_boundary": self.step_boundary, "verdict": self.verdict, "reason": self.reason,
             "tensor_bytes_per_step": self.tensor_bytes_per_step,
             "graph_nodes_per_step": self.graph_nodes_per_step,
             "rss_bytes_per_step": self.rss_bytes_per_step,

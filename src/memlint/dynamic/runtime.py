@@ -1,9 +1,9 @@
 """The child side of ``memlint verify``: count steps, sample memory, stop the script.
 
 Imported by :mod:`memlint.dynamic.child` in the process that runs the user's
-script (one per rank under ``torch.distributed.run``). A step ends at each
-``Optimizer.step`` of the first optimizer that steps (a global post hook), or at
-each ``memlint.step()`` call. At every step boundary we sample the signals; after
+script (one per rank under ``torch.distributed.run``). Where a step ends is
+decided by :mod:`memlint.dynamic.boundaries` (an optimizer step, a DataLoader
+batch, an outermost module call, ``memlint.step()``). At every step boundary we sample the signals; after
 ``warmup + steps`` steps we measure the survivors, write the result file and raise
 :class:`StopVerify` from inside the hook: measuring *before* unwinding matters,
 because once the script's frames are gone its leaked objects are gone too.
@@ -14,21 +14,20 @@ from __future__ import annotations
 import json
 import os
 import sys
-import weakref
+import threading
 
 import torch
-from torch.optim.optimizer import register_optimizer_step_post_hook
 
-from memlint.dynamic import holders
+from memlint.dynamic import heap
+from memlint.dynamic.boundaries import STEP_ON, StepBoundaries
+from memlint.dynamic.graph import GraphTracker
 from memlint.dynamic.peak import PeakAccountant
 from memlint.dynamic.profiling import start_window_profiler
 from memlint.dynamic.recorder import Recorder
-from memlint.dynamic.storages import StorageTracker
 from memlint.dynamic.system import available_ram
 from memlint.dynamic.usercode import UserFiles, user_frames
 
 _SESSION: "Session | None" = None
-_MANUAL = object()  # the step owner when memlint.step() stepped before any optimizer
 
 
 class StopVerify(BaseException):
@@ -39,9 +38,9 @@ class StopVerify(BaseException):
 
 
 def manual_step() -> None:
-    """``memlint.step()``: end one step in loops that never call ``Optimizer.step``."""
+    """``memlint.step()``: end one step here (it outranks every automatic boundary)."""
     if _SESSION is not None:
-        _SESSION.manual_step()
+        _SESSION.boundaries.marker()
 
 
 def start_session(config: dict, rank: int) -> "Session":
@@ -67,7 +66,8 @@ class Session:
         self.profiler_conflict = False
         self.profiler = None
         self.done = False
-        self._owner = None
+        step_on = config.get("step_on")
+        self.boundaries = StepBoundaries(self.on_step, self.restart, STEP_ON[step_on] if step_on else None)
 
     # -- setup -------------------------------------------------------------
     def install(self) -> None:
@@ -79,25 +79,20 @@ class Session:
             self.device_error = "RuntimeError: --device cuda, but torch.cuda.is_available() is False"
         self._torch = torch
         self.is_user = UserFiles()  # after importing torch, so that its folder counts as library code
-        self.tracker = StorageTracker(self.device, self.is_user)
+        self.tracker = GraphTracker(self.device, self.is_user)
         self.peaks = PeakAccountant(self.tracker, self.warmup)
-        self.peaks.install()  # before the step hook: a step's optimizer state is classed before the step ends
-        register_optimizer_step_post_hook(self._optimizer_hook)
+        self.peaks.install()  # before the step hooks: a step's optimizer state is classed before the step ends
+        self.boundaries.install()
         self.recorder = Recorder(self.tracker, self.is_user, self.warmup, self.steps)
         self.tracker.__enter__()
 
-    def _optimizer_hook(self, optimizer, args, kwargs) -> None:
-        if self._owner is None:
-            self._owner = weakref.ref(optimizer)
-        elif self._owner is _MANUAL or self._owner() is not optimizer:
-            return  # the first optimizer that steps (or memlint.step()) defines the step
-        self.on_step()
-
-    def manual_step(self) -> None:
-        if self._owner is None:
-            self._owner = _MANUAL
-        if self._owner is _MANUAL:  # ignored in loops whose optimizer already defines the step
-            self.on_step()
+    def restart(self) -> None:
+        """A higher-ranked step boundary took over: count steps again from the first."""
+        if self.step == 0:
+            return
+        self.step = 0
+        self.recorder.restart()
+        self._write_progress()
 
     # -- each step ---------------------------------------------------------
     def on_step(self) -> None:
@@ -119,12 +114,12 @@ class Session:
     def _roots(self):
         frames = user_frames(sys._getframe(1), self.is_user)
         try:
-            return holders.frame_roots(frames, self.is_user)
+            return heap.frame_roots(frames, self.is_user)
         finally:
             del frames
 
     def _sample(self) -> None:
-        self.recorder.sample(self.step, self._roots(), self._tensor_bytes())
+        self.recorder.sample(self.step, self._tensor_bytes())
 
     def _write_progress(self) -> None:
         path = os.path.join(self.result_dir, f"progress-{self.rank}")
@@ -146,8 +141,12 @@ class Session:
         self.done = True
         if self.profiler is not None:
             self.profiler.stop()  # writes the trace
-        self._write_result("done", sites=self.recorder.sites(self._roots()),
-                           graph_holder=self.recorder.graph_holder())
+        sites, graph_holder = self.recorder.attribute(self._roots())
+        self._write_result("done", sites=sites, graph_holder=graph_holder)
+        if threading.current_thread() is not threading.main_thread():
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)  # a step ended in a worker thread: StopVerify there would not stop the script
 
     def headroom(self) -> int | None:
         if self.device == "cuda":
@@ -162,6 +161,7 @@ class Session:
             "samples": self.recorder.samples, "profiler_conflict": self.profiler_conflict,
             "headroom_bytes": self.headroom() if status == "done" else None,
             "sites": [], "graph_holder": None, "memory": self.peaks.to_json(self.device),
+            "step_boundary": self.boundaries.kind, "step_owner": self.boundaries.owner_label,
         }
         data.update(extra)
         path = os.path.join(self.result_dir, f"result-{self.rank}.json")
