@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 
-from memlint.dynamic.bindings import last_name, grows
+from memlint.dynamic.bindings import grows, last_name
 from memlint.dynamic.report import Site, VerifiedFinding
 from memlint.static.runner import check_paths
 
