@@ -105,7 +105,7 @@ class Recorder:
                 at_site = list(dict.fromkeys(key for key, site, _ in graph_roots(self.tracker) if site == graph[0]))
             graph_keys = _spread(at_site, self.tracker, last_step)
         named = self._name_storages([k for keys in wanted for k in keys] + graph_keys,
-                                    _spread(sinks, self.tracker, last_step, MAX_SINKS), roots)
+                                    self._sinks_for([k for keys in wanted for k in keys], sinks, last_step), roots)
 
         def holder_of(keys: list[int]) -> dict | None:
             return holder_json(_most_common([named[key] for key in keys if named.get(key) is not None]))
@@ -121,6 +121,19 @@ class Recorder:
             graph_holder = {**(held or {"name": None, "function": None, "path": None, "line": None}),
                             "nodes_per_step": slope, "site": list(site) if site else None}
         return sites, graph_holder
+
+    def _sinks_for(self, keys: list[int], sinks: list[int], last_step: int) -> list[int]:
+        """The kept graphs to name: one made in the step of each storage in ``keys`` (the graph
+        likeliest to have saved it), then a few spread over the steps."""
+        def born(key: int) -> int | None:
+            survivor = self.tracker.survivor(key)
+            return survivor.step if survivor is not None else None
+
+        by_step: dict[int, int] = {}
+        for key in sinks:
+            by_step.setdefault(born(key), key)
+        chosen = [by_step[step] for step in dict.fromkeys(born(key) for key in keys) if step in by_step]
+        return list(dict.fromkeys(chosen + _spread(sinks, self.tracker, last_step, MAX_SINKS)))
 
     def _name_storages(self, keys: list[int], sinks: list[int], roots) -> dict[int, HeapHolder]:
         """Storage key -> holder, for the storages in ``keys`` (and the kept graphs ``sinks``) that
