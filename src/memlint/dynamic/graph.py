@@ -66,7 +66,7 @@ class GraphTracker(StorageTracker):
                 return
             self.foreign[key] = Survivor(storage.nbytes(), self._site(), self.step)
             weakref.finalize(storage, self._forget_foreign, key)
-        self.refs[key] = [weakref.ref(tensor), _DEAD]
+        self.refs[key] = [weakref.ref(tensor), _no_view]
 
     def _release(self, key: int) -> None:
         super()._release(key)
@@ -93,11 +93,9 @@ class GraphTracker(StorageTracker):
         self.step = 1
 
 
-def _dead() -> None:
+def _no_view() -> None:
+    """Stands for the weak reference to a view until a view of the storage is seen."""
     return None
-
-
-_DEAD = _dead  # a "weak reference" that is always dead
 
 
 def graph_roots(tracker: GraphTracker):
