@@ -114,10 +114,13 @@ def test_json_has_exactly_the_designed_shape():
 def test_text_report_names_the_line_and_the_holder():
     code, out, _ = verify(fixture("leak_graph_accumulation.py"), *FAST)
     assert code == 1
-    assert out.splitlines()[1].startswith("verdict: growth: the autograd graph grows")
+    assert out.splitlines()[0].startswith("growth: the autograd graph grows")
     line = line_of("leak_graph_accumulation.py", "total_loss += loss")
-    assert f"leak_graph_accumulation.py:{line} in train" in out
-    assert "kept alive by 'total_loss'" in out and "[confirmed by this run]" in out
+    block = out[out.index(f"leak_graph_accumulation.py:{line}:9: autograd graph +"):]
+    assert " in train(), kept alive by 'total_loss'" in block.splitlines()[0]
+    assert f"{line} |         total_loss += loss" in block and "accumulated into 'total_loss' here" in block
+    assert f"confirms ML101 at {os.path.relpath(fixture('leak_graph_accumulation.py'))}:{line}" in block
+    assert "[confirmed by this run]" in out
 
 
 def test_module_mode_runs_like_python_dash_m():
@@ -130,7 +133,8 @@ def test_module_mode_runs_like_python_dash_m():
 def test_script_that_raises_shows_its_traceback_tail():
     code, out, _ = verify(fixture("fail_raises.py"), *FAST)
     assert code == 2
-    assert "verdict: inconclusive: the script raised after 5 of 10 steps" in out
+    assert out.startswith("inconclusive: the script raised after 5 of 10 steps")
+    assert "\nthe script's traceback:\n  Traceback (most recent call last):" in out
     assert "ValueError: corrupt record in shard 3 at batch 5" in out
     assert f'fail_raises.py", line {line_of("fail_raises.py", "raise ValueError")}, in load_batch' in out
     assert "memlint/dynamic" not in out and "runpy" not in out
@@ -151,7 +155,8 @@ def test_os_exit_before_the_last_step():
 def test_segfault_is_reported_with_the_python_stack():
     code, out, _ = verify(fixture("fail_segfault.py"), *FAST)
     assert code == 2
-    assert "the script crashed with SIGSEGV after 3 of 10 steps" in out
+    assert out.startswith("inconclusive: the script crashed with SIGSEGV after 3 of 10 steps")
+    assert "\nthe script's last output:\n" in out
     assert "in read_native_buffer" in out  # faulthandler's dump of the user's frames
 
 

@@ -104,8 +104,9 @@ def test_lightning_text_report_shows_boundary_holder_and_confirmation():
     code, out, _ = verify(fixture("leak_lightning_module_state.py"), *RUN)
     line = line_of("leak_lightning_module_state.py", "self.step_losses.append(loss)")
     assert code == 1
-    assert out.splitlines()[0].endswith("(cpu, 2 warmup + 6 measured steps; a step is one optimizer step)")
-    assert "the autograd graph grows" in out and "(held by Regressor.step_losses)" in out
+    assert out.splitlines()[0].startswith("growth: the autograd graph grows")
+    assert "(held by Regressor.step_losses)" in out.splitlines()[0]
+    assert out.splitlines()[1].endswith("(cpu, 2 warmup + 6 measured steps; a step is one optimizer step)")
     assert (f"kept alive by 'Regressor.step_losses' (list, 8 items, appended at "
             f"{os.path.relpath(fixture('leak_lightning_module_state.py'))}:{line})") in out
     assert f"confirms ML101 at {os.path.relpath(fixture('leak_lightning_module_state.py'))}:{line}" in out

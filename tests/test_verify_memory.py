@@ -19,7 +19,7 @@ from memlint.dynamic.cards import CARDS, parse_capacity, parse_size
 from memlint.dynamic.levers import levers
 from memlint.dynamic.measure import measure_peak
 from memlint.dynamic.memory import CATEGORIES, PHASES
-from memlint.dynamic.render import memory_lines
+from memlint.report.verify_text import memory_lines
 
 GiB, MiB = 1 << 30, 1 << 20
 

@@ -169,17 +169,19 @@ def test_a_tensor_regrown_by_cat_every_step_is_attributed_to_its_line():
     assert site.line == train_step.__code__.co_firstlineno + 6
 
 
-def test_verify_text_shows_a_static_findings_help_under_it():
-    from memlint.dynamic.render import render_text
+def test_verify_text_shows_a_static_finding_as_memlint_check_does():
     from memlint.dynamic.report import VerifiedFinding
+    from memlint.report.verify_text import render_text
 
-    finding = Finding("train.py", 4, 13, 4, 30, "ML203", "load-without-map-location", "warning",
+    finding = Finding("train.py", 2, 5, 2, 22, "ML203", "load-without-map-location", "warning",
                       "torch.load() without map_location", help="pass map_location='cpu'")
     report = _report("stable")
     report.findings = [VerifiedFinding(finding, False)]
-    lines = render_text(report).splitlines()
-    at = next(i for i, line in enumerate(lines) if "ML203 torch.load() without map_location" in line)
-    assert lines[at + 1] == "      help: pass map_location='cpu'"
+    text = render_text(report, sources={"train.py": "import torch\nstate = torch.load(path)\n"})
+    block = text[text.index("train.py:2:5: ML203 torch.load() without map_location\n"):]
+    assert block.splitlines()[1:6] == ["  |", "2 | state = torch.load(path)", "  |     ^^^^^^^^^^^^^^^^^",
+                                       "  |", "  = help: pass map_location='cpu'"]
+    assert "[confirmed by this run]" not in text and text.endswith("Why it matters: memlint rule ML203\n")
 
 
 
@@ -210,7 +212,7 @@ def test_step_on_is_checked_on_the_command_line_and_in_the_config():
 
 
 def test_a_finding_is_confirmed_by_growth_held_by_what_its_line_grows(tmp_path):
-    from memlint.dynamic.render import render_text
+    from memlint.report.verify_text import render_text, where
 
     source = tmp_path / "train.py"
     source.write_text(textwrap.dedent("""\
@@ -232,13 +234,20 @@ def test_a_finding_is_confirmed_by_growth_held_by_what_its_line_grows(tmp_path):
     assert [m.confirmed for m in marked] == [True, False] and marked[0].sites == [site]
     report = VerifyReport(path, "cpu", 6, 2, "growth", "because", 64.0, 0.0, 0.0, sites=[site], findings=marked,
                           step_boundary="optimizer")
-    text = render_text(report)
-    assert "a step is one optimizer step" in text.splitlines()[0]
-    assert "held by 'KeepLogits.seen' (list, 3 items); confirms ML101 at" in text and ":6" in text
+    lines = render_text(report).splitlines()
+    assert lines[0] == "growth: because" and lines[1].endswith("(cpu, 2 warmup + 6 measured steps; a step is one "
+                                                               "optimizer step)")
+    at = next(i for i, line in enumerate(lines) if line.endswith("train.py:5:9: +64 B/step in compute_loss() "
+                                                                 "(1 allocation/step), held by 'KeepLogits.seen' "
+                                                                 "(list, 3 items)"))
+    # no line of the holder is known: only the allocation is drawn, then what it confirms
+    assert lines[at + 1:at + 6] == ["  |", "5 |         out = model(**inputs)",
+                                    "  |         ^^^^^^^^^^^^^^^^^^^^^ allocated here", "  |",
+                                    f"  = confirms ML101 at {where(path, 6)} (graph-accumulation)"]
 
 
 def test_holder_text_names_closures_and_graphs():
-    from memlint.dynamic.render import _holder_text
+    from memlint.report.verify_text import holder_text as _holder_text
 
     closure = Holder("outputs", "keep", "train.py", 27, "closure", "list", 9, "appended")
     graph = Holder("scores", "main", "train.py", 29, "graph", "list", 10, "appended")

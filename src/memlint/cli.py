@@ -264,7 +264,8 @@ def verify(script, args, module, steps, warmup, device, timeout, output_format, 
     from memlint.dynamic.api import TORCH_MISSING, run_verify, verify_config
     from memlint.dynamic.options import build_options
     from memlint.dynamic.progress import ProgressBar
-    from memlint.dynamic.render import render_json, render_text
+    from memlint.dynamic.render import render_json
+    from memlint.report.verify_text import render_text
 
     if module:  # with -m every positional argument belongs to the module
         args = ((script,) if script else ()) + tuple(args)
@@ -285,7 +286,11 @@ def verify(script, args, module, steps, warmup, device, timeout, output_format, 
     if report.reason == TORCH_MISSING:
         click.echo(f"memlint: error: {TORCH_MISSING}", err=True)
         sys.exit(2)
-    click.echo(render_json(report) if output_format == "json" else render_text(report), nl=False)
+    if output_format == "json":
+        click.echo(render_json(report), nl=False)
+    else:
+        colour = colour_wanted(sys.stdout, os.environ)
+        click.echo(render_text(report, colour=colour), nl=False, color=colour)
     if options.plot:
         click.echo(f"memlint: wrote {options.plot}", err=True)
     sys.exit(report.exit_code)

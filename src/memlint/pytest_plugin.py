@@ -33,8 +33,6 @@ import contextlib
 
 import pytest
 
-from memlint.dynamic.render import render_text
-
 
 @pytest.fixture
 def memlint_no_growth():
@@ -46,6 +44,9 @@ def memlint_no_growth():
 
         report = verify_function(fn, steps=steps, warmup=warmup, **options)
         if report.verdict == "growth":
+            # the report's drawing: only for a failing test, never at pytest's start-up
+            from memlint.report.verify_text import render_text
+
             pytest.fail("memory grows:\n" + render_text(report), pytrace=False)
         return report
 
@@ -67,7 +68,7 @@ def memlint_peak_below():
         from memlint.dynamic.assess import human_bytes
         from memlint.dynamic.cards import parse_size
         from memlint.dynamic.measure import measure_peak
-        from memlint.dynamic.render import memory_lines
+        from memlint.report.verify_text import memory_lines
 
         limit_bytes = parse_size(limit, what="memlint_peak_below")
         with measure_peak(device=device) as measured:

@@ -13,7 +13,8 @@ Parent side (never imports torch):
   report.py    the report dataclasses and their JSON
   memory.py, budget.py, levers.py, cards.py   the step's peak: its JSON, the fit on a GPU, the levers,
                --gpu-memory sizes and card names
-  render.py, plot.py, progress.py   text/JSON output, SVG/HTML chart, progress bar
+  render.py, plot.py, progress.py   JSON output (the text report is memlint.report.verify_text),
+               SVG/HTML chart, progress bar
   axes.py      the charts' ticks and units, chosen from the data
 
 Child side (``python -m memlint.dynamic.child``):
