@@ -142,11 +142,15 @@ def test_each_rank_has_a_line_under_the_verdict():
     report = growth_report()
     report.reason = "rank 1: " + report.reason
     report.ranks = [RankReport(0, "stable", "no signal grows over 20 steps"),
-                    RankReport(1, "growth", "the autograd graph grows 6 nodes/step (held by all_logits)")]
+                    RankReport(1, "growth", "the autograd graph grows 6 nodes/step (held by all_logits)",
+                               sites=report.sites)]
     lines = render_text(report, sources=SOURCES).splitlines()
     assert lines[0].startswith("growth: rank 1: live tensor memory grows")
-    assert lines[3:5] == ["  rank 0: stable: no signal grows over 20 steps",
+    # the figures and sites shown are the worst rank's
+    assert lines[2:5] == ["  per step (rank 1): tensors +10.0 KiB, graph +6 nodes, RSS +34.0 KiB",
+                          "  rank 0: stable: no signal grows over 20 steps",
                           "  rank 1: growth: the autograd graph grows 6 nodes/step (held by all_logits)"]
+    assert lines[6] == "where the surviving memory comes from (rank 1):"
 
 
 def test_a_run_that_printed_and_died_shows_its_last_output():
@@ -224,3 +228,16 @@ def test_the_verify_command_colours_as_memlint_check_does(monkeypatch, tmp_path,
     assert result.exit_code == 1
     assert result.output.startswith("\x1b[1;31mgrowth\x1b[0m: " if coloured else "growth: ")
     assert ("\x1b[" in result.output) == coloured
+
+
+def test_a_holder_line_above_the_allocation_is_drawn_first():
+    report = VerifyReport("t.py", "cpu", 4, 1, "growth", "because", 2048.0, 0.0, 0.0, sites=[
+        Site("t.py", 4, "step", 2048.0, 1.0, Holder("cache", "step", "t.py", 2, "variable", "dict", 3, "stored"))])
+    source = "def step(x, cache):\n    cache[len(cache)] = y = g(x)\n    h(y)\n    return f(y)\n"
+    text = render_text(report, sources={"t.py": source})
+    assert ("  |\n"
+            "2 |     cache[len(cache)] = y = g(x)\n"
+            "  |     ---------------------------- stored in 'cache' here\n"
+            "...\n"
+            "4 |     return f(y)\n"
+            "  |     ^^^^^^^^^^^ allocated here\n") in text

@@ -42,14 +42,15 @@ def render_text(report: VerifyReport, colour: bool = False, sources: dict[str, s
     style = Style(colour)
     files = Sources(sources or {})
     out = headline_lines(report, style)
+    rank = _of_rank(report)
     if report.details:
         out.append("")
-        out.extend(_details(report.details, style))
+        out.extend(_details(report.details, rank, style))
     if report.sites:
         out.append("")
-        heading = ("where the surviving memory comes from:" if report.verdict == "growth"
-                   else "steady survivors, below the thresholds:")
-        out.append(style.paint(heading, BOLD))
+        heading = ("where the surviving memory comes from" if report.verdict == "growth"
+                   else "steady survivors, below the thresholds")
+        out.append(style.paint(heading + rank + ":", BOLD))
         for site in report.sites:
             out.append("")
             out.extend(site_block(site, report.findings, report.verdict, files, style))
@@ -79,8 +80,8 @@ def headline_lines(report: VerifyReport, style: Style) -> list[str]:
     if report.step_boundary:
         run += f"; {describe(report.step_boundary, report.step_owner)}"
     lines.append(f"  {style.paint(one_line(where(report.script)), BOLD)} ({run})")
-    if report.tensor_bytes_per_step is not None:
-        lines.append(f"  per step: {signals(report)}")
+    if report.tensor_bytes_per_step is not None and report.verdict != "stable":  # a stable reason gives them
+        lines.append(f"  per step{_of_rank(report)}: {signals(report)}")
     for rank in report.ranks:
         rank_word = style.paint(rank.verdict, BOLD, VERDICT_COLOURS.get(rank.verdict, YELLOW))
         lines.append(f"  rank {rank.rank}: {rank_word}: {one_line(rank.reason)}")
@@ -88,16 +89,26 @@ def headline_lines(report: VerifyReport, style: Style) -> list[str]:
 
 
 def signals(r: RankReport | VerifyReport) -> str:
-    return (f"tensors {human_bytes(r.tensor_bytes_per_step)}/step, graph {r.graph_nodes_per_step:g} nodes/step, "
-            f"RSS {human_bytes(r.rss_bytes_per_step)}/step")
+    """``tensors +10.0 KiB, graph +6 nodes, RSS +34.2 KiB``: the slope of each signal."""
+    tensors, nodes, rss = r.tensor_bytes_per_step, r.graph_nodes_per_step, r.rss_bytes_per_step
+    return (f"tensors {'+' if tensors > 0 else ''}{human_bytes(tensors)}, "
+            f"graph {'+' if nodes > 0 else ''}{nodes:g} nodes, RSS {'+' if rss > 0 else ''}{human_bytes(rss)}")
 
 
-def _details(details: str, style: Style) -> list[str]:
+def _of_rank(report: VerifyReport) -> str:
+    """`` (rank 1)`` when the figures, sites and output shown are one rank's of several."""
+    for rank in report.ranks:
+        if rank.samples is report.samples or (rank.sites and rank.sites is report.sites):
+            return f" (rank {rank.rank})"
+    return ""
+
+
+def _details(details: str, rank: str, style: Style) -> list[str]:
     """The script's traceback, or the last lines it printed, indented under a heading."""
     text = details.strip("\n")
-    heading = ("the script's traceback:" if text.lstrip().startswith("Traceback")
-               else "the script's last output:")
-    return [style.paint(heading, BOLD)] + [f"  {one_line(line)}".rstrip() for line in text.splitlines()]
+    heading = "the script's traceback" if text.lstrip().startswith("Traceback") else "the script's last output"
+    return ([style.paint(heading + rank + ":", BOLD)]
+            + [f"  {one_line(line)}".rstrip() for line in text.splitlines()])
 
 
 def where(path: str, line: int | None = None, column: int | None = None) -> str:
@@ -173,7 +184,11 @@ def site_block(site: Site, findings: Sequence[VerifiedFinding], verdict: str, so
     else:
         marks.append((site.line, None, "allocated here" + (f", {_holder_label(holder)}" if same_line else ""), "^"))
     if holder_line is not None and not same_line:
-        marks.append((holder_line, holder.path if holder.path != site.path else None, _holder_label(holder), "-"))
+        if holder.path != site.path:
+            marks.append((holder_line, holder.path, _holder_label(holder), "-"))
+        else:  # in the order of the file
+            marks.append((holder_line, None, _holder_label(holder), "-"))
+            marks.sort(key=lambda mark: mark[0])
     drawn = _draw(site.path, marks, sources, style, severity)
     lines.extend(drawn)
     confirmed = confirmed_by(site, findings)
