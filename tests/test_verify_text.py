@@ -241,3 +241,13 @@ def test_a_holder_line_above_the_allocation_is_drawn_first():
             "...\n"
             "4 |     return f(y)\n"
             "  |     ^^^^^^^^^^^ allocated here\n") in text
+
+
+def test_a_traceback_names_files_under_here_as_the_report_does(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    report = raised_report()
+    report.details = (f'Traceback (most recent call last):\n  File "{tmp_path}/src/train.py", line 26, in <module>\n'
+                      '  File "/usr/lib/python3/runpy.py", line 3, in run\nValueError: bad')
+    lines = render_text(report).splitlines()
+    assert lines[5:8] == ['    File "src/train.py", line 26, in <module>',
+                          '    File "/usr/lib/python3/runpy.py", line 3, in run', "  ValueError: bad"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import tokenize
 from dataclasses import replace
 from typing import TYPE_CHECKING, Sequence
@@ -23,7 +24,7 @@ from memlint.dynamic.assess import human_bytes
 from memlint.dynamic.boundaries import describe
 from memlint.dynamic.report import Holder, RankReport, Site, VerifiedFinding, VerifyReport
 from memlint.findings import Finding
-from memlint.report.style import BLUE, BOLD, GREEN, RED, YELLOW, Style
+from memlint.report.style import BLUE, BOLD, CYAN, GREEN, RED, YELLOW, Style
 from memlint.report.text import ELLIPSIS, MAX_LINE_WIDTH, Sources, display, full_finding, one_line, rule_hint
 
 if TYPE_CHECKING:
@@ -108,7 +109,16 @@ def _details(details: str, rank: str, style: Style) -> list[str]:
     text = details.strip("\n")
     heading = "the script's traceback" if text.lstrip().startswith("Traceback") else "the script's last output"
     return ([style.paint(heading + rank + ":", BOLD)]
-            + [f"  {one_line(line)}".rstrip() for line in text.splitlines()])
+            + [f"  {one_line(_FRAME.sub(_relative_frame, line))}".rstrip() for line in text.splitlines()])
+
+
+# a frame of a traceback: its file is shown as the report's other paths are, relative to here
+_FRAME = re.compile(r'^(\s*File ")([^"]+)(", line \d+)')
+
+
+def _relative_frame(match: re.Match) -> str:
+    path = match.group(2)
+    return match.group(1) + (where(path) if os.path.isabs(path) else path) + match.group(3)
 
 
 def where(path: str, line: int | None = None, column: int | None = None) -> str:
@@ -204,7 +214,7 @@ def site_block(site: Site, findings: Sequence[VerifiedFinding], verdict: str, so
 
 
 def _location(path: str, line: int, column: int | None, style: Style) -> str:
-    colon = style.paint(":", "36")
+    colon = style.paint(":", CYAN)
     text = style.paint(one_line(where(path)), BOLD) + colon + str(line)
     if column is not None:
         text += colon + str(column)
