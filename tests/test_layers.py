@@ -59,8 +59,8 @@ def test_an_import_against_the_layers_fails(tmp_path, module, line, broken):
 # `memlint check` starts on every commit);
 # and the package root loads the halves on first use.
 HEAVY = ("torch", "libcst", "memlint.static.module_check", "memlint.static.file_check", "memlint.static.fixing",
-         "memlint.static.rules", "memlint.dynamic", "memlint.report.verify_text", "memlint.static.runner",
-         "memlint.cli", "concurrent.futures", "socket", "signal", "subprocess", "memlint.static.add_noqa", "memlint.lsp")
+         "memlint.static.rules", "memlint.dynamic", "memlint.static.runner", "memlint.cli", "concurrent.futures",
+         "socket", "signal", "subprocess", "memlint.static.add_noqa", "memlint.lsp", "memlint.report.verify_text")
 
 
 def _function_imports():
