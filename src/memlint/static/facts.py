@@ -1476,18 +1476,7 @@ class Facts:
 
     def call_arguments(self, call: cst.Call, callee: cst.FunctionDef, bound: bool) -> dict[str, GraphValue]:
         """What a call passes to each parameter of ``callee`` (as ``graph_value`` sees it here)."""
-        positional, _ = _parameters(callee, bound)
-        arguments: dict[str, GraphValue] = {}
-        index = 0
-        for arg in call.args:
-            if arg.star:
-                continue
-            if arg.keyword is not None:
-                arguments[arg.keyword.value] = self.graph_value(arg.value)
-            elif index < len(positional):
-                arguments[positional[index]] = self.graph_value(arg.value)
-                index += 1
-        return arguments
+        return _bind_arguments(call, _parameters(callee, bound)[0], self.graph_value)
 
     def runs_per_step(self, function: "FunctionScope", _seen: frozenset[int] = frozenset()) -> bool:
         """Does ``function`` run once per step (or more): a per-step method (``forward``,
@@ -1544,16 +1533,7 @@ class Facts:
         results = []
         for callee in callees:
             positional, keyword = _parameters(callee, bound)
-            arguments: dict[str, GraphValue] = {}
-            index = 0
-            for arg in call.args:
-                if arg.star:
-                    continue
-                if arg.keyword is not None:
-                    arguments[arg.keyword.value] = self._graph(arg.value)
-                elif index < len(positional):
-                    arguments[positional[index]] = self._graph(arg.value)
-                    index += 1
+            arguments = _bind_arguments(call, positional, self._graph)
             summary = self.summaries.get(id(callee))
             if summary is None:
                 if id(callee) in self.walking:
@@ -1841,6 +1821,22 @@ def _floored(value: GraphValue) -> GraphValue:
     if value.parts is not None:
         return GraphValue.container((key, _floored(part)) for key, part in value.parts)
     return CARRIES_VALUE if value.state is Graph.UNKNOWN else value
+
+
+def _bind_arguments(call: cst.Call, positional: list[str],
+                    value_of: Callable[[cst.BaseExpression], GraphValue]) -> dict[str, GraphValue]:
+    """Parameter name -> what ``call`` passes to it (starred arguments skipped)."""
+    arguments: dict[str, GraphValue] = {}
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            continue
+        if arg.keyword is not None:
+            arguments[arg.keyword.value] = value_of(arg.value)
+        elif index < len(positional):
+            arguments[positional[index]] = value_of(arg.value)
+            index += 1
+    return arguments
 
 
 def _parameters(function: cst.FunctionDef, bound: bool) -> tuple[list[str], list[str]]:

@@ -16,7 +16,7 @@ cuts a graph someone may want), so they are unsafe and need ``--unsafe-fixes``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import libcst as cst
 
@@ -228,33 +228,24 @@ def _containing_statement(module: cst.Module, target: cst.CSTNode,
 
 def _holds(root: cst.CSTNode, target: cst.CSTNode) -> bool:
     """Is ``target`` in ``root``'s tree (outside any nested one-line suite)?"""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node is target:
-            return True
-        if isinstance(node, cst.SimpleStatementSuite):
-            continue
-        for name in child_fields(type(node)):
-            value = getattr(node, name)
-            kind = value_kind(type(value))
-            if kind == 1:
-                stack.append(value)
-            elif kind == 2:
-                stack.extend(item for item in value if isinstance(item, cst.CSTNode))
-    return False
+    return _finds(root, lambda node: node is target, cst.SimpleStatementSuite)
 
 
 def _suspends(statement: cst.CSTNode) -> bool:
     """Does the statement hold a ``yield`` or ``await``? A ``with`` block around one stays
     entered while the generator or coroutine is suspended, so no_grad would leak to the
     caller: no wrap fix then."""
-    stack = [statement]
+    return _finds(statement, lambda node: isinstance(node, (cst.Yield, cst.Await)), (cst.Lambda, cst.FunctionDef))
+
+
+def _finds(root: cst.CSTNode, matches: Callable[[cst.CSTNode], bool], not_into: type | tuple[type, ...]) -> bool:
+    """Does a node of ``root``'s tree match, not looking inside nodes of the ``not_into`` types?"""
+    stack = [root]
     while stack:
         node = stack.pop()
-        if isinstance(node, (cst.Yield, cst.Await)):
+        if matches(node):
             return True
-        if isinstance(node, (cst.Lambda, cst.FunctionDef)):
+        if isinstance(node, not_into):
             continue
         for name in child_fields(type(node)):
             value = getattr(node, name)
