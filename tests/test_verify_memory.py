@@ -260,6 +260,15 @@ def test_fit_uses_the_allocator_measured_on_cuda_and_the_device_when_no_size_is_
     assert build_memory(raw, warmup=0, device="cpu").fit is None
 
 
+def test_a_tiny_peak_is_projected_with_the_assumed_allocator_overhead():
+    # cuBLAS workspaces and 2 MiB segments dominate what a 50 KiB model reserves (x1000)
+    record = _record({"forward": [50 * 1024, 0, 0, 0, 0, 50 * 1024]}, batch=32)
+    raw = _raw(record, allocator={"max_allocated": 60 << 20, "max_reserved": 66 << 20},
+               device_total_bytes=16 * GiB)
+    fit = build_memory(raw, warmup=0, device="cuda").fit
+    assert not fit.allocator_measured and fit.allocator_factor == pytest.approx(1.1)
+
+
 def test_peak_is_taken_over_the_measured_steps_and_high_water_marks_over_all_of_them():
     warmup_step = {**_record({"optimizer": [9 * GiB, GiB, GiB, 0, 0, 0]}, step=1), "high_water": [1, 2, 3, 4, 5]}
     measured = [{**_record({"forward": [value, 0, 0, 0, 0, 0]}, step=step), "high_water": [step, 0, 0, 0, 0]}
@@ -437,3 +446,12 @@ def test_steps_counted_again_from_one_forget_the_earlier_ones():
     for step in (1, 2, 3, 1, 2):  # a step boundary of higher rank took over after step 3
         accountant.end_step(step)
     assert [record["step"] for record in accountant.steps] == [1, 2]
+
+
+def test_a_step_without_backward_is_offered_inference_mode_not_gradient_accumulation():
+    # batch inference with grad on: the saved activations are the waste
+    record = _record({"forward": [3 * GiB, GiB, 0, 0, 0, 2 * GiB]}, batch=128)
+    found = {lever.what.split(" (")[0].split(":")[0]: lever.saves_bytes for lever in levers(record, _raw(record))}
+    assert found["torch.inference_mode()"] == 2 * GiB
+    assert "2 chunks of 64 instead of one batch of 128; activations halve" in found
+    assert not [what for what in found if "gradient accumulation" in what or "checkpointing" in what]

@@ -9,7 +9,7 @@ the levers (:mod:`memlint.dynamic.levers`).
 The fit is a projection, not a measurement: the peak of live tensor bytes, plus a
 fixed allowance for the CUDA context and a proportional one for the caching
 allocator (its rounding and fragmentation; measured as reserved over live bytes
-when the run was on CUDA). The largest batch scales activations and ``other`` with
+when the run was on CUDA with a peak of 256 MiB or more, assumed +10% otherwise). The largest batch scales activations and ``other`` with
 the batch (parameters, gradients and optimizer state stay), phase by phase.
 """
 
@@ -31,6 +31,10 @@ CUDA_CONTEXT_BYTES = 512 * MiB
 # mid-size ones) and fragments. An assumed 10% over the live bytes when the run was not on CUDA;
 # on CUDA the measured max_memory_reserved over the peak replaces it.
 ALLOCATOR_OVERHEAD = 0.10
+# Below this peak, what the allocator reserves is mostly fixed (cuBLAS workspaces, 2 MiB segments
+# of a few small tensors): reserved over peak reads x1000 on a 50 KiB model and says nothing about
+# how the peak would scale, so the assumed overhead is used.
+MIN_PEAK_TO_MEASURE_ALLOCATOR = 256 * MiB
 # Optimizers whose default CUDA step (foreach) copies every parameter once (torch/optim/adam.py,
 # _multi_tensor_adam: torch._foreach_sqrt of the second moments; measured with foreach=True on CPU).
 FOREACH_COPIES = {"Adam", "AdamW", "NAdam", "RAdam", "Adamax"}
@@ -80,7 +84,7 @@ def project(record: dict, top: StepPeak, capacity: Capacity, allocator: dict | N
     ``foreach_bytes``: what the optimizer step would add on CUDA (see :func:`foreach_step_bytes`).
     """
     factor, measured = 1.0 + ALLOCATOR_OVERHEAD, False
-    if allocator and allocator.get("max_reserved") and top.peak_bytes:
+    if allocator and allocator.get("max_reserved") and top.peak_bytes >= MIN_PEAK_TO_MEASURE_ALLOCATOR:
         factor, measured = max(1.0, allocator["max_reserved"] / top.peak_bytes), True
     phases = {name: Composition.of_snapshot(snapshot) for name, snapshot in record["phases"].items()}
     if foreach_bytes and "optimizer" in phases:

@@ -16,7 +16,11 @@ their assumptions:
 - ``zero_grad(set_to_none=True)`` before the forward pass: the previous step's
   gradients are not alive during forward; nor during backward when they were still
   alive when it began (an upper bound: fresh gradients appear as backward runs);
-- gradient accumulation over two half-batches: activations halve;
+- gradient accumulation over two half-batches: activations halve (without a backward pass:
+  two chunks per batch);
+- in a step with no backward pass and no optimizer (batch inference, serving),
+  ``torch.inference_mode()``: nothing is saved for backward; activation checkpointing is then
+  not offered;
 - FSDP (full sharding) over the ranks of a distributed run.
 """
 
@@ -62,6 +66,7 @@ def levers(record: dict, raw: dict) -> list[Lever]:
     top = max(phases.values(), key=lambda s: s[0])
     training = ("forward", "backward")
     optimizers = raw.get("optimizers") or []
+    backpropagates = "backward" in phases or bool(optimizers)
 
     # bf16 autocast
     wide = max((s[5] for name, s in phases.items() if name in training), default=0)
@@ -77,7 +82,7 @@ def levers(record: dict, raw: dict) -> list[Lever]:
         estimate = group["saved_bytes"] - group["input_bytes"] - group["max_block_bytes"]
         if estimate > 0 and (best is None or estimate > best[0]):
             best = (estimate, group)
-    if best is not None:
+    if best is not None and backpropagates:
         estimate, group = best
         offer(f"activation checkpointing of the {group['count']} {group['class']} blocks in {group['name']} "
               "(torch.utils.checkpoint): each keeps its input, its activations are recomputed in backward",
@@ -112,13 +117,20 @@ def levers(record: dict, raw: dict) -> list[Lever]:
               lambda name, s: s[0] - s[2] if name in ("forward", "other")
               else s[0] - min(s[2], kept) if name == "backward" else s[0])
 
-    # gradient accumulation
+    # no backward pass in the step (batch inference, serving): what autograd saved is never used
+    if not backpropagates and top[4] + top[5]:
+        offer("torch.inference_mode() (or torch.no_grad()) around the forward pass: no backward pass runs, "
+              "so nothing needs saving for one",
+              lambda name, s: s[0] - (s[4] + s[5]))
+
+    # gradient accumulation (smaller chunks, without a backward pass)
     batch = (record.get("batch") or {}).get("size")
     if batch and batch >= 2 and top[4] + top[5]:
         half = batch // 2
-        offer(f"gradient accumulation: 2 micro-batches of {half} instead of one of {batch} (the same effective "
-              "batch); activations halve",
-              lambda name, s: s[0] - (s[4] + s[5]) / 2 if name != "optimizer" else s[0])
+        what = (f"gradient accumulation: 2 micro-batches of {half} instead of one of {batch} (the same effective "
+                "batch); activations halve") if backpropagates else (
+                f"2 chunks of {half} instead of one batch of {batch}; activations halve")
+        offer(what, lambda name, s: s[0] - (s[4] + s[5]) / 2 if name != "optimizer" else s[0])
 
     # sharding across the ranks of a distributed run
     ranks = int(raw.get("world_size") or 1)
