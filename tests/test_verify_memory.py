@@ -455,3 +455,10 @@ def test_a_step_without_backward_is_offered_inference_mode_not_gradient_accumula
     assert found["torch.inference_mode()"] == 2 * GiB
     assert "2 chunks of 64 instead of one batch of 128; activations halve" in found
     assert not [what for what in found if "gradient accumulation" in what or "checkpointing" in what]
+
+
+def test_an_inference_run_shows_no_rows_for_gradients_and_optimizer_state():
+    record = _record({"forward": [3 * GiB, GiB, 0, 0, 0, 2 * GiB]}, batch=128)
+    rows = [line.split()[0] for line in memory_lines(build_memory(_raw(record), warmup=0))[2:5]]
+    assert rows == ["parameters", "activations", "other"]
+    assert "no backward pass or optimizer step ran" in "\n".join(memory_lines(build_memory(_raw(record), warmup=0)))

@@ -315,9 +315,15 @@ def memory_lines(memory: MemoryReport, findings=(), ranks=(), growing: bool = Fa
         lines[0] += f", on rank {top} (the highest)"
     at_peak, high = memory.peak_by_category.to_json(), memory.high_water_by_category.to_json()
     lines.append(f"  {'':<17}{'at the peak':>13}{'high-water':>13}")
+    # Inference (no backward pass, no optimizer) has neither: rows of zeros would only suggest otherwise.
+    absent = [key for key in ("gradients", "optimizer_state") if not at_peak[key] and not high[key]]
     for key, label in _LABELS.items():
+        if key in absent and len(absent) == 2:
+            continue
         share = f"{100 * at_peak[key] / memory.peak_bytes:>4.0f}%" if memory.peak_bytes else ""
         lines.append(f"  {label:<17}{human_bytes(at_peak[key]):>13}{human_bytes(high[key]):>13}  {share}")
+    if len(absent) == 2:
+        lines.append("  (no gradients and no optimizer state: no backward pass or optimizer step ran)")
     step = next((s for s in memory.steps if s.step == memory.peak_step), None)
     if step is not None and len(step.phase_peaks) > 1:
         lines.append("  peak by phase: " + ", ".join(f"{phase} {human_bytes(value)}"
