@@ -27,7 +27,7 @@ from typing import Any, Callable
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from memlint.static.source import has_long_line, parse, python_syntax_error, too_deeply_bracketed
+from memlint.static.source import has_long_line, parse, parse_module, python_syntax_error, too_deeply_bracketed
 from memlint.static.text_edits import split_lines
 
 _STATEMENT = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
@@ -305,7 +305,7 @@ class IncrementalParser:
             indents.append(indents[-1] + (block.indent if block.indent is not None else module.default_indent))
         stand_ins = "".join(indent + "if 1:" + module.default_newline for indent in indents[:-1])
         try:
-            parsed = cst.parse_module(stand_ins + chunk)
+            parsed = parse_module(stand_ins + chunk)
         except cst.ParserSyntaxError:
             raise _ChunkSyntaxError from None
         except (RecursionError, MemoryError):
