@@ -182,7 +182,12 @@ def instructions(args: list[str], cwd: str, source_root: str) -> int | None:
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         return None
-    env = dict(LOCAL_ENV, PYTHONPATH=source_root)
+    # As installs run it: with Python's bytecode cache (pip writes it at install time), warmed by
+    # one uncounted run. Without it (PYTHONDONTWRITEBYTECODE), the count is mostly the compiling
+    # of memlint's own source, and every new line of rule code reads as a slowdown.
+    env = {key: value for key, value in LOCAL_ENV.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = source_root
+    subprocess.run([sys.executable, "-m", "memlint", "check", *args], cwd=cwd, capture_output=True, env=env)
     done = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
                            "-m", "memlint", "check", *args], cwd=cwd, capture_output=True, text=True, env=env)
     for line in done.stderr.splitlines():
