@@ -40,15 +40,9 @@ class GraphTracker(StorageTracker):
         self.refs: dict[int, list] = {}
         self.foreign: dict[int, Survivor] = {}
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = super().__torch_dispatch__(func, types, args, kwargs)
-        if isinstance(out, torch.Tensor):
-            self._remember(out)
-        elif isinstance(out, (tuple, list)):
-            for item in out:
-                if isinstance(item, torch.Tensor):
-                    self._remember(item)
-        return out
+    def _track(self, tensor: torch.Tensor) -> None:
+        super()._track(tensor)
+        self._remember(tensor)
 
     def _remember(self, tensor: torch.Tensor) -> None:
         try:
