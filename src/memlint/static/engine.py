@@ -15,6 +15,8 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 
 from memlint.static import facts as F
+from memlint.static.frameworks import PLAIN, ClassKinds, external_kinds
+from memlint.static.outline import resolve_relative
 from memlint.static.facts import (
     Binding, ClassInfo, ClassScope, Facts, FunctionScope, GradMode, Graph, GraphValue, Kind, Loop, ModeChange,
     NO_GRAPH, child_fields, dotted_name, names_in,
@@ -25,10 +27,11 @@ from memlint.static.rule import Report, Rule
 class FileChecker:
     """Checks one module: parse once, walk once, every rule together."""
 
-    def __init__(self, path: str, source: str, rule_classes: Sequence[type[Rule]]) -> None:
+    def __init__(self, path: str, source: str, rule_classes: Sequence[type[Rule]], project=None) -> None:
         self.path = path
         self.source = source
-        self.facts = Facts()
+        module = project.file_of_path(path) if project is not None else None
+        self.facts = Facts(project, module.name if module else "", module.is_package if module else False)
         self.rules = [rule_class(self) for rule_class in rule_classes]
         self.reports: list[tuple[Rule, Report]] = []
         self.failures: list[tuple[Rule, Exception]] = []  # rules that raised: reported as ML902
@@ -344,6 +347,10 @@ class FileChecker:
         # A relative import keeps its dots (``.ch05.evaluate_model``): an imported function, not
         # a module variable, whatever its name says.
         module = "." * len(node.relative) + (_attribute_text(node.module) if node.module is not None else "")
+        if node.relative and self.facts.module_name:
+            absolute = resolve_relative(self.facts.module_name, self.facts.is_package, len(node.relative),
+                                        _attribute_text(node.module) if node.module is not None else None)
+            module = absolute or module
         if not module:
             return
         if isinstance(node.names, cst.ImportStar):
@@ -358,15 +365,21 @@ class FileChecker:
     def _class(self, node: cst.ClassDef) -> None:
         facts = self.facts
         self._walk_all(d.decorator for d in node.decorators)
-        bases = tuple(facts.qualified_name(arg.value) or "" for arg in node.bases)
-        is_module = any(_is_module_base(base, facts) for base in bases)
+        bases = tuple(facts.qualified_name(arg.value) or "" for arg in node.bases if arg.keyword is None)
+        kinds = _class_kinds(bases, facts)
+        # A base memlint cannot follow (a third-party class it has no model of) leaves the
+        # class's kind to its bases' names, as a tie-breaker.
+        unknown = kinds.unknown_base
+        is_module = kinds.module or (unknown and any(_is_module_base(base, facts) for base in bases))
         info = ClassInfo(
             name=node.name.value,
             node=node,
             base_names=bases,
             is_module=is_module,
-            is_lightning=any("Lightning" in base for base in bases) or (facts.imports.uses_lightning and is_module),
-            is_dataset=any(base.rsplit(".", 1)[-1] in ("Dataset", "IterableDataset") or base.endswith("Dataset") for base in bases),
+            is_lightning=kinds.lightning,
+            is_dataset=kinds.dataset or (unknown and any(
+                base.rsplit(".", 1)[-1] in ("Dataset", "IterableDataset") or base.endswith("Dataset") for base in bases)),
+            kinds=kinds,
         )
         facts.classes[info.name] = info
         facts.scope.bindings[info.name] = Binding(Kind.VALUE, NO_GRAPH, node)
@@ -395,9 +408,13 @@ class FileChecker:
             decorated = grad_mode_of(decorator.decorator, facts)
             if decorated is not None:
                 mode, explicit = decorated, True
-        if isinstance(parent, ClassScope) and class_info is not None and class_info.is_lightning \
-                and name in F.LIGHTNING_NO_GRAD_METHODS:
-            mode, explicit = GradMode.OFF, True  # Lightning runs these under no_grad itself
+        if isinstance(parent, ClassScope) and class_info is not None and name in F.LIGHTNING_NO_GRAD_METHODS \
+                and mode is GradMode.ON:
+            if class_info.is_lightning:
+                mode, explicit = GradMode.OFF, True  # Lightning runs these under no_grad itself
+            elif class_info.kinds.unknown_base:
+                # a base memlint cannot follow may be a LightningModule: grad may be off here
+                mode, explicit = GradMode.MAYBE_OFF, True
         parent.bindings[name] = Binding(Kind.VALUE, NO_GRAPH, node)
         scope = FunctionScope(node, parent, name, class_info, mode)
         scope.entry_grad_mode_explicit = explicit
@@ -952,6 +969,28 @@ def _binds_module(target: cst.BaseExpression, value: cst.BaseExpression, graph: 
         if qualified.startswith("torch.") and facts._is_imported(qualified):
             return False  # torch.Generator(), torch.zeros(...): not a module, whatever the name
     return F.is_module_name(name.rsplit(".", 1)[-1]) and isinstance(value, (cst.Call, cst.Name, cst.Attribute))
+
+
+def _class_kinds(bases: tuple[str, ...], facts: Facts) -> ClassKinds:
+    """What a class with these (qualified) bases is: through the classes of this module, the
+    project's other modules, and the framework classes memlint knows."""
+    kinds = PLAIN
+    project = facts.project
+    for base in bases:
+        local = facts.classes.get(base) or facts.classes.get(base.rsplit(".", 1)[-1]) if "." not in base else None
+        if local is not None:
+            kinds = kinds.join(local.kinds)
+            continue
+        if not base:
+            kinds = kinds.join(ClassKinds(unknown_base=True))  # a base computed by an expression
+            continue
+        definition = project.definition(base) if project is not None and "." in base else None
+        if definition is not None:
+            kinds = kinds.join(project.class_kinds(definition.qualified) if definition.kind == "class"
+                               else ClassKinds(unknown_base=True))
+        else:
+            kinds = kinds.join(external_kinds(base))
+    return kinds
 
 
 def _is_module_base(base: str, facts: Facts) -> bool:

@@ -33,6 +33,7 @@ from typing import Callable, Iterable, Iterator
 
 import libcst as cst
 
+from memlint.static.frameworks import PLAIN, ClassKinds
 from memlint.static.triggers import TORCH_PACKAGES
 
 LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning"})
@@ -441,8 +442,9 @@ class ClassInfo:
     node: cst.ClassDef
     base_names: tuple[str, ...]  # qualified names of the bases
     is_module: bool
-    is_lightning: bool
+    is_lightning: bool  # known to be a LightningModule (its bases say so, through the project)
     is_dataset: bool
+    kinds: ClassKinds = PLAIN  # what its bases make it (see memlint.static.frameworks)
     attributes: dict[str, Binding] = field(default_factory=dict)  # "self.x" bindings
     incremented: set[str] = field(default_factory=set)  # "self.calls" in "self.calls += 1"
     methods: dict[str, "FunctionScope"] = field(default_factory=dict)  # filled as the body is walked
@@ -908,7 +910,12 @@ def expression_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 class Facts:
     """The live state of the walk: scopes, loops, grad mode. Rules read it; the engine writes it."""
 
-    def __init__(self) -> None:
+    def __init__(self, project=None, module_name: str = "", is_package: bool = False) -> None:
+        # The project the module belongs to (memlint.static.project.Project), to resolve what
+        # other modules define; None when the file is not on disk (a snippet).
+        self.project = project
+        self.module_name = module_name  # dotted (``pkg.sub.mod``); "" when unknown
+        self.is_package = is_package
         self.imports = Imports()
         # Module-level code (scripts) is treated as one function body named "<module>".
         self.module_scope = FunctionScope(cst.Module(body=()), None, "<module>", None)

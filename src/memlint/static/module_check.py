@@ -12,6 +12,7 @@ from memlint.findings import Finding, internal_error
 from memlint.static.engine import FileChecker
 from memlint.static.fixes import build_fix
 from memlint.static.positions import Positions
+from memlint.static.project import project_for
 from memlint.static.rules import rules_by_code
 from memlint.static.source import GENERATED_HELP, UncheckableFile, parse
 from memlint.static.suppress import UNUSED_CODE, apply_suppressions, parse_suppressions, unused_suppressions
@@ -23,7 +24,7 @@ def check_module(source: str, path: str, codes: Sequence[str], selected: Sequenc
     is every code the run checks this file for: ML903 judges suppressions against it.
     ``parser``: instead of :func:`~memlint.static.source.parse`."""
     module = (parser or parse)(source)
-    checker = FileChecker(path, source, rules_by_code(codes))
+    checker = FileChecker(path, source, rules_by_code(codes), project_for(path))
     try:
         reports = checker.run(module)
     except RecursionError:

@@ -9,6 +9,7 @@ deep, pathological operator chains), which Python's parser looks at first.
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 import re
 import stat
@@ -58,6 +59,11 @@ def read_bytes(path: str) -> bytes:
         raise
     with fh:
         return fh.read()
+
+
+def content_digest(data: bytes) -> str:
+    """A short digest of a file's bytes: what caches key a module's text by."""
+    return hashlib.sha256(data).hexdigest()[:24]
 
 
 def decode_source(data: bytes) -> str:
