@@ -310,7 +310,7 @@ def test_help_travels_through_json_sarif_github_and_the_cache(tmp_path):
             os.chdir(old)
 
     assert json.loads(cached_run()) == [record]
-    assert list((tmp_path / ".memlint_cache" / "v3").rglob("*"))  # the entry this run wrote
+    assert list((tmp_path / ".memlint_cache" / "v4").rglob("*"))  # the entry this run wrote
     assert json.loads(cached_run()) == [record]  # read back from it
 
 

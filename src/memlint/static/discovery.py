@@ -242,10 +242,10 @@ def is_default_excluded(path: str) -> bool:
     cwd_parts = os.path.abspath(os.getcwd()).split(os.sep)
     if parts[:len(cwd_parts)] == cwd_parts:  # only the part below the current folder counts
         parts = parts[len(cwd_parts):]
-    return any(_skip_folder_name(p) for p in parts)
+    return any(skip_folder_name(p) for p in parts)
 
 
-def _skip_folder_name(name: str) -> bool:
+def skip_folder_name(name: str) -> bool:
     return name in DEFAULT_EXCLUDE or name.endswith(".egg-info") or (name.startswith(".") and name not in (".", ".."))
 
 
@@ -309,7 +309,7 @@ def _walk_directory(top: str, configs: Configs) -> Iterable[str]:
         kept = []
         for d in sorted(dirnames):
             full = os.path.join(folder, d)
-            if _skip_folder_name(d) or os.path.islink(full) or excluded(full):
+            if skip_folder_name(d) or os.path.islink(full) or excluded(full):
                 continue
             if here.ignored(full, is_dir=True):
                 continue

@@ -22,6 +22,9 @@ from memlint.static.facts import (
     NO_GRAPH, child_fields, dotted_name, names_in,
 )
 from memlint.static.rule import Report, Rule
+from memlint.static.summaries import (
+    BACKWARD, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PROCESS_GROUP, SETS_DEVICE, FunctionSummary, ModuleSummary,
+)
 
 
 class FileChecker:
@@ -139,6 +142,33 @@ class FileChecker:
         self.facts.module_done = True
         self._run_deferred(self.facts.module_scope)
         return self._filtered_reports()
+
+    def module_summary(self) -> ModuleSummary:
+        """What this module's functions and methods do, for the other modules of the project
+        (see :mod:`memlint.static.summaries`); call after :meth:`run`."""
+        facts = self.facts
+        summary = ModuleSummary(facts.module_name)
+        facts.exporting = True
+        try:
+            for scope in (facts.module_scope, *facts.function_scopes.values()):
+                key = MODULE_CODE if scope is facts.module_scope else facts.definition_keys.get(id(scope.node))
+                if key is None:
+                    continue  # a nested function: not reachable by name from another module
+                returns = facts.resolve(facts.summaries.get(id(scope.node), NO_GRAPH))
+                effects = set(scope.effects)
+                # what its nested functions and lambdas do, it does when it calls them
+                for inner in facts.function_scopes.values():
+                    if inner is not scope and _inside(inner, scope):
+                        effects |= inner.effects
+                summary.functions[key] = FunctionSummary(
+                    returns=returns,
+                    entry_grad_mode=scope.entry_grad_mode if scope.entry_grad_mode_explicit else None,
+                    effects=frozenset(effects),
+                    calls=tuple(sorted(scope.call_keys)),
+                )
+        finally:
+            facts.exporting = False
+        return summary
 
     def _filtered_reports(self) -> list[tuple[Rule, Report]]:
         """Drop grad-dependent reports inside functions that are only called under no-grad;
@@ -311,6 +341,7 @@ class FileChecker:
         for statement in module.body:
             if isinstance(statement, cst.FunctionDef):
                 functions[statement.name.value].append(statement)
+                facts.definition_keys[id(statement)] = statement.name.value
             elif isinstance(statement, cst.ClassDef):
                 name = statement.name.value
                 facts.class_nodes[name] = statement
@@ -319,6 +350,8 @@ class FileChecker:
                 body = statement.body.body if isinstance(statement.body, cst.IndentedBlock) else ()
                 facts.class_methods[name] = {
                     item.name.value: item for item in body if isinstance(item, cst.FunctionDef)}
+                for method in facts.class_methods[name].values():
+                    facts.definition_keys[id(method)] = f"{name}.{method.name.value}"
         facts.module_functions = {name: nodes[0] for name, nodes in functions.items() if len(nodes) == 1}
 
     def _import(self, node: cst.Import) -> None:
@@ -541,6 +574,8 @@ class FileChecker:
             mode, explicit = facts.grad_mode, False
             for item in node.items:
                 self._walk(item.item)
+                if isinstance(item.item, cst.Call) and facts.qualified_name(item.item.func) in F.DEVICE_CONTEXTS:
+                    facts.function.effects.add(SETS_DEVICE)
                 item_mode = grad_mode_of(item.item, facts)
                 if item_mode is not None:
                     mode, explicit = item_mode, True
@@ -567,6 +602,8 @@ class FileChecker:
                 self._walk(target)
                 if isinstance(target, cst.Subscript):  # buffer[step] = value: filled in place
                     _note_filled(self.facts.function, target.value)
+                    if F.is_visible_devices_slot(target, self.facts):
+                        self.facts.function.effects.add(SETS_DEVICE)
         self._exit(node)
         if node.value is not None:
             graph = self.facts.graph_value(node.value)
@@ -652,6 +689,7 @@ class FileChecker:
                 F.CallSite(facts.grad_mode, function, facts.grad_mode_inherited))
             function.callees.add(qualified or f"?.{callee}")
         self._value_facts_of_call(node, func, method)
+        self._effects_of_call(node, qualified, method)
         callees = facts.callees(node)
         if callees is not None:  # a function of this module: remember who calls it, from where, with what
             loops = tuple(reversed(facts.loops_in_function()))
@@ -660,6 +698,12 @@ class FileChecker:
                 facts.calls_into.setdefault(id(definition), []).append(
                     F.FunctionCall(function, loops, facts.call_arguments(node, definition, callees[1]), starred,
                                    facts.grad_off))
+                key = facts.definition_keys.get(id(definition))
+                if key is not None:
+                    function.call_keys.add(f"{facts.module_name}:{key}")
+        elif qualified is not None and qualified.split(".", 1)[0] not in F.TORCH_PACKAGES \
+                and (dotted_name(func) or ".").split(".", 1)[0] in facts.imports.aliases:
+            function.call_keys.add(qualified)  # maybe another module of the project: resolved when asked
         if method in F.BACKWARD_METHODS or qualified in F.AUTOGRAD_FUNCTIONS:
             tensor = F.backpropagated_expr(node, facts)
             if tensor is not None and function is not None:
@@ -667,6 +711,7 @@ class FileChecker:
                 function.backward_places |= F.places_in(tensor)
                 function.backward_nodes |= _call_ids(tensor)
                 function.has_backward = True
+                function.effects.add(BACKWARD)
             if qualified == "torch.autograd.grad" and function is not None:
                 function.requires_grad_inputs = True
             loops = facts.loops_in_function()
@@ -679,6 +724,7 @@ class FileChecker:
         if method == "step" and is_optimizer_step(node):
             if function is not None:
                 function.has_optimizer_step = True
+                function.effects.add(OPTIMIZER_STEP)
             loops = facts.loops_in_function()
             for loop in loops:
                 loop.has_optimizer_step = True
@@ -703,6 +749,21 @@ class FileChecker:
             arg.keyword is not None and arg.keyword.value == "requires_grad" and _is_true(arg.value) for arg in node.args
         ):
             function.requires_grad_inputs = True
+
+    def _effects_of_call(self, node: cst.Call, qualified: str | None, method: str | None) -> None:
+        """What a call does that other modules may ask about: sets the CUDA device, starts a
+        process group, runs a module's forward."""
+        effects = self.facts.function.effects
+        if method in ("set_device", "set_device_index") or qualified in F.DEVICE_CONTEXTS:
+            effects.add(SETS_DEVICE)
+        elif qualified in F.INIT_PROCESS_GROUP:
+            effects.add(PROCESS_GROUP)
+            if any(arg.keyword is not None and arg.keyword.value == "device_id" for arg in node.args):
+                effects.add(SETS_DEVICE)
+        elif F.pins_visible_devices(node, self.facts):
+            effects.add(SETS_DEVICE)
+        elif self.facts.is_module_expr(node.func) and not self.facts.is_module_constructor(node):
+            effects.add(MODULE_CALL)
 
     def _value_facts_of_call(self, node: cst.Call, func: cst.BaseExpression, method: str | None) -> None:
         """What a call says about the values it touches: ``losses.append(loss)`` puts ``loss``
@@ -1214,6 +1275,15 @@ def is_optimizer_step(call: cst.Call) -> bool:
     if last == "scaler" or last.endswith("_scaler"):
         return True
     return "optim" in last or last == "opt" or last.startswith("opt_") or last.endswith("_opt")
+
+
+def _inside(inner: FunctionScope, outer: FunctionScope) -> bool:
+    scope = inner.parent
+    while scope is not None:
+        if scope is outer:
+            return True
+        scope = scope.parent
+    return False
 
 
 def _inside_function_named(function: object, names: set[str]) -> bool:

@@ -115,6 +115,33 @@ MODULE_BASE_SUFFIXES = ("Module", "LightningModule", "PreTrainedModel", "Sequent
                         "ModuleDict", "Loss", "_Loss", "_WeightedLoss")
 
 BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
+INIT_PROCESS_GROUP = frozenset({"torch.distributed.init_process_group",
+                                "torch.distributed.distributed_c10d.init_process_group"})
+# Contexts that make one GPU current (as torch.cuda.set_device does, for their body).
+DEVICE_CONTEXTS = frozenset({"torch.cuda.device", "torch.cuda.device_of", "torch.accelerator.device_index"})
+VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
+
+
+def is_visible_devices_slot(target: cst.Subscript, facts: "Facts") -> bool:
+    """``os.environ["CUDA_VISIBLE_DEVICES"]`` (assigned: the process sees the GPUs it names)."""
+    return facts.qualified_name(target.value) == "os.environ" and subscript_key(target) == VISIBLE_DEVICES
+
+
+def pins_visible_devices(call: cst.Call, facts: "Facts") -> bool:
+    """``os.environ.setdefault("CUDA_VISIBLE_DEVICES", v)``, ``os.environ.update(CUDA_VISIBLE_DEVICES=v)``,
+    ``os.putenv("CUDA_VISIBLE_DEVICES", v)``."""
+    func = call.func
+    if type(func) is not _ATTRIBUTE or func.attr.value not in ("setdefault", "update", "putenv"):
+        return False
+    qualified = facts.qualified_name(func) or ""
+    if qualified not in ("os.putenv", "os.environ.setdefault", "os.environ.update"):
+        return False
+    first = call.args[0] if call.args else None
+    if first is None:
+        return False
+    if first.keyword is not None:
+        return first.keyword.value == VISIBLE_DEVICES
+    return type(first.value) is cst.SimpleString and first.value.evaluated_value == VISIBLE_DEVICES
 AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
 
 
@@ -395,7 +422,9 @@ class PendingCall:
     """A call of a function of this module whose summary was not known at the call: the
     callee (``id`` of its ``def``) and what each parameter received."""
 
-    callee: int
+    # id() of the ``def`` of a function of this module, or ``module:name`` of a function of
+    # another module of the project (resolved through the project's summaries).
+    callee: "int | str"
     arguments: "tuple[tuple[str, GraphValue], ...]"
     starred: bool = False  # f(*args): parameters not named by the call hold unknown values
     module_call: bool = False  # ``self.net(x)`` with ``net`` a module class of this file: its forward
@@ -579,6 +608,11 @@ class FunctionScope(Scope):
         # reads one element of ``history``, ``sum(history)`` all of it (see places_in).
         self.backward_places: set[str] = set()
         self.stored_values: dict[str, list[cst.BaseExpression]] = {}
+        # What other modules may ask of this function (see memlint.static.summaries): the
+        # effects of its own statements, and what it calls (``module:name`` when known here,
+        # else the qualified name as imported).
+        self.effects: set[str] = set()
+        self.call_keys: set[str] = set()
 
     @property
     def is_per_step_method(self) -> bool:
@@ -953,9 +987,13 @@ class Facts:
         self.class_bases: dict[str, tuple[str, ...]] = {}
         self.deciding = False  # running a decision at a function's exit: resolve() may raise Pending
         self.module_done = False  # every function has been walked: every summary is known
-        self._resolving: set[int] = set()
+        self._resolving: set["int | str"] = set()
+        # Exporting this module's summary: calls into other modules stay pending (by name).
+        self.exporting = False
         self._assumed_unknown: frozenset[str] = frozenset()  # see graph_if_unknown
         self.calls_into: dict[int, list[FunctionCall]] = {}  # id() of a def -> its calls in this module
+        # id() of each top-level function and method -> its name in summaries ("f", "Class.m")
+        self.definition_keys: dict[int, str] = {}
         self._callees: dict[int, object] = {}  # id() of a call -> its callees (see callees())
 
     # ----- questions rules ask -------------------------------------------------------------
@@ -1126,6 +1164,9 @@ class Facts:
             return last not in ("Parameter", "ParameterList", "ParameterDict")
         if qualified in self.classes:
             return self.classes[qualified].is_module
+        definition = self.project_definition(qualified)
+        if definition is not None:
+            return definition.kind == "class" and self.project.class_kinds(definition.qualified).module
         if qualified.endswith(MODULE_FACTORY_SUFFIXES):
             # AutoTokenizer.from_pretrained, AutoConfig..., a processor: loaded the same way, not modules
             return not (qualified.endswith(".from_pretrained") and _NOT_MODULE_CLASS.search(qualified.rsplit(".", 2)[-2]))
@@ -1325,6 +1366,8 @@ class Facts:
         return GraphValue.combine(results)
 
     def _resolve_call(self, call: "PendingCall") -> GraphValue:
+        if isinstance(call.callee, str):
+            return self._resolve_project_call(call)
         summary = self.summaries.get(call.callee)
         if summary is None or call.callee in self._resolving:
             if summary is None and self.deciding and not self.module_done:
@@ -1341,6 +1384,98 @@ class Facts:
             part = result.part(key)
             result = part if part is not None else result.element
         return result
+
+    def _resolve_project_call(self, call: "PendingCall") -> GraphValue:
+        """A call of a function of another module of the project: its summary's return value,
+        with the call's arguments put in (unknown when the project cannot tell)."""
+        if self.exporting:
+            return GraphValue.pending_call(call)
+        function = self.project.function_summary(call.callee) if self.project is not None else None
+        if function is None or call.callee in self._resolving:
+            return UNKNOWN_VALUE
+        self._resolving.add(call.callee)
+        try:
+            result = self.resolve(_instantiate(function.returns, dict(call.arguments), call.starred))
+        finally:
+            self._resolving.discard(call.callee)
+        if call.module_call:
+            result = _floored(result)
+        for key in call.path:
+            part = result.part(key)
+            result = part if part is not None else result.element
+        return result
+
+    def effect_through_project(self, effect: str) -> bool | None:
+        """Does this module's code call, into another module of the project, a function that
+        does ``effect`` (see :mod:`memlint.static.summaries`), or one that calls such a
+        function? True; False when every such call was read; None when one could not be."""
+        if self.project is None:
+            return False
+        own = f"{self.module_name}:"
+        unknown = False
+        for scope in (self.module_scope, *self.function_scopes.values()):
+            for key in scope.call_keys:
+                if key.startswith(own):
+                    continue  # this module's own functions: walked here
+                found = self.project.has_effect(key, effect)
+                if found:
+                    return True
+                unknown |= found is None
+        return None if unknown else False
+
+    def effect_in_callers(self, function: "FunctionScope", effect: str) -> bool | None:
+        """Do the other modules of the project that may call ``function`` (they import this
+        module and name the function) do ``effect`` anywhere? True, False, or None (unknown)."""
+        if self.project is None or not self.module_name or function is self.module_scope:
+            return False
+        leaf = self.module_name.rsplit(".", 1)[-1]
+        importers = self.project.modules_mentioning(leaf)
+        if importers is None:
+            return None
+        unknown = False
+        for module in importers:
+            if module.name == self.module_name:
+                continue
+            callers = self.project.modules_mentioning_in(module, function.name)
+            if not callers:
+                continue
+            summary = self.project.summary(module)
+            if summary is None:
+                unknown = True
+                continue
+            for key, other in summary.functions.items():
+                if effect in other.effects:
+                    return True
+                for inner in other.calls:
+                    found = self.project.has_effect(inner, effect)
+                    if found:
+                        return True
+                    unknown |= found is None
+        return None if unknown else False
+
+    def project_definition(self, qualified: str | None):
+        """What ``qualified`` (a name as imported here) is in the project: a
+        :class:`~memlint.static.project.Definition`, or None (not the project's, or unknown)."""
+        if self.project is None or not qualified or "." not in qualified:
+            return None
+        if qualified.split(".", 1)[0] in TORCH_PACKAGES:
+            return None
+        return self.project.definition(qualified)
+
+    def _project_call(self, call: cst.Call, qualified: str | None) -> GraphValue | None:
+        """A call of a class or function another module of the project defines."""
+        definition = self.project_definition(qualified)
+        if definition is None:
+            return None
+        if definition.kind == "class":
+            return NO_GRAPH  # a constructor: an object (a module, a meter, a dataset), not a graph
+        function = definition.function_outline
+        if function is None:
+            return None
+        arguments = _bind_arguments(call, function.parameters(bound=False)[0], self._graph)
+        starred = any(arg.star for arg in call.args)
+        return GraphValue.pending_call(
+            PendingCall(definition.key, tuple(sorted(arguments.items())), starred, False))
 
     def summary_form(self, value: GraphValue, function: "FunctionScope") -> GraphValue:
         """A returned value in terms of the function's parameters, for its callers: ``names``
@@ -1722,6 +1857,9 @@ class Facts:
         callees = self.callees(call)
         if callees is not None:
             return self._call_result(call, callees[0], callees[1], module_call=False)
+        in_project = self._project_call(call, qualified)
+        if in_project is not None:
+            return in_project
         combined = GraphValue.combine(self._graph(arg) for arg in args)
         torch_function = qualified is not None and qualified.startswith("torch.") and self._is_imported(qualified)
         if isinstance(func, cst.Attribute) and not torch_function:

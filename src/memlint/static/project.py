@@ -23,14 +23,26 @@ whose summaries read it.
 from __future__ import annotations
 
 import os
+import pickle
+import re
+import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from pathlib import Path
+from typing import Iterator
 
+from memlint.static.discovery import skip_folder_name
+from memlint.static.engine import FileChecker
 from memlint.static.frameworks import PLAIN, ClassKinds, external_kinds
 from memlint.static.outline import ClassOutline, FunctionOutline, ModuleOutline, outline_of
-from memlint.static.source import content_digest, decode_source, read_bytes
+from memlint.static.cache import code_fingerprint, summary_folder
+from memlint.static.source import UncheckableFile, content_digest, decode_source, file_digest, parse, read_bytes
+from memlint.static.summaries import ModuleSummary
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+# A project with more Python files than this is not read whole (a question about all of its
+# modules is then answered "unknown").
+MAX_PROJECT_FILES = 20_000
 _MAX_DEPTH = 12  # re-exports and base-class chains followed at most this far
 
 
@@ -53,6 +65,11 @@ class Definition:
     @property
     def qualified(self) -> str:
         return f"{self.module.name}.{self.name}" if self.module.name else self.name
+
+    @property
+    def key(self) -> str:
+        """``module:name``: how summaries and pending calls name it."""
+        return f"{self.module.name}:{self.name}"
 
     @property
     def class_outline(self) -> ClassOutline | None:
@@ -103,21 +120,37 @@ class Project:
         self._files: dict[str, ModuleFile | None] = {}  # module name -> its file
         for candidate in (root, os.path.join(root, "src")):
             self.add_import_root(candidate)
-        # path -> ((mtime_ns, size), digest, outline)
-        self._outlines: dict[str, tuple[tuple[int, int], str, ModuleOutline | None]] = {}
-        # Set by memlint.static.summaries: computes a module's summary (the engine's walk).
-        self.summarise: Callable[[ModuleFile, str], object] | None = None
-        self._summaries: dict[str, tuple[str, object]] = {}  # path -> (digest, summary)
+        self._outlines: dict[str, tuple[str, ModuleOutline | None]] = {}  # path -> (digest, outline)
+        # path -> (digest, summary, what it was computed from: {path: digest})
+        self._summaries: dict[str, tuple[str, ModuleSummary | None, dict[str, str]]] = {}
         self._summarising: set[str] = set()
-        # Every module file whose outline or summary was read, with the digest it was read at:
-        # what a result computed with this project depends on (see reads_since()).
-        self.read_log: dict[str, str] = {}
+        # The reads being recorded (innermost last): each module whose outline or summary was
+        # read, with the digest it was read at. See recording().
+        self._logs: list[dict[str, str]] = []
+        self._all_files: list[str] | None = None  # every .py under the root (see modules_mentioning)
+        self._too_large = False
 
     def add_import_root(self, folder: str) -> None:
         folder = os.path.abspath(folder)
         if folder not in self._search and os.path.isdir(folder):
             self._search.insert(0, folder)
             self._files.clear()
+
+    # ----- what a result depends on -------------------------------------------------------------
+    @contextmanager
+    def recording(self) -> Iterator[dict[str, str]]:
+        """Record the modules read inside the block (and what their summaries were computed
+        from): ``{path: digest}``, what a check's result depends on besides its own file."""
+        log: dict[str, str] = {}
+        self._logs.append(log)
+        try:
+            yield log
+        finally:
+            self._logs.pop()
+
+    def _note(self, reads: dict[str, str]) -> None:
+        for log in self._logs:
+            log.update(reads)
 
     # ----- files ------------------------------------------------------------------------------
     def module_file(self, name: str) -> ModuleFile | None:
@@ -143,63 +176,69 @@ class Project:
         self.add_import_root(folder)
         return ModuleFile(name, os.path.abspath(path), is_package)
 
-    def _read(self, module: ModuleFile) -> tuple[str, ModuleOutline | None, str | None]:
-        """The module's digest and outline (remembered while its size and modification time
-        stay the same), and its text when it had to be read now."""
-        try:
-            stat = os.stat(module.path)
-        except OSError:
-            return "", None, None
-        key = (stat.st_mtime_ns, stat.st_size)
-        known = self._outlines.get(module.path)
-        if known is not None and known[0] == key:
-            return known[1], known[2], None
-        try:
-            data = read_bytes(module.path)
-            text = decode_source(data)
-        except Exception:  # unreadable or undecodable: the module is unknown, never an error
-            self._outlines[module.path] = (key, "", None)
-            return "", None, None
-        digest = content_digest(data)
-        outline = outline_of(text, module.name, module.is_package)
-        self._outlines[module.path] = (key, digest, outline)
-        return digest, outline, text
-
     def outline(self, module: ModuleFile) -> ModuleOutline | None:
-        digest, outline, _ = self._read(module)
-        if outline is not None:
-            self.read_log[module.path] = digest
-        return outline
+        digest = file_digest(module.path)
+        if digest is None:
+            return None
+        known = self._outlines.get(module.path)
+        if known is None or known[0] != digest:
+            text = _text_of(module.path)
+            known = self._outlines[module.path] = (
+                digest, outline_of(text, module.name, module.is_package) if text is not None else None)
+        if known[1] is not None:
+            self._note({module.path: digest})
+        return known[1]
 
-    def summary(self, module: ModuleFile):
-        """What the module's functions and classes do (a ``ModuleSummary``), computed once per
-        content; None while it is being computed (a cycle of imports) or when it cannot be."""
-        if self.summarise is None or module.path in self._summarising:
+    def summary(self, module: ModuleFile) -> ModuleSummary | None:
+        """What the module's functions and classes do, computed once per content (and kept on
+        disk when a summary cache is set: :func:`use_summary_cache`); None while it is being
+        computed (a cycle of imports) or when it cannot be."""
+        digest = file_digest(module.path)
+        if digest is None or module.path in self._summarising:
             return None
-        digest, outline, text = self._read(module)
-        if outline is None:
-            return None
-        self.read_log[module.path] = digest
         known = self._summaries.get(module.path)
-        if known is not None and known[0] == digest:
-            return known[1]
-        if text is None:
-            try:
-                text = decode_source(read_bytes(module.path))
-            except Exception:
-                return None
+        if known is None or known[0] != digest or not _still_valid(known[2]):
+            known = _load_summary(module, digest)
+            if known is None:
+                known = self._compute_summary(module, digest)
+            self._summaries[module.path] = known
+        self._note({module.path: digest, **known[2]})
+        return known[1]
+
+    def _compute_summary(self, module: ModuleFile, digest: str) -> tuple[str, ModuleSummary | None, dict[str, str]]:
+        text = _text_of(module.path)
         self._summarising.add(module.path)
         try:
-            summary = self.summarise(module, text)
+            with self.recording() as reads:
+                summary = self._summarise(module, text) if text is not None else None
         finally:
             self._summarising.discard(module.path)
-        self._summaries[module.path] = (digest, summary)
-        return summary
+        reads.pop(module.path, None)
+        entry = (digest, summary, reads)
+        _store_summary(module, entry)
+        return entry
 
-    def remember_summary(self, module: ModuleFile, data: bytes, summary: object) -> None:
-        """The summary of a module just checked from ``data`` (its walk made it): no second
-        walk when another module asks for it."""
-        self._summaries[module.path] = (content_digest(data), summary)
+    def _summarise(self, module: ModuleFile, text: str) -> ModuleSummary | None:
+        try:
+            tree = parse(text)
+            checker = FileChecker(module.path, text, [], self)
+            checker.run(tree)
+            return checker.module_summary()
+        except (UncheckableFile, RecursionError):
+            return None
+        except Exception:  # a bug in memlint: the module is unknown, the file being checked is not hurt
+            return None
+
+    def remember_summary(self, path: str, source: str, summary: ModuleSummary, reads: dict[str, str]) -> None:
+        """The summary of a module just checked (its walk made it), when ``source`` is what is
+        on disk: no second walk when another module asks for it."""
+        digest = file_digest(path)
+        if digest is None or digest != content_digest(source.encode("utf-8")):
+            return  # an editor's unsaved text, or another encoding: other modules import the file
+        module = self.file_of_path(path)
+        entry = (digest, summary, {p: d for p, d in reads.items() if p != module.path})
+        self._summaries[module.path] = entry
+        _store_summary(module, entry)
 
     # ----- names ------------------------------------------------------------------------------
     def definition(self, qualified: str, _depth: int = 0) -> Definition | None:
@@ -257,6 +296,99 @@ class Project:
                     next_queue.append(base)
             queue = next_queue
 
+    def function_summary(self, key: str):
+        """The summary (a ``FunctionSummary``) of ``module:function`` or ``module:Class.method``
+        (a method a class inherits from a base of the project included); None if unknown."""
+        module_name, _, name = key.partition(":")
+        module = self.module_file(module_name)
+        summary = self.summary(module) if module is not None else None
+        if summary is None:
+            return None
+        found = summary.functions.get(name)
+        if found is None and "." in name:
+            class_name, _, method = name.partition(".")
+            owner = self.method_owner(f"{module_name}.{class_name}", method)
+            if owner is not None and owner != key:
+                return self.function_summary(owner)
+        return found
+
+    def method_owner(self, class_qualified: str, method: str) -> str | None:
+        """``module:Class.method`` of the class (of the project) that defines ``method`` for
+        ``class_qualified``: itself or the nearest base that does."""
+        for qualified in (class_qualified, *self.ancestors(class_qualified)):
+            definition = self.definition(qualified)
+            outline = definition.class_outline if definition is not None else None
+            if outline is not None and method in outline.methods:
+                return f"{definition.key}.{method}"
+        return None
+
+    def has_effect(self, callee: str, effect: str, _seen: set[str] | None = None) -> bool | None:
+        """Does calling ``callee`` (``module:name``, or a qualified name as imported) do
+        ``effect`` (see :mod:`memlint.static.summaries`), itself or through what it calls?
+        True, False, or None when some function of the project on the way cannot be read; a
+        callee outside the project is False (its effects are not the project's to know)."""
+        seen = set() if _seen is None else _seen
+        if callee in seen or len(seen) > 200:
+            return False
+        seen.add(callee)
+        if ":" not in callee:
+            definition = self.definition(callee)
+            if definition is None:
+                return None if self._looks_first_party(callee) else False
+            if definition.kind == "class":
+                callee = f"{definition.key}.__init__"
+                if self.method_owner(definition.qualified, "__init__") is None:
+                    return False
+            else:
+                callee = definition.key
+        function = self.function_summary(callee)
+        if function is None:
+            return None
+        if effect in function.effects:
+            return True
+        unknown = False
+        for inner in function.calls:
+            found = self.has_effect(inner, effect, seen)
+            if found:
+                return True
+            unknown |= found is None
+        return None if unknown else False
+
+    def modules_mentioning(self, word: str) -> list[ModuleFile] | None:
+        """The modules of the project (under its root) whose text holds ``word`` as a whole
+        word: who may call a function, found without parsing anything. None when the project is
+        too large to read here (the answer is unknown)."""
+        files = self._project_files()
+        if files is None:
+            return None
+        pattern = re.compile(rf"\b{re.escape(word)}\b")
+        found = []
+        for path in files:
+            text = _text_of(path)
+            if text is not None and pattern.search(text):
+                found.append(self.file_of_path(path))
+        return found
+
+    def modules_mentioning_in(self, module: ModuleFile, word: str) -> bool:
+        text = _text_of(module.path)
+        return text is not None and re.search(rf"\b{re.escape(word)}\b", text) is not None
+
+    def _project_files(self) -> list[str] | None:
+        if self._all_files is None:
+            files: list[str] = []
+            for folder, dirnames, filenames in os.walk(self.root):
+                dirnames[:] = sorted(d for d in dirnames if not skip_folder_name(d))
+                files.extend(os.path.join(folder, name) for name in sorted(filenames) if name.endswith(".py"))
+                if len(files) > MAX_PROJECT_FILES:
+                    self._too_large = True
+                    break
+            self._all_files = files
+        return None if self._too_large else self._all_files
+
+    def _looks_first_party(self, qualified: str) -> bool:
+        """A name under a package of the project that names nothing memlint can read."""
+        return self.module_file(qualified.split(".", 1)[0]) is not None
+
     def class_kinds(self, qualified: str) -> ClassKinds:
         """What a class of the project is, from its bases (see :mod:`memlint.static.frameworks`)."""
         kinds = PLAIN
@@ -267,6 +399,63 @@ class Project:
             elif definition.kind != "class":
                 kinds = kinds.join(ClassKinds(unknown_base=True))  # a class made by a function call
         return kinds
+
+
+def _text_of(path: str) -> str | None:
+    try:
+        return decode_source(read_bytes(path))
+    except Exception:  # unreadable or undecodable: the module is unknown, never an error
+        return None
+
+
+def _still_valid(reads: dict[str, str]) -> bool:
+    return all(file_digest(path) == digest for path, digest in reads.items())
+
+
+# ----- summaries on disk ------------------------------------------------------------------------
+def _summary_file(module: ModuleFile, digest: str) -> Path | None:
+    """Where the summary of ``module`` at ``digest`` is kept: ``.memlint_cache/`` of the
+    project's root, when the run uses the cache (see memlint.static.cache.use_summary_cache)."""
+    folder = summary_folder(module.path)
+    if folder is None:
+        return None
+    key = content_digest(f"{code_fingerprint()}\0{module.name}\0{module.is_package}\0{digest}".encode())
+    return folder / key[:2] / key
+
+
+def _load_summary(module: ModuleFile, digest: str):
+    path = _summary_file(module, digest)
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            entry = pickle.load(fh)
+    except Exception:  # missing, half-written or from another version: a miss
+        return None
+    if not (isinstance(entry, tuple) and len(entry) == 3 and entry[0] == digest and _still_valid(entry[2])):
+        return None
+    return entry
+
+
+def _store_summary(module: ModuleFile, entry: tuple) -> None:
+    path = _summary_file(module, entry[0])
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(entry, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except OSError:
+        pass  # a read-only checkout: summaries stay in memory
 
 
 _projects: dict[str, Project] = {}
