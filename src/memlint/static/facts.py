@@ -1844,8 +1844,9 @@ class Facts:
                 return GraphValue(Graph.CARRIES)
         if self.is_module_constructor(call):
             return NO_GRAPH
-        if type(func) is _NAME and func.value in ("max", "min") and args and self.lookup(func.value) is None:
-            return GraphValue.combine(self._graph(arg) for arg in args)  # max(5, int(x)): a number
+        if type(func) is _NAME and func.value in _COMBINING_BUILTINS and args and self.lookup(func.value) is None:
+            # max(5, int(x)): a number; sum(losses), sum([a, b]): what the elements hold
+            return GraphValue.combine(self._graph(arg).element for arg in args)
         if isinstance(func, cst.Name) and self.plain_functions:
             binding = self.lookup(func.value)
             if id(binding.node) in self.plain_functions if binding is not None else func.value in self.plain_names:
@@ -1860,18 +1861,18 @@ class Facts:
         in_project = self._project_call(call, qualified)
         if in_project is not None:
             return in_project
-        combined = GraphValue.combine(self._graph(arg) for arg in args)
         torch_function = qualified is not None and qualified.startswith("torch.") and self._is_imported(qualified)
         if isinstance(func, cst.Attribute) and not torch_function:
             receiver = self._graph(func.value).element
-            with_receiver = GraphValue.combine((receiver, combined))
-            if with_receiver.state is Graph.CARRIES or func.attr.value in TENSOR_METHODS:
-                return with_receiver  # loss.mean(), out.view(...), out.add(other)
-            return GraphValue(Graph.UNKNOWN)  # trainer.compute(batch): can't tell
-        if combined.state is Graph.CARRIES or torch_function:
-            return combined  # crit(model(x), y), torch.cat(outs)
-        # An unknown function of plain or unknown values: it may run a model inside, but
-        # its result is only graph-carrying if later backpropagated under its own name.
+            if receiver.state is Graph.CARRIES or func.attr.value in TENSOR_METHODS:
+                # a tensor's own method: loss.mean(), out.view(...), out.add(other)
+                return GraphValue.combine([receiver, *(self._graph(arg) for arg in args)])
+            return GraphValue(Graph.UNKNOWN)  # evaluator.eval(out), trainer.compute(batch): can't tell
+        if torch_function:
+            return GraphValue.combine(self._graph(arg) for arg in args)  # torch.cat(outs), torch.sigmoid(x)
+        # A function memlint cannot read (passed in, or of a library), given tensors or not:
+        # it may return a number or a detached value as well as a graph. Its result carries a
+        # graph only if it is backpropagated later under its own name.
         return GraphValue(Graph.UNKNOWN)
 
     def _is_metric_object(self, name: str) -> bool:
@@ -1924,6 +1925,8 @@ class Facts:
 
 # Builtins whose result hands on the elements of their arguments (for i, v in enumerate(values)).
 _PASSING_ELEMENTS = frozenset({"enumerate", "zip", "reversed", "sorted", "list", "tuple", "iter"})
+# Builtins whose result is computed from the values (or the elements) they are given.
+_COMBINING_BUILTINS = frozenset({"max", "min", "sum", "abs", "pow", "divmod"})
 # Conventional names of loss modules (their calls return the loss first).
 _LOSS_MODULE_NAMES = frozenset({"criterion", "loss_fn", "loss_func", "lossfn", "loss_function", "loss_module",
                                 "criterion_fn", "loss"})
