@@ -841,12 +841,17 @@ class FileChecker:
             elements = target.elements
             by_position = (graph.parts is None or len(graph.parts) == len(elements)) and not any(
                 isinstance(element, cst.StarredElement) for element in elements)
-            # loss, sample_size, log = criterion(model, sample): only the loss is known to carry a graph
-            loss_outputs = graph.parts is None and not graph.pending and isinstance(value, cst.Call) \
-                and facts.is_loss_module_call(value)
+            # loss, sample_size, log = criterion(model, sample), loss, kl, acc = model(batch): the
+            # outputs of a module whose forward memlint cannot read: only the first is known to
+            # carry a graph (the others may be numbers); not for torch.nn's own (lstm's (out, (h, c)))
+            unread_outputs = graph.parts is None and not graph.pending and isinstance(value, cst.Call) \
+                and facts.outputs_unknown_after_first(value)
+            fed_back = names_in(value) if unread_outputs else set()
             for index, element in enumerate(elements):  # out, (h, c) = lstm(x, state): each its own part
                 part = graph.part(index) if by_position else None
-                if loss_outputs and index > 0:
+                if unread_outputs and index > 0 and not names_in(element.value) & fed_back:
+                    # (a state passed in and handed back, as ``logits, (h, c) = policy(obs, (h, c))``,
+                    # is the module's recurrent state: a tensor it computed)
                     part = F.UNKNOWN_VALUE
                 self._bind(element.value, value, part if part is not None else graph.element)
             return

@@ -34,6 +34,7 @@ from typing import Callable, Iterable, Iterator
 import libcst as cst
 
 from memlint.static.frameworks import PLAIN, ClassKinds
+from memlint.static.tensor_api import TENSOR_API
 from memlint.static.triggers import TORCH_PACKAGES
 
 LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning"})
@@ -60,6 +61,11 @@ GRAPH_ENDING_METHODS = frozenset({
     "equal", "allclose", "sign", "round", "floor", "ceil", "trunc", "__len__", "count_nonzero",
     "keys", "get_device", "nelement", "stride", "storage_offset",
     "is_contiguous", "requires_grad_", "zero_", "register_hook", "norm_type",
+    # integer or boolean results: no gradient flows through them
+    "argsort", "argwhere", "multinomial", "bucketize", "isclose", "logical_and", "logical_or", "logical_not",
+    "logical_xor", "bitwise_and", "bitwise_or", "bitwise_not", "bitwise_xor", "count_nonzero", "unique",
+    "unique_consecutive", "bincount", "histc", "is_nonzero", "new_zeros", "new_ones", "new_empty", "new_full",
+    "new_tensor", "is_floating_point", "is_complex", "is_signed", "tolist", "data_ptr", "untyped_storage",
 })
 # Tensor methods whose result keeps the receiver's graph (used to follow UNKNOWN values:
 # ``loss.mean()`` is as graph-carrying as ``loss``; ``trainer.compute(b)`` tells nothing).
@@ -87,6 +93,11 @@ GRAPH_ENDING_FUNCTIONS = frozenset({
     "torch.from_numpy", "torch.load", "torch.save", "torch.manual_seed", "torch.device",
     "copy.deepcopy", "torch.Generator", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor",
     "torch.DoubleTensor", "torch.HalfTensor", "torch.BoolTensor", "torch.IntTensor", "torch.ByteTensor",
+    "torch.argsort", "torch.argwhere", "torch.nonzero", "torch.multinomial", "torch.bucketize",
+    "torch.searchsorted", "torch.isclose", "torch.logical_and", "torch.logical_or", "torch.logical_not",
+    "torch.logical_xor", "torch.unique", "torch.unique_consecutive", "torch.bincount", "torch.count_nonzero",
+    "torch.ne", "torch.lt", "torch.le", "torch.gt", "torch.ge", "torch.randint_like", "torch.bernoulli",
+    "torch.poisson", "torch.eye", "torch.tril_indices", "torch.triu_indices", "torch.histc",
 })
 # torch.nn.functional members that compute a loss: their result carries a graph.
 FUNCTIONAL_LOSS_WORDS = ("loss", "cross_entropy", "nll", "mse", "l1", "kl_div", "binary_cross_entropy",
@@ -1132,6 +1143,25 @@ class Facts:
         # build_model / get_model / load_model are factories: calling one returns a module
         return names_a_module_object(last)
 
+    def outputs_unknown_after_first(self, call: cst.Call) -> bool:
+        """Is ``call`` a module call whose outputs after the first are unknown: a loss module
+        (``criterion(model, sample)`` returns the loss first), or any module whose ``forward``
+        memlint cannot read? (torch.nn's own modules return tensors throughout.)"""
+        if not self.is_module_expr(call.func) or self.is_module_constructor(call):
+            return False
+        if self.is_loss_module_call(call):
+            return True
+        dotted = dotted_name(call.func)
+        binding = self.lookup(dotted) if dotted is not None else None
+        built = binding.node if binding is not None else None
+        while type(built) is cst.Call and type(built.func) is _ATTRIBUTE and built.func.attr.value in _SELF_RETURNING:
+            built = built.func.value
+        if type(built) is cst.Call:
+            qualified = self.qualified_name(built.func) or ""
+            if qualified.startswith("torch.nn.") and not qualified.startswith("torch.nn.parallel"):
+                return False  # nn.LSTM, nn.GRU, nn.MultiheadAttention: tensors throughout
+        return True
+
     def is_loss_module_call(self, call: cst.Call) -> bool:
         """A loss module called (``criterion(model, sample)``, ``loss_fn(out, y)`` with
         ``loss_fn = nn.CrossEntropyLoss()``), not one of this file: its first output is the
@@ -1463,19 +1493,50 @@ class Facts:
         return self.project.definition(qualified)
 
     def _project_call(self, call: cst.Call, qualified: str | None) -> GraphValue | None:
-        """A call of a class or function another module of the project defines."""
+        """A call of a class or function another module of the project defines, or of a method
+        of an instance of such a class (``model.compute_loss(...)`` with ``model = LANDER(...)``)."""
+        func = call.func
+        if type(func) is _ATTRIBUTE:
+            owner = self.project_instance_class(func.value)
+            if owner is not None:
+                key = self.project.method_owner(owner, func.attr.value)
+                return self._pending_project_call(call, key, bound=True) if key is not None else None
         definition = self.project_definition(qualified)
         if definition is None:
             return None
         if definition.kind == "class":
             return NO_GRAPH  # a constructor: an object (a module, a meter, a dataset), not a graph
-        function = definition.function_outline
+        return self._pending_project_call(call, definition.key, bound=False)
+
+    def _pending_project_call(self, call: cst.Call, key: str, bound: bool, module_call: bool = False) -> GraphValue | None:
+        function = self.project.function_outline(key)
         if function is None:
             return None
-        arguments = _bind_arguments(call, function.parameters(bound=False)[0], self._graph)
+        arguments = _bind_arguments(call, function.parameters(bound=bound)[0], self._graph)
         starred = any(arg.star for arg in call.args)
-        return GraphValue.pending_call(
-            PendingCall(definition.key, tuple(sorted(arguments.items())), starred, False))
+        return GraphValue.pending_call(PendingCall(key, tuple(sorted(arguments.items())), starred, module_call))
+
+    def project_instance_class(self, node: cst.BaseExpression) -> str | None:
+        """The qualified name of the class of another module of the project that ``node`` is an
+        instance of: ``self`` in a class deriving from one, or a name or ``self.x`` bound to
+        ``Cls(...)`` (``.to(device)``, ``.cuda()``, ``.eval()`` on the way)."""
+        if self.project is None:
+            return None
+        if type(node) is _NAME and node.value == "self":
+            info = self.class_info
+            if info is None or not self.module_name:
+                return None
+            return f"{self.module_name}.{info.name}" if any(
+                self.project_definition(base) is not None for base in info.base_names) else None
+        dotted = dotted_name(node)
+        binding = self.lookup(dotted) if dotted is not None else None
+        value = binding.node if binding is not None else None
+        while type(value) is cst.Call and type(value.func) is _ATTRIBUTE and value.func.attr.value in _SELF_RETURNING:
+            value = value.func.value
+        if type(value) is not cst.Call:
+            return None
+        definition = self.project_definition(self.qualified_name(value.func))
+        return definition.qualified if definition is not None and definition.kind == "class" else None
 
     def summary_form(self, value: GraphValue, function: "FunctionScope") -> GraphValue:
         """A returned value in terms of the function's parameters, for its callers: ``names``
@@ -1820,8 +1881,10 @@ class Facts:
             method = func.attr.value
             if method in GRAPH_ENDING_METHODS:
                 return NO_GRAPH
-            if method == "sample" and self._is_distribution(func.value):
-                return NO_GRAPH  # Distribution.sample() runs under no_grad (rsample() keeps the graph)
+            if method in _DISTRIBUTION_METHODS and self._is_distribution(func.value):
+                if method == "sample":
+                    return NO_GRAPH  # Distribution.sample() runs under no_grad (rsample() keeps the graph)
+                return GraphValue.combine([self._graph(func.value), *(self._graph(arg) for arg in args)])
             if method in _CONTAINER_READS:
                 value = self._container_read(call, method)
                 if value is not None:
@@ -1864,7 +1927,8 @@ class Facts:
         torch_function = qualified is not None and qualified.startswith("torch.") and self._is_imported(qualified)
         if isinstance(func, cst.Attribute) and not torch_function:
             receiver = self._graph(func.value).element
-            if receiver.state is Graph.CARRIES or func.attr.value in TENSOR_METHODS:
+            method = func.attr.value
+            if (receiver.state is Graph.CARRIES and method in TENSOR_API) or method in TENSOR_METHODS:
                 # a tensor's own method: loss.mean(), out.view(...), out.add(other)
                 return GraphValue.combine([receiver, *(self._graph(arg) for arg in args)])
             return GraphValue(Graph.UNKNOWN)  # evaluator.eval(out), trainer.compute(batch): can't tell
@@ -1896,6 +1960,12 @@ class Facts:
             forward = self.methods_of(class_name, "forward")
             if forward:
                 return self._call_result(call, forward, True, module_call=True)
+        owner = self.project_instance_class(module)
+        key = self.project.method_owner(owner, "forward") if owner is not None else None
+        if key is not None:
+            pending = self._pending_project_call(call, key, bound=True, module_call=True)
+            if pending is not None:
+                return pending
         return CARRIES_VALUE
 
     def _container_read(self, call: cst.Call, method: str) -> GraphValue | None:
@@ -1925,6 +1995,12 @@ class Facts:
 
 # Builtins whose result hands on the elements of their arguments (for i, v in enumerate(values)).
 _PASSING_ELEMENTS = frozenset({"enumerate", "zip", "reversed", "sorted", "list", "tuple", "iter"})
+# torch.distributions methods: rsample, log_prob, entropy keep the parameters' graph; sample does not.
+_DISTRIBUTION_METHODS = frozenset({"sample", "rsample", "log_prob", "entropy", "cdf", "icdf", "perplexity",
+                                   "sample_n"})
+# Module methods that return the module: ``Net().to(device).eval()`` is the Net.
+_SELF_RETURNING = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16",
+                             "requires_grad_"})
 # Builtins whose result is computed from the values (or the elements) they are given.
 _COMBINING_BUILTINS = frozenset({"max", "min", "sum", "abs", "pow", "divmod"})
 # Conventional names of loss modules (their calls return the loss first).

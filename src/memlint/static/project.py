@@ -312,6 +312,19 @@ class Project:
                 return self.function_summary(owner)
         return found
 
+    def function_outline(self, key: str) -> FunctionOutline | None:
+        """The outline (decorators, parameters) of ``module:function`` / ``module:Class.method``."""
+        module_name, _, name = key.partition(":")
+        module = self.module_file(module_name)
+        outline = self.outline(module) if module is not None else None
+        if outline is None:
+            return None
+        class_name, _, method = name.partition(".")
+        if method:
+            owner = outline.classes.get(class_name)
+            return owner.methods.get(method) if owner is not None else None
+        return outline.functions.get(name)
+
     def method_owner(self, class_qualified: str, method: str) -> str | None:
         """``module:Class.method`` of the class (of the project) that defines ``method`` for
         ``class_qualified``: itself or the nearest base that does."""
