@@ -165,7 +165,12 @@ class FileChecker:
                     entry_grad_mode=scope.entry_grad_mode if scope.entry_grad_mode_explicit else None,
                     effects=frozenset(effects),
                     calls=tuple(sorted(scope.call_keys)),
+                    yield_grad_mode=_context_manager_mode(scope, facts),
                 )
+            summary.call_sites = {
+                name: tuple((site.mode, site.caller.name, site.inherited) for site in sites)
+                for name, sites in facts.call_sites.items()
+            }
         finally:
             facts.exporting = False
         return summary
@@ -185,8 +190,28 @@ class FileChecker:
                     continue
                 if _inside_function_named(report.function, maybe_off) and not getattr(report.function, "has_backward", False):
                     continue
+                if self._only_called_without_grad_in_project(report.function):
+                    continue
             kept.append((rule, report))
         return kept
+
+    def _only_called_without_grad_in_project(self, function: object) -> bool:
+        """Is ``function`` (or a function it is nested in) only called with grad off by the
+        other modules of the project (``RunnerBase.eval_epoch``, decorated ``@torch.no_grad()``,
+        calling ``task.evaluation(...)``, which calls ``model.compute_sim_matrix(...)``)?"""
+        project = self.facts.project
+        if project is None:
+            return False
+        here = project.file_of_path(self.path)
+        while isinstance(function, FunctionScope) and function is not self.facts.module_scope:
+            if not function.has_backward and project.only_called_without_grad(
+                    function.name, here, self.facts.call_sites):
+                return True
+            parent = function.parent
+            while parent is not None and not isinstance(parent, FunctionScope):
+                parent = parent.parent
+            function = parent
+        return False
 
     def _run_deferred(self, scope: F.Scope) -> None:
         while scope.deferred:
@@ -666,6 +691,7 @@ class FileChecker:
 
     def _yield(self, node: cst.Yield) -> None:
         self.facts.function.is_generator = True
+        self.facts.function.yield_modes.add(self.facts.grad_mode)
         self._enter(node)
         if node.value is not None:
             self._walk(node.value)
@@ -1083,7 +1109,8 @@ def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
             return modes.pop()
         return GradMode.MAYBE_OFF if any(mode is not None and mode.may_be_off for mode in modes) else None
     call_args: Sequence[cst.Arg] = ()
-    if isinstance(node, cst.Call):
+    called = isinstance(node, cst.Call)
+    if called:
         call_args = node.args
         node = node.func
     name = dotted_name(node)
@@ -1092,6 +1119,10 @@ def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
     qualified = facts.qualified_name(node)
     if qualified is None:
         return None
+    if called and qualified not in F.TORCH_GRAD_NAMES and not qualified.startswith("torch."):
+        made = _context_manager_call_mode(node, qualified, facts)
+        if made is not None:
+            return made
     if qualified in F.NO_GRAD_CONTEXTS:
         if qualified.endswith("inference_mode") and call_args and _is_false(call_args[0].value):
             return None  # inference_mode(False) leaves grad mode alone
@@ -1102,6 +1133,22 @@ def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
         flag = call_args[0].value
         return GradMode.ON if _is_true(flag) else GradMode.OFF if _is_false(flag) else GradMode.MAYBE_OFF
     return None
+
+
+def _context_manager_call_mode(func: cst.BaseExpression, qualified: str, facts: Facts) -> GradMode | None:
+    """``with inference_mode():`` where ``inference_mode`` is a ``@contextmanager`` of this module
+    (walked already) or of another module of the project that yields under no-grad."""
+    if isinstance(func, cst.Name):
+        binding = facts.module_scope.bindings.get(func.value)
+        scope = facts.function_scopes.get(id(binding.node)) if binding is not None else None
+        if scope is not None:
+            return _context_manager_mode(scope, facts)
+    definition = facts.project_definition(qualified)
+    outline = definition.function_outline if definition is not None else None
+    if outline is None or not any(d.endswith("contextmanager") for d in outline.decorators):
+        return None
+    summary = facts.project.function_summary(definition.key)
+    return summary.yield_grad_mode if summary is not None else None
 
 
 def _turns_grad_off(node: cst.BaseExpression, facts: Facts) -> bool:
@@ -1280,6 +1327,17 @@ def is_optimizer_step(call: cst.Call) -> bool:
     if last == "scaler" or last.endswith("_scaler"):
         return True
     return "optim" in last or last == "opt" or last.startswith("opt_") or last.endswith("_opt")
+
+
+def _context_manager_mode(scope: FunctionScope, facts: Facts) -> GradMode | None:
+    """The grad mode a ``@contextmanager`` function's body is in at its ``yield`` (one mode at
+    every yield), which is what ``with f():`` sets; None for anything else."""
+    node = scope.node
+    if not isinstance(node, cst.FunctionDef) or len(scope.yield_modes) != 1:
+        return None
+    if not any((facts.qualified_name(d.decorator) or "").endswith("contextmanager") for d in node.decorators):
+        return None
+    return next(iter(scope.yield_modes))
 
 
 def _inside(inner: FunctionScope, outer: FunctionScope) -> bool:

@@ -33,7 +33,7 @@ from typing import Callable, Iterable, Iterator
 
 import libcst as cst
 
-from memlint.static.frameworks import PLAIN, ClassKinds
+from memlint.static.frameworks import PASS_THROUGH_METHODS, PLAIN, ClassKinds
 from memlint.static.tensor_api import TENSOR_API
 from memlint.static.triggers import TORCH_PACKAGES
 
@@ -44,6 +44,7 @@ NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.au
 SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
                               "torch.autograd.grad_mode.set_grad_enabled"})
 ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
+TORCH_GRAD_NAMES = NO_GRAD_CONTEXTS | SET_GRAD_ENABLED | ENABLE_GRAD
 
 # Methods Lightning runs under no_grad itself.
 LIGHTNING_NO_GRAD_METHODS = frozenset({"validation_step", "test_step", "predict_step"})
@@ -624,6 +625,7 @@ class FunctionScope(Scope):
         # else the qualified name as imported).
         self.effects: set[str] = set()
         self.call_keys: set[str] = set()
+        self.yield_modes: set[GradMode] = set()  # the grad mode at each ``yield`` (a context manager's)
 
     @property
     def is_per_step_method(self) -> bool:
@@ -1516,6 +1518,14 @@ class Facts:
         starred = any(arg.star for arg in call.args)
         return GraphValue.pending_call(PendingCall(key, tuple(sorted(arguments.items())), starred, module_call))
 
+    def constructed_by(self, node: cst.BaseExpression) -> str | None:
+        """The qualified name of what built the object a name (or ``self.x``) holds:
+        ``accelerate.Accelerator`` for ``accelerator = Accelerator(...)``."""
+        dotted = dotted_name(node)
+        binding = self.lookup(dotted) if dotted is not None else None
+        value = binding.node if binding is not None else None
+        return self.qualified_name(value.func) if type(value) is cst.Call else None
+
     def project_instance_class(self, node: cst.BaseExpression) -> str | None:
         """The qualified name of the class of another module of the project that ``node`` is an
         instance of: ``self`` in a class deriving from one, or a name or ``self.x`` bound to
@@ -1931,6 +1941,8 @@ class Facts:
             if (receiver.state is Graph.CARRIES and method in TENSOR_API) or method in TENSOR_METHODS:
                 # a tensor's own method: loss.mean(), out.view(...), out.add(other)
                 return GraphValue.combine([receiver, *(self._graph(arg) for arg in args)])
+            if args and method in PASS_THROUGH_METHODS.get(self.constructed_by(func.value) or "", ()):
+                return self._graph(args[0])  # accelerator.gather_for_metrics(loss): loss, in one process
             return GraphValue(Graph.UNKNOWN)  # evaluator.eval(out), trainer.compute(batch): can't tell
         if torch_function:
             return GraphValue.combine(self._graph(arg) for arg in args)  # torch.cat(outs), torch.sigmoid(x)

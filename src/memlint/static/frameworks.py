@@ -23,6 +23,20 @@ _NOT_MODULE_WORDS = ("Tokenizer", "Config", "Processor", "FeatureExtractor", "Ex
                      "Pipeline", "Output", "Args", "Arguments", "Trainer", "Callback", "Collator", "Dataset")
 _NOT_MODULE_TORCH_NN = frozenset({"Parameter", "ParameterList", "ParameterDict", "UninitializedParameter",
                                   "UninitializedBuffer"})
+# Packages whose classes are none of the kinds above (they do not build on torch): a class
+# deriving from one of theirs is as plain as its other bases make it.
+_PLAIN_PACKAGES = frozenset({
+    "abc", "enum", "typing", "typing_extensions", "collections", "dataclasses", "json", "threading",
+    "multiprocessing", "argparse", "logging", "unittest", "contextlib", "functools", "io", "os", "pathlib",
+    "numbers", "queue", "sklearn", "numpy", "pandas", "scipy", "pydantic", "attr", "attrs",
+})
+# Methods of framework objects that hand back what they are given (in one process, the same
+# tensor, graph included): Accelerator.gather_for_metrics(loss) is loss.
+PASS_THROUGH_METHODS: dict[str, frozenset[str]] = {
+    "accelerate.Accelerator": frozenset({"gather", "gather_for_metrics", "reduce", "pad_across_processes"}),
+    "accelerate.accelerator.Accelerator": frozenset({"gather", "gather_for_metrics", "reduce",
+                                                     "pad_across_processes"}),
+}
 DATASET_CLASSES = frozenset({"Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset"})
 
 
@@ -63,9 +77,7 @@ def external_kinds(qualified: str) -> ClassKinds:
         return ClassKinds(unknown_base=True)  # a name not imported nor defined: a star import
     root = qualified.split(".", 1)[0]
     last = qualified.rsplit(".", 1)[-1]
-    if root in ("abc", "enum", "typing", "typing_extensions", "collections", "dataclasses", "json", "threading",
-                "multiprocessing", "argparse", "logging", "unittest", "contextlib", "functools", "io", "os",
-                "pathlib", "numbers", "queue"):
+    if root in _PLAIN_PACKAGES:
         return PLAIN
     if root in LIGHTNING_PACKAGES:
         if last == "LightningModule":

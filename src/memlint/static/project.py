@@ -37,7 +37,7 @@ from memlint.static.frameworks import PLAIN, ClassKinds, external_kinds
 from memlint.static.outline import ClassOutline, FunctionOutline, ModuleOutline, outline_of
 from memlint.static.cache import code_fingerprint, summary_folder
 from memlint.static.source import UncheckableFile, content_digest, decode_source, file_digest, parse, read_bytes
-from memlint.static.summaries import ModuleSummary
+from memlint.static.summaries import MODULE_CODE, ModuleSummary
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # A project with more Python files than this is not read whole (a question about all of its
@@ -129,6 +129,7 @@ class Project:
         self._logs: list[dict[str, str]] = []
         self._all_files: list[str] | None = None  # every .py under the root (see modules_mentioning)
         self._too_large = False
+        self._texts: dict[str, tuple[str | None, str | None]] = {}  # path -> (digest, text), for searches
 
     def add_import_root(self, folder: str) -> None:
         folder = os.path.abspath(folder)
@@ -377,10 +378,51 @@ class Project:
         pattern = re.compile(rf"\b{re.escape(word)}\b")
         found = []
         for path in files:
-            text = _text_of(path)
+            text = self._cached_text(path)
             if text is not None and pattern.search(text):
                 found.append(self.file_of_path(path))
         return found
+
+    def _cached_text(self, path: str) -> str | None:
+        digest = file_digest(path)
+        known = self._texts.get(path)
+        if known is None or known[0] != digest:
+            known = self._texts[path] = (digest, _text_of(path) if digest is not None else None)
+        return known[1]
+
+    def only_called_without_grad(self, name: str, here: ModuleFile, local_sites: dict[str, list],
+                                 _seen: frozenset[str] = frozenset()) -> bool:
+        """Is every call of a function named ``name`` in the project made with grad off: under
+        ``no_grad`` / ``inference_mode`` (a decorator, a ``with``, a ``@contextmanager`` that
+        yields under one), or from a function that is itself only called so? ``local_sites``
+        are the calls of the module being checked (``here``: its summary is being made). False
+        when the project makes no such call (it is called from outside: unknown)."""
+        if name in _seen:
+            return True  # a cycle adds no call with grad on
+        if len(_seen) > 8:
+            return False
+        seen = _seen | {name}
+        modules = self.modules_mentioning(name)
+        if modules is None:
+            return False
+        sites = [(site.mode, site.caller.name, site.inherited) for site in local_sites.get(name, ())]
+        for module in modules:
+            if module.path == here.path:
+                continue
+            summary = self.summary(module)
+            if summary is None:
+                return False
+            sites.extend(summary.call_sites.get(name, ()))
+        if not sites:
+            return False
+        for mode, caller, inherited in sites:
+            if mode.value == "off":
+                continue
+            if mode.value == "on" and inherited and caller != MODULE_CODE and self.only_called_without_grad(
+                    caller, here, local_sites, seen):
+                continue
+            return False
+        return True
 
     def modules_mentioning_in(self, module: ModuleFile, word: str) -> bool:
         text = _text_of(module.path)

@@ -40,6 +40,8 @@ class FunctionSummary:
     # (parameter, attribute): the method accumulates what it is passed into its object
     # (``def update(self, val): self.sum += val``).
     stores: tuple[tuple[str, str], ...] = ()
+    # A @contextmanager: the grad mode its body is in at ``yield`` (what ``with f():`` sets).
+    yield_grad_mode: "GradMode | None" = None
 
 
 @dataclass
@@ -48,3 +50,7 @@ class ModuleSummary:
     # "function" or "Class.method" -> its summary (nested functions are not summarised), and
     # MODULE_CODE for the module's top-level statements
     functions: dict[str, FunctionSummary] = field(default_factory=dict)
+    # The calls this module makes, by the callee's last name (``evaluate`` for ``self.task.evaluate()``):
+    # (the grad mode at the call, the calling function's name, whether that mode is the caller's own
+    # entry mode, set by nothing in it). See Project.only_called_without_grad.
+    call_sites: dict[str, tuple[tuple["GradMode", str, bool], ...]] = field(default_factory=dict)
