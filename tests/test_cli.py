@@ -253,3 +253,28 @@ def test_pre_commit_hooks_and_core_dependencies_leave_torch_out():
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
     assert not any(dep.split(">")[0].split("=")[0].strip() == "torch" for dep in project["dependencies"])
     assert any(dep.startswith("torch") for dep in project["optional-dependencies"]["verify"])
+
+
+# ----- rule codes in any case, everywhere ------------------------------------------------------
+def test_rule_codes_are_accepted_in_any_case_on_the_command_line_in_config_and_in_comments(project):
+    (project / "eval.py").write_text(EVAL)
+    codes = lambda r: {line.split(": ")[1].split()[0] for line in r.output.splitlines() if ": ML" in line}
+    assert codes(run("check", "--no-cache", "--select", "ml1", cwd=project)) == {"ML101"}
+    assert codes(run("check", "--no-cache", "--ignore", "Ml101", cwd=project)) == {"ML201"}
+    assert codes(run("check", "--no-cache", "--select", "ml2", "--extend-select", "ml101", cwd=project)) == {
+        "ML101", "ML201"}
+    assert codes(run("check", "--no-cache", "--select", "all", cwd=project)) >= {"ML101", "ML201"}
+    write_config(project, 'select = ["ml2"]\n[tool.memlint.per-file-ignores]\n"eval.py" = ["ml201"]\n')
+    assert run("check", "--no-cache", cwd=project).exit_code == 0
+    write_config(project, "")
+    (project / "leak.py").write_text(LEAK.replace("total += loss", "total += loss  # noqa: ml101"))
+    assert codes(run("check", "--no-cache", "leak.py", cwd=project)) == set()
+    (project / "leak.py").write_text(LEAK.replace("total += loss", "total += loss  # memlint: disable=ml1"))
+    assert codes(run("check", "--no-cache", "leak.py", cwd=project)) == set()
+    assert run("rule", "ml101").output == run("rule", "ML101").output
+
+
+def test_an_unknown_code_says_what_a_code_looks_like(project):
+    result = run("check", "--no-cache", "--select", "ML1O1", cwd=project)
+    assert result.exit_code == 2
+    assert "--select: unknown rule code 'ML1O1' (expected a code or prefix such as ML1 or ML203" in result.output

@@ -78,17 +78,18 @@ def check(paths, select, ignore, extend_select, output_format, statistics, exit_
     if add_noqa_comments and (fix or diff):
         raise click.UsageError("--add-noqa cannot be combined with --fix or --diff")
     codes = all_codes()
-    for option, values in (("--select", select), ("--ignore", ignore), ("--extend-select", extend_select)):
+    select, ignore, extend_select = (
         validate_codes(_split_codes(values), codes, option)
+        for option, values in (("--select", select), ("--ignore", ignore), ("--extend-select", extend_select)))
 
     def command_line_over(config) -> None:
         if select:
-            config.select = _split_codes(select)
+            config.select = select
             config.extend_select = []
         if ignore:
-            config.ignore = config.ignore + _split_codes(ignore)
+            config.ignore = config.ignore + ignore
         if extend_select:
-            config.extend_select = config.extend_select + _split_codes(extend_select)
+            config.extend_select = config.extend_select + extend_select
 
     # Each file gets the nearest [tool.memlint] above it (or --config), the options on top.
     configs = Configs(config_path, command_line_over)
