@@ -278,3 +278,61 @@ def test_an_unknown_code_says_what_a_code_looks_like(project):
     result = run("check", "--no-cache", "--select", "ML1O1", cwd=project)
     assert result.exit_code == 2
     assert "--select: unknown rule code 'ML1O1' (expected a code or prefix such as ML1 or ML203" in result.output
+
+
+# ----- nothing to check ---------------------------------------------------------------------------
+def test_a_named_folder_with_no_python_file_is_an_error_not_a_pass(project):
+    (project / "docs").mkdir()
+    (project / "docs" / "index.md").write_text("# docs\n")
+    for output_format in ("full", "json"):
+        result = run("check", "--no-cache", "--format", output_format, "docs", cwd=project)
+        assert result.exit_code == 2, result.output
+        assert result.stdout == ""  # no report, not even "[]": nothing was checked
+        assert "All checks passed" not in result.output
+        assert result.stderr.startswith("memlint: error: no Python files or notebooks to check in docs (")
+
+
+def test_a_named_folder_whose_files_are_all_ignored_is_an_error(project):
+    (project / "generated").mkdir()
+    (project / "generated" / "model.py").write_text(LEAK)
+    (project / ".gitignore").write_text("generated/*.py\n")
+    (project / ".git").mkdir()
+    result = run("check", "--no-cache", "generated", cwd=project)
+    assert result.exit_code == 2
+    assert "no Python files or notebooks to check in generated" in result.stderr
+    assert ".gitignore" in result.stderr and "name a file to check it anyway" in result.stderr
+    assert run("check", "--no-cache", "generated/model.py", cwd=project).exit_code == 1
+
+
+def test_an_empty_folder_beside_files_that_were_checked_is_a_warning(project):
+    (project / "empty").mkdir()
+    result = run("check", "--no-cache", "leak.py", "empty", cwd=project)
+    assert result.exit_code == 1  # the findings of leak.py decide
+    assert "memlint: warning: no Python files or notebooks to check in empty" in result.stderr
+    assert "in 1 file checked" in result.stdout
+
+
+def test_no_path_named_and_nothing_here_is_a_warning_as_with_ruff(tmp_path):
+    (tmp_path / "notes.txt").write_text("nothing to see\n")
+    result = run("check", "--no-cache", cwd=tmp_path)
+    assert result.exit_code == 0
+    assert result.stdout == "Nothing was checked: no Python files or notebooks found.\n"
+    assert "memlint: warning: no Python files or notebooks to check here" in result.stderr
+
+
+def test_a_pattern_that_matches_nothing_is_a_missing_file_that_says_patterns_are_not_expanded(project):
+    result = run("check", "--no-cache", "src/*.py", cwd=project)
+    assert result.exit_code == 2
+    assert "src/*.py:1:1: ML901 no such file or directory" in result.stdout
+    assert "memlint does not expand patterns" in result.stdout
+    assert "All checks passed" not in result.stdout
+
+
+def test_files_that_pre_commit_names_and_force_exclude_leaves_out_are_no_error(project):
+    write_config(project, 'exclude = ["generated"]\n')
+    (project / "generated").mkdir()
+    (project / "generated" / "model.py").write_text(LEAK)
+    result = run("check", "--no-cache", "--force-exclude", "generated/model.py", cwd=project)
+    assert result.exit_code == 0, result.output
+    assert "nothing to check: every path given is excluded (--force-exclude)" in result.stderr
+    assert "All checks passed" not in result.stdout

@@ -290,6 +290,8 @@ def summary(result: CheckResult, style: Style | None = None) -> str:
     style = style or Style(False)
     files = f"{_plural(result.files_checked, 'file')} checked"
     if not result.findings:
+        if not result.files_checked:
+            return "Nothing was checked: no Python files or notebooks found."
         return f"{style.paint('All checks passed!', BOLD, GREEN)} ({files})"
     by_severity = Counter(f.severity for f in result.findings)
     parts = [_plural(n, severity) for severity in ("error", "warning", "info") if (n := by_severity.get(severity))]
