@@ -336,3 +336,57 @@ def test_files_that_pre_commit_names_and_force_exclude_leaves_out_are_no_error(p
     assert result.exit_code == 0, result.output
     assert "nothing to check: every path given is excluded (--force-exclude)" in result.stderr
     assert "All checks passed" not in result.stdout
+
+
+# ----- severity in the full output ----------------------------------------------------------------
+DDP_LOAD = textwrap.dedent("""\
+    import torch
+    import torch.distributed as dist
+
+    def resume(model, path):
+        dist.init_process_group("nccl")
+        state = torch.load(path)
+        model.load_state_dict(state)
+""")
+
+
+def test_full_output_labels_each_finding_with_its_severity_and_says_why_one_was_raised(project):
+    (project / "ddp.py").write_text(DDP_LOAD)
+    (project / "single.py").write_text(DDP_LOAD.replace('    dist.init_process_group("nccl")\n', "")
+                                       .replace("import torch.distributed as dist\n", ""))
+    result = run("check", "--no-cache", "ddp.py", "single.py", "leak.py", cwd=project)
+    out = result.stdout
+    assert "Found 3 problems (2 errors, 1 warning)" in out
+    ddp, leak, single = out.split("\n\n")[:3]  # sorted by path
+    assert ddp.splitlines()[3].endswith("^^^^^^^^^^^^^^^^ error")
+    assert ("= error here, not the usual warning: in a distributed program every rank loads the checkpoint onto "
+            "the same GPU") in ddp
+    assert single.splitlines()[3].endswith("^^^^^^^^^^^^^^^^ warning") and "usual" not in single
+    assert leak.splitlines()[3].endswith("^ error")
+    concise = run("check", "--no-cache", "--format", "concise", "ddp.py", cwd=project).stdout
+    assert "error" not in concise.splitlines()[0]  # the one-line form is unchanged
+
+
+def test_a_finding_without_source_lines_shows_its_severity_as_a_note(project):
+    result = run("check", "--no-cache", "nope.py", cwd=project)
+    assert result.stdout.splitlines()[:2] == ["nope.py:1:1: ML901 no such file or directory", "  = severity: error"]
+
+
+def test_every_severity_a_rule_gives_instead_of_its_own_says_why():
+    """A detector that raises or lowers its rule's severity for a finding must give the reason
+    in its catalogue entry (``other_severities``), which the full output shows."""
+    from memlint.catalogue import BY_CODE
+    from memlint.static.file_check import check_file
+    from memlint.static.rules import all_rules
+    from memlint.static.source_check import check_source
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    findings = [f for path in sorted(fixtures.rglob("*.py")) for f in check_file(str(path), list(BY_CODE))]
+    for rule in all_rules():
+        for example in rule.INVALID:
+            findings.extend(check_source(example.code, "example.py", [rule.code]))
+    changed = {(f.code, f.severity) for f in findings if f.code in BY_CODE and f.severity != BY_CODE[f.code].severity}
+    assert changed, "no rule changes a severity any more: drop this test's premise"
+    for code, severity in sorted(changed):
+        assert BY_CODE[code].why_severity(severity), (
+            f"{code} reports some findings as {severity}: say why in its catalogue entry's other_severities")
