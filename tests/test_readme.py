@@ -111,3 +111,21 @@ def test_commands_of_a_block_share_one_shell_and_see_the_previous_exit_code(tmp_
     assert outputs[0][0].startswith("memlint: error: --select: unknown rule code 'ML999'")
     assert outputs[1] == ["2"]
     assert outputs[2] == ["?? made.py"]  # a committed copy of the checkout: git sees only the new file
+
+
+def test_the_install_line_for_verify_brings_the_cpu_torch_the_tests_run_on():
+    """A newcomer on a CPU laptop must not download a CUDA build by accident: the README's line
+    names the torch that scripts/test.sh pins, and PyTorch's CPU index."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    cpu_index = "--extra-index-url https://download.pytorch.org/whl/cpu"
+    line = re.search(rf"^pip install '\.\[verify\]' torch==(\S+) {re.escape(cpu_index)}$", readme, re.M)
+    assert line, "the README's install line for memlint verify"
+    version = line.group(1)
+    assert f"brings torch {version}'s CPU build (`{version}+cpu`" in readme
+    test_sh = (ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
+    assert f'"torch=={version}"' in test_sh and cpu_index in test_sh
+    assert f'!= "{version}"' in test_sh
+    assert f"pip install torch=={version} {cpu_index}" in (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    assert "torch-memlint[" not in readme  # not published: nothing to install by that name
