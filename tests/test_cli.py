@@ -427,3 +427,10 @@ def test_fixed_counts_the_fixes_the_summary_offered_and_reports_findings_cleared
     assert cleared > 0  # the case the message has to account for
     files = len({f["path"] for f in findings if f["fix"]})
     assert f"Fixed {fixable} problems in {files} files ({cleared} more went away with them)." in fixed.stderr
+
+
+def test_check_help_says_the_exit_codes_and_the_case_of_codes():
+    text = run("check", "--help").output
+    assert "Rule codes are accepted in any case (ml101 is ML101)." in text
+    assert "0  no findings (or findings, with --exit-zero)" in text
+    assert "or paths named that hold no Python file or notebook (nothing was checked)" in text

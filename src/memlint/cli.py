@@ -80,7 +80,7 @@ def check(paths, select, ignore, extend_select, output_format, statistics, exit_
 
     \b
     Exit codes:
-      0  no findings (or only --exit-zero'd ones)
+      0  no findings (or findings, with --exit-zero)
       1  findings
       2  a usage or configuration error, a file that could not be checked (ML901, ML902),
          or paths named that hold no Python file or notebook (nothing was checked)
