@@ -393,21 +393,6 @@ def test_every_severity_a_rule_gives_instead_of_its_own_says_why():
 
 
 # ----- fix counts agree with the summary --------------------------------------------------------
-CHAINED = textwrap.dedent("""\
-    import torch
-
-    def train(model, loader, opt):
-        total = 0
-        for x, y in loader:
-            loss = model(x).sum()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total += loss
-        return total
-""")
-
-
 def test_fixed_counts_the_fixes_the_summary_offered_and_reports_findings_cleared_with_them(tmp_path):
     """On the fixtures, 33 findings have a fix and one more (ML102 on a line an ML101 fix
     detaches) goes away with them: "Fixed" must count the 33 that "[*] 33 fixable" counted."""

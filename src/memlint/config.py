@@ -291,12 +291,7 @@ def load_config(config_path: Path | None = None, start: Path | None = None) -> C
     table = data.get("tool", {}).get("memlint", {})
     if not isinstance(table, dict):
         raise value_error(path, "tool", "memlint", table, "a table: [tool.memlint]")
-    unknown = sorted(set(table) - CHECK_KEYS)
-    if unknown:
-        raise ConfigError(
-            f"{path}: unknown key(s) in [tool.memlint]: {', '.join(unknown)} "
-            f"(known: {', '.join(sorted(CHECK_KEYS))})"
-        )
+    _refuse_unknown_keys(table, CHECK_KEYS, path, "tool.memlint")
     codes = all_codes()
     config = Config(root=path.parent.resolve(), source=path)
 
@@ -336,17 +331,18 @@ def load_config(config_path: Path | None = None, start: Path | None = None) -> C
 def _verify_table(verify: Any, path: Path) -> dict[str, Any]:
     if not isinstance(verify, dict):
         raise value_error(path, "tool.memlint", "verify", verify, "a table: [tool.memlint.verify]")
-    unknown = sorted(set(verify) - VERIFY_KEYS)
-    if unknown:
-        raise ConfigError(
-            f"{path}: unknown key(s) in [tool.memlint.verify]: {', '.join(unknown)} "
-            f"(known: {', '.join(sorted(VERIFY_KEYS))})"
-        )
+    _refuse_unknown_keys(verify, VERIFY_KEYS, path, "tool.memlint.verify")
     for key, value in verify.items():
         expected, valid = VERIFY_SCHEMA[key]
         if not valid(value):
             raise value_error(path, "tool.memlint.verify", key, value, expected)
     return dict(verify)
+
+
+def _refuse_unknown_keys(table: dict[str, Any], known: set[str], path: Path, name: str) -> None:
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise ConfigError(f"{path}: unknown key(s) in [{name}]: {', '.join(unknown)} (known: {', '.join(sorted(known))})")
 
 
 def _check_glob(pattern: Any, where: Path, key: str) -> None:
