@@ -161,7 +161,7 @@ def _say_what_held_nothing(result, paths_given: bool) -> None:
         return
     if result.empty_paths and paths_given:
         raise ConfigError(f"no Python files or notebooks to check in {', '.join(result.empty_paths)} "
-                             f"({SKIPPED_HINT})")
+                          f"({SKIPPED_HINT})")
     if result.excluded_paths and not result.empty_paths:
         click.echo("memlint: nothing to check: every path given is excluded (--force-exclude)", err=True)
     else:
