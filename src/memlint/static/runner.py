@@ -114,7 +114,8 @@ def check_paths(
     for every file, else (``configs``, by default) the nearest ``[tool.memlint]`` above it."""
     if configs is None:
         configs = Configs.single(config) if config is not None else Configs()
-    files, problems = discover(paths, configs, force_exclude)
+    discovered = discover(paths, configs, force_exclude)
+    files, problems = discovered.files, discovered.problems
     known, defaults = all_codes(), default_codes()
     codes_of: dict[int, tuple[str, ...]] = {}
     codes_by_path: dict[str, tuple[str, ...]] = {}
@@ -169,4 +170,5 @@ def check_paths(
         codes = codes_by_path[path]
         findings.extend(f for f in results[path] if f.code in codes or f.code in RUNNER_CODES)
     findings.sort(key=lambda f: f.sort_key)
-    return CheckResult(findings=findings, files_checked=len(files))
+    return CheckResult(findings=findings, files_checked=len(files), empty_paths=discovered.empty,
+                       excluded_paths=discovered.excluded)
