@@ -37,7 +37,7 @@ def check_module(source: str, path: str, codes: Sequence[str], selected: Sequenc
                 reports = checker.run(module)
                 if not checker.failures:
                     project.remember_summary(path, source, checker.module_summary(), reads)
-            reads.pop(os.path.abspath(path), None)
+            reads.pop(os.path.realpath(path), None)
             note_dependencies(path, reads)
     except RecursionError:
         raise UncheckableFile("file is too deeply nested to check", help=GENERATED_HELP) from None

@@ -173,9 +173,10 @@ class Project:
         return found
 
     def file_of_path(self, path: str) -> ModuleFile:
+        path = os.path.realpath(path)
         folder, name, is_package = import_root(path)
         self.add_import_root(folder)
-        return ModuleFile(name, os.path.abspath(path), is_package)
+        return ModuleFile(name, path, is_package)
 
     def outline(self, module: ModuleFile) -> ModuleOutline | None:
         digest = file_digest(module.path)
@@ -521,6 +522,7 @@ def project_for(path: str) -> Project | None:
     text that is no file (a snippet, an unsaved editor buffer)."""
     if not os.path.isfile(path):
         return None
+    path = os.path.realpath(path)  # a package reached through a symlinked folder is still one package
     folder, _, _ = import_root(path)
     root = project_root(folder)
     project = _projects.get(root)
