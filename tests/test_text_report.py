@@ -90,8 +90,8 @@ def test_short_form_rules_say_what_is_wrong_briefly_and_what_to_do_apart(code):
 
 # ----- drawing the source ---------------------------------------------------------------------
 def finding(path: str, line: int, column: int, end_line: int, end_column: int, message: str = "what is wrong",
-            help: str | None = "what to do", code: str = "ML203", fix: Fix | None = None, cell: int | None = None):
-    return Finding(path, line, column, end_line, end_column, code, "load-without-map-location", "warning",
+            help: str | None = "what to do", code: str = "ML202", fix: Fix | None = None, cell: int | None = None):
+    return Finding(path, line, column, end_line, end_column, code, "empty-cache-in-loop", "warning",
                    message, fix=fix, cell=cell, help=help)
 
 
@@ -104,7 +104,7 @@ def test_single_line_span_is_underlined_with_its_help_and_fix():
     fix = Fix(False, (Edit(2, 24, 2, 24, ", map_location='cpu'"),))
     text = full(finding("m.py", 2, 9, 2, 25, fix=fix), sources={"m.py": source})
     assert text.splitlines()[:7] == [
-        "m.py:2:9: ML203 [*] what is wrong",
+        "m.py:2:9: ML202 [*] what is wrong",
         "  |",
         "2 | state = torch.load(path)",
         "  |         ^^^^^^^^^^^^^^^^ warning",
@@ -281,17 +281,17 @@ def test_summary(findings, files, expected):
 def test_full_names_the_rule_pages_and_concise_does_not():
     text = full(finding("m.py", 1, 1, 1, 2), Finding("m.py", 1, 1, 1, 1, "ML902", "internal-error", "error", "x"),
                 sources={"m.py": "x\n"})
-    assert text.endswith("Why it matters: memlint rule ML203\n")
+    assert text.endswith("Why it matters: memlint rule ML202\n")
     assert "memlint rule" not in render_text(CheckResult([finding("m.py", 1, 1, 1, 2)], 1), "concise")
 
 
 # ----- the help in the other formats and the cache ---------------------------------------------
 def test_help_travels_through_json_sarif_github_and_the_cache(tmp_path):
-    (tmp_path / "m.py").write_text("import torch\nstate = torch.load('model.pt')\n")
+    (tmp_path / "m.py").write_text("import torch\nimport torch.distributed\nstate = torch.load('model.pt')\n")
     (tmp_path / "pyproject.toml").write_text("[tool.memlint]\n")
     (record,) = json.loads(check("--format", "json", "m.py", cwd=tmp_path).stdout)
-    assert record["message"] == "torch.load() without map_location restores tensors to the GPU they were saved from"
-    assert record["help"] == "pass map_location='cpu' (then move what you need) or map_location=device"
+    assert record["message"] == "torch.load() without map_location: every rank loads the checkpoint onto cuda:0"
+    assert record["help"] == "pass map_location='cpu' (then move what you need), or map_location=f'cuda:{local_rank}'"
 
     sarif = json.loads(check("--format", "sarif", "m.py", cwd=tmp_path).stdout)
     (result,) = sarif["runs"][0]["results"]

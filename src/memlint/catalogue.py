@@ -101,12 +101,10 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "torch.cuda.empty_cache() runs every step: it frees nothing still referenced and forces slow "
              "re-allocation.",
              triggers=("empty_cache",)),
-    RuleInfo("ML203", "load-without-map-location", "warning",
-             "torch.load() without map_location puts tensors back on the device they were saved from (cuda:0 on "
-             "every rank).",
-             fixable=True, triggers=("load(",),
-             other_severities=(("error", "in a distributed program every rank loads the checkpoint onto the same "
-                                         "GPU"),)),
+    RuleInfo("ML203", "load-without-map-location", "error",
+             "torch.load() without map_location in a program of one process per GPU: every rank loads the "
+             "checkpoint onto cuda:0.",
+             fixable=True, triggers=("load(",)),
     RuleInfo("ML204", "cuda-in-dataset", "warning",
              "A tensor is moved to CUDA inside a Dataset or collate_fn, which runs in DataLoader worker processes.",
              triggers=("cuda",)),

@@ -1,10 +1,14 @@
-"""ML203 load-without-map-location: ``torch.load(...)`` without ``map_location``.
+"""ML203 load-without-map-location: ``torch.load(...)`` without ``map_location`` in a program
+that runs one process per GPU.
 
 Without it, every tensor comes back on the device it was saved from: a checkpoint written by
 rank 0 lands on ``cuda:0`` in every process of a DDP job (each rank then holds a full copy on
-GPU 0 and runs it out of memory), and a GPU checkpoint cannot be opened on a CPU machine.
-In a file that uses ``torch.distributed`` / DDP / ``LOCAL_RANK`` the finding is an error,
-unless only the first rank loads (``if rank == 0:``, or ``if rank != 0: return`` first).
+GPU 0 and runs it out of memory). Flagged in a file that uses ``torch.distributed`` / DDP /
+``LOCAL_RANK``, unless only the first rank loads (``if rank == 0:``, or ``if rank != 0: return``
+first). In a program of one process the tensors come back on the GPU they were saved from,
+which in practice is the process's own (a reload of what this run saved, a CPU-saved file, one
+default GPU): at most a transient copy, which depends on the file, not on this line, so it is
+not flagged.
 
 Checked: ``torch.load`` however it is reached (``import torch as t``, ``from torch import
 load``, ``torch.serialization.load``). ``map_location`` counts as a keyword or as the second
@@ -191,16 +195,32 @@ class LoadWithoutMapLocation(Rule):
         distributed = not load.rank_zero_only and (self.facts.imports.uses_distributed or any(
             text in self._checker.source for text in _DISTRIBUTED_TEXT
         ))
-        if distributed:
-            message = "torch.load() without map_location: every rank loads the checkpoint onto cuda:0"
-            help = "pass map_location='cpu' (then move what you need), or map_location=f'cuda:{local_rank}'"
-        else:
-            message = "torch.load() without map_location restores tensors to the GPU they were saved from"
-            help = "pass map_location='cpu' (then move what you need) or map_location=device"
-        self.report(load.node, message, help=help, needs_grad=False, severity="error" if distributed else None,
+        if not distributed:
+            # One process: the tensors come back on the GPU they were saved from, which is in
+            # practice this process's own (a save and reload in one run, a CPU-saved checkpoint,
+            # one default GPU): at most a transient copy, not a finding without knowing the file.
+            return
+        self.report(load.node, "torch.load() without map_location: every rank loads the checkpoint onto cuda:0",
+                    help="pass map_location='cpu' (then move what you need), or map_location=f'cuda:{local_rank}'",
+                    needs_grad=False,
                     fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
 
     VALID = [
+        # one process: the checkpoint comes back on the GPU it was saved from, in practice this
+        # process's own (a reload of this run's save, a CPU-saved file, one default GPU): at most
+        # a transient copy, which the file's producer, not this line, decides
+        """
+import torch
+from torch import nn
+def resume(model: nn.Module, optimizer, path):
+    checkpoint = torch.load(path)
+    model.load_state_dict(checkpoint["model"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    return checkpoint["epoch"]
+
+def restore(ckpt_path):
+    return torch.load(f=ckpt_path)
+""",
         # map_location as keyword, as second positional, with weights_only
         """
 import torch
@@ -317,32 +337,37 @@ def setup(config_path, loader):
 """,
     ]
 
+    # Each in a program that runs one process per GPU (torch.distributed, DDP, LOCAL_RANK).
     INVALID = [
         Invalid("""
 import torch
+import torch.distributed as dist
 from torch import nn
 def resume(model: nn.Module, optimizer, path):
     checkpoint = torch.load(path)
     model.load_state_dict(checkpoint["model"])
     optimizer.load_state_dict(checkpoint["optimizer"])
     return checkpoint["epoch"]
-""", line=5),
+""", line=6),
         # weights_only alone does not choose the device; alias import
         Invalid("""
 import torch as t
+import torch.distributed as dist
 def load_weights(model, path):
     state = t.load(path, weights_only=True)
     model.load_state_dict(state)
-""", line=4),
+""", line=5),
         # from torch import load
         Invalid("""
 from torch import load
+from torch.nn.parallel import DistributedDataParallel
 def load_backbone(model, path):
     model.backbone.load_state_dict(load(path))
-""", line=4),
+""", line=5),
         # an nn.Module restoring itself
         Invalid("""
 import torch
+import torch.distributed
 from torch import nn
 class Encoder(nn.Module):
     def __init__(self, path=None):
@@ -350,13 +375,15 @@ class Encoder(nn.Module):
         self.proj = nn.Linear(128, 64)
         if path is not None:
             self.load_state_dict(torch.load(path))
-""", line=9),
+""", line=10),
         # file= as keyword
         Invalid("""
+import os
 import torch
 def restore(ckpt_path):
+    local_rank = int(os.environ["LOCAL_RANK"])
     return torch.load(f=ckpt_path)
-""", line=4),
+""", line=6),
         # a DDP program: every rank loads onto cuda:0 (error severity)
         Invalid("""
 import os
