@@ -743,8 +743,9 @@ class FileChecker:
                     facts.frozen_modules.add(target)
             if mode == "frozen":
                 self._freeze(func.value)
-            if method == "requires_grad_" and function is not None and mode is None:
-                function.requires_grad_inputs = True
+            if method == "requires_grad_" and function is not None and mode is None \
+                    and not facts.is_module_expr(func.value):
+                function.requires_grad_inputs = True  # an input, not a module unfrozen
         if function is not None and any(
             arg.keyword is not None and arg.keyword.value == "requires_grad" and _is_true(arg.value) for arg in node.args
         ):

@@ -990,7 +990,7 @@ class Facts:
         self._resolving: set["int | str"] = set()
         # Exporting this module's summary: calls into other modules stay pending (by name).
         self.exporting = False
-        self._assumed_unknown: frozenset[str] = frozenset()  # see graph_if_unknown
+        self._assumed_carrying: frozenset[str] = frozenset()  # see graph_if_carrying
         self.calls_into: dict[int, list[FunctionCall]] = {}  # id() of a def -> its calls in this module
         # id() of each top-level function and method -> its name in summaries ("f", "Class.m")
         self.definition_keys: dict[int, str] = {}
@@ -1342,15 +1342,16 @@ class Facts:
                 stack.extend(expression_children(current))
         return found
 
-    def graph_if_unknown(self, node: cst.BaseExpression, names: Iterable[str]) -> GraphValue:
-        """What ``node`` would hold if ``names`` held unknown values (a method's parameters and
-        the loop targets over them): ``val * n`` may carry a graph, ``val.item()`` cannot."""
-        saved = self._assumed_unknown
-        self._assumed_unknown = frozenset(names)
+    def graph_if_carrying(self, node: cst.BaseExpression, names: Iterable[str]) -> GraphValue:
+        """What ``node`` would hold if ``names`` held graph-carrying values (a method's parameters
+        and the loop targets over them): ``val * n`` carries their graph, ``val.item()`` and
+        ``reduce(val.detach(), name=self.name)`` do not (CARRIES only through ``names``)."""
+        saved = self._assumed_carrying
+        self._assumed_carrying = frozenset(names)
         try:
             return self._graph(node)
         finally:
-            self._assumed_unknown = saved
+            self._assumed_carrying = saved
 
     # ----- what calls of this module's functions return ---------------------------------------
     def resolve(self, value: GraphValue) -> GraphValue:
@@ -1722,8 +1723,8 @@ class Facts:
         if node_type is _NAME:
             if node.value in ("None", "True", "False", "self", "cls"):
                 return NO_GRAPH
-            if node.value in self._assumed_unknown:
-                return GraphValue(Graph.UNKNOWN, frozenset({node.value}))
+            if node.value in self._assumed_carrying:
+                return GraphValue(Graph.CARRIES, frozenset({node.value}))
             binding = self.lookup(node.value)
             names = frozenset({node.value})
             if binding is None:

@@ -234,7 +234,7 @@ class GraphAccumulation(Rule):
         given = {p for p in parameters[1:] if isinstance(getattr(facts.lookup(p), "node", None), cst.Param)}
         given |= {target for loop in facts.loops_in_function() if isinstance(loop.node, cst.For)
                   and names_in(loop.node.iter) & given for target in loop.target_names}
-        if all(facts.graph_if_unknown(value, given).state == 0 for value in values):
+        if all(facts.graph_if_carrying(value, given).state is not Graph.CARRIES for value in values):
             return  # self.sum += val.item(): a number whatever it is given
         key = (info.name, function.name)
         method = self._accumulating_methods.setdefault(key, _StoringMethod(parameters[1:], {}))
@@ -708,6 +708,28 @@ def validate(loader, model, criterion):
     for images, target in loader:
         losses.update(criterion(model(images), target), images.size(0))
     return losses.sum / losses.count
+""",
+        # a distributed meter reducing a detached copy: what else the call reads (its name, from
+        # the object) is unknown, but nothing of the value's graph reaches the sum
+        """
+import torch
+import horovod.torch as hvd
+
+class Metric:
+    def __init__(self, name):
+        self.name = name
+        self.sum = torch.tensor(0.)
+    def update(self, val):
+        self.sum += hvd.allreduce(val.detach().cpu(), name=self.name)
+
+def train(model, loader, optimizer, criterion):
+    train_loss = Metric("train_loss")
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        train_loss.update(loss)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
 """,
         # the ImageNet example: accuracy() computes under no_grad, and is defined below train()
         """
