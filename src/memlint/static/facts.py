@@ -1568,6 +1568,19 @@ class Facts:
             return self._element_class(binding.node) if binding is not None else None
         return None
 
+    def state_holder(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The object whose own state a method call hands back: ``stats`` in
+        ``stats.device_stat("loss")`` when ``device_stat`` (of a class of this module, every
+        override) returns ``self.device_stats[name]``; None for anything else. Changing the result
+        in place (``.add_(loss)``) changes what the object keeps."""
+        if type(node) is not cst.Call or type(node.func) is not _ATTRIBUTE:
+            return None
+        class_name = self.instance_class_name(node.func.value)
+        methods = self.methods_of(class_name, node.func.attr.value) if class_name is not None else []
+        if not methods or not all(_returns_own_state(method) for method in methods):
+            return None
+        return node.func.value
+
     def _constructed_class(self, node: cst.CSTNode | None) -> str | None:
         if type(node) is cst.Call and type(node.func) is _NAME and node.func.value in self.class_nodes:
             return node.func.value
@@ -1868,6 +1881,10 @@ class Facts:
             with_receiver = GraphValue.combine((receiver, combined))
             if with_receiver.state is Graph.CARRIES or func.attr.value in TENSOR_METHODS:
                 return with_receiver  # loss.mean(), out.view(...), out.add(other)
+            if receiver.names and not receiver.pending and receiver.names <= set(self.function.parameters):
+                # out.to_data_list() of a parameter: in a summary, what the caller passes decides
+                # (as it does at the call, where a graph-carrying receiver gives a graph)
+                return GraphValue(Graph.UNKNOWN, receiver.names)
             return GraphValue(Graph.UNKNOWN)  # trainer.compute(batch): can't tell
         if combined.state is Graph.CARRIES or torch_function:
             return combined  # crit(model(x), y), torch.cat(outs)
@@ -1935,6 +1952,34 @@ OPAQUE = "<unknown>"
 _CONTAINER_READS = frozenset({"get", "pop", "values", "items", "keys"})
 # Attributes of a tensor that are the tensor (with its graph) seen another way.
 _TENSOR_VIEWS = frozenset({"T", "mT", "H", "mH", "real", "imag"})
+
+
+class _Returns(cst.CSTVisitor):
+    """The ``return`` statements of one function (not of functions defined in it)."""
+
+    def __init__(self) -> None:
+        self.values: list[cst.BaseExpression | None] = []
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.values.append(node.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+
+def _returns_own_state(function: cst.FunctionDef) -> bool:
+    """Does every ``return`` of a method hand back an attribute of ``self`` or a part of one
+    (``self.stats[name]``, ``self.stats.get(name)``)?"""
+    returns = _Returns()
+    function.body.visit(returns)
+    return bool(returns.values) and all(
+        value is not None and (storage_name(value) or "").startswith("self.") for value in returns.values)
 
 
 def _holds_callable(binding: "Binding | None") -> bool:

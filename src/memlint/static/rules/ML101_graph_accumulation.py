@@ -147,12 +147,14 @@ class GraphAccumulation(Rule):
         graph = GraphValue.combine(facts.graph_value(v) for v in values)
         if graph.state == 0:
             return
-        outlived = facts.outlived_loops(accumulator)
+        holder = facts.state_holder(accumulator)  # stats.device_stat("loss").add_(loss): stats keeps it
+        kept_in = holder if holder is not None else accumulator
+        outlived = facts.outlived_loops(kept_in)
         if loop is not None:
             if not outlived:
                 return
             where = "every iteration"
-        elif function.is_per_step_method and facts.outlives_call(accumulator):
+        elif function.is_per_step_method and facts.outlives_call(kept_in):
             where = f"on every {function.name}() call"
         else:
             return
@@ -450,6 +452,22 @@ def step(model, chunks, opt, crit):
     loss = sum(losses) / len(losses)
     loss.backward()
 """,
+        # an inference loop that needs autograd (forces), keeping detached copies on the CPU
+        """
+import torch
+def split_graphs(batch_output):
+    return batch_output.to_data_list()
+
+def inference(model, loader, device):
+    model.eval()
+    results = []
+    for batch in loader:
+        batch = batch.to(device)
+        batch["pos"].requires_grad_(True)
+        output = model(batch).detach().cpu()
+        results.extend(split_graphs(output))
+    return results
+""",
         # a helper summing the parts of a loss and returning it
         """
 import torch
@@ -708,6 +726,26 @@ def validate(loader, model, criterion):
     for images, target in loader:
         losses.update(criterion(model(images), target), images.size(0))
     return losses.sum / losses.count
+""",
+        # a statistic handed out from the object's state gets the detached loss; a getter that
+        # hands out a copy keeps nothing
+        """
+import torch
+class DeviceStats:
+    def __init__(self):
+        self.stats = {"loss": torch.zeros(1), "seen": torch.zeros(1)}
+    def stat(self, name):
+        return self.stats[name]
+    def snapshot(self, name):
+        return self.stats[name].clone()
+def train(model, criterion, optimizer, loader):
+    stats = DeviceStats()
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        stats.stat("loss").add_(loss.detach())
+        stats.snapshot("seen").add_(loss)
+        optimizer.step()
 """,
         # a distributed meter reducing a detached copy: what else the call reads (its name, from
         # the object) is unknown, but nothing of the value's graph reaches the sum
@@ -1474,6 +1512,42 @@ def collect(policy, env, buffer_size, num_steps):
         obs, reward, done, _ = env.step(action.item())
         buffer.store(obs=obs, action=action.item(), reward=reward, hidden=h, cell=c)
 """, line=17, fixed="hidden=h.detach()"),
+        # the same loop keeping each output with its graph, unpacked by a helper of this module
+        Invalid("""
+import torch
+def split_graphs(batch_output):
+    return batch_output.to_data_list()
+
+def inference(model, loader, device):
+    model.eval()
+    results = []
+    for batch in loader:
+        batch = batch.to(device)
+        batch["pos"].requires_grad_(True)
+        output = model(batch)
+        results.extend(split_graphs(output))
+    return results
+""", line=13),
+        # added in place into a statistic the object hands out from its own state
+        Invalid("""
+import torch
+class DeviceStats:
+    def __init__(self):
+        self.stats = {}
+    def add_stat(self, name):
+        self.stats[name] = torch.zeros(1, device="cuda")
+    def stat(self, name):
+        return self.stats[name]
+def train(model, criterion, optimizer, loader):
+    stats = DeviceStats()
+    stats.add_stat("loss")
+    for x, y in loader:
+        loss = criterion(model(x.cuda()), y.cuda())
+        loss.backward()
+        stats.stat("loss").add_(loss)
+        optimizer.step()
+        optimizer.zero_grad()
+""", line=16, fixed="add_(loss.detach())"),
         # the hint detaches before the copy to the CPU
         Invalid("""
 import torch
