@@ -165,6 +165,7 @@ class FileChecker:
                     entry_grad_mode=scope.entry_grad_mode if scope.entry_grad_mode_explicit else None,
                     effects=frozenset(effects),
                     calls=tuple(sorted(scope.call_keys)),
+                    stores=_exported_stores(scope, facts),
                 )
         finally:
             facts.exporting = False
@@ -966,6 +967,19 @@ _MODULE_ONLY_METHODS = frozenset({
     "named_children", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
     "register_backward_hook", "register_full_backward_pre_hook",
 })
+
+
+def _exported_stores(scope: FunctionScope, facts: Facts) -> tuple[tuple[str, str, bool], ...]:
+    """What a method keeps of its parameters, for other modules (``**kwargs`` / ``*args`` named
+    with their stars, which their outlines do not record)."""
+    if scope.class_info is None or type(scope.node) is not cst.FunctionDef:
+        return ()
+    params = scope.node.params
+    stars = {params.star_kwarg.name.value: "**"} if params.star_kwarg is not None else {}
+    if isinstance(params.star_arg, cst.Param):
+        stars[params.star_arg.name.value] = "*"
+    return tuple(sorted((stars.get(parameter, "") + parameter, store.attribute, store.appends)
+                        for parameter, store in facts.stores_of(scope).items()))
 
 
 # Methods that keep their argument in the container they are called on (set.add and dict.update

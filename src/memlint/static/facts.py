@@ -1032,6 +1032,7 @@ class Facts:
         self.definition_keys: dict[int, str] = {}
         self._callees: dict[int, object] = {}  # id() of a call -> its callees (see callees())
         self._stores: dict[int, dict[str, Store]] = {}  # id() of a def -> what it stores (see stores_of())
+        self._presume_passing = False  # see _unknown_result()
 
     # ----- questions rules ask -------------------------------------------------------------
     @property
@@ -1112,6 +1113,48 @@ class Facts:
         if "." in name:
             return loops[::-1]
         return [loop for loop in reversed(loops) if name not in loop.bound_this_iteration]
+
+    def project_class(self, node: cst.BaseExpression) -> str | None:
+        """The qualified name of the class of another module of the project that ``node`` is an
+        instance of: a name or ``self.x`` bound to ``Meter(...)`` with ``Meter`` imported from the
+        project, or an element of one bound to ``defaultdict(Meter)``."""
+        container = type(node) is cst.Subscript
+        dotted = dotted_name(node.value if container else node)
+        binding = self.lookup(dotted) if dotted is not None else None
+        built = binding.node if binding is not None else None
+        if type(built) is not cst.Call:
+            return None
+        cls = built.func
+        if container:
+            if (dotted_name(built.func) or "").rsplit(".", 1)[-1] != "defaultdict" or not built.args:
+                return None
+            cls = built.args[0].value
+        definition = self.project_definition(self.qualified_name(cls))
+        return definition.qualified if definition is not None and definition.kind == "class" else None
+
+    def project_stores(self, class_qualified: str, method: str, arguments: Iterable["str | int"]) -> dict:
+        """What ``method`` of a class of another module of the project keeps of a call's
+        arguments (by position or keyword): argument -> :class:`Store`, from its summary."""
+        project = self.project
+        owner = project.method_owner(class_qualified, method) if project is not None else None
+        summary = project.function_summary(owner) if owner is not None else None
+        definition = project.definition(class_qualified) if summary is not None else None
+        outline = definition.class_outline.methods.get(method) if definition is not None else None
+        if outline is None or not summary.stores:
+            return {}
+        stores = {parameter: Store(parameter.lstrip("*"), attribute, appends)
+                  for parameter, attribute, appends in summary.stores}
+        positional, named = outline.parameters(bound=True)
+        found = {}
+        for where in arguments:
+            if isinstance(where, int):
+                parameter = positional[where] if where < len(positional) else next(
+                    (p for p in stores if p.startswith("*") and not p.startswith("**")), None)
+            else:
+                parameter = where if where in named else next((p for p in stores if p.startswith("**")), None)
+            if parameter in stores:
+                found[where] = stores[parameter]
+        return found
 
     def held_by_object(self, node: cst.BaseExpression) -> cst.BaseExpression:
         """What a local name stands for when it was last bound to something the object holds
@@ -1399,7 +1442,11 @@ class Facts:
         function = self.function
         if not function.parameters:
             return frozenset()
-        graph = self.graph_value(value)
+        self._presume_passing = True
+        try:
+            graph = self.graph_value(value)
+        finally:
+            self._presume_passing = False
         if graph.state is not Graph.UNKNOWN:
             return frozenset()
         return frozenset(self.summary_form(graph, function).names - {OPAQUE})
@@ -1457,6 +1504,8 @@ class Facts:
             return info.name if info.name in self.class_nodes else None
         if name is None or not name.startswith("self."):
             return None
+        if type(receiver) is cst.Call:  # self.meters.setdefault(k, Meter())
+            return self.instance_class_name(receiver)
         binding = info.attributes.get(name)
         node = binding.node if binding is not None else None
         if type(receiver) is not cst.Subscript:
@@ -2024,19 +2073,22 @@ class Facts:
             with_receiver = GraphValue.combine((receiver, combined))
             if with_receiver.state is Graph.CARRIES or func.attr.value in TENSOR_METHODS:
                 return with_receiver  # loss.mean(), out.view(...), out.add(other)
-            return self._unknown_result(with_receiver)  # trainer.compute(batch): can't tell
+            return self._unknown_result(receiver, with_receiver)  # trainer.compute(batch): can't tell
         if combined.state is Graph.CARRIES or torch_function:
             return combined  # crit(model(x), y), torch.cat(outs)
         # An unknown function of plain or unknown values: it may run a model inside, but
         # its result is only graph-carrying if later backpropagated under its own name.
-        return self._unknown_result(combined)
+        return self._unknown_result(NO_GRAPH, combined)
 
-    def _unknown_result(self, inputs: GraphValue) -> GraphValue:
-        """What an unknown call returns: unknown, tied to no name of its inputs but the current
-        function's parameters: ``out.to_data_list()`` or ``allreduce(val)`` of a parameter hand
-        on what the caller passes (in a summary, as at the call, where a graph-carrying input
-        gives a graph); ``trainer.compute(batch)`` of other values stays unknown on its own."""
-        parameters = inputs.names & set(self.function.parameters) if inputs.names else frozenset()
+    def _unknown_result(self, receiver: GraphValue, inputs: GraphValue) -> GraphValue:
+        """What an unknown call returns: unknown, tied to no name of its inputs but a parameter
+        it is a method of (``out.to_data_list()``: in a summary, what the caller passes decides,
+        as it does at the call, where a graph-carrying receiver gives a graph). Asked what a
+        method keeps of its parameters (:meth:`parameters_carried`), an unknown function of a
+        parameter is presumed to hand on its graph too (``self.sum += allreduce(val)``): the
+        caller's argument must still be seen to carry one."""
+        names = inputs.names if self._presume_passing else receiver.names
+        parameters = names & set(self.function.parameters) if names else frozenset()
         return GraphValue(Graph.UNKNOWN, parameters) if parameters else GraphValue(Graph.UNKNOWN)
 
     def _is_metric_object(self, name: str) -> bool:

@@ -227,7 +227,8 @@ class GraphAccumulation(Rule):
         class_name = facts.instance_class_name(receiver)  # the class may be defined further down
         if class_name is None and (storage_name(held) or "").startswith("self."):
             class_name = lambda: facts.held_class(held, function)  # once every method is read  # noqa: E731
-        if class_name is None:
+        elsewhere = facts.project_class(receiver) if class_name is None else None  # a meter of utils.py
+        if class_name is None and elsewhere is None:
             return
         passed = []
         for index, arg in enumerate(node.args):
@@ -241,8 +242,13 @@ class GraphAccumulation(Rule):
             return
 
         def decide() -> None:
-            owner = class_name() if callable(class_name) else class_name
-            stores = self._stores(owner, func.attr.value, [item[0] for item in passed]) if owner is not None else {}
+            keys = [item[0] for item in passed]
+            if elsewhere is not None:
+                owner = elsewhere.rsplit(".", 1)[-1]
+                stores = facts.project_stores(elsewhere, func.attr.value, keys)
+            else:
+                owner = class_name() if callable(class_name) else class_name
+                stores = self._stores(owner, func.attr.value, keys) if owner is not None else {}
             if not stores:
                 return
             if not any(outer.runs_steps for outer in outlived) and not (per_call and facts.runs_per_step(function)):
@@ -258,7 +264,7 @@ class GraphAccumulation(Rule):
                     continue
                 if dotted_name(receiver) == "self" and store.forwarded:
                     continue  # kept by a meter the helper updates: reported there, where it enters
-                if self._trained_on_and_emptied(owner, store.attribute, func.attr.value):
+                if elsewhere is None and self._trained_on_and_emptied(owner, store.attribute, func.attr.value):
                     continue  # REINFORCE's put_data: the episode's graphs, backpropagated and dropped
                 value_text = source_of(carrier)
                 ending = "detach" if store.appends else "item"

@@ -25,7 +25,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import GRAPH_ENDING_METHODS, TENSOR_METHODS, Loop, dotted_name, names_in
+from memlint.static.facts import (
+    GRAPH_ENDING_METHODS, TENSOR_METHODS, FunctionScope, Loop, concatenated_onto, dotted_name, names_in,
+)
 from memlint.static.rule import Invalid, Rule
 
 _CPU_METHODS = frozenset({"cpu", "item", "numpy", "tolist", "__float__"})
@@ -59,21 +61,31 @@ class OutputsKeptOnDevice(Rule):
         self._pending: list[tuple[cst.Call, str, str, int]] = []
         self._reset_in_loop: dict[int, set[str]] = {}  # loop id -> lists rebound or cleared in it
         self._returns_output: set[int] = set()  # id() of functions returning a model output, not on the CPU
+        self._hooks: set[int] = set()  # id() of Lightning predict hooks that keep what they are given
         self._scheduled = False
 
     # ----- what is a model output ----------------------------------------------------------
     def _function_outputs(self) -> dict[str, _Output]:
-        return self._outputs.setdefault(id(self.facts.function), {})
+        function = self.facts.function
+        outputs = self._outputs.get(id(function))
+        if outputs is None:
+            outputs = self._outputs[id(function)] = {}
+            for name in _predict_hook_values(function):  # what Lightning hands a predict hook
+                outputs[name] = _Output(detached=True)
+        return outputs
 
     def _note_reset(self, name: str | None) -> None:
         if name:
             for loop in self.facts.loops_in_function():
                 self._reset_in_loop.setdefault(id(loop), set()).add(name)
+            self._reset_in_loop.setdefault(id(self.facts.function), set()).add(name)  # a hook emptying it
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        grown = len(node.targets) == 1 and self._concatenation(node, node.targets[0].target, node.value)
         for target in node.targets:
             for name in _target_names(target.target):
-                self._note_reset(name)
+                if not grown:
+                    self._note_reset(name)
         outputs = self._function_outputs()
         kind = self._classify(node.value, outputs)
         for target in node.targets:
@@ -85,6 +97,10 @@ class OutputsKeptOnDevice(Rule):
 
     def _classify(self, value: cst.BaseExpression, outputs: dict[str, _Output]) -> _Output | None:
         """An ``_Output`` if ``value`` holds (part of) a model output kept at full size."""
+        if isinstance(value, cst.IfExp):  # out["prediction"] if mode == "prediction" else out
+            kinds = [self._classify(branch, outputs) for branch in (value.body, value.orelse)]
+            kinds = [kind for kind in kinds if kind is not None]
+            return _Output(all(kind.detached for kind in kinds)) if kinds else None
         chain = _call_chain(value)
         if chain.on_cpu or chain.reduced:
             return None
@@ -124,18 +140,43 @@ class OutputsKeptOnDevice(Rule):
             return
         facts = self.facts
         loop = facts.loop
-        if loop is None or not _walks_loader(loop) or not facts.outlives_iteration(func.value):
+        if loop is not None and _walks_loader(loop) and facts.outlives_iteration(func.value):
+            batches = id(loop)
+        elif _predict_hook_values(facts.function) and facts.outlives_call(func.value):
+            batches = id(facts.function)  # Lightning calls it once per batch of the predict loop
+            self._hooks.add(batches)
+        else:
             return
         value = positional[0]
         if isinstance(value, (cst.List, cst.Tuple)) and method == "extend":
             return
+        target = dotted_name(func.value) or " ".join(cst.Module(body=()).code_for_node(func.value).split())
+        self._collected(node, target, value, batches)
+
+    def _concatenation(self, node: cst.Assign, target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+        """``preds = torch.cat([preds, logits])`` (or ``logits if preds is None else torch.cat(...)``)
+        in a loop over a loader: the running tensor grows by every batch's outputs (not a reset)."""
+        name = dotted_name(target)
+        loop = self.facts.loop
+        if name is None or loop is None or not _walks_loader(loop) or not self.facts.outlives_iteration(target):
+            return False
+        parts = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+        for part in parts:
+            others = concatenated_onto(part, name, self.facts)
+            if others and len(others) == 1:
+                self._collected(node, name, others[0], id(loop))
+                return True
+        return False
+
+    def _collected(self, node: cst.CSTNode, target: str, value: cst.BaseExpression, batches: int) -> None:
+        """``value`` is kept in ``target`` once per batch (``batches``: the loop, or the hook that
+        runs per batch): pending until the end, when the module's device moves are known."""
         output = self._classify(value, self._function_outputs())
         method_output = None if output is not None else self._method_output(value)
         if method_output is None and (output is None or not output.detached):
             return  # not an output, or still graph-carrying (ML101 reports that one)
-        target = dotted_name(func.value) or "the list"
         value_text = " ".join(cst.Module(body=()).code_for_node(value).split())
-        self._pending.append((node, target, value_text, id(loop), method_output))
+        self._pending.append((node, target, value_text, batches, method_output))
         if not self._scheduled:
             self._scheduled = True
             self.at_module_exit(self._decide)
@@ -164,18 +205,19 @@ class OutputsKeptOnDevice(Rule):
         return scope is not None and id(scope) in self._returns_output
 
     def _decide(self) -> None:
-        if not self._moves_to_device:
-            return
         for node, target, value_text, loop_id, method_output in self._pending:
+            if not self._moves_to_device and loop_id not in self._hooks:
+                continue  # a CPU-only script (Lightning puts a hook's batch on the module's device itself)
             if target in self._reset_in_loop.get(loop_id, ()):
                 continue  # emptied or replaced within the loop: a bounded buffer
             if method_output is not None and not self._returns_model_output(method_output):
                 continue
             shown = value_text if len(value_text) <= 26 else value_text[:23] + "..."
             moved = f"{value_text}.cpu()" if len(value_text) <= 40 else ".cpu() on each"
+            growing = "through trainer.predict()" if loop_id in self._hooks else "through the loop"
             self.report(
                 node,
-                f"'{target}' keeps '{shown}' of every batch on the device, growing through the loop",
+                f"'{target}' keeps '{shown}' of every batch on the device, growing {growing}",
                 help=f"move each batch off the device as you collect it ({moved}), or update a streaming metric "
                      f"per batch",
                 needs_grad=False,
@@ -478,6 +520,23 @@ def _walks_loader(loop: Loop) -> bool:
     if any("epoch" in name for name in names):
         return False
     return any(word in name for name in names for word in _LOADER_WORDS)
+
+
+def _predict_hook_values(function: FunctionScope) -> tuple[str, ...]:
+    """The parameters of a hook Lightning runs once per batch of ``trainer.predict()`` that hold
+    what it hands over (the step's outputs, the batch), on the module's device and computed
+    under inference mode; () for any other function. A callback's ``on_predict_batch_end(trainer,
+    pl_module, outputs, batch, ...)``, a LightningModule's ``on_predict_batch_end(outputs, batch,
+    ...)`` and ``predict_step(batch, ...)``."""
+    info = function.class_info
+    if info is None or function.name not in ("on_predict_batch_end", "predict_step"):
+        return ()
+    parameters = function.parameters
+    if function.name == "predict_step":
+        return parameters[:1] if info.is_lightning else ()
+    if info.kinds.lightning_callback:
+        return parameters[2:4]
+    return parameters[:2] if info.is_lightning else ()
 
 
 def _target_names(target: cst.BaseExpression) -> list[str]:
