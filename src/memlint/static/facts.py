@@ -1799,6 +1799,10 @@ class Facts:
                 queue.extend(self.class_bases.get(current, ()))
         return False
 
+    def argument_nodes(self, call: cst.Call, callee: cst.FunctionDef, bound: bool) -> dict[str, cst.BaseExpression]:
+        """Parameter of ``callee`` -> the expression a call passes to it (starred arguments left out)."""
+        return _bind_arguments(call, _parameters(callee, bound)[0], lambda node: node)
+
     def call_arguments(self, call: cst.Call, callee: cst.FunctionDef, bound: bool) -> dict[str, GraphValue]:
         """What a call passes to each parameter of ``callee`` (as ``graph_value`` sees it here)."""
         return _bind_arguments(call, _parameters(callee, bound)[0], self.graph_value)
