@@ -269,7 +269,7 @@ class GraphAccumulation(Rule):
                 value_text = source_of(carrier)
                 ending = "detach" if store.appends else "item"
                 fix_text = detached_text(carrier) if ending == "detach" else item_text(carrier)
-                where_text = "every iteration" if not per_call else f"on every {function.name}() call"
+                where_text = "every iteration" if not per_call else f"per {function.name}() call"
                 self.report(
                     node,
                     fit("{method}() accumulates '{value}' with its graph into '{storage}' {where}",

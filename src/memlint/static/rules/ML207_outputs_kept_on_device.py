@@ -145,10 +145,11 @@ class OutputsKeptOnDevice(Rule):
 
     def _classify(self, value: cst.BaseExpression, outputs: dict[str, _Output]) -> _Output | None:
         """An ``_Output`` if ``value`` holds (part of) a model output kept at full size."""
-        if isinstance(value, cst.IfExp):  # out["prediction"] if mode == "prediction" else out
-            kinds = [self._classify(branch, outputs) for branch in (value.body, value.orelse)]
-            kinds = [kind for kind in kinds if kind is not None]
-            return _Output(all(kind.detached for kind in kinds)) if kinds else None
+        if isinstance(value, (cst.IfExp, cst.BinaryOperation)):
+            # out["prediction"] if mode == "prediction" else out; logits / temperature
+            parts = (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value.left, value.right)
+            kinds = [kind for kind in (self._classify(part, outputs) for part in parts) if kind is not None]
+            return _Output(all(kind.detached for kind in kinds) or self.facts.in_no_grad) if kinds else None
         chain = _call_chain(value)
         if chain.on_cpu or chain.reduced:
             return None
@@ -243,9 +244,13 @@ class OutputsKeptOnDevice(Rule):
         names = [name for target in node.targets for name in _target_names(target.target)]
         for name in names:
             assigned.setdefault(name, []).append(node.value)
-        base = _call_chain(node.value).base
-        if isinstance(base, cst.Call) and self.facts.is_module_expr(base.func) and not _is_loss_callee(base.func):
-            self._loop_calls.setdefault(id(loop), []).append((frozenset(names), base))
+        values = [node.value]
+        while values:
+            base = _call_chain(values.pop()).base
+            if isinstance(base, cst.BinaryOperation):  # model(ids).logits[:, -1] / temperature
+                values.extend((base.left, base.right))
+            elif isinstance(base, cst.Call) and self.facts.is_module_expr(base.func) and not _is_loss_callee(base.func):
+                self._loop_calls.setdefault(id(loop), []).append((frozenset(names), base))
 
     def _feeds_back(self, loop: Loop) -> bool:
         """Does the loop call the same model each step with an input made from its last output:
