@@ -855,7 +855,7 @@ class FileChecker:
         name = dotted_name(target)
         if name is None or not name.startswith("self.") or not _stores_for_callers(self.facts.function):
             return
-        if isinstance(value, cst.BinaryOperation) and name in {dotted_name(op) for op in _operands(value)}:
+        if isinstance(value, cst.BinaryOperation) and name in {dotted_name(op) for op in F.operands(value)}:
             self._keep_in_object(target, value, appends=False)
         elif F.concatenated_onto(value, name, self.facts):
             self._keep_in_object(target, value, appends=True)
@@ -1003,12 +1003,6 @@ def _bounded_buffer(name: str, facts: Facts) -> bool:
     if not isinstance(node, cst.Call) or (dotted_name(node.func) or "").rsplit(".", 1)[-1] != "deque":
         return False
     return len(node.args) >= 2 or any(arg.keyword is not None and arg.keyword.value == "maxlen" for arg in node.args)
-
-
-def _operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(node, cst.BinaryOperation):
-        return _operands(node.left) + _operands(node.right)
-    return [node]
 
 
 def _holds_a_dict(node: cst.BaseExpression, facts: Facts) -> bool:

@@ -789,6 +789,13 @@ def concatenated_onto(value: cst.BaseExpression, accumulator: str, facts: "Facts
     return [element for element in elements if dotted_name(element) != accumulator]
 
 
+def operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The operands of a chain of binary operations (``a + b * c``: a, b, c)."""
+    if type(node) is cst.BinaryOperation:
+        return operands(node.left) + operands(node.right)
+    return [node]
+
+
 def is_reference(node: cst.CSTNode) -> bool:
     """A value read as it is (``val``, ``out.logits``, ``stats["loss"]``), nothing computed."""
     while type(node) is _ATTRIBUTE or type(node) is cst.Subscript:
@@ -1664,7 +1671,6 @@ class Facts:
             if name in parameters and (binding is None or isinstance(binding.node, cst.Param)):
                 deps.add(name)  # (a parameter rebound, as by x = x.detach(), is what it was bound to)
                 continue
-
             if binding is None:
                 opaque = True
                 continue

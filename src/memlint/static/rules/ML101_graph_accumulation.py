@@ -15,7 +15,7 @@ from typing import Callable
 import libcst as cst
 
 from memlint.static.facts import (
-    Graph, GraphValue, builds_a_sequence, concatenated_onto, dotted_name, expression_children, names_in,
+    GraphValue, builds_a_sequence, concatenated_onto, dotted_name, expression_children, names_in, operands,
     parameter_for, place_of, storage_name,
 )
 from memlint.static.fixes import call_method, detach_fix, detached_text, graph_accumulation_fix, item_text
@@ -225,10 +225,10 @@ class GraphAccumulation(Rule):
         if not outlived and not per_call:
             return
         class_name = facts.instance_class_name(receiver)  # the class may be defined further down
-        if class_name is None and (storage_name(held) or "").startswith("self."):
-            class_name = lambda: facts.held_class(held, function)  # once every method is read  # noqa: E731
-        elsewhere = facts.project_class(receiver) if class_name is None else None  # a meter of utils.py
-        if class_name is None and elsewhere is None:
+        # self.meters[k].update(v): the class is read once every method has filled self.meters
+        held_in_object = class_name is None and (storage_name(held) or "").startswith("self.")
+        elsewhere = facts.project_class(receiver) if class_name is None and not held_in_object else None
+        if class_name is None and not held_in_object and elsewhere is None:
             return
         passed = []
         for index, arg in enumerate(node.args):
@@ -247,7 +247,7 @@ class GraphAccumulation(Rule):
                 owner = elsewhere.rsplit(".", 1)[-1]
                 stores = facts.project_stores(elsewhere, func.attr.value, keys)
             else:
-                owner = class_name() if callable(class_name) else class_name
+                owner = class_name if class_name is not None else facts.held_class(held, function)
                 stores = self._stores(owner, func.attr.value, keys) if owner is not None else {}
             if not stores:
                 return
@@ -1698,10 +1698,10 @@ def _carrier(value: cst.BaseExpression, facts) -> cst.BaseExpression:
 def _other_operands(value: cst.BinaryOperation, is_accumulator: Callable[[cst.BaseExpression], bool]
                     ) -> list[cst.BaseExpression] | None:
     """The operands of ``value`` besides the accumulator; None if it does not read it."""
-    operands = _operands(value)
-    if not any(is_accumulator(op) for op in operands):
+    parts = operands(value)
+    if not any(is_accumulator(op) for op in parts):
         return None
-    return [op for op in operands if not is_accumulator(op)]
+    return [op for op in parts if not is_accumulator(op)]
 
 
 def _scales(value: cst.BaseExpression, is_accumulator: Callable[[cst.BaseExpression], bool]) -> bool:
@@ -1731,12 +1731,6 @@ def _reads_slot(operand: cst.BaseExpression, slot: cst.Subscript) -> bool:
 
 
 _EMPTY_MODULE = cst.Module(body=())
-
-
-def _operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(node, cst.BinaryOperation):
-        return _operands(node.left) + _operands(node.right)
-    return [node]
 
 
 def _value_names(node: cst.BaseExpression) -> set[str]:
