@@ -66,6 +66,7 @@ _PREDICTING_METHODS = frozenset({"predict", "predict_step", "inference", "infer"
 @dataclass
 class _Output:
     detached: bool
+    generated: bool = False  # model.generate(..., output_scores=True): its .sequences are only tokens
 
 
 @dataclass
@@ -159,6 +160,8 @@ class OutputsKeptOnDevice(Rule):
             func = base.func
             if self.facts.is_module_expr(func) and not _is_loss_callee(func):
                 return _Output(detached)
+            if _generates_scores(base, self.facts) and not _reads_sequences(value):
+                return _Output(True, generated=True)  # model.generate(..., output_scores=True): every step's scores
             # torch.sigmoid(out), F.softmax(out, -1): an elementwise function of an output
             qualified = self.facts.qualified_name(func) or ""
             if qualified.startswith("torch.") and base.args:
@@ -168,7 +171,9 @@ class OutputsKeptOnDevice(Rule):
             return None
         name = dotted_name(base)
         if name is not None and name in outputs:
-            return _Output(detached or outputs[name].detached)
+            if outputs[name].generated and _reads_sequences(value):
+                return None
+            return _Output(detached or outputs[name].detached, outputs[name].generated)
         return None
 
     # ----- where data goes ---------------------------------------------------------------
@@ -588,6 +593,19 @@ def greedy(model, ids, steps):
         ids = torch.cat([ids, token], dim=-1)
     return chosen
 """,
+        # the generated tokens only; scores asked for but moved to the CPU
+        """
+import torch
+def answer(model, loader, device):
+    tokens, scores = [], []
+    for batch in loader:
+        out = model.generate(**batch.to(device), max_new_tokens=64, output_scores=True,
+                             return_dict_in_generate=True)
+        tokens.append(out.sequences)
+        scores.append(torch.stack(out.scores, 1).cpu())
+        tokens.append(model.generate(**batch.to(device), max_new_tokens=64))
+    return tokens, scores
+""",
         # extended with numbers
         """
 import torch
@@ -718,6 +736,17 @@ def generate_cached(model, input_ids, steps):
         tokens.append(token)
     return tokens
 """, line=10),
+        # generate() asked for every step's scores, kept for the whole loader
+        Invalid("""
+import torch
+def score_answers(model, tokenizer, loader, device):
+    results = []
+    for batch in loader:
+        out = model.generate(**batch.to(device), max_new_tokens=64, output_scores=True,
+                             return_dict_in_generate=True)
+        results.append(out)
+    return results
+""", line=8),
         # a list extended with a tensor, row by row (no accelerator needed: each row is a tensor
         # object viewing the batch's whole storage)
         Invalid("""
@@ -902,6 +931,27 @@ def _walks_loader(loop: Loop) -> bool:
     if any("epoch" in name for name in names):
         return False
     return any(word in name for name in names for word in _LOADER_WORDS)
+
+
+# generate() arguments that make it return per-step tensors (scores, logits, attention maps).
+_PER_STEP_OUTPUTS = frozenset({"output_scores", "output_logits", "output_attentions", "output_hidden_states"})
+
+
+def _generates_scores(call: cst.Call, facts) -> bool:
+    """``model.generate(..., output_scores=True)``: a generation (run under no-grad) that returns
+    a tensor per generated token besides the tokens (read ``.sequences`` alone and nothing is)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "generate" and facts.is_module_expr(func.value)):
+        return False
+    return any(arg.keyword is not None and arg.keyword.value in _PER_STEP_OUTPUTS
+               and isinstance(arg.value, cst.Name) and arg.value.value == "True" for arg in call.args)
+
+
+def _reads_sequences(value: cst.BaseExpression) -> bool:
+    """``out.sequences`` (also sliced): the generated tokens of a generation's output."""
+    while isinstance(value, cst.Subscript):
+        value = value.value
+    return isinstance(value, cst.Attribute) and value.attr.value == "sequences"
 
 
 def _text(node: cst.CSTNode) -> str:
