@@ -215,9 +215,11 @@ class GraphAccumulation(Rule):
         training loop calls) on an object that outlives the call. Decided at module exit, when
         every class has been read."""
         facts = self.facts
-        if any(arg.star for arg in node.args):
-            return  # f(*args): positions unknown
+        if not node.args or any(arg.star for arg in node.args):
+            return  # nothing given; f(*args): positions unknown
         receiver = func.value
+        if type(receiver) is cst.Name and receiver.value in facts.imports.aliases:
+            return  # torch.cat(...), F.relu(...): a function of a module, not a method of an object
         outlived = facts.outlived_loops(receiver) if facts.loop is not None else []
         function = facts.function
         held = facts.held_by_object(receiver)  # meter = self.meter; meter.update(...): self.meter

@@ -110,6 +110,7 @@ class OutputsKeptOnDevice(Rule):
         self._decoding: dict[int, tuple[Loop, FunctionScope]] = {}
         self._loop_assigns: dict[int, dict[str, list[cst.BaseExpression]]] = {}
         self._loop_calls: dict[int, list[tuple[frozenset[str], cst.Call]]] = {}
+        self._loop_kinds: dict[int, tuple[bool, bool]] = {}  # loop id -> (over a loader, builds a sequence)
         self._scheduled = False
 
     # ----- what is a model output ----------------------------------------------------------
@@ -195,12 +196,12 @@ class OutputsKeptOnDevice(Rule):
             return
         facts = self.facts
         loop = facts.loop
-        if loop is not None and _walks_loader(loop) and facts.outlives_iteration(func.value):
+        if loop is not None and self._over_loader(loop) and facts.outlives_iteration(func.value):
             batches = id(loop)
         elif _predict_hook_values(facts.function) and facts.outlives_call(func.value):
             batches = id(facts.function)  # Lightning calls it once per batch of the predict loop
             self._hooks.add(batches)
-        elif loop is not None and builds_a_sequence(loop) and facts.outlives_iteration(func.value):
+        elif loop is not None and self._over_steps(loop) and facts.outlives_iteration(func.value):
             batches = id(loop)  # a decoding step, if the loop feeds the model its own output (decided at the end)
             self._decoding[batches] = (loop, facts.function)
         else:
@@ -240,10 +241,20 @@ class OutputsKeptOnDevice(Rule):
             )
         return tensor
 
+    def _over_loader(self, loop: Loop) -> bool:
+        kind = self._loop_kinds.get(id(loop))
+        if kind is None:
+            kind = self._loop_kinds[id(loop)] = (_walks_loader(loop), builds_a_sequence(loop))
+        return kind[0]
+
+    def _over_steps(self, loop: Loop) -> bool:
+        self._over_loader(loop)
+        return self._loop_kinds[id(loop)][1]
+
     # ----- decoding loops: the model is fed what it produced ----------------------------------
     def _note_loop_assignment(self, node: cst.Assign) -> None:
         loop = self.facts.loop
-        if loop is None or not builds_a_sequence(loop):
+        if loop is None or not self._over_steps(loop):
             return
         assigned = self._loop_assigns.setdefault(id(loop), {})
         names = [name for target in node.targets for name in _target_names(target.target)]
@@ -323,7 +334,7 @@ class OutputsKeptOnDevice(Rule):
     def _helper_call(self, node: cst.Call) -> None:
         facts = self.facts
         loop = facts.loop
-        if loop is None or not _walks_loader(loop):
+        if loop is None or not self._over_loader(loop):
             return
         callees = facts.callees(node)
         if callees is None:
@@ -348,7 +359,7 @@ class OutputsKeptOnDevice(Rule):
         in a loop over a loader: the running tensor grows by every batch's outputs (not a reset)."""
         name = dotted_name(target)
         loop = self.facts.loop
-        if name is None or loop is None or not _walks_loader(loop) or not self.facts.outlives_iteration(target):
+        if name is None or loop is None or not self._over_loader(loop) or not self.facts.outlives_iteration(target):
             return False
         parts = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
         for part in parts:
