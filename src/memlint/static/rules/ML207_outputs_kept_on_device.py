@@ -421,14 +421,16 @@ class OutputsKeptOnDevice(Rule):
                 continue
             if loop_id in self._decoding and not self._feeds_back(self._decoding[loop_id][0]):
                 continue  # steps of something else than decoding (an episode, a sampler's schedule)
-            shown = value_text if len(value_text) <= 26 else value_text[:23] + "..."
             moved = f"{value_text}.cpu()" if len(value_text) <= 40 else ".cpu() on each"
-            growing = ("through trainer.predict()" if loop_id in self._hooks
+            growing = ("through predict()" if loop_id in self._hooks
                        else "with every decoding step" if loop_id in self._decoding else "through the loop")
             batch = "step" if loop_id in self._decoding else "batch"
+            ending = f"' of every {batch} on the device, growing {growing}"
+            room = 100 - len(ending) - len("'' keeps '")  # for the list's name and the value
+            named = _cut(target, max(room - min(len(value_text), 26), room // 2))
             self.report(
                 node,
-                f"'{target}' keeps '{shown}' of every {batch} on the device, growing {growing}",
+                f"'{named}' keeps '{_cut(value_text, room - len(named))}{ending}",
                 help=f"move each batch off the device as you collect it ({moved}), or update a streaming metric "
                      f"per batch",
                 needs_grad=False,
@@ -963,6 +965,10 @@ def _reads_sequences(value: cst.BaseExpression) -> bool:
     while isinstance(value, cst.Subscript):
         value = value.value
     return isinstance(value, cst.Attribute) and value.attr.value == "sequences"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(limit - 3, 4)] + "..."
 
 
 def _text(node: cst.CSTNode) -> str:
