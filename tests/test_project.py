@@ -268,3 +268,53 @@ def test_files_outside_any_project_marker_still_resolve_their_siblings(tmp_path)
     })
     assert codes(check_paths([str(tmp_path / "train.py")], Config(), use_cache=False)) == []
     assert os.path.isfile(tmp_path / "utils.py")
+
+
+METERS = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "",
+    "pkg/meters.py": """
+        class AverageMeter:
+            def __init__(self):
+                self.sum, self.count = 0.0, 0
+            def update(self, val, n=1):
+                self.sum += val * n
+                self.count += n
+
+        class ItemMeter:
+            def __init__(self):
+                self.sum = 0.0
+            def update(self, val, n=1):
+                self.sum += val.item() * n
+
+        class MetricLogger:
+            def __init__(self):
+                self.meters = {}
+            def update(self, **kwargs):
+                for name, value in kwargs.items():
+                    self.meters.setdefault(name, AverageMeter()).update(value)
+    """,
+    "pkg/train.py": """
+        import torch.nn.functional as F
+        from pkg.meters import AverageMeter, ItemMeter, MetricLogger
+
+        def train(model, loader, optimizer):
+            losses, items, logger = AverageMeter(), ItemMeter(), MetricLogger()
+            for x, y in loader:
+                loss = F.cross_entropy(model(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                losses.update(loss, x.size(0))
+                items.update(loss, x.size(0))
+                logger.update(loss=loss)
+    """,
+}
+
+
+def test_a_meter_of_another_module_that_keeps_what_it_is_given(tmp_path):
+    """A meter class of another module whose update() sums its argument (itself, or through the
+    meters it holds, by keyword) keeps the loss's graph; one that sums .item() does not."""
+    write(tmp_path, METERS)
+    result = check_paths([str(tmp_path / "pkg" / "train.py")], Config(select=["ML101"]), use_cache=False, jobs=1)
+    assert codes(result) == [("train.py", 11, "ML101"), ("train.py", 13, "ML101")]

@@ -121,8 +121,11 @@ CATALOGUE: tuple[RuleInfo, ...] = (
     RuleInfo("ML207", "outputs-kept-on-device", "warning",
              "Model outputs are collected on the accelerator over a whole loader: memory grows through the epoch.",
              # The module must move data to an accelerator (and collect outputs): .cuda(), .to(device),
-             # device="cuda", accelerator.prepare(...), .to(local_rank)...
-             triggers=("cuda", "device", "prepare(", "gpu", "rank")),
+             # device="cuda", accelerator.prepare(...), .to(local_rank)...; or Lightning's predict
+             # hooks, whose batch Lightning puts on the module's device itself; or a list extended
+             # with a tensor (row views, on any device)
+             triggers=("cuda", "device", "prepare(", "gpu", "rank", "predict_step", "on_predict_batch_end",
+                       ".extend(")),
     RuleInfo("ML208", "anomaly-detection-enabled", "warning",
              "Autograd anomaly detection is left on for training: a traceback per graph node and a much slower "
              "step.",

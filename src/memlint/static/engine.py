@@ -166,6 +166,7 @@ class FileChecker:
                     effects=frozenset(effects),
                     calls=tuple(sorted(scope.call_keys)),
                     yield_grad_mode=_context_manager_mode(scope, facts),
+                    stores=_exported_stores(scope, facts),
                 )
             summary.call_sites = {
                 name: tuple((site.mode, site.caller.name, site.inherited) for site in sites)
@@ -528,7 +529,9 @@ class FileChecker:
 
         def body() -> None:
             self._walk(node.iter)
-            iter_graph = _carried_only(facts.in_grad_mode(facts.iteration_value(node.iter), node.iter))
+            # what a parameter holds, unless the loop draws data from it (``for x, y in loader``)
+            given = () if F.iterates_data(node.iter) else facts.function.parameters
+            iter_graph = _carried_only(facts.in_grad_mode(facts.iteration_value(node.iter), node.iter), given)
             loop = Loop(node, "for", facts.scope,
                         iterates_data=F.iterates_data(node.iter) and not self._over_local_lists(node.iter),
                         target_names=frozenset(names_in(node.target)),
@@ -631,6 +634,8 @@ class FileChecker:
                         self.facts.function.effects.add(SETS_DEVICE)
         self._exit(node)
         if node.value is not None:
+            if len(targets) == 1 and not isinstance(targets[0], cst.Name):
+                self._running_update_in_object(targets[0], node.value)
             graph = self.facts.graph_value(node.value)
             for target in targets:
                 pairs = _element_pairs(target, node.value)
@@ -656,6 +661,7 @@ class FileChecker:
             elif facts.function is not facts.module_scope:
                 facts.function.incremented.add(name)
         function = facts.function
+        self._keep_in_object(node.target, node.value, appends=False)  # self.sum += val * n
         if isinstance(node.target, cst.Name):
             old = facts.lookup(node.target.value)
             graph = GraphValue.combine([facts.graph_value(node.value)] + ([old.graph.element] if old else []))
@@ -769,8 +775,9 @@ class FileChecker:
                     facts.frozen_modules.add(target)
             if mode == "frozen":
                 self._freeze(func.value)
-            if method == "requires_grad_" and function is not None and mode is None:
-                function.requires_grad_inputs = True
+            if method == "requires_grad_" and function is not None and mode is None \
+                    and not facts.is_module_expr(func.value):
+                function.requires_grad_inputs = True  # an input, not a module unfrozen
         if function is not None and any(
             arg.keyword is not None and arg.keyword.value == "requires_grad" and _is_true(arg.value) for arg in node.args
         ):
@@ -803,6 +810,8 @@ class FileChecker:
                     binding.called = True
             return
         receiver = func.value
+        if _stores_for_callers(facts.function):
+            self._object_call(node, receiver, method)
         if method in _STORING_METHODS:
             positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
             index = _STORING_METHODS[method]
@@ -852,6 +861,62 @@ class FileChecker:
             binding.graph = GraphValue.container(parts)
         else:
             binding.graph = GraphValue.combine((old.element, graph.element))
+
+    # ----- what a method keeps of its parameters in its object (Facts.stores_of) --------------
+    def _keep_in_object(self, container: cst.BaseExpression, value: cst.BaseExpression, appends: bool) -> None:
+        """``container`` (``self.sum``, ``self.history``, ``self.sums[i]``) keeps ``value`` from
+        call to call: note which parameters of the method reach it."""
+        facts = self.facts
+        function = facts.function
+        if not _stores_for_callers(function):
+            return
+        name = F.storage_name(container)
+        if name is None or not name.startswith("self.") or _bounded_buffer(name, facts):
+            return
+        for parameter in sorted(facts.parameters_carried(value)):
+            function.self_stores.append(F.Store(parameter, name, appends))
+
+    def _running_update_in_object(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """``self.total = self.total + val``, ``self.feats = torch.cat([self.feats, val])``."""
+        name = dotted_name(target)
+        if name is None or not name.startswith("self.") or not _stores_for_callers(self.facts.function):
+            return
+        if isinstance(value, cst.BinaryOperation) and name in {dotted_name(op) for op in F.operands(value)}:
+            self._keep_in_object(target, value, appends=False)
+        elif F.concatenated_onto(value, name, self.facts):
+            self._keep_in_object(target, value, appends=True)
+
+    def _object_call(self, node: cst.Call, receiver: cst.BaseExpression, method: str) -> None:
+        """A call, in a method, on ``self`` or on something ``self`` holds: an append into a
+        list it keeps (``self.history.append(v)``), or a method that may keep what it is given
+        (``self.meters[k].update(v)``, ``self._log(v)``), resolved at the end (Facts.stores_of)."""
+        facts = self.facts
+        holder = F.storage_name(receiver)
+        if holder is None or not (holder == "self" or holder.startswith("self.")):
+            return
+        positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+        if method in _KEEPING_METHODS:
+            index = _KEEPING_METHODS[method]
+            if holder != "self" and len(positional) > index:
+                self._keep_in_object(receiver, positional[index], appends=method != "add_")
+            return
+        info = facts.class_info
+        if holder == "self":
+            if info is None or not facts.methods_of(info.name, method):
+                return  # self.encoder(x): a module it holds, not a method
+        else:
+            binding = info.attributes.get(holder.split("[", 1)[0]) if info is not None else None
+            if binding is not None and binding.kind is Kind.MODULE:
+                return
+        if any(arg.star for arg in node.args):
+            return
+        arguments = []
+        for index, arg in enumerate(node.args):
+            carried = facts.parameters_carried(arg.value)
+            if carried:
+                arguments.append((index if arg.keyword is None else arg.keyword.value, carried))
+        if arguments:
+            facts.function.forwards.append(F.Forward(receiver, method, tuple(arguments), holder))
 
     def _freeze(self, parameter: cst.BaseExpression) -> None:
         """``p.requires_grad = False`` / ``p.requires_grad_(False)`` inside
@@ -935,6 +1000,42 @@ _MODULE_ONLY_METHODS = frozenset({
 })
 
 
+def _exported_stores(scope: FunctionScope, facts: Facts) -> tuple[tuple[str, str, bool], ...]:
+    """What a method keeps of its parameters, for other modules (``**kwargs`` / ``*args`` named
+    with their stars, which their outlines do not record)."""
+    if scope.class_info is None or type(scope.node) is not cst.FunctionDef:
+        return ()
+    params = scope.node.params
+    stars = {params.star_kwarg.name.value: "**"} if params.star_kwarg is not None else {}
+    if isinstance(params.star_arg, cst.Param):
+        stars[params.star_arg.name.value] = "*"
+    return tuple(sorted((stars.get(parameter, "") + parameter, store.attribute, store.appends)
+                        for parameter, store in facts.stores_of(scope).items()))
+
+
+# Methods that keep their argument in the container they are called on (set.add and dict.update
+# left out: on an object of a class, ``add``/``update`` are its methods, followed as calls).
+_KEEPING_METHODS = {"append": 0, "appendleft": 0, "extend": 0, "insert": 1, "add_": 0}
+
+
+def _stores_for_callers(function: FunctionScope) -> bool:
+    """Is ``function`` a method whose callers may leave something in its object (not
+    ``__init__`` or another dunder, not a per-step method, which is a finding of its own)?"""
+    return (function.class_info is not None and function.parameters != () and type(function.node) is cst.FunctionDef
+            and not function.name.startswith("__") and not function.is_per_step_method
+            and bool(function.node.params.params) and function.node.params.params[0].name.value == "self")
+
+
+def _bounded_buffer(name: str, facts: Facts) -> bool:
+    """``self.window`` bound to ``deque(maxlen=k)``: what it keeps is bounded."""
+    info = facts.class_info
+    binding = info.attributes.get(name) if info is not None else None
+    node = binding.node if binding is not None else None
+    if not isinstance(node, cst.Call) or (dotted_name(node.func) or "").rsplit(".", 1)[-1] != "deque":
+        return False
+    return len(node.args) >= 2 or any(arg.keyword is not None and arg.keyword.value == "maxlen" for arg in node.args)
+
+
 def _holds_a_dict(node: cst.BaseExpression, facts: Facts) -> bool:
     """Is ``node`` bound to a dict (``d.update(...)`` stores into it; ``meter.update(v)`` does not)?"""
     dotted = dotted_name(node)
@@ -969,16 +1070,19 @@ def _settle(raw: GraphValue, form: GraphValue, scope: FunctionScope) -> GraphVal
     return form
 
 
-def _carried_only(value: GraphValue) -> GraphValue:
+def _carried_only(value: GraphValue, parameters: tuple[str, ...]) -> GraphValue:
     """A loop target keeps only what certainly carries a graph (``for x, y in loader``: an
-    unknown batch is data, not a graph), part by part (``for name, loss in losses.items()``)."""
+    unknown batch is data, not a graph), part by part (``for name, loss in losses.items()``),
+    and what the function's parameters hand it (``for v in values``: what the caller passes
+    decides, in the function's summary and the stores of its object)."""
     if value.parts is not None:
-        return GraphValue.container((key, _carried_only(part)) for key, part in value.parts)
+        return GraphValue.container((key, _carried_only(part, parameters)) for key, part in value.parts)
     if value.state is Graph.CARRIES:
         return value
     if value.pending:  # what a function below returns: decided with its summary
         return GraphValue(Graph.UNKNOWN, frozenset(), None, value.pending, Graph.NONE)
-    return NO_GRAPH
+    given = value.names & set(parameters) if value.names and value.state is Graph.UNKNOWN else frozenset()
+    return GraphValue(Graph.UNKNOWN, frozenset(given)) if given else NO_GRAPH
 
 
 def _framework_backpropagated(function: FunctionScope, value: cst.BaseExpression, facts: Facts) -> cst.BaseExpression | None:

@@ -430,6 +430,33 @@ CARRIES_VALUE = GraphValue(Graph.CARRIES)
 
 
 @dataclass(frozen=True)
+class Store:
+    """A method keeps what one of its parameters carries in its object, from call to call:
+    ``def update(self, val, n=1): self.sum += val * n`` stores ``val`` in ``self.sum``; so does
+    ``self.meters[k].update(val)`` with a meter that does (``attribute`` is then ``self.meters``)."""
+
+    parameter: str
+    attribute: str
+    appends: bool  # kept as given, one more each call (``append``), not summed into one tensor
+    # Through a method of an object the method's object holds (``self.meters[k].update(v)``),
+    # not by a statement of its own: that call is where the value enters the meter.
+    forwarded: bool = False
+
+
+@dataclass(frozen=True)
+class Forward:
+    """A call, in a method, of a method of ``self`` or of an object ``self`` holds
+    (``self._update(stats)``, ``self.meters[k].update(value, n)``): per argument (position or
+    keyword), the method's parameters whose graph reaches it. Resolved into stores when asked
+    (:meth:`Facts.stores_of`), once every class of the module is known."""
+
+    receiver: cst.BaseExpression
+    method: str
+    arguments: "tuple[tuple[str | int, frozenset[str]], ...]"
+    holder: str  # the receiver's storage: "self", "self.meters"
+
+
+@dataclass(frozen=True)
 class PendingCall:
     """A call of a function of this module whose summary was not known at the call: the
     callee (``id`` of its ``def``) and what each parameter received."""
@@ -626,6 +653,9 @@ class FunctionScope(Scope):
         self.effects: set[str] = set()
         self.call_keys: set[str] = set()
         self.yield_modes: set[GradMode] = set()  # the grad mode at each ``yield`` (a context manager's)
+        # What a method keeps of its parameters in its object (see Store, Forward, Facts.stores_of).
+        self.self_stores: list[Store] = []
+        self.forwards: list[Forward] = []
 
     @property
     def is_per_step_method(self) -> bool:
@@ -770,6 +800,20 @@ def concatenated_onto(value: cst.BaseExpression, accumulator: str, facts: "Facts
     if not any(dotted_name(element) == accumulator for element in elements):
         return None
     return [element for element in elements if dotted_name(element) != accumulator]
+
+
+def operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The operands of a chain of binary operations (``a + b * c``: a, b, c)."""
+    if type(node) is cst.BinaryOperation:
+        return operands(node.left) + operands(node.right)
+    return [node]
+
+
+def is_reference(node: cst.CSTNode) -> bool:
+    """A value read as it is (``val``, ``out.logits``, ``stats["loss"]``), nothing computed."""
+    while type(node) is _ATTRIBUTE or type(node) is cst.Subscript:
+        node = node.value
+    return type(node) is _NAME
 
 
 def root_name(node: cst.BaseExpression) -> str | None:
@@ -1003,11 +1047,12 @@ class Facts:
         self._resolving: set["int | str"] = set()
         # Exporting this module's summary: calls into other modules stay pending (by name).
         self.exporting = False
-        self._assumed_unknown: frozenset[str] = frozenset()  # see graph_if_unknown
         self.calls_into: dict[int, list[FunctionCall]] = {}  # id() of a def -> its calls in this module
         # id() of each top-level function and method -> its name in summaries ("f", "Class.m")
         self.definition_keys: dict[int, str] = {}
         self._callees: dict[int, object] = {}  # id() of a call -> its callees (see callees())
+        self._stores: dict[int, dict[str, Store]] = {}  # id() of a def -> what it stores (see stores_of())
+        self._presume_passing = False  # see _unknown_result()
 
     # ----- questions rules ask -------------------------------------------------------------
     @property
@@ -1088,6 +1133,59 @@ class Facts:
         if "." in name:
             return loops[::-1]
         return [loop for loop in reversed(loops) if name not in loop.bound_this_iteration]
+
+    def project_class(self, node: cst.BaseExpression) -> str | None:
+        """The qualified name of the class of another module of the project that ``node`` is an
+        instance of: a name or ``self.x`` bound to ``Meter(...)`` with ``Meter`` imported from the
+        project, or an element of one bound to ``defaultdict(Meter)``."""
+        container = type(node) is cst.Subscript
+        dotted = dotted_name(node.value if container else node)
+        binding = self.lookup(dotted) if dotted is not None else None
+        built = binding.node if binding is not None else None
+        if type(built) is not cst.Call:
+            return None
+        cls = built.func
+        if container:
+            if (dotted_name(built.func) or "").rsplit(".", 1)[-1] != "defaultdict" or not built.args:
+                return None
+            cls = built.args[0].value
+        definition = self.project_definition(self.qualified_name(cls))
+        return definition.qualified if definition is not None and definition.kind == "class" else None
+
+    def project_stores(self, class_qualified: str, method: str, arguments: Iterable["str | int"]) -> dict:
+        """What ``method`` of a class of another module of the project keeps of a call's
+        arguments (by position or keyword): argument -> :class:`Store`, from its summary."""
+        project = self.project
+        owner = project.method_owner(class_qualified, method) if project is not None else None
+        summary = project.function_summary(owner) if owner is not None else None
+        definition = project.definition(class_qualified) if summary is not None else None
+        outline = definition.class_outline.methods.get(method) if definition is not None else None
+        if outline is None or not summary.stores:
+            return {}
+        stores = {parameter: Store(parameter.lstrip("*"), attribute, appends)
+                  for parameter, attribute, appends in summary.stores}
+        positional, named = outline.parameters(bound=True)
+        found = {}
+        for where in arguments:
+            if isinstance(where, int):
+                parameter = positional[where] if where < len(positional) else next(
+                    (p for p in stores if p.startswith("*") and not p.startswith("**")), None)
+            else:
+                parameter = where if where in named else next((p for p in stores if p.startswith("**")), None)
+            if parameter in stores:
+                found[where] = stores[parameter]
+        return found
+
+    def held_by_object(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """What a local name stands for when it was last bound to something the object holds
+        (``meter = self.meter``: ``self.meter``); ``node`` itself otherwise."""
+        if type(node) is _NAME:
+            binding = self.lookup(node.value)
+            bound = binding.node if binding is not None else None
+            if bound is not None and (type(bound) is _ATTRIBUTE or type(bound) is cst.Subscript) \
+                    and (storage_name(bound) or "").startswith("self."):
+                return bound
+        return node
 
     def outlives_call(self, target: cst.BaseExpression) -> bool:
         """Does the place survive the current function call (``self.x``, a global)?"""
@@ -1310,6 +1408,8 @@ class Facts:
         """``value`` (computed from ``node``) as the grad mode here leaves it: nothing with grad
         off; with grad maybe off, what would carry a graph is UNKNOWN (part by part)."""
         mode = self.grad_modes[-1]
+        if mode is not GradMode.ON and is_reference(node):
+            return value  # a tensor read as it is keeps the graph it was made with
         if mode is GradMode.OFF:
             return NO_GRAPH
         if mode is GradMode.MAYBE_OFF and value.state is Graph.CARRIES:
@@ -1374,15 +1474,87 @@ class Facts:
                 stack.extend(expression_children(current))
         return found
 
-    def graph_if_unknown(self, node: cst.BaseExpression, names: Iterable[str]) -> GraphValue:
-        """What ``node`` would hold if ``names`` held unknown values (a method's parameters and
-        the loop targets over them): ``val * n`` may carry a graph, ``val.item()`` cannot."""
-        saved = self._assumed_unknown
-        self._assumed_unknown = frozenset(names)
+    def parameters_carried(self, value: cst.BaseExpression) -> frozenset[str]:
+        """The parameters of the current function whose graph ``value`` may carry here, as its
+        summary form says (``val * n``: val and n; ``val.item() * n``: n; ``v`` of
+        ``for k, v in stats.items()``: stats; ``v.detach()``: none)."""
+        function = self.function
+        if not function.parameters:
+            return frozenset()
+        self._presume_passing = True
         try:
-            return self._graph(node)
+            graph = self.graph_value(value)
         finally:
-            self._assumed_unknown = saved
+            self._presume_passing = False
+        if graph.state is not Graph.UNKNOWN:
+            return frozenset()
+        return frozenset(self.summary_form(graph, function).names - {OPAQUE})
+
+    def stores_of(self, function: FunctionScope) -> dict[str, Store]:
+        """What a method of this module keeps of its parameters in its object, parameter ->
+        :class:`Store`: its own statements (``self.sum += val * n``, ``self.history.append(v)``)
+        and the methods it calls on ``self`` or on objects ``self`` holds that do
+        (``self.meters[k].update(v)`` with a meter class of this module). Complete once the
+        module has been walked."""
+        return self._stores_of(function, frozenset())
+
+    def _stores_of(self, function: FunctionScope, seen: frozenset[int]) -> dict[str, Store]:
+        key = id(function.node)
+        cached = self._stores.get(key)
+        if cached is not None:
+            return cached
+        found: dict[str, Store] = {}
+        for store in function.self_stores:
+            found.setdefault(store.parameter, store)
+        if key not in seen and len(seen) < 6:
+            for forward in function.forwards:
+                for callee in self._forward_callees(forward, function):
+                    inner = self._stores_of(callee, seen | {key})
+                    for where, parameters in forward.arguments:
+                        name = parameter_for(callee, where)
+                        store = inner.get(name) if name is not None else None
+                        if store is None:
+                            continue
+                        for parameter in parameters:
+                            found.setdefault(parameter, Store(
+                                parameter, store.attribute if forward.holder == "self" else forward.holder,
+                                store.appends, forwarded=store.forwarded or forward.holder != "self"))
+        if not seen:
+            self._stores[key] = found
+        return found
+
+    def _forward_callees(self, forward: Forward, function: FunctionScope) -> list[FunctionScope]:
+        class_name = self.held_class(forward.receiver, function)
+        if class_name is None:
+            return []
+        scopes = (self.function_scopes.get(id(node)) for node in self.methods_of(class_name, forward.method))
+        return [scope for scope in scopes if scope is not None]
+
+    def held_class(self, receiver: cst.BaseExpression, function: FunctionScope) -> str | None:
+        """The class of this module of an object ``self`` is or holds: ``self`` itself,
+        ``self.meter`` bound to ``Meter()``, an element of ``self.meters`` (a
+        ``defaultdict(Meter)``, or a container the methods fill with one class's objects:
+        ``self.stats[k] = OrderedDict({n: Meter() for n in names})``)."""
+        info = function.class_info
+        if info is None:
+            return None
+        name = storage_name(receiver)
+        if name == "self":
+            return info.name if info.name in self.class_nodes else None
+        if name is None or not name.startswith("self."):
+            return None
+        if type(receiver) is cst.Call:  # self.meters.setdefault(k, Meter())
+            return self.instance_class_name(receiver)
+        binding = info.attributes.get(name)
+        node = binding.node if binding is not None else None
+        if type(receiver) is not cst.Subscript:
+            return self._constructed_class(node)
+        classes = {self._element_class(node)} if node is not None else set()
+        for method in info.methods.values():
+            classes |= {self._element_class(value) or self._constructed_class(value)
+                        for value in method.stored_values.get(name, ())}
+        classes.discard(None)
+        return classes.pop() if len(classes) == 1 else None
 
     # ----- what calls of this module's functions return ---------------------------------------
     def resolve(self, value: GraphValue) -> GraphValue:
@@ -1638,16 +1810,33 @@ class Facts:
             return self._element_class(binding.node) if binding is not None else None
         return None
 
+    def state_holder(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The object whose own state a method call hands back: ``stats`` in
+        ``stats.device_stat("loss")`` when ``device_stat`` (of a class of this module, every
+        override) returns ``self.device_stats[name]``; None for anything else. Changing the result
+        in place (``.add_(loss)``) changes what the object keeps."""
+        if type(node) is not cst.Call or type(node.func) is not _ATTRIBUTE:
+            return None
+        class_name = self.instance_class_name(node.func.value)
+        methods = self.methods_of(class_name, node.func.attr.value) if class_name is not None else []
+        if not methods or not all(_returns_own_state(method) for method in methods):
+            return None
+        return node.func.value
+
     def _constructed_class(self, node: cst.CSTNode | None) -> str | None:
         if type(node) is cst.Call and type(node.func) is _NAME and node.func.value in self.class_nodes:
             return node.func.value
         return None
 
     def _element_class(self, node: cst.CSTNode | None) -> str | None:
-        """``defaultdict(Meter)``, ``{"a": Meter(), ...}``, ``{k: Meter() for k in ...}``, ``[Meter() ...]``."""
+        """``defaultdict(Meter)``, ``{"a": Meter(), ...}``, ``{k: Meter() for k in ...}``, ``[Meter() ...]``,
+        ``OrderedDict({...})``."""
         if type(node) is cst.Call and dotted_name(node.func) in ("defaultdict", "collections.defaultdict") \
                 and node.args and type(node.args[0].value) is _NAME and node.args[0].value.value in self.class_nodes:
             return node.args[0].value.value
+        if type(node) is cst.Call and dotted_name(node.func) in _DICT_TYPES and len(node.args) == 1 \
+                and node.args[0].keyword is None:
+            return self._element_class(node.args[0].value)
         if type(node) in (cst.DictComp, cst.ListComp):
             return self._constructed_class(node.value if type(node) is cst.DictComp else node.elt)
         if type(node) in (cst.Dict, cst.List, cst.Tuple):
@@ -1686,6 +1875,10 @@ class Facts:
                 seen.add(current)
                 queue.extend(self.class_bases.get(current, ()))
         return False
+
+    def argument_nodes(self, call: cst.Call, callee: cst.FunctionDef, bound: bool) -> dict[str, cst.BaseExpression]:
+        """Parameter of ``callee`` -> the expression a call passes to it (starred arguments left out)."""
+        return _bind_arguments(call, _parameters(callee, bound)[0], lambda node: node)
 
     def call_arguments(self, call: cst.Call, callee: cst.FunctionDef, bound: bool) -> dict[str, GraphValue]:
         """What a call passes to each parameter of ``callee`` (as ``graph_value`` sees it here)."""
@@ -1793,8 +1986,6 @@ class Facts:
         if node_type is _NAME:
             if node.value in ("None", "True", "False", "self", "cls"):
                 return NO_GRAPH
-            if node.value in self._assumed_unknown:
-                return GraphValue(Graph.UNKNOWN, frozenset({node.value}))
             binding = self.lookup(node.value)
             names = frozenset({node.value})
             if binding is None:
@@ -1856,6 +2047,12 @@ class Facts:
         if node_type is cst.BooleanOperation:
             return GraphValue.combine((self._graph(node.left), self._graph(node.right)))
         if node_type is cst.IfExp:
+            tested = self._tensor_test(node.test)
+            if tested is not None:  # v.item() if torch.is_tensor(v) else v: the plain branch is no tensor
+                name, is_tensor = tested
+                plain = node.orelse if is_tensor else node.body
+                if dotted_name(plain) == name:
+                    return self._graph(node.body if is_tensor else node.orelse)
             return self._graph(node.body).join(self._graph(node.orelse))
         if node_type is cst.Tuple or node_type is cst.List:
             if any(type(el) is cst.StarredElement for el in node.elements):
@@ -1873,6 +2070,25 @@ class Facts:
         if node_type is cst.NamedExpr:
             return self._graph(node.value)
         return UNKNOWN_VALUE
+
+    def _tensor_test(self, test: cst.BaseExpression) -> "tuple[str, bool] | None":
+        """``torch.is_tensor(v)`` / ``isinstance(v, torch.Tensor)``: ("v", True); under ``not``:
+        ("v", False); None for any other test."""
+        if type(test) is cst.UnaryOperation and isinstance(test.operator, cst.Not):
+            inner = self._tensor_test(test.expression)
+            return (inner[0], not inner[1]) if inner is not None else None
+        if type(test) is not cst.Call or not test.args:
+            return None
+        qualified = self.qualified_name(test.func)
+        args = [arg.value for arg in test.args]
+        name = dotted_name(args[0])
+        if name is None:
+            return None
+        if qualified == "torch.is_tensor" and len(args) == 1:
+            return name, True
+        if qualified == "isinstance" and len(args) == 2 and self.qualified_name(args[1]) in ("torch.Tensor", "Tensor"):
+            return name, True
+        return None
 
     def _is_distribution(self, node: cst.BaseExpression) -> bool:
         """``Categorical(probs)``, or a name bound to one: a torch.distributions object."""
@@ -1943,13 +2159,25 @@ class Facts:
                 return GraphValue.combine([receiver, *(self._graph(arg) for arg in args)])
             if args and method in PASS_THROUGH_METHODS.get(self.constructed_by(func.value) or "", ()):
                 return self._graph(args[0])  # accelerator.gather_for_metrics(loss): loss, in one process
-            return GraphValue(Graph.UNKNOWN)  # evaluator.eval(out), trainer.compute(batch): can't tell
+            # evaluator.eval(out), trainer.compute(batch): can't tell
+            return self._unknown_result(receiver, GraphValue.combine([receiver, *(self._graph(arg) for arg in args)]))
         if torch_function:
             return GraphValue.combine(self._graph(arg) for arg in args)  # torch.cat(outs), torch.sigmoid(x)
         # A function memlint cannot read (passed in, or of a library), given tensors or not:
         # it may return a number or a detached value as well as a graph. Its result carries a
         # graph only if it is backpropagated later under its own name.
-        return GraphValue(Graph.UNKNOWN)
+        return self._unknown_result(NO_GRAPH, GraphValue.combine(self._graph(arg) for arg in args))
+
+    def _unknown_result(self, receiver: GraphValue, inputs: GraphValue) -> GraphValue:
+        """What an unknown call returns: unknown, tied to no name of its inputs but a parameter
+        it is a method of (``out.to_data_list()``: in a summary, what the caller passes decides,
+        as it does at the call, where a graph-carrying receiver gives a graph). Asked what a
+        method keeps of its parameters (:meth:`parameters_carried`), an unknown function of a
+        parameter is presumed to hand on its graph too (``self.sum += allreduce(val)``): the
+        caller's argument must still be seen to carry one."""
+        names = inputs.names if self._presume_passing else receiver.names
+        parameters = names & set(self.function.parameters) if names else frozenset()
+        return GraphValue(Graph.UNKNOWN, parameters) if parameters else GraphValue(Graph.UNKNOWN)
 
     def _is_metric_object(self, name: str) -> bool:
         """Was ``name`` built by a torchmetrics class (``Accuracy(...).to(device)``)? Its
@@ -2005,6 +2233,7 @@ class Facts:
         return qualified.split(".", 1)[0] in {q.split(".", 1)[0] for q in self.imports.aliases.values()}
 
 
+_DICT_TYPES = frozenset({"dict", "OrderedDict", "collections.OrderedDict"})
 # Builtins whose result hands on the elements of their arguments (for i, v in enumerate(values)).
 _PASSING_ELEMENTS = frozenset({"enumerate", "zip", "reversed", "sorted", "list", "tuple", "iter"})
 # torch.distributions methods: rsample, log_prob, entropy keep the parameters' graph; sample does not.
@@ -2025,6 +2254,51 @@ OPAQUE = "<unknown>"
 _CONTAINER_READS = frozenset({"get", "pop", "values", "items", "keys"})
 # Attributes of a tensor that are the tensor (with its graph) seen another way.
 _TENSOR_VIEWS = frozenset({"T", "mT", "H", "mH", "real", "imag"})
+
+
+def parameter_for(function: FunctionScope, where: "str | int") -> str | None:
+    """The parameter of a method (called through an instance) that an argument fills: by
+    position or keyword, else ``*args`` / ``**kwargs`` when it has them."""
+    node = function.node
+    if type(node) is not cst.FunctionDef:
+        return None
+    params = node.params
+    if isinstance(where, int):
+        positional = [p.name.value for p in (*params.posonly_params, *params.params)][1:]
+        if where < len(positional):
+            return positional[where]
+        return params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
+    if where in function.parameters and (params.star_kwarg is None or where != params.star_kwarg.name.value):
+        return where
+    return params.star_kwarg.name.value if params.star_kwarg is not None else None
+
+
+class _Returns(cst.CSTVisitor):
+    """The ``return`` statements of one function (not of functions defined in it)."""
+
+    def __init__(self) -> None:
+        self.values: list[cst.BaseExpression | None] = []
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.values.append(node.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+
+def _returns_own_state(function: cst.FunctionDef) -> bool:
+    """Does every ``return`` of a method hand back an attribute of ``self`` or a part of one
+    (``self.stats[name]``, ``self.stats.get(name)``)?"""
+    returns = _Returns()
+    function.body.visit(returns)
+    return bool(returns.values) and all(
+        value is not None and (storage_name(value) or "").startswith("self.") for value in returns.values)
 
 
 def _holds_callable(binding: "Binding | None") -> bool:

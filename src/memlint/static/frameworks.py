@@ -50,6 +50,9 @@ class ClassKinds:
     dataset: bool = False  # a torch.utils.data.Dataset
     autograd_function: bool = False  # a torch.autograd.Function
     optimizer: bool = False  # a torch.optim.Optimizer
+    # a Lightning Callback: its on_*_batch_end hooks run once per batch, given the step's outputs
+    # and the batch on the module's device
+    lightning_callback: bool = False
     # Some base is neither a class of the project nor one memlint knows: the class may be any
     # of the above (a LightningModule through a third-party base), so "not X" is not known.
     unknown_base: bool = False
@@ -60,7 +63,7 @@ class ClassKinds:
 
 def _fields(kinds: ClassKinds) -> tuple[bool, ...]:
     return (kinds.module, kinds.lightning, kinds.hf_trainer, kinds.dataset, kinds.autograd_function,
-            kinds.optimizer, kinds.unknown_base)
+            kinds.optimizer, kinds.lightning_callback, kinds.unknown_base)
 
 
 PLAIN = ClassKinds()
@@ -82,7 +85,9 @@ def external_kinds(qualified: str) -> ClassKinds:
     if root in LIGHTNING_PACKAGES:
         if last == "LightningModule":
             return ClassKinds(module=True, lightning=True)
-        if last == "LightningDataModule" or last.endswith("Callback"):
+        if last.endswith("Callback") or last == "BasePredictionWriter":
+            return ClassKinds(lightning_callback=True)
+        if last == "LightningDataModule":
             return PLAIN
         return ClassKinds(unknown_base=True)
     if root == "torch":

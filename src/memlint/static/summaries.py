@@ -37,9 +37,11 @@ class FunctionSummary:
     # What it calls: ``module:function`` / ``module:Class.method`` when known here, else the
     # qualified name as imported (``pkg.utils.get_device``), resolved when asked.
     calls: tuple[str, ...] = ()
-    # (parameter, attribute): the method accumulates what it is passed into its object
-    # (``def update(self, val): self.sum += val``).
-    stores: tuple[tuple[str, str], ...] = ()
+    # (parameter, attribute, appends): the method keeps what it is passed in its object
+    # (``def update(self, val): self.sum += val``; ``appends``: as given, one more per call), also
+    # through an object it holds (``self.meters[k].update(v)``); ``**kwargs`` / ``*args`` keep
+    # their stars. See memlint.static.facts.Store.
+    stores: tuple[tuple[str, str, bool], ...] = ()
     # A @contextmanager: the grad mode its body is in at ``yield`` (what ``with f():`` sets).
     yield_grad_mode: "GradMode | None" = None
 

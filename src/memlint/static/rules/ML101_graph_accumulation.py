@@ -10,14 +10,13 @@ graph (and, without a backward pass, every activation it saved); so do
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 import libcst as cst
 
 from memlint.static.facts import (
-    Graph, GraphValue, builds_a_sequence, concatenated_onto, dotted_name, expression_children, names_in, place_of,
-    storage_name,
+    GraphValue, builds_a_sequence, concatenated_onto, dotted_name, expression_children, names_in, operands,
+    parameter_for, place_of, storage_name,
 )
 from memlint.static.fixes import call_method, detach_fix, detached_text, graph_accumulation_fix, item_text
 from memlint.static.rule import Invalid, Rule
@@ -71,9 +70,6 @@ class GraphAccumulation(Rule):
 
     def __init__(self, checker) -> None:
         super().__init__(checker)
-        # (class, method) -> what the method stores: meter.update(loss) with AverageMeter.update
-        # doing self.sum += val * n.
-        self._accumulating_methods: dict[tuple[str, str], _StoringMethod] = {}
         # class name -> self attributes a method other than __init__ sets back to empty (None, [],
         # zeros): a forward() cache emptied by reset_cache() (a KV cache) is bounded by it.
         self._emptied: dict[str, set[str]] = {}
@@ -123,7 +119,7 @@ class GraphAccumulation(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and self.facts.loop is not None:
+        if isinstance(func, cst.Attribute):
             self._method_call(node, func)
         if not isinstance(func, cst.Attribute) or func.attr.value not in _APPENDING_METHODS:
             return
@@ -142,17 +138,17 @@ class GraphAccumulation(Rule):
         values = value if isinstance(value, list) else [value]
         loop = facts.loop
         function = facts.function
-        if (loop is None or not loop.runs_steps) and not running and not facts.grad_off:
-            self._note_accumulating_method(node, accumulator, values)
         graph = GraphValue.combine(facts.graph_value(v) for v in values)
         if graph.state == 0:
             return
-        outlived = facts.outlived_loops(accumulator)
+        holder = facts.state_holder(accumulator)  # stats.device_stat("loss").add_(loss): stats keeps it
+        kept_in = holder if holder is not None else accumulator
+        outlived = facts.outlived_loops(kept_in)
         if loop is not None:
             if not outlived:
                 return
             where = "every iteration"
-        elif function.is_per_step_method and facts.outlives_call(accumulator):
+        elif function.is_per_step_method and facts.outlives_call(kept_in):
             where = f"on every {function.name}() call"
         else:
             return
@@ -210,86 +206,104 @@ class GraphAccumulation(Rule):
 
         self.at_function_exit(decide)
 
-    # ----- methods of this module that store an argument: meter.update(loss) ------------------
-    def _note_accumulating_method(self, node: cst.CSTNode, accumulator: cst.BaseExpression,
-                                  values: list[cst.BaseExpression]) -> None:
-        """``self.sum += val * n`` (or ``self.history.append(val)``) in a method: remember which
-        parameters that method accumulates into its object."""
-        facts = self.facts
-        function, info = facts.function, facts.class_info
-        name = storage_name(accumulator)
-        if (info is None or function is facts.module_scope or function.class_info is not info or name is None
-                or not name.startswith("self.") or not isinstance(function.node, cst.FunctionDef)
-                or function.name.startswith("__") or function.is_per_step_method):
-            return
-        parameters = [param.name.value for param in _positional_parameters(function.node.params)]
-        if not parameters or parameters[0] not in ("self", "cls"):
-            return
-        read = set().union(*(_value_names(value) for value in values))
-        stored = [p for p in parameters[1:] if function.derives_from(read, {p})]
-        if not stored:
-            return
-        # What may hold a graph given to the method: its parameters (not rebound, as by
-        # feats = feats.detach()) and the loop targets over them.
-        given = {p for p in parameters[1:] if isinstance(getattr(facts.lookup(p), "node", None), cst.Param)}
-        given |= {target for loop in facts.loops_in_function() if isinstance(loop.node, cst.For)
-                  and names_in(loop.node.iter) & given for target in loop.target_names}
-        if all(facts.graph_if_unknown(value, given).state == 0 for value in values):
-            return  # self.sum += val.item(): a number whatever it is given
-        key = (info.name, function.name)
-        method = self._accumulating_methods.setdefault(key, _StoringMethod(parameters[1:], {}))
-        for parameter in stored:
-            method.stored.setdefault(parameter, name)
-        if isinstance(node, cst.Call):
-            method.keeps_tensors = True  # appended: the fix is .detach(), not .item()
-
+    # ----- methods of this module that keep an argument: meter.update(loss) -------------------
     def _method_call(self, node: cst.Call, func: cst.Attribute) -> None:
-        """``meter.update(loss)`` in a loop, on an object of a class of this module (also one
-        pulled out of a container: ``meters[k].update(v)``, ``bucket.setdefault(k, Meter()).update(v)``):
-        decided at module exit, when every class has been read."""
+        """``meter.update(loss)`` on an object of a class of this module whose method keeps what
+        it is given (``self.sum += val * n``: see :meth:`Facts.stores_of`), also one pulled out
+        of a container (``meters[k].update(v)``, ``bucket.setdefault(k, Meter()).update(v)``):
+        in a loop that runs steps, or in a function that runs once per step (a helper the
+        training loop calls) on an object that outlives the call. Decided at module exit, when
+        every class has been read."""
         facts = self.facts
-        outlived = facts.outlived_loops(func.value)
-        if not outlived:
+        if not node.args or any(arg.star for arg in node.args):
+            return  # nothing given; f(*args): positions unknown
+        receiver = func.value
+        if type(receiver) is cst.Name and receiver.value in facts.imports.aliases:
+            return  # torch.cat(...), F.relu(...): a function of a module, not a method of an object
+        outlived = facts.outlived_loops(receiver) if facts.loop is not None else []
+        function = facts.function
+        held = facts.held_by_object(receiver)  # meter = self.meter; meter.update(...): self.meter
+        per_call = not any(outer.runs_steps for outer in outlived) and facts.outlives_call(held)
+        if not outlived and not per_call:
             return
-        class_name = facts.instance_class_name(func.value)  # the class may be defined further down
-        if class_name is None:
+        class_name = facts.instance_class_name(receiver)  # the class may be defined further down
+        # self.meters[k].update(v): the class is read once every method has filled self.meters
+        held_in_object = class_name is None and (storage_name(held) or "").startswith("self.")
+        elsewhere = facts.project_class(receiver) if class_name is None and not held_in_object else None
+        if class_name is None and not held_in_object and elsewhere is None:
             return
-        if any(arg.star for arg in node.args):
-            return  # f(*args): positions unknown
-        passed = [(index if arg.keyword is None else arg.keyword.value, arg.value, facts.graph_value(arg.value),
-                   _carrier(arg.value, facts)) for index, arg in enumerate(node.args)]
-        passed = [item for item in passed if item[2].state != 0]
+        passed = []
+        for index, arg in enumerate(node.args):
+            graph = facts.graph_value(arg.value)
+            if graph.state == 0:
+                continue
+            carried = facts.summary_form(graph, function) if per_call else graph
+            passed.append((index if arg.keyword is None else arg.keyword.value, arg.value, graph, carried,
+                           _carrier(arg.value, facts)))
         if not passed:
             return
-        function = facts.function
 
         def decide() -> None:
-            method = self._accumulating_methods.get((class_name, func.attr.value))
-            if method is None or not any(outer.runs_steps for outer in outlived):
+            keys = [item[0] for item in passed]
+            if elsewhere is not None:
+                owner = elsewhere.rsplit(".", 1)[-1]
+                stores = facts.project_stores(elsewhere, func.attr.value, keys)
+            else:
+                owner = class_name if class_name is not None else facts.held_class(held, function)
+                stores = self._stores(owner, func.attr.value, keys) if owner is not None else {}
+            if not stores:
                 return
-            for where, value, graph, carrier in passed:
-                parameter = method.parameters[where] if isinstance(where, int) and where < len(method.parameters) else where
-                storage = method.stored.get(parameter)
-                if storage is None or not facts.is_graph_carrying(graph, function):
+            if not any(outer.runs_steps for outer in outlived) and not (per_call and facts.runs_per_step(function)):
+                return
+            for where, value, graph, carried, carrier in passed:
+                store = stores.get(where)
+                if store is None:
                     continue
-                if self._trained_on_and_emptied(class_name, storage, func.attr.value):
+                if per_call:
+                    if not facts.carries_at_calls(carried, function):
+                        continue
+                elif not facts.is_graph_carrying(graph, function):
+                    continue
+                if dotted_name(receiver) == "self" and store.forwarded:
+                    continue  # kept by a meter the helper updates: reported there, where it enters
+                if elsewhere is None and self._trained_on_and_emptied(owner, store.attribute, func.attr.value):
                     continue  # REINFORCE's put_data: the episode's graphs, backpropagated and dropped
                 value_text = source_of(carrier)
-                ending = "detach" if method.keeps_tensors else "item"
+                ending = "detach" if store.appends else "item"
                 fix_text = detached_text(carrier) if ending == "detach" else item_text(carrier)
+                where_text = "every iteration" if not per_call else f"per {function.name}() call"
                 self.report(
                     node,
-                    fit("{method}() accumulates '{value}' with its graph into '{storage}' every iteration",
-                        keep=("method",), method=f"{class_name}.{func.attr.value}", value=value_text, storage=storage),
+                    fit("{method}() accumulates '{value}' with its graph into '{storage}' {where}",
+                        keep=("method", "where"), method=f"{owner}.{func.attr.value}", value=value_text,
+                        storage=store.attribute, where=where_text),
                     help=f"pass {fix_text}"
                     + ("" if ending == "detach" else f" (or {detached_text(carrier)} to keep a tensor)"),
                     fix=(detach_fix(carrier) if ending == "detach" else call_method(carrier, "item"))
                     if carrier is value else None,
                     function=function,
+                    # per call: the graph was seen at a call in a step (what its callers backpropagate),
+                    # whatever grad mode the helper is called in (set_grad_enabled(training))
+                    needs_grad=not per_call,
                 )
                 return
 
         self.at_module_exit(decide)
+
+    def _stores(self, class_name: str, method: str, arguments: list) -> dict:
+        """What ``method`` of ``class_name`` (or an override) keeps of the arguments of a call,
+        by position or keyword -> :class:`~memlint.static.facts.Store`."""
+        found: dict = {}
+        for node in self.facts.methods_of(class_name, method):
+            scope = self.facts.function_scopes.get(id(node))
+            if scope is None:
+                continue
+            stores = self.facts.stores_of(scope)
+            for where in arguments:
+                parameter = parameter_for(scope, where)
+                if parameter in stores:
+                    found.setdefault(where, stores[parameter])
+        return found
 
     def _trained_on_and_emptied(self, class_name: str, storage: str, storing_method: str) -> bool:
         """Does the class itself backpropagate what it stores in ``storage`` (read in a method
@@ -449,6 +463,22 @@ def step(model, chunks, opt, crit):
         losses.append(crit(model(x), y))
     loss = sum(losses) / len(losses)
     loss.backward()
+""",
+        # an inference loop that needs autograd (forces), keeping detached copies on the CPU
+        """
+import torch
+def split_graphs(batch_output):
+    return batch_output.to_data_list()
+
+def inference(model, loader, device):
+    model.eval()
+    results = []
+    for batch in loader:
+        batch = batch.to(device)
+        batch["pos"].requires_grad_(True)
+        output = model(batch).detach().cpu()
+        results.extend(split_graphs(output))
+    return results
 """,
         # a helper summing the parts of a loss and returning it
         """
@@ -708,6 +738,80 @@ def validate(loader, model, criterion):
     for images, target in loader:
         losses.update(criterion(model(images), target), images.size(0))
     return losses.sum / losses.count
+""",
+        # a statistic handed out from the object's state gets the detached loss; a getter that
+        # hands out a copy keeps nothing
+        """
+import torch
+class DeviceStats:
+    def __init__(self):
+        self.stats = {"loss": torch.zeros(1), "seen": torch.zeros(1)}
+    def stat(self, name):
+        return self.stats[name]
+    def snapshot(self, name):
+        return self.stats[name].clone()
+def train(model, criterion, optimizer, loader):
+    stats = DeviceStats()
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        stats.stat("loss").add_(loss.detach())
+        stats.snapshot("seen").add_(loss)
+        optimizer.step()
+""",
+        # torchvision's MetricLogger: a tensor is turned into a number before the meter keeps it;
+        # a meter that converts only what is a tensor (the other branch is a number)
+        """
+import torch
+import torch.nn.functional as F
+from collections import defaultdict
+class SmoothedValue:
+    def __init__(self):
+        self.total, self.count = 0.0, 0
+    def update(self, value, n=1):
+        self.total += value * n
+        self.count += n
+class MetricLogger:
+    def __init__(self):
+        self.meters = defaultdict(SmoothedValue)
+    def update(self, **kwargs):
+        for name, value in kwargs.items():
+            if isinstance(value, torch.Tensor):
+                value = value.item()
+            self.meters[name].update(value)
+    def add(self, name, value, n=1):
+        self.meters[name].update(value.item() if torch.is_tensor(value) else value, n)
+def train(model, loader, optimizer):
+    logger = MetricLogger()
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        logger.update(loss=loss, lr=optimizer.param_groups[0]["lr"])
+        logger.add("loss", loss, x.size(0))
+""",
+        # a distributed meter reducing a detached copy: what else the call reads (its name, from
+        # the object) is unknown, but nothing of the value's graph reaches the sum
+        """
+import torch
+import horovod.torch as hvd
+
+class Metric:
+    def __init__(self, name):
+        self.name = name
+        self.sum = torch.tensor(0.)
+    def update(self, val):
+        self.sum += hvd.allreduce(val.detach().cpu(), name=self.name)
+
+def train(model, loader, optimizer, criterion):
+    train_loss = Metric("train_loss")
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        train_loss.update(loss)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
 """,
         # the ImageNet example: accuracy() computes under no_grad, and is defined below train()
         """
@@ -1452,6 +1556,95 @@ def collect(policy, env, buffer_size, num_steps):
         obs, reward, done, _ = env.step(action.item())
         buffer.store(obs=obs, action=action.item(), reward=reward, hidden=h, cell=c)
 """, line=17, fixed="hidden=h.detach()"),
+        # a helper the training loop calls once per step feeds meters the trainer holds (created
+        # as names appear) with the values of the stats dict it is given
+        Invalid("""
+import torch
+import torch.nn.functional as F
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0.0, 0
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer, self.meters = model, optimizer, {}
+    def _log(self, stats, n):
+        for name, val in stats.items():
+            if name not in self.meters:
+                self.meters[name] = AverageMeter()
+            self.meters[name].update(val, n)
+    def fit(self, loader):
+        for x, y in loader:
+            loss = F.cross_entropy(self.model(x), y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+            self._log({"loss": loss}, x.size(0))
+""", line=17),
+        # a logger taking keyword arguments, each kept by the smoothed value it holds for its name
+        Invalid("""
+import torch
+import torch.nn.functional as F
+from collections import defaultdict
+class SmoothedValue:
+    def __init__(self):
+        self.total, self.count = 0.0, 0
+    def update(self, value, n=1):
+        self.total += value * n
+        self.count += n
+class MetricLogger:
+    def __init__(self):
+        self.meters = defaultdict(SmoothedValue)
+    def update(self, **kwargs):
+        for name, value in kwargs.items():
+            self.meters[name].update(value)
+def train(model, loader, optimizer):
+    logger = MetricLogger()
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        logger.update(loss=loss, lr=optimizer.param_groups[0]["lr"])
+""", line=24),
+        # the same loop keeping each output with its graph, unpacked by a helper of this module
+        Invalid("""
+import torch
+def split_graphs(batch_output):
+    return batch_output.to_data_list()
+
+def inference(model, loader, device):
+    model.eval()
+    results = []
+    for batch in loader:
+        batch = batch.to(device)
+        batch["pos"].requires_grad_(True)
+        output = model(batch)
+        results.extend(split_graphs(output))
+    return results
+""", line=13),
+        # added in place into a statistic the object hands out from its own state
+        Invalid("""
+import torch
+class DeviceStats:
+    def __init__(self):
+        self.stats = {}
+    def add_stat(self, name):
+        self.stats[name] = torch.zeros(1, device="cuda")
+    def stat(self, name):
+        return self.stats[name]
+def train(model, criterion, optimizer, loader):
+    stats = DeviceStats()
+    stats.add_stat("loss")
+    for x, y in loader:
+        loss = criterion(model(x.cuda()), y.cuda())
+        loss.backward()
+        stats.stat("loss").add_(loss)
+        optimizer.step()
+        optimizer.zero_grad()
+""", line=16, fixed="add_(loss.detach())"),
         # the hint detaches before the copy to the CPU
         Invalid("""
 import torch
@@ -1462,13 +1655,6 @@ def predict(model, loader):
     return torch.cat(outs)
 """, line=6, fixed="model(x).detach().cpu()"),
     ]
-
-@dataclass
-class _StoringMethod:
-    parameters: list[str]  # after self
-    stored: dict[str, str]  # parameter -> the attribute it is accumulated into
-    keeps_tensors: bool = False
-
 
 class _AttributeUses(cst.CSTVisitor):
     def __init__(self) -> None:
@@ -1511,17 +1697,13 @@ def _carrier(value: cst.BaseExpression, facts) -> cst.BaseExpression:
     return value
 
 
-def _positional_parameters(params: cst.Parameters) -> list[cst.Param]:
-    return list(params.posonly_params) + list(params.params)
-
-
 def _other_operands(value: cst.BinaryOperation, is_accumulator: Callable[[cst.BaseExpression], bool]
                     ) -> list[cst.BaseExpression] | None:
     """The operands of ``value`` besides the accumulator; None if it does not read it."""
-    operands = _operands(value)
-    if not any(is_accumulator(op) for op in operands):
+    parts = operands(value)
+    if not any(is_accumulator(op) for op in parts):
         return None
-    return [op for op in operands if not is_accumulator(op)]
+    return [op for op in parts if not is_accumulator(op)]
 
 
 def _scales(value: cst.BaseExpression, is_accumulator: Callable[[cst.BaseExpression], bool]) -> bool:
@@ -1551,12 +1733,6 @@ def _reads_slot(operand: cst.BaseExpression, slot: cst.Subscript) -> bool:
 
 
 _EMPTY_MODULE = cst.Module(body=())
-
-
-def _operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(node, cst.BinaryOperation):
-        return _operands(node.left) + _operands(node.right)
-    return [node]
 
 
 def _value_names(node: cst.BaseExpression) -> set[str]:

@@ -5,9 +5,10 @@ pass that never comes: evaluation uses several times the memory it needs, and a 
 also collects its outputs keeps every batch's graph until the list dies. Three kinds of
 evidence say a forward pass is inference, each read from the code's structure:
 
-- **eval mode**: the module was put in ``eval()`` in the same function, and nothing computed
+- **eval mode**: the module was put in ``eval()`` in the same function, nothing computed
   from the call is backpropagated (saliency maps, adversarial examples, Grad-CAM and training
-  in eval mode on purpose backpropagate it);
+  in eval mode on purpose backpropagate it), and no input is made to require grad (a model
+  that differentiates its inputs itself, as interatomic potentials do for forces);
 - **an inference loop**: a loop with no backward pass and no optimizer step collects the
   module's outputs, with their graphs, into a list (or a running tensor) that outlives the
   iteration and never reaches a backward pass, a ``return`` or another function;
@@ -301,6 +302,8 @@ class GradEnabledInference(Rule):
             if not backpropagated:
                 if call.discarded and not call.loops:
                     return  # a dry run before tracing or export: the graph dies with the statement
+                if function.requires_grad_inputs:
+                    return  # inputs made to require grad: the model differentiates them (forces, saliency)
                 self._report(call, self._eval_message(call, collected))
                 return
             if function.requires_grad_inputs or not training:
@@ -478,6 +481,20 @@ def saliency(model, image, target):
     out = model(image)
     out[0, target].backward()
     return image.grad.abs()
+""",
+        # a model that differentiates its inputs inside forward (forces of an interatomic potential):
+        # the inputs are made to require grad, the eval-mode forward needs autograd
+        """
+import torch
+def predict_forces(model, loader, device):
+    model.eval()
+    results = []
+    for batch in loader:
+        batch = batch.to(device)
+        batch["pos"].requires_grad_(True)
+        output = model(batch)
+        results.append(output.detach().cpu())
+    return results
 """,
         # adversarial examples with autograd.grad
         """

@@ -7,11 +7,20 @@ epoch and the evaluation that comes last runs out of memory on a dataset that tr
 Move each batch to the CPU as it is collected (``out.detach().cpu()``), or update a
 streaming metric (``torchmetrics``, running sums) per batch.
 
-Flagged: appending (``append`` / ``extend``) to a list that outlives the iteration, in a
-loop over a loader (its iterable names a loader, dataset, batches...; not an epoch loop), a
-model output that was detached (``.detach()``) or computed under ``torch.no_grad()`` /
-``inference_mode()``, when the module moves data to an accelerator (``.cuda()``,
-``.to(device)``, ``device="cuda"``). Not flagged: ``.cpu()``, ``.item()``, ``.numpy()``,
+Flagged: appending (``append`` / ``extend``) to a list that outlives the iteration, or
+concatenating onto a running tensor (``preds = torch.cat([preds, out])``), in a loop over a
+loader (its iterable names a loader, dataset, batches...; not an epoch loop), a model output
+that was detached (``.detach()``) or computed under ``torch.no_grad()`` / ``inference_mode()``,
+when the module moves data to an accelerator (``.cuda()``, ``.to(device)``, ``device="cuda"``);
+the same append made by a helper such a loop calls with the list and the output
+(``log_metrics(logs, z)`` doing ``logs["z"].append(z.detach())``); outputs kept at every step of
+a decoding loop (a ``while`` or ``range`` loop feeding the model the sequence its chosen tokens
+grow, or the cache its output hands back: per-token logits under ``inference_mode``); a list
+extended with a tensor (``preds.extend(logits.argmax(1))``: one 0-d view per row, each keeping
+the batch's whole storage, on any device); and what a Lightning predict
+hook (a callback's or the module's ``on_predict_batch_end``, ``predict_step``) keeps of the
+outputs and batch Lightning hands it, once per batch of ``trainer.predict()`` (Lightning puts
+the batch on the module's device, and moves the predictions it returns to the CPU). Not flagged: ``.cpu()``, ``.item()``, ``.numpy()``,
 ``.tolist()``, ``.to("cpu")`` anywhere in the stored value; values reduced per batch
 (``argmax``, ``sum``, ``mean``, a loss); a module that never moves data off the CPU;
 appending a graph-carrying output (that is ML101's finding, not repeated here); outputs
@@ -25,14 +34,24 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import GRAPH_ENDING_METHODS, TENSOR_METHODS, Loop, dotted_name, names_in
+from memlint.static.facts import (
+    GRAPH_ENDING_METHODS, TENSOR_METHODS, FunctionScope, Graph, Loop, builds_a_sequence, concatenated_onto,
+    dotted_name, expression_children, names_in, root_name,
+)
 from memlint.static.rule import Invalid, Rule
 
 _CPU_METHODS = frozenset({"cpu", "item", "numpy", "tolist", "__float__"})
+_CONVERTING = frozenset({"item", "numpy", "tolist", "__float__"})
+# torch functions whose result is a tensor computed from their first argument.
+_TENSOR_FUNCTIONS = frozenset({"argmax", "argmin", "sigmoid", "softmax", "log_softmax", "round", "sign", "flatten",
+                               "squeeze", "exp", "abs", "clamp", "topk", "sort", "argsort"})
 # Methods and functions whose result is a per-batch reduction (small), not the outputs.
 _REDUCING = frozenset({"argmax", "argmin", "sum", "mean", "max", "min", "eq", "ne", "gt", "lt", "ge", "le",
                        "std", "var", "norm", "all", "any", "count_nonzero", "nansum", "nanmean", "size",
-                       "numel", "prod", "median", "equal", "allclose", "float_power"})
+                       "numel", "prod", "median", "equal", "allclose", "float_power", "multinomial", "bernoulli"})
+# Calls a decoding step's next input may go through from the model's output (token choice),
+# beside torch functions and tensor methods; anything else (env.step(action)) is another process.
+_TOKEN_CHOICE = frozenset({"sample", "multinomial", "argmax", "topk", "gather", "where", "softmax", "log_softmax"})
 _LOADER_WORDS = ("loader", "dataset", "data", "batches", "samples")
 _DEVICE_WORDS = ("device", "cuda", "gpu", "rank", "accelerator")
 _ACCELERATOR_PREFIXES = ("cuda", "mps", "xpu", "npu", "hpu")
@@ -47,6 +66,30 @@ _PREDICTING_METHODS = frozenset({"predict", "predict_step", "inference", "infer"
 @dataclass
 class _Output:
     detached: bool
+    generated: bool = False  # model.generate(..., output_scores=True): its .sequences are only tokens
+
+
+@dataclass
+class _HelperAppend:
+    """``logs["z"].append(z.detach()[::10])`` in a helper: its list and its value are parameters."""
+
+    node: cst.Call
+    target: str
+    container: str  # the parameter the list comes from
+    value: str  # the parameter the kept value comes from
+    detached: bool  # the helper detaches it itself
+    value_text: str
+
+
+@dataclass
+class _HelperCall:
+    """A call, in a loop over a loader, of a function of this module: which of its parameters
+    get a list that outlives the iteration, and which a model output."""
+
+    callee: int  # id() of the def
+    loop: int
+    lasting: frozenset[str]
+    outputs: dict[str, _Output]
 
 
 class OutputsKeptOnDevice(Rule):
@@ -59,21 +102,40 @@ class OutputsKeptOnDevice(Rule):
         self._pending: list[tuple[cst.Call, str, str, int]] = []
         self._reset_in_loop: dict[int, set[str]] = {}  # loop id -> lists rebound or cleared in it
         self._returns_output: set[int] = set()  # id() of functions returning a model output, not on the CPU
+        self._hooks: set[int] = set()  # id() of Lightning predict hooks that keep what they are given
+        self._helper_appends: dict[int, list[_HelperAppend]] = {}  # id() of a def -> its appends of parameters
+        self._helper_calls: list[_HelperCall] = []
+        # Loops that build a sequence (while, range) keeping outputs: id -> (loop, function); what is
+        # assigned in them (name -> values) and which model calls they make (result names, call).
+        self._decoding: dict[int, tuple[Loop, FunctionScope]] = {}
+        self._loop_assigns: dict[int, dict[str, list[cst.BaseExpression]]] = {}
+        self._loop_calls: dict[int, list[tuple[frozenset[str], cst.Call]]] = {}
+        self._loop_kinds: dict[int, tuple[bool, bool]] = {}  # loop id -> (over a loader, builds a sequence)
         self._scheduled = False
 
     # ----- what is a model output ----------------------------------------------------------
     def _function_outputs(self) -> dict[str, _Output]:
-        return self._outputs.setdefault(id(self.facts.function), {})
+        function = self.facts.function
+        outputs = self._outputs.get(id(function))
+        if outputs is None:
+            outputs = self._outputs[id(function)] = {}
+            for name in _predict_hook_values(function):  # what Lightning hands a predict hook
+                outputs[name] = _Output(detached=True)
+        return outputs
 
     def _note_reset(self, name: str | None) -> None:
         if name:
             for loop in self.facts.loops_in_function():
                 self._reset_in_loop.setdefault(id(loop), set()).add(name)
+            self._reset_in_loop.setdefault(id(self.facts.function), set()).add(name)  # a hook emptying it
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        grown = len(node.targets) == 1 and self._concatenation(node, node.targets[0].target, node.value)
         for target in node.targets:
             for name in _target_names(target.target):
-                self._note_reset(name)
+                if not grown:
+                    self._note_reset(name)
+        self._note_loop_assignment(node)
         outputs = self._function_outputs()
         kind = self._classify(node.value, outputs)
         for target in node.targets:
@@ -85,6 +147,11 @@ class OutputsKeptOnDevice(Rule):
 
     def _classify(self, value: cst.BaseExpression, outputs: dict[str, _Output]) -> _Output | None:
         """An ``_Output`` if ``value`` holds (part of) a model output kept at full size."""
+        if isinstance(value, (cst.IfExp, cst.BinaryOperation)):
+            # out["prediction"] if mode == "prediction" else out; logits / temperature
+            parts = (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value.left, value.right)
+            kinds = [kind for kind in (self._classify(part, outputs) for part in parts) if kind is not None]
+            return _Output(all(kind.detached for kind in kinds) or self.facts.in_no_grad) if kinds else None
         chain = _call_chain(value)
         if chain.on_cpu or chain.reduced:
             return None
@@ -94,6 +161,8 @@ class OutputsKeptOnDevice(Rule):
             func = base.func
             if self.facts.is_module_expr(func) and not _is_loss_callee(func):
                 return _Output(detached)
+            if _generates_scores(base, self.facts) and not _reads_sequences(value):
+                return _Output(True, generated=True)  # model.generate(..., output_scores=True): every step's scores
             # torch.sigmoid(out), F.softmax(out, -1): an elementwise function of an output
             qualified = self.facts.qualified_name(func) or ""
             if qualified.startswith("torch.") and base.args:
@@ -103,12 +172,15 @@ class OutputsKeptOnDevice(Rule):
             return None
         name = dotted_name(base)
         if name is not None and name in outputs:
-            return _Output(detached or outputs[name].detached)
+            if outputs[name].generated and _reads_sequences(value):
+                return None
+            return _Output(detached or outputs[name].detached, outputs[name].generated)
         return None
 
     # ----- where data goes ---------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        self._helper_call(node)
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
@@ -124,21 +196,188 @@ class OutputsKeptOnDevice(Rule):
             return
         facts = self.facts
         loop = facts.loop
-        if loop is None or not _walks_loader(loop) or not facts.outlives_iteration(func.value):
+        if loop is not None and self._over_loader(loop) and facts.outlives_iteration(func.value):
+            batches = id(loop)
+        elif _predict_hook_values(facts.function) and facts.outlives_call(func.value):
+            batches = id(facts.function)  # Lightning calls it once per batch of the predict loop
+            self._hooks.add(batches)
+        elif loop is not None and self._over_steps(loop) and facts.outlives_iteration(func.value):
+            batches = id(loop)  # a decoding step, if the loop feeds the model its own output (decided at the end)
+            self._decoding[batches] = (loop, facts.function)
+        else:
+            self._helper_append(node, func.value, positional[0])
             return
         value = positional[0]
         if isinstance(value, (cst.List, cst.Tuple)) and method == "extend":
             return
+        target = dotted_name(func.value) or _text(func.value)
+        if method == "extend" and batches not in self._hooks and self._row_views(value):
+            return
+        self._collected(node, target, value, batches)
+
+    def _row_views(self, value: cst.BaseExpression) -> bool:
+        """``preds.extend(logits.argmax(1))``: a tensor (a model output or a torch function of
+        one, however reduced) extended row by row keeps one 0-d view per row, each holding the
+        batch's whole storage (and a tensor object apiece)."""
+        chain = _call_chain(value)
+        if chain.converted or self.facts.graph_value(value).state is Graph.CARRIES:
+            return False  # .tolist()/.numpy(): numbers; still graph-carrying: ML101's
+        base = chain.base
+        if isinstance(base, cst.Call):
+            qualified = self.facts.qualified_name(base.func) or ""
+            tensor = (self.facts.is_module_expr(base.func) and not _is_loss_callee(base.func)) or (
+                qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in _TENSOR_FUNCTIONS
+                and bool(base.args) and self._classify(base.args[0].value, self._function_outputs()) is not None)
+        else:
+            tensor = dotted_name(base) in self._function_outputs()
+        if tensor:
+            shown = _text(value) if len(_text(value)) <= 30 else _text(value)[:27] + "..."
+            self.report(
+                value,
+                f"extending a list with tensor '{shown}' keeps a view of the whole batch per row",
+                help=f"extend with {_text(value)}.tolist() for numbers, or append {_text(value)}.cpu() and "
+                     f"torch.cat() at the end",
+                needs_grad=False,
+            )
+        return tensor
+
+    def _over_loader(self, loop: Loop) -> bool:
+        kind = self._loop_kinds.get(id(loop))
+        if kind is None:
+            kind = self._loop_kinds[id(loop)] = (_walks_loader(loop), builds_a_sequence(loop))
+        return kind[0]
+
+    def _over_steps(self, loop: Loop) -> bool:
+        self._over_loader(loop)
+        return self._loop_kinds[id(loop)][1]
+
+    # ----- decoding loops: the model is fed what it produced ----------------------------------
+    def _note_loop_assignment(self, node: cst.Assign) -> None:
+        loop = self.facts.loop
+        if loop is None or not self._over_steps(loop):
+            return
+        assigned = self._loop_assigns.setdefault(id(loop), {})
+        names = [name for target in node.targets for name in _target_names(target.target)]
+        for name in names:
+            assigned.setdefault(name, []).append(node.value)
+        values = [node.value]
+        while values:
+            base = _call_chain(values.pop()).base
+            if isinstance(base, cst.BinaryOperation):  # model(ids).logits[:, -1] / temperature
+                values.extend((base.left, base.right))
+            elif isinstance(base, cst.Call) and self.facts.is_module_expr(base.func) and not _is_loss_callee(base.func):
+                self._loop_calls.setdefault(id(loop), []).append((frozenset(names), base))
+
+    def _feeds_back(self, loop: Loop) -> bool:
+        """Does the loop call the same model each step with an input made from its last output:
+        the sequence grown by the chosen token (``ids = torch.cat([ids, next_token], -1)``), or a
+        cache the output hands back (``past = out.past_key_values``)? Not a loop over layers
+        (``h = layer(h)``), nor an environment stepped with the chosen action."""
+        assigned = self._loop_assigns.get(id(loop), {})
+        for results, call in self._loop_calls.get(id(loop), ()):
+            if (root_name(call.func) or "") in loop.target_names:
+                continue  # a different module each step
+            for argument in {name for arg in call.args for name in names_in(arg.value)} & set(assigned):
+                for value in assigned[argument]:
+                    if root_name(value) in results and not isinstance(value, cst.Call):
+                        return True  # past = out.past_key_values
+                    grown = concatenated_onto(value, argument, self.facts)
+                    if grown and any(self._made_from(part, results, assigned) for part in grown):
+                        return True
+        return False
+
+    def _made_from(self, value: cst.BaseExpression, results: frozenset[str],
+                   assigned: dict[str, list[cst.BaseExpression]]) -> bool:
+        """Is ``value`` computed in the loop from ``results`` by tensor operations only?"""
+        seen: set[str] = set()
+        frontier = [value]
+        while frontier:
+            current = frontier.pop()
+            if not self._tensor_only(current):
+                continue
+            for name in names_in(current):
+                if name in results:
+                    return True
+                if name not in seen and name in assigned:
+                    seen.add(name)
+                    frontier.extend(assigned[name])
+        return False
+
+    def _tensor_only(self, value: cst.BaseExpression) -> bool:
+        """No call in ``value`` but torch functions, tensor methods and token choice."""
+        stack: list[cst.CSTNode] = [value]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Call):
+                qualified = self.facts.qualified_name(node.func) or ""
+                method = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+                if not (qualified.startswith("torch.") or method in _TOKEN_CHOICE or method in _CHAIN_METHODS):
+                    return False
+            stack.extend(child for child in expression_children(node))
+        return True
+
+    # ----- helpers a loop over a loader calls with its list and its outputs ---------------------
+    def _helper_append(self, node: cst.Call, container: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """An append, in a function, of a parameter into a list a parameter holds: decided with
+        the calls of the function (see :meth:`_helper_call`)."""
+        function = self.facts.function
+        parameters = function.parameters
+        owner = root_name(container)
+        chain = _call_chain(value)
+        kept = dotted_name(chain.base)
+        if owner not in parameters or kept not in parameters or chain.on_cpu or chain.reduced:
+            return
+        self._helper_appends.setdefault(id(function.node), []).append(_HelperAppend(
+            node, _text(container), owner, kept, chain.detached, _text(value)))
+        self._schedule()
+
+    def _helper_call(self, node: cst.Call) -> None:
+        facts = self.facts
+        loop = facts.loop
+        if loop is None or not self._over_loader(loop):
+            return
+        callees = facts.callees(node)
+        if callees is None:
+            return
+        outputs = self._function_outputs()
+        for callee in callees[0]:
+            arguments = facts.argument_nodes(node, callee, callees[1])
+            lasting = frozenset(name for name, arg in arguments.items()
+                                if root_name(arg) is not None and facts.outlives_iteration(arg))
+            kinds = {name: kind for name, arg in arguments.items()
+                     if (kind := self._classify(arg, outputs)) is not None}
+            if lasting and kinds:
+                self._helper_calls.append(_HelperCall(id(callee), id(loop), lasting, kinds))
+
+    def _schedule(self) -> None:
+        if not self._scheduled:
+            self._scheduled = True
+            self.at_module_exit(self._decide)
+
+    def _concatenation(self, node: cst.Assign, target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+        """``preds = torch.cat([preds, logits])`` (or ``logits if preds is None else torch.cat(...)``)
+        in a loop over a loader: the running tensor grows by every batch's outputs (not a reset)."""
+        name = dotted_name(target)
+        loop = self.facts.loop
+        if name is None or loop is None or not self._over_loader(loop) or not self.facts.outlives_iteration(target):
+            return False
+        parts = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+        for part in parts:
+            others = concatenated_onto(part, name, self.facts)
+            if others and len(others) == 1:
+                self._collected(node, name, others[0], id(loop))
+                return True
+        return False
+
+    def _collected(self, node: cst.CSTNode, target: str, value: cst.BaseExpression, batches: int) -> None:
+        """``value`` is kept in ``target`` once per batch (``batches``: the loop, or the hook that
+        runs per batch): pending until the end, when the module's device moves are known."""
         output = self._classify(value, self._function_outputs())
         method_output = None if output is not None else self._method_output(value)
         if method_output is None and (output is None or not output.detached):
             return  # not an output, or still graph-carrying (ML101 reports that one)
-        target = dotted_name(func.value) or "the list"
-        value_text = " ".join(cst.Module(body=()).code_for_node(value).split())
-        self._pending.append((node, target, value_text, id(loop), method_output))
-        if not self._scheduled:
-            self._scheduled = True
-            self.at_module_exit(self._decide)
+        self._pending.append((node, target, _text(value), batches, method_output))
+        self._schedule()
 
     def visit_Return(self, node: cst.Return) -> None:
         function = self.facts.function
@@ -164,18 +403,34 @@ class OutputsKeptOnDevice(Rule):
         return scope is not None and id(scope) in self._returns_output
 
     def _decide(self) -> None:
-        if not self._moves_to_device:
-            return
+        reported: set[int] = set()
+        for call in self._helper_calls:  # logs["z"].append(z.detach()) in a helper of the loop
+            for append in self._helper_appends.get(call.callee, ()):
+                output = call.outputs.get(append.value)
+                if (output is None or append.container not in call.lasting or id(append.node) in reported
+                        or not (append.detached or output.detached)):
+                    continue
+                reported.add(id(append.node))
+                self._pending.append((append.node, append.target, append.value_text, call.loop, None))
         for node, target, value_text, loop_id, method_output in self._pending:
+            if not self._moves_to_device and loop_id not in self._hooks:
+                continue  # a CPU-only script (Lightning puts a hook's batch on the module's device itself)
             if target in self._reset_in_loop.get(loop_id, ()):
                 continue  # emptied or replaced within the loop: a bounded buffer
             if method_output is not None and not self._returns_model_output(method_output):
                 continue
-            shown = value_text if len(value_text) <= 26 else value_text[:23] + "..."
+            if loop_id in self._decoding and not self._feeds_back(self._decoding[loop_id][0]):
+                continue  # steps of something else than decoding (an episode, a sampler's schedule)
             moved = f"{value_text}.cpu()" if len(value_text) <= 40 else ".cpu() on each"
+            growing = ("through predict()" if loop_id in self._hooks
+                       else "with every decoding step" if loop_id in self._decoding else "through the loop")
+            batch = "step" if loop_id in self._decoding else "batch"
+            ending = f"' of every {batch} on the device, growing {growing}"
+            room = 100 - len(ending) - len("'' keeps '")  # for the list's name and the value
+            named = _cut(target, max(room - min(len(value_text), 26), room // 2))
             self.report(
                 node,
-                f"'{target}' keeps '{shown}' of every batch on the device, growing through the loop",
+                f"'{named}' keeps '{_cut(value_text, room - len(named))}{ending}",
                 help=f"move each batch off the device as you collect it ({moved}), or update a streaming metric "
                      f"per batch",
                 needs_grad=False,
@@ -312,6 +567,113 @@ def track(model, processing_order):
     ]
 
     VALID += [
+        # steps that are not decoding: an episode (the environment makes the next input), samples
+        # of a stochastic model on one input, a loop over layers; a decoding loop keeping tokens
+        """
+import torch
+@torch.no_grad()
+def rollout(policy, env, steps, device="cuda"):
+    obs = env.reset()
+    values = []
+    for _ in range(steps):
+        value, action = policy(torch.as_tensor(obs, device=device))
+        values.append(value)
+        obs, reward, done, info = env.step(action.cpu().numpy())
+    return values
+
+@torch.no_grad()
+def mc_dropout(model, x, n):
+    preds = []
+    for _ in range(n):
+        preds.append(model(x.cuda()))
+    return torch.stack(preds)
+
+@torch.no_grad()
+def features(layers, x):
+    feats = []
+    h = x.cuda()
+    for i in range(len(layers)):
+        h = layers[i](h)
+        feats.append(h)
+    return feats
+
+@torch.no_grad()
+def greedy(model, ids, steps):
+    ids, chosen = ids.cuda(), []
+    for _ in range(steps):
+        token = model(ids).logits[:, -1].argmax(-1, keepdim=True)
+        chosen.append(token)
+        ids = torch.cat([ids, token], dim=-1)
+    return chosen
+""",
+        # the generated tokens only; scores asked for but moved to the CPU
+        """
+import torch
+def answer(model, loader, device):
+    tokens, scores = [], []
+    for batch in loader:
+        out = model.generate(**batch.to(device), max_new_tokens=64, output_scores=True,
+                             return_dict_in_generate=True)
+        tokens.append(out.sequences)
+        scores.append(torch.stack(out.scores, 1).cpu())
+        tokens.append(model.generate(**batch.to(device), max_new_tokens=64))
+    return tokens, scores
+""",
+        # extended with numbers
+        """
+import torch
+def evaluate(model, loader):
+    preds, scores = [], []
+    with torch.no_grad():
+        for x, y in loader:
+            logits = model(x)
+            preds.extend(logits.argmax(1).tolist())
+            scores.extend(torch.sigmoid(logits).cpu().numpy())
+    return preds, scores
+""",
+        # the helper copies the slice to the host; a history made anew for each batch
+        """
+import torch
+from collections import defaultdict
+def log_metrics(logs, z):
+    logs["z"].append(z.detach().cpu()[::10])
+
+def keep(history, z):
+    history.append(z.detach())
+
+def train(model, loader, optimizer, device="cuda"):
+    logs = defaultdict(list)
+    for batch in loader:
+        z = model(batch.to(device))
+        z.sum().backward()
+        optimizer.step()
+        log_metrics(logs, z)
+        step_history = []
+        keep(step_history, z)
+    return logs
+""",
+        # concatenated on the CPU; a callback moving what it keeps to the CPU, or keeping one
+        # number per batch; a predict hook that empties its buffer each batch
+        """
+import torch
+from lightning.pytorch.callbacks import Callback
+def prediction_loop(model, dataloader, device):
+    preds = None
+    with torch.no_grad():
+        for inputs in dataloader:
+            logits = model(inputs.to(device)).cpu()
+            preds = logits if preds is None else torch.cat((preds, logits), dim=0)
+    return preds
+
+class CollectPredictions(Callback):
+    def __init__(self):
+        self.predictions, self.counts, self.last = [], [], []
+    def on_predict_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx=0):
+        self.predictions.append(outputs.detach().cpu())
+        self.counts.append(outputs.argmax(-1).sum().item())
+        self.last = []
+        self.last.append(outputs)
+""",
         # a predict method that returns CPU numbers
         """
 import torch
@@ -332,6 +694,107 @@ def run(task, loader):
     ]
 
     INVALID = [
+        # a running concatenation of each batch's logits (the HF Trainer's old prediction loop)
+        Invalid("""
+import torch
+def prediction_loop(model, dataloader, device):
+    model.eval()
+    preds = None
+    for inputs in dataloader:
+        inputs = {k: v.to(device) for k, v in inputs.items()}
+        with torch.no_grad():
+            logits = model(**inputs)
+        preds = logits if preds is None else torch.cat((preds, logits), dim=0)
+    return preds.cpu()
+""", line=10),
+        # a Lightning callback keeping what trainer.predict() hands each batch (Lightning itself
+        # moves the predictions it returns to the CPU)
+        Invalid("""
+from lightning.pytorch.callbacks import Callback
+class CollectPredictions(Callback):
+    def __init__(self):
+        self.predictions = []
+    def on_predict_epoch_start(self, trainer, pl_module):
+        self.predictions = []
+    def on_predict_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx=0):
+        prediction = outputs["prediction"] if isinstance(outputs, dict) else outputs
+        self.predictions.append(prediction)
+""", line=10),
+        # a decoding loop keeping every step's logits: the model is fed the sequence its own
+        # tokens grow, or the cache its output hands back
+        Invalid("""
+import torch
+@torch.inference_mode()
+def generate(model, input_ids, max_new_tokens, device="cuda"):
+    input_ids = input_ids.to(device)
+    scores = []
+    for _ in range(max_new_tokens):
+        logits = model(input_ids).logits[:, -1, :]
+        scores.append(logits)
+        next_token = torch.multinomial(torch.softmax(logits, -1), 1)
+        input_ids = torch.cat([input_ids, next_token], dim=-1)
+    return input_ids, scores
+""", line=9),
+        Invalid("""
+import torch
+@torch.no_grad()
+def generate_cached(model, input_ids, steps):
+    past, tokens, all_logits = None, [], []
+    token = input_ids.cuda()
+    while len(tokens) < steps:
+        out = model(token, past_key_values=past)
+        past = out.past_key_values
+        all_logits.append(out.logits)
+        token = out.logits[:, -1].argmax(-1, keepdim=True)
+        tokens.append(token)
+    return tokens
+""", line=10),
+        # generate() asked for every step's scores, kept for the whole loader
+        Invalid("""
+import torch
+def score_answers(model, tokenizer, loader, device):
+    results = []
+    for batch in loader:
+        out = model.generate(**batch.to(device), max_new_tokens=64, output_scores=True,
+                             return_dict_in_generate=True)
+        results.append(out)
+    return results
+""", line=8),
+        # a list extended with a tensor, row by row (no accelerator needed: each row is a tensor
+        # object viewing the batch's whole storage)
+        Invalid("""
+import torch
+def evaluate(model, loader):
+    model.eval()
+    preds = []
+    with torch.no_grad():
+        for x, y in loader:
+            logits = model(x)
+            preds.extend(logits.argmax(1))
+    return preds
+""", line=9),
+        # a logging helper the training loop calls every step keeps a detached slice of a model
+        # output in the history it is handed (a view keeps the whole batch's storage)
+        Invalid("""
+import torch
+from collections import defaultdict
+def log_metrics(logs, z, loss):
+    logs["loss"].append(loss.item())
+    logs["z"].append(z.detach()[::10])
+
+def train(model, loader, criterion, optimizer, epochs, device="cuda"):
+    logs = defaultdict(list)
+    for epoch in range(epochs):
+        for batch in loader:
+            x = batch.to(device)
+            z, x_hat = model(x)
+            loss = criterion(x, x_hat)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            log_metrics(logs, z, loss)
+    return logs
+""", line=6),
         # predictions from a method of a class of this module
         Invalid("""
 import torch
@@ -407,6 +870,7 @@ class _Chain:
     detached: bool = False
     on_cpu: bool = False
     reduced: bool = False
+    converted: bool = False  # .tolist() / .numpy() / .item(): no tensor any more
 
 
 def _call_chain(value: cst.BaseExpression) -> _Chain:
@@ -417,6 +881,7 @@ def _call_chain(value: cst.BaseExpression) -> _Chain:
         if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not _is_plain_reference(node.func)
                 and node.func.attr.value in _CHAIN_METHODS):
             method = node.func.attr.value
+            chain.converted |= method in _CONVERTING
             if method in ("detach", "detach_"):
                 chain.detached = True
             elif method in _CPU_METHODS or (method == "to" and _to_cpu(node)):
@@ -435,6 +900,7 @@ def _call_chain(value: cst.BaseExpression) -> _Chain:
                 break
             break
         elif isinstance(node, cst.Attribute):
+            chain.detached |= node.attr.value == "data"  # outputs.data: the tensor without its graph
             node = node.value
         elif isinstance(node, cst.Subscript):
             node = node.value
@@ -478,6 +944,52 @@ def _walks_loader(loop: Loop) -> bool:
     if any("epoch" in name for name in names):
         return False
     return any(word in name for name in names for word in _LOADER_WORDS)
+
+
+# generate() arguments that make it return per-step tensors (scores, logits, attention maps).
+_PER_STEP_OUTPUTS = frozenset({"output_scores", "output_logits", "output_attentions", "output_hidden_states"})
+
+
+def _generates_scores(call: cst.Call, facts) -> bool:
+    """``model.generate(..., output_scores=True)``: a generation (run under no-grad) that returns
+    a tensor per generated token besides the tokens (read ``.sequences`` alone and nothing is)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "generate" and facts.is_module_expr(func.value)):
+        return False
+    return any(arg.keyword is not None and arg.keyword.value in _PER_STEP_OUTPUTS
+               and isinstance(arg.value, cst.Name) and arg.value.value == "True" for arg in call.args)
+
+
+def _reads_sequences(value: cst.BaseExpression) -> bool:
+    """``out.sequences`` (also sliced): the generated tokens of a generation's output."""
+    while isinstance(value, cst.Subscript):
+        value = value.value
+    return isinstance(value, cst.Attribute) and value.attr.value == "sequences"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(limit - 3, 4)] + "..."
+
+
+def _text(node: cst.CSTNode) -> str:
+    return " ".join(cst.Module(body=()).code_for_node(node).split())
+
+
+def _predict_hook_values(function: FunctionScope) -> tuple[str, ...]:
+    """The parameters of a hook Lightning runs once per batch of ``trainer.predict()`` that hold
+    what it hands over (the step's outputs, the batch), on the module's device and computed
+    under inference mode; () for any other function. A callback's ``on_predict_batch_end(trainer,
+    pl_module, outputs, batch, ...)``, a LightningModule's ``on_predict_batch_end(outputs, batch,
+    ...)`` and ``predict_step(batch, ...)``."""
+    info = function.class_info
+    if info is None or function.name not in ("on_predict_batch_end", "predict_step"):
+        return ()
+    parameters = function.parameters
+    if function.name == "predict_step":
+        return parameters[:1] if info.is_lightning else ()
+    if info.kinds.lightning_callback:
+        return parameters[2:4]
+    return parameters[:2] if info.is_lightning else ()
 
 
 def _target_names(target: cst.BaseExpression) -> list[str]:
