@@ -79,6 +79,10 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "A LightningModule overrides training_epoch_end(outputs) and training_step returns tensors besides "
              "the loss: Lightning keeps every step's until the epoch ends.",
              triggers=("_epoch_end",)),
+    RuleInfo("ML111", "tensor-stored-on-ctx", "error",
+             "A custom autograd.Function keeps a tensor on ctx instead of save_for_backward: its output makes a "
+             "cycle gc cannot free, other tensors outlive backward.",
+             triggers=("ctx.",)),
     # ML2xx waste: the peak is higher than it needs to be.
     RuleInfo("ML201", "grad-enabled-inference", "warning",
              "A forward pass that is only inference (eval mode, an inference loop, a teacher or target model) runs "
