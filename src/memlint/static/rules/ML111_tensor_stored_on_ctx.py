@@ -42,7 +42,7 @@ _TENSOR_ONLY_METHODS = frozenset({
     "permute", "unsqueeze", "narrow", "masked_fill", "masked_fill_", "mm", "bmm", "matmul", "half",
     "bfloat16", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "softmax", "log_softmax",
     "sigmoid", "type_as", "index_select", "gather", "scatter", "scatter_add", "clamp", "clamp_", "is_contiguous",
-    "data_ptr", "element_size", "numel", "size", "dim", "requires_grad_", "retain_grad", "register_hook",
+    "data_ptr", "element_size", "numel", "requires_grad_", "retain_grad", "register_hook",
     "cuda", "float", "long", "int", "bool", "unfold", "chunk", "unbind", "addmm", "baddbmm",
     "flip", "roll", "repeat_interleave", "exp", "log", "sqrt", "rsqrt", "tanh", "relu",
 })
@@ -54,12 +54,22 @@ _NOT_TENSOR_RESULTS = frozenset({"size", "dim", "numel", "is_contiguous", "data_
                                  "get_device", "nelement"})
 # Attributes of a tensor that are tensors themselves.
 _TENSOR_ATTRIBUTES = frozenset({"data", "T", "mT", "H", "mH", "real", "imag", "grad"})
-# ``torch`` callables that return no tensor.
-_NOT_TENSOR_FUNCTIONS = ("torch.Size", "torch.device", "torch.dtype", "torch.is_tensor", "torch.is_grad_enabled",
-                         "torch.get_default_dtype", "torch.finfo", "torch.iinfo", "torch.cuda.", "torch.backends.",
-                         "torch.distributed.", "torch.jit.", "torch.autograd.", "torch.no_grad", "torch.enable_grad",
-                         "torch.set_grad_enabled", "torch.is_floating_point", "torch.numel", "torch.typename",
-                         "torch.get_autocast", "torch.is_autocast", "torch.nn.Module", "torch.nn.Parameter")
+# Namespaces of ``torch`` operators (their results are tensors, their first argument is one).
+_OPERATOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.ops.")
+# ``torch.<name>`` callables that return no tensor.
+_NOT_TENSOR_FUNCTIONS = frozenset({
+    "torch.is_tensor", "torch.is_grad_enabled", "torch.get_default_dtype", "torch.finfo", "torch.iinfo",
+    "torch.no_grad", "torch.enable_grad", "torch.set_grad_enabled", "torch.is_floating_point", "torch.numel",
+    "torch.typename", "torch.get_autocast_gpu_dtype", "torch.is_autocast_enabled", "torch.is_complex",
+    "torch.is_nonzero", "torch.equal", "torch.allclose", "torch.result_type", "torch.promote_types",
+    "torch.can_cast", "torch.is_inference_mode_enabled", "torch.compile", "torch.manual_seed", "torch.load",
+    "torch.save", "torch.broadcast_shapes", "torch.device", "torch.dtype",
+})
+# ``torch`` functions whose first argument is not a tensor (a size, data, a seed).
+_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.arange", "torch.linspace",
+                        "torch.logspace", "torch.randn", "torch.rand", "torch.randint", "torch.randperm",
+                        "torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.eye", "torch.manual_seed",
+                        "torch.empty_strided", "torch.scalar_tensor"})
 # ctx methods that take tensors.
 _CTX_TENSOR_METHODS = frozenset({"save_for_backward", "mark_dirty", "mark_non_differentiable", "save_for_forward"})
 
@@ -163,9 +173,18 @@ class TensorStoredOnCtx(Rule):
             return
         record, method, ctx = context
         func = node.func
+        used = record.tensor_names.setdefault(id(self.facts.function), set())
+        qualified = self.facts.qualified_name(func) or ""
+        if _is_operator(qualified) and qualified not in _FACTORIES and node.args and node.args[0].keyword is None:
+            first = node.args[0].value  # torch.sigmoid(x), F.linear(x, w): a tensor
+            name = dotted_name(first)
+            if name is not None:
+                used.add(name)
+                attribute = _ctx_attribute(first, ctx)
+                if attribute is not None:
+                    record.tensor_attributes.add(attribute)
         if not isinstance(func, cst.Attribute):
             return
-        used = record.tensor_names.setdefault(id(self.facts.function), set())
         receiver = dotted_name(func.value)
         if receiver == ctx and func.attr.value in _CTX_TENSOR_METHODS:
             used.update(name for arg in node.args if (name := dotted_name(arg.value)) is not None)
@@ -258,9 +277,7 @@ class TensorStoredOnCtx(Rule):
             return None
         if isinstance(value, cst.Call):
             func = value.func
-            qualified = self.facts.qualified_name(func) or ""
-            if qualified.startswith("torch.") and not qualified.startswith(_NOT_TENSOR_FUNCTIONS) \
-                    and not qualified.rsplit(".", 1)[-1][:1].isupper():
+            if _is_operator(self.facts.qualified_name(func) or ""):
                 return "tensor"
             if isinstance(func, cst.Attribute) and func.attr.value not in _NOT_TENSOR_RESULTS:
                 if func.attr.value in _TENSOR_ONLY_METHODS:
@@ -272,6 +289,11 @@ class TensorStoredOnCtx(Rule):
             left = self._kind(record, value.left, function, depth + 1)
             right = self._kind(record, value.right, function, depth + 1)
             return "tensor" if left or right else None
+        if isinstance(value, cst.Comparison):  # a mask: q > qmin (not ``z is not None``)
+            if any(isinstance(target.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn))
+                   for target in value.comparisons):
+                return None
+            return "tensor" if self._kind(record, value.left, function, depth + 1) else None
         if isinstance(value, cst.Subscript):
             return "tensor" if self._kind(record, value.value, function, depth + 1) else None
         if isinstance(value, cst.Attribute) and value.attr.value in _TENSOR_ATTRIBUTES:
@@ -417,6 +439,16 @@ class Softplus(torch.autograd.Function):
         return grad * (1 - torch.exp(-ctx.result))
 """, line=10),
     ]
+
+
+def _is_operator(qualified: str) -> bool:
+    """A ``torch`` operator returning a tensor: ``torch.matmul``, ``torch.nn.functional.relu``
+    (not ``torch.Size``, ``torch.is_tensor``, ``torch.nn.modules.utils._pair``)."""
+    if qualified.startswith(_OPERATOR_NAMESPACES):
+        return True
+    parts = qualified.split(".")
+    return (len(parts) == 2 and parts[0] == "torch" and parts[1][:1].islower()
+            and qualified not in _NOT_TENSOR_FUNCTIONS)
 
 
 def _pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
