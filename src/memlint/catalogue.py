@@ -83,6 +83,10 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "A custom autograd.Function keeps a tensor on ctx instead of save_for_backward: its output makes a "
              "cycle gc cannot free, other tensors outlive backward.",
              triggers=("ctx.",)),
+    RuleInfo("ML112", "owner-reference-cycle", "error",
+             "An object holding device memory refers back to itself (a grad_fn hook capturing it, its own bound "
+             "method kept): it is freed only by the cycle collector, or never.",
+             triggers=("grad_fn", "self.")),
     # ML2xx waste: the peak is higher than it needs to be.
     RuleInfo("ML201", "grad-enabled-inference", "warning",
              "A forward pass that is only inference (eval mode, an inference loop, a teacher or target model) runs "
