@@ -87,6 +87,10 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "An object holding device memory refers back to itself (a grad_fn hook capturing it, its own bound "
              "method kept): it is freed only by the cycle collector, or never.",
              triggers=("grad_fn", "self.")),
+    RuleInfo("ML113", "model-deepcopy-per-step", "warning",
+             "copy.deepcopy of a whole model on its device every step, or only to take its weights: a model's "
+             "worth of GPU memory per copy, freed late when the module holds a cycle.",
+             triggers=("deepcopy",)),
     # ML2xx waste: the peak is higher than it needs to be.
     RuleInfo("ML201", "grad-enabled-inference", "warning",
              "A forward pass that is only inference (eval mode, an inference loop, a teacher or target model) runs "
