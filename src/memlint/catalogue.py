@@ -91,6 +91,10 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "copy.deepcopy of a whole model on its device every step, or only to take its weights: a model's "
              "worth of GPU memory per copy, freed late when the module holds a cycle.",
              triggers=("deepcopy",)),
+    RuleInfo("ML114", "tensor-cache-keyed-by-shape", "warning",
+             "A dict on an object caches a tensor per shape or length and never evicts: every new size adds a "
+             "tensor for the life of the object.",
+             triggers=("] = ",)),
     # ML2xx waste: the peak is higher than it needs to be.
     RuleInfo("ML201", "grad-enabled-inference", "warning",
              "A forward pass that is only inference (eval mode, an inference loop, a teacher or target model) runs "

@@ -175,7 +175,7 @@ class TensorStoredOnCtx(Rule):
         func = node.func
         used = record.tensor_names.setdefault(id(self.facts.function), set())
         qualified = self.facts.qualified_name(func) or ""
-        if _is_operator(qualified) and qualified not in _FACTORIES and node.args and node.args[0].keyword is None:
+        if is_torch_operator(qualified) and qualified not in _FACTORIES and node.args and node.args[0].keyword is None:
             first = node.args[0].value  # torch.sigmoid(x), F.linear(x, w): a tensor
             name = dotted_name(first)
             if name is not None:
@@ -277,7 +277,7 @@ class TensorStoredOnCtx(Rule):
             return None
         if isinstance(value, cst.Call):
             func = value.func
-            if _is_operator(self.facts.qualified_name(func) or ""):
+            if is_torch_operator(self.facts.qualified_name(func) or ""):
                 return "tensor"
             if isinstance(func, cst.Attribute) and func.attr.value not in _NOT_TENSOR_RESULTS:
                 if func.attr.value in _TENSOR_ONLY_METHODS:
@@ -441,7 +441,7 @@ class Softplus(torch.autograd.Function):
     ]
 
 
-def _is_operator(qualified: str) -> bool:
+def is_torch_operator(qualified: str) -> bool:
     """A ``torch`` operator returning a tensor: ``torch.matmul``, ``torch.nn.functional.relu``
     (not ``torch.Size``, ``torch.is_tensor``, ``torch.nn.modules.utils._pair``)."""
     if qualified.startswith(_OPERATOR_NAMESPACES):
