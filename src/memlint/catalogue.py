@@ -94,7 +94,7 @@ CATALOGUE: tuple[RuleInfo, ...] = (
     RuleInfo("ML114", "tensor-cache-keyed-by-shape", "warning",
              "A dict on an object caches a tensor per shape or length and never evicts: every new size adds a "
              "tensor for the life of the object.",
-             triggers=("] = ",)),
+             triggers=("] = ", "functools.cache", "@cache", "lru_cache")),
     # ML2xx waste: the peak is higher than it needs to be.
     RuleInfo("ML201", "grad-enabled-inference", "warning",
              "A forward pass that is only inference (eval mode, an inference loop, a teacher or target model) runs "

@@ -81,7 +81,7 @@ class CacheKeepsGraph(Rule):
                     function=scope,  # dropped if the function is only called under no_grad
                 )
                 return
-            if is_method and node.name.value == "__getitem__" and _unbounded(node, cache):
+            if is_method and node.name.value == "__getitem__" and is_unbounded_cache(node, cache):
                 self.report(
                     decorator,
                     f"'{name}' is cached without a size limit: every sample stays in memory",
@@ -246,7 +246,7 @@ def embed_labels(encoder, labels):
     ]
 
 
-def _unbounded(function: cst.FunctionDef, cache: str) -> bool:
+def is_unbounded_cache(function: cst.FunctionDef, cache: str) -> bool:
     """``@functools.cache`` or ``@lru_cache(maxsize=None)``."""
     return cache == "cache" or _maxsize(function, cache) == _UNBOUNDED
 

@@ -19,8 +19,13 @@ Flagged (warning): ``self.<cache>[key] = value`` in a method, where
   names bound to those, or a parameter of the method that the class's own calls fill with one
   (``self.forward(seq, cache_key=f"freqs:{seq_len}")``).
 
+Also flagged (warning): a module-level function memoised without a size limit
+(``@functools.cache``, ``@lru_cache(maxsize=None)``) that returns a tensor made on a device it
+is given, and that this module calls with a size (``causal_mask(x.size(1), x.device)``).
+
 Not flagged: keys from devices, dtypes, names or configuration (a few values), a cache that is
-bounded or cleared, a single tensor replaced when a longer one is needed.
+bounded or cleared, a single tensor replaced when a longer one is needed, a memoised function
+building CPU tables.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import libcst as cst
 
 from memlint.static.facts import ClassInfo, FunctionScope, dotted_name, storage_name
 from memlint.static.rule import Invalid, Rule
+from memlint.static.rules.ML108_cache_keeps_graph import is_unbounded_cache
 from memlint.static.rules.ML111_tensor_stored_on_ctx import is_torch_operator
 
 # Methods whose result is a tensor (whatever the receiver, in practice).
@@ -64,7 +70,26 @@ class TensorCacheKeyedByShape(Rule):
         self._created: set[tuple[int, str]] = set()  # (id(ClassInfo), "self.cache") made a dict in __init__
         # (id(ClassInfo), method) -> calls of ``self.method(...)`` in the class, with their function
         self._self_calls: dict[tuple[int, str], list[tuple[cst.Call, FunctionScope]]] = {}
+        # module-level functions memoised without a size limit: (def, its cache decorator)
+        self._cached_functions: list[tuple[cst.FunctionDef, cst.Decorator]] = []
+        self._calls_by_name: dict[str, list[tuple[cst.Call, FunctionScope]]] = {}
         self._scheduled = False
+
+    def _schedule(self) -> None:
+        if not self._scheduled:
+            self._scheduled = True
+            self.at_module_exit(self._decide)
+
+    # ----- memoised functions ------------------------------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self.facts.scope is not self.facts.module_scope:
+            return  # methods: ML108's
+        for decorator in node.decorators:
+            func = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+            qualified = self.facts.qualified_name(func) or ""
+            if qualified in ("functools.lru_cache", "functools.cache") and is_unbounded_cache(node, qualified.rsplit(".")[-1]):
+                self._cached_functions.append((node, decorator))
+                self._schedule()
 
     # ----- the class's caches ------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -85,9 +110,7 @@ class TensorCacheKeyedByShape(Rule):
                 if cache is not None and cache.startswith("self.") and cache.count(".") == 1 \
                         and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
                     self._stores.append(_Store(node, cache, target.slice[0].slice.value, node.value, function))
-                    if not self._scheduled:
-                        self._scheduled = True
-                        self.at_module_exit(self._decide)
+                    self._schedule()
 
     def visit_Del(self, node: cst.Del) -> None:
         info = self.facts.class_info
@@ -96,10 +119,12 @@ class TensorCacheKeyedByShape(Rule):
             self._evicted.add((id(info), cache))
 
     def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name) and self._cached_functions:
+            self._calls_by_name.setdefault(func.value, []).append((node, self.facts.function))
         info = self.facts.class_info
         if info is None:
             return
-        func = node.func
         if isinstance(func, cst.Attribute):
             receiver = dotted_name(func.value)
             if receiver is not None and receiver.startswith("self.") and func.attr.value in _EVICTING:
@@ -118,6 +143,7 @@ class TensorCacheKeyedByShape(Rule):
 
     # ----- decisions -----------------------------------------------------------------------------
     def _decide(self) -> None:
+        self._decide_cached_functions()
         reported: set[tuple[int, str]] = set()
         for store in self._stores:
             info = store.function.class_info
@@ -135,6 +161,25 @@ class TensorCacheKeyedByShape(Rule):
                 f"'{store.cache}' gains a tensor for every new {size} and nothing evicts it",
                 help="cache one tensor for the largest size seen and slice it for shorter ones, or bound the cache",
                 needs_grad=False, severity="warning", function=store.function,
+            )
+
+    def _decide_cached_functions(self) -> None:
+        for node, decorator in self._cached_functions:
+            scope = self.facts.function_scopes.get(id(node))
+            if scope is None or not any(self._is_tensor(value, scope, 0) for value in _returned(node.body)):
+                continue
+            if not _on_given_device(node.body, scope):
+                continue  # a CPU table: bounded by the longest size, and not the accelerator's memory
+            size = next((found for call, caller in self._calls_by_name.get(node.name.value, ())
+                         for arg in call.args if (found := self._size_in(arg.value, caller, caller.class_info, 0))),
+                        None)
+            if size is None:
+                continue
+            self.report(
+                decorator,
+                f"'{node.name.value}()' caches a tensor for every new {size}, without a size limit",
+                help="bound the cache (lru_cache(maxsize=8)), or build one tensor for the largest size and slice it",
+                needs_grad=False, severity="warning", function=scope,
             )
 
     def _is_tensor(self, value: cst.BaseExpression, function: FunctionScope, depth: int) -> bool:
@@ -155,7 +200,8 @@ class TensorCacheKeyedByShape(Rule):
                        for stored in function.stored_values.get(value.value, ()))
         return False
 
-    def _size_in(self, key: cst.BaseExpression, function: FunctionScope, info: ClassInfo, depth: int) -> str | None:
+    def _size_in(self, key: cst.BaseExpression, function: FunctionScope, info: ClassInfo | None,
+                 depth: int) -> str | None:
         """"length" or "size" when ``key`` is made from a size, else None."""
         if depth > 3:
             return None
@@ -187,9 +233,11 @@ class TensorCacheKeyedByShape(Rule):
             stack.extend(node.children)
         return None
 
-    def _size_from_callers(self, function: FunctionScope, parameter: str, info: ClassInfo,
+    def _size_from_callers(self, function: FunctionScope, parameter: str, info: ClassInfo | None,
                            depth: int) -> str | None:
         """What the class's own calls ``self.<method>(...)`` pass for ``parameter``."""
+        if info is None:
+            return None
         index = function.parameters.index(parameter)
         for call, caller in self._self_calls.get((id(info), function.name), ()):
             argument = next((arg.value for arg in call.args if arg.keyword is not None
@@ -247,7 +295,37 @@ class Masks(nn.Module):
 """,
     ]
 
+    VALID += [
+        # a memoised mask with a size limit; an unbounded one called with a constant
+        """
+import functools
+import torch
+@functools.lru_cache(maxsize=8)
+def causal_mask(n, device):
+    return torch.ones(n, n, device=device).triu(1).bool()
+
+@functools.cache
+def window(size):
+    return torch.hann_window(size)
+
+def attend(scores):
+    spectrum = torch.stft(scores.flatten(), 512, window=window(512), return_complex=True)
+    return scores.masked_fill(causal_mask(scores.size(-1), scores.device), float("-inf")), spectrum
+""",
+    ]
+
     INVALID = [
+        # an unbounded memoised mask, called with every sequence length
+        Invalid("""
+import functools
+import torch
+@functools.cache
+def causal_mask(n, device):
+    return torch.ones(n, n, device=device).triu(1).bool()
+
+def attend(scores):
+    return scores.masked_fill(causal_mask(scores.size(-1), scores.device), float("-inf"))
+""", line=4),
         # a causal mask per sequence length, never evicted
         Invalid("""
 import torch
@@ -289,3 +367,37 @@ class RotaryEmbedding(nn.Module):
         return q * freqs.cos() + q.roll(1, -1) * freqs.sin()
 """, line=15),
     ]
+
+
+def _returned(body: cst.BaseSuite) -> list[cst.BaseExpression]:
+    """The values a function's ``return`` statements hand back (nested functions left out)."""
+    found: list[cst.BaseExpression] = []
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.Return) and node.value is not None:
+            found.append(node.value)
+            continue
+        stack.extend(node.children)
+    return found
+
+
+def _on_given_device(body: cst.BaseSuite, function: FunctionScope) -> bool:
+    """Does the function make its tensors on a device it is given (``device=device``,
+    ``.to(device)``, ``.cuda()``)?"""
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "cuda":
+                return True
+            for arg in node.args:
+                given = isinstance(arg.value, cst.Name) and arg.value.value in function.parameters
+                if given and ((arg.keyword is not None and arg.keyword.value == "device")
+                              or (isinstance(func, cst.Attribute) and func.attr.value == "to")):
+                    return True
+        stack.extend(node.children)
+    return False
