@@ -296,7 +296,7 @@ class HookRegisteredInLoop(Rule):
             what = source_of(site.receiver, 40)
             self.report(
                 site.node,
-                f"'{what}' gets one more hook ({site.callee}) on every call of {function.name}() ({role})",
+                f"'{what}' gets one more hook on every call of {function.name}() ({role})",
                 help="remove the handle before the hook returns, or register it once, outside the hook",
             )
             return True
@@ -319,7 +319,7 @@ class HookRegisteredInLoop(Rule):
             when = "every step" if role == _PER_STEP else role
             self.report(
                 site.node,
-                f"{name}() adds hooks on every call of {function.name}() ({when}) and they are never removed",
+                f"{name}() adds hooks on every call of {function.name}() ({when}), never removed",
                 help="remove the previous call's handles first (for h in handles: h.remove()), or register the "
                      "hooks once",
             )

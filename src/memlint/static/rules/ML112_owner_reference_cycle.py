@@ -171,7 +171,7 @@ class OwnerReferenceCycle(Rule):
             what = f"its own {reference.method}" if reference.method != "self" else "a reference to itself"
             self.report(
                 reference.node,
-                f"{info.name} keeps {what}: a reference cycle, freed only when gc runs (built per run)",
+                f"{info.name} keeps {what}: a reference cycle only gc frees, one per run",
                 help="pass a plain function or closure that does not hold the object, or call gc.collect() after "
                      "dropping each run's objects",
                 needs_grad=False, severity="warning", function=self._method_of(info, reference.node),
