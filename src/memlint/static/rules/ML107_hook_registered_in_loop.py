@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import FunctionScope, Loop, dotted_name, names_in, storage_name
+from memlint.static.facts import FunctionScope, Loop, collection_name, dotted_name, names_in, storage_name
 from memlint.static.rule import Invalid, Rule
 from memlint.static.rules.ML101_graph_accumulation import source_of
 
@@ -192,18 +192,18 @@ class HookRegisteredInLoop(Rule):
     def _handle_places(self, receiver: cst.BaseExpression) -> set[str]:
         """The places a ``.remove()`` call takes its handle from: ``handle``, ``handles`` for
         ``handles.pop().remove()`` and ``for h in handles: h.remove()``, what a name was bound to."""
-        name = _place(receiver)
+        name = collection_name(receiver)
         if name is None:
             return set()
         places = {name}
         for loop in self.facts.loops_in_function():
             if name in loop.target_names and isinstance(loop.node, cst.For):
-                inner = _place(loop.node.iter)
+                inner = collection_name(loop.node.iter)
                 if inner is not None:
                     places.add(inner)
         binding = self.facts.lookup(name) if "." not in name else None
         if binding is not None and isinstance(binding.node, cst.BaseExpression):
-            inner = _place(binding.node)
+            inner = collection_name(binding.node)
             if inner is not None:
                 places.add(inner)
         return places
@@ -1096,23 +1096,6 @@ def _calls_in(node: cst.BaseExpression) -> list[cst.Call]:
     if isinstance(node, cst.ListComp) and isinstance(node.elt, cst.Call):
         return [node.elt]
     return []
-
-
-def _place(node: cst.BaseExpression) -> str | None:
-    """The place a handle is taken from: ``handles`` for ``handles[0]``, ``handles.pop()``,
-    ``self.hooks.values()``, ``list(handles)``."""
-    for _ in range(4):
-        if isinstance(node, cst.Subscript):
-            node = node.value
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
-                "pop", "popleft", "popitem", "values", "items", "get"):
-            node = node.func.value
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in (
-                "list", "tuple", "reversed", "enumerate", "sorted", "iter") and node.args:
-            node = node.args[0].value
-        else:
-            break
-    return dotted_name(node)
 
 
 def _argument(call: cst.Call, function: FunctionScope, parameter: str) -> cst.BaseExpression | None:

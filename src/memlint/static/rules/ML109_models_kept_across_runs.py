@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import Kind, Loop, dotted_name, root_name, storage_name
+from memlint.static.facts import Kind, Loop, collection_name, dotted_name, root_name
 from memlint.static.rule import Invalid, Rule
 
 _TRAINING_CALLS = frozenset({"fit", "train", "train_model", "fit_model", "train_one_epoch", "train_epoch",
@@ -140,7 +140,7 @@ class ModelsKeptAcrossRuns(Rule):
             element = self._element_of(receiver.value, binding, loop)
             if element is None:
                 continue
-            container = _walked_container(loop)
+            container = collection_name(loop.node.iter) if isinstance(loop.node, cst.For) else None
             if container is None or container.split(".", 1)[0] in loop.bound_this_iteration:
                 return
             moved = _Moved(value, receiver.value, container, element, loop, binding)
@@ -412,21 +412,3 @@ def sweep(widths, fit):
     return max(results, key=lambda r: r[0])
 """, line=14),
     ]
-
-
-def _walked_container(loop: Loop) -> str | None:
-    """``runs`` for ``for run in runs``, ``runs.items()``, ``enumerate(runs)``; None for a
-    loop over something built by a call (``range``, a generator)."""
-    if not isinstance(loop.node, cst.For):
-        return None
-    node = loop.node.iter
-    for _ in range(3):
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
-                "items", "values") and not node.args:
-            node = node.func.value
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in (
-                "enumerate", "zip", "list", "tuple", "sorted", "reversed") and node.args:
-            node = node.args[0].value
-        else:
-            break
-    return storage_name(node)
