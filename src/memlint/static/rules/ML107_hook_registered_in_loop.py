@@ -366,6 +366,9 @@ class HookRegisteredInLoop(Rule):
             return False
         if place in self._removed.get(id(function), ()):
             return False
+        if place.startswith("self.") and function.class_info is not None and any(
+                place in self._removed.get(id(method), ()) for method in function.class_info.methods.values()):
+            return False  # self._handle removed by another method (a paired hook may do it every call)
         for handed_by, callee, places in self._handed:
             if handed_by is function and place in places and any(
                     self._removes(scope) for scope in self.facts.callee_scopes(callee, function)):
@@ -843,6 +846,23 @@ class Scaler:
 
     def attach(self):
         self.model.register_forward_pre_hook(self._before_forward)
+""",
+        # a pre-hook installing a one-shot forward hook that removes itself
+        """
+import torch
+class OneShot:
+    def __init__(self, model):
+        self.model = model
+        self.handle = None
+        self.seen = []
+        model.register_forward_pre_hook(self._arm)
+
+    def _arm(self, module, args):
+        self.handle = self.model.head.register_forward_hook(self._fire)
+
+    def _fire(self, module, inputs, output):
+        self.seen.append(output.mean().item())
+        self.handle.remove()
 """,
         # forward calls a helper that registers once (it checks its own state first)
         """
