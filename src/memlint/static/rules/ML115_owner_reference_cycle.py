@@ -1,4 +1,4 @@
-"""ML112 owner-reference-cycle: an object that holds device memory keeps a reference back to
+"""ML115 owner-reference-cycle: an object that holds device memory keeps a reference back to
 itself (its own bound method, a hook capturing it), so it is freed only by the cycle
 collector, or never.
 
@@ -40,7 +40,7 @@ class _SelfReference:
 
 
 class OwnerReferenceCycle(Rule):
-    code = "ML112"
+    code = "ML115"
 
     def __init__(self, checker) -> None:
         super().__init__(checker)

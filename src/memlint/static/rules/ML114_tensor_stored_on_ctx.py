@@ -1,4 +1,4 @@
-"""ML111 tensor-stored-on-ctx: a custom ``torch.autograd.Function`` keeps a tensor as an
+"""ML114 tensor-stored-on-ctx: a custom ``torch.autograd.Function`` keeps a tensor as an
 attribute of ``ctx`` (``ctx.out = out``) instead of saving it with ``ctx.save_for_backward``.
 
 ``ctx`` lives as long as the autograd node it belongs to, that is as long as any output of the
@@ -96,7 +96,7 @@ class _FunctionClass:
 
 
 class TensorStoredOnCtx(Rule):
-    code = "ML111"
+    code = "ML114"
 
     def __init__(self, checker) -> None:
         super().__init__(checker)

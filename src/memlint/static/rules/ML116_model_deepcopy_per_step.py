@@ -1,4 +1,4 @@
-"""ML113 model-deepcopy-per-step: ``copy.deepcopy`` of a whole model, on its device, on every
+"""ML116 model-deepcopy-per-step: ``copy.deepcopy`` of a whole model, on its device, on every
 step of a loop, or made only to take its weights (state dict, another dtype).
 
 A deep copy of an ``nn.Module`` duplicates every parameter, buffer and gradient, on the device
@@ -41,7 +41,7 @@ _CONVERSIONS = frozenset({"state_dict", "to", "half", "float", "double", "bfloat
 
 
 class ModelDeepcopyPerStep(PerStepCallRule):
-    code = "ML113"
+    code = "ML116"
     CALLEE_NAMES = frozenset({"deepcopy"})
 
     def __init__(self, checker) -> None:

@@ -1,4 +1,4 @@
-"""ML114 tensor-cache-keyed-by-shape: a dict on an object caches a tensor under a key made from
+"""ML117 tensor-cache-keyed-by-shape: a dict on an object caches a tensor under a key made from
 a shape or a length (``self.cache[seq_len] = freqs``), and nothing ever evicts an entry.
 
 Rotary and positional tables, attention masks and grids are often memoised per input size.
@@ -37,7 +37,7 @@ import libcst as cst
 from memlint.static.facts import ClassInfo, FunctionScope, dotted_name, storage_name
 from memlint.static.rule import Invalid, Rule
 from memlint.static.rules.ML108_cache_keeps_graph import is_unbounded_cache
-from memlint.static.rules.ML111_tensor_stored_on_ctx import is_torch_operator
+from memlint.static.rules.ML114_tensor_stored_on_ctx import is_torch_operator
 
 # Methods whose result is a tensor (whatever the receiver, in practice).
 _TENSOR_METHODS = frozenset({
@@ -61,7 +61,7 @@ class _Store:
 
 
 class TensorCacheKeyedByShape(Rule):
-    code = "ML114"
+    code = "ML117"
 
     def __init__(self, checker) -> None:
         super().__init__(checker)
