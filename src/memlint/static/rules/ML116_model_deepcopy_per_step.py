@@ -17,8 +17,10 @@ Flagged (warning):
   batches or steps or runs the backward pass / optimizer step (not an epoch loop, not under
   ``if step % k == 0`` or ``if val_loss < best``), in ``forward``/``training_step``, or in a
   helper of this module that a step loop calls;
-- ``copy.deepcopy(m).to(...)``/``.half()``/``.cpu()``/``.state_dict()``... (the copy used only
-  to take weights) in any loop or per-step code.
+- ``copy.deepcopy(m)`` whose copy is used only for its weights: a chain ending in
+  ``.state_dict()`` (``deepcopy(m).to(dtype).state_dict()``) or moving it off the device
+  (``.cpu()``, ``.to("cpu")``), in any loop or per-step code. A copy converted and then used as
+  a model (``deepcopy(m).half()`` for inference) is a second model, not flagged for that.
 
 Not flagged: a copy made once (before the loop, in ``__init__``), under a condition that
 changes per step (a target network refreshed every C steps, the best model so far), copies of
@@ -46,7 +48,9 @@ class ModelDeepcopyPerStep(PerStepCallRule):
 
     def __init__(self, checker) -> None:
         super().__init__(checker)
-        self._converted: dict[int, str] = {}  # id() of a deepcopy call -> the conversion applied to it
+        # id() of a deepcopy call -> what the conversions applied to it end in: "state_dict", "cpu",
+        # or "" (another dtype or device: the copy is still a model)
+        self._converted: dict[int, str] = {}
         self._copied: dict[int, object] = {}  # id() of a deepcopy call -> the binding of what it copies
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -57,7 +61,8 @@ class ModelDeepcopyPerStep(PerStepCallRule):
                     and inner.func.attr.value in _CONVERSIONS:
                 inner = inner.func.value
             if isinstance(inner, cst.Call):
-                self._converted.setdefault(id(inner), func.attr.value)  # the outermost conversion
+                # the outermost conversion: what the copy is made for
+                self._converted.setdefault(id(inner), _purpose(node))
         super().visit_Call(node)
 
     def per_step_target(self, node: cst.Call) -> str | None:
@@ -73,6 +78,8 @@ class ModelDeepcopyPerStep(PerStepCallRule):
         # further down says so (a state dict, a tensor or a config never becomes one).
         self._copied[id(node)] = binding
         conversion = self._converted.get(id(node))
+        if conversion == "":
+            conversion = None  # deepcopy(model).half(): a second model, used as one
         if conversion is not None:
             function = facts.function
             if facts.loop is not None or function.is_per_step_method:
@@ -85,7 +92,7 @@ class ModelDeepcopyPerStep(PerStepCallRule):
     def _report_conversion(self, node: cst.Call, model: cst.BaseExpression, conversion: str, binding) -> None:
         if binding.kind is not Kind.MODULE:
             return
-        what = "take its state_dict" if conversion == "state_dict" else f"convert it (.{conversion}())"
+        what = "take its state_dict" if conversion == "state_dict" else "move it to the CPU"
         self.report(
             node,
             f"deepcopy({source_of(model, 30)}) copies the whole model on its device just to {what}",
@@ -128,6 +135,17 @@ def train(model, loader, optimizer, target_every=1000):
         if loss.item() < best:
             best, best_model = loss.item(), copy.deepcopy(model)
     return ema, target, best_model
+""",
+        # a converted copy used as a model (one per dtype benchmarked)
+        """
+import copy
+import torch
+def benchmark(model, batch):
+    times = {}
+    for dtype in (torch.float16, torch.bfloat16):
+        fast = copy.deepcopy(model).to(dtype)
+        times[dtype] = fast(batch.to(dtype)).sum().item()
+    return times
 """,
         # copies of state dicts and tensors; the weights converted one by one
         """
@@ -173,3 +191,14 @@ class EMACheckpoints(nn.Module):
             torch.save(deepcopy(ema_model).to(self.dtype).state_dict(), f"ema.{i}.{step}.pt")
 """, line=13),
     ]
+
+
+def _purpose(call: cst.Call) -> str:
+    """"state_dict" or "cpu" when the outermost conversion of a copy takes its weights or moves
+    it off the device (``.cpu()``, ``.to("cpu")``), else ""."""
+    method = call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
+    if method in ("state_dict", "cpu"):
+        return method
+    if method == "to" and any("cpu" in source_of(arg.value) for arg in call.args):
+        return "cpu"
+    return ""
