@@ -37,6 +37,7 @@ class _SelfReference:
     node: cst.CSTNode
     info: ClassInfo
     method: str  # the bound method (or "self") the object keeps
+    function: FunctionScope  # the method that stores it
 
 
 class OwnerReferenceCycle(Rule):
@@ -112,7 +113,7 @@ class OwnerReferenceCycle(Rule):
                     kept = found
                     break
         if kept is not None:
-            self._self_references.append(_SelfReference(node, info, kept))
+            self._self_references.append(_SelfReference(node, info, kept, function))
             self._schedule()
 
     def _child_keeps(self, child: ClassInfo, call: cst.Call, arg: cst.Arg) -> bool:
@@ -174,7 +175,7 @@ class OwnerReferenceCycle(Rule):
                 f"{info.name} keeps {what}: a reference cycle only gc frees, one per run",
                 help="pass a plain function or closure that does not hold the object, or call gc.collect() after "
                      "dropping each run's objects",
-                needs_grad=False, severity="warning", function=self._method_of(info, reference.node),
+                needs_grad=False, severity="warning", function=reference.function,
             )
 
     def _captures_self(self, hook: cst.BaseExpression, function: FunctionScope, depth: int = 0) -> bool:
@@ -195,9 +196,6 @@ class OwnerReferenceCycle(Rule):
         kinds = info.kinds
         return kinds.module or kinds.optimizer or info.is_module or any(
             binding.kind is Kind.MODULE for binding in info.attributes.values())
-
-    def _method_of(self, info: ClassInfo, node: cst.CSTNode) -> FunctionScope | None:
-        return info.methods.get("__init__")
 
     VALID = [
         # a schedule as a closure (what transformers changed it to); a weakref in a grad_fn hook
