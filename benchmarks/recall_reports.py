@@ -193,7 +193,7 @@ CASES = [
                                  detect_anomaly=True)
             trainer.fit(model, datamodule)
         """),
-    Case("https://github.com/huggingface/transformers/pull/45708", "ML108", 12, """
+    Case("https://github.com/huggingface/transformers/pull/45708", "ML108", 11, """
         import torch
         from torch import nn
         from transformers.pytorch_utils import compile_compatible_method_lru_cache
@@ -210,7 +210,7 @@ CASES = [
                 grid_h = torch.arange(height, device=device, dtype=dtype)
                 return torch.stack(torch.meshgrid(grid_w, grid_h, indexing="xy"))
         """),
-    Case("https://github.com/pytorch/pytorch/pull/149354", "ML108", 5, """
+    Case("https://github.com/pytorch/pytorch/pull/149354", "ML108", 4, """
         import functools
         from torch import nn
 
@@ -218,7 +218,7 @@ CASES = [
         def _get_fqns(model: nn.Module, name: str, skip_ddp_prefix: bool = True):
             return {name.replace("module.", "") if skip_ddp_prefix else name}
         """),
-    Case("https://github.com/MoonshotAI/Kimi-Audio/issues/117", "ML108", 9, """
+    Case("https://github.com/MoonshotAI/Kimi-Audio/issues/117", "ML108", 8, """
         from functools import lru_cache
         import torch
         from torch.utils.data import Dataset

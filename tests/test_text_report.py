@@ -69,6 +69,7 @@ def test_concise_lines_are_what_a_problem_matcher_reads():
 
 # Rules whose findings are in the short form: message (what is wrong) + help (what to do).
 SHORT_FORM_RULES = ("ML101", "ML102", "ML103", "ML104", "ML105", "ML106", "ML107", "ML108", "ML109", "ML110",
+                    "ML114", "ML115", "ML116", "ML117",
                     "ML201", "ML202", "ML203", "ML204", "ML205", "ML206", "ML207", "ML208", "ML209", "ML210",
                     "ML211", "ML212", "ML301", "ML302", "ML303", "ML304")
 MAX_MESSAGE = 100

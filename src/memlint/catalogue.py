@@ -89,6 +89,22 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "A LightningModule overrides training_epoch_end(outputs) and training_step returns tensors besides "
              "the loss: Lightning keeps every step's until the epoch ends.",
              triggers=("_epoch_end",)),
+    RuleInfo("ML114", "tensor-stored-on-ctx", "error",
+             "A custom autograd.Function keeps a tensor on ctx instead of save_for_backward: its output makes a "
+             "cycle gc cannot free, other tensors outlive backward.",
+             triggers=("ctx.",)),
+    RuleInfo("ML115", "owner-reference-cycle", "error",
+             "An object holding device memory refers back to itself (a grad_fn hook capturing it, its own bound "
+             "method kept): it is freed only by the cycle collector, or never.",
+             triggers=("grad_fn", "self.")),
+    RuleInfo("ML116", "model-deepcopy-per-step", "warning",
+             "copy.deepcopy of a whole model on its device every step, or only to take its weights: a model's "
+             "worth of GPU memory per copy, freed late when the module holds a cycle.",
+             triggers=("deepcopy",)),
+    RuleInfo("ML117", "tensor-cache-keyed-by-shape", "warning",
+             "A dict on an object caches a tensor per shape or length and never evicts: every new size adds a "
+             "tensor for the life of the object.",
+             triggers=("] = ", "functools.cache", "@cache", "lru_cache")),
     # ML2xx waste: the peak is higher than it needs to be.
     RuleInfo("ML201", "grad-enabled-inference", "warning",
              "A forward pass that is only inference (eval mode, an inference loop, a teacher or target model) runs "

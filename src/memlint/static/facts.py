@@ -844,6 +844,29 @@ def storage_name(node: cst.BaseExpression) -> str | None:
             return dotted_name(node)
 
 
+# Methods and builtins that hand out the elements of the collection they are given.
+_ELEMENT_METHODS = frozenset({"pop", "popleft", "popitem", "values", "items", "get"})
+_ELEMENT_FUNCTIONS = frozenset({"list", "tuple", "reversed", "enumerate", "sorted", "iter", "zip"})
+
+
+def collection_name(node: cst.BaseExpression) -> str | None:
+    """The collection an element (or a loop's elements) is taken from: ``handles`` for
+    ``handles[0]``, ``handles.pop()``, ``list(handles)``; ``self.runs`` for
+    ``self.runs.items()``, ``enumerate(self.runs)``; None when it is not a named collection."""
+    for _ in range(4):
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and node.func.attr.value in _ELEMENT_METHODS:
+            node = node.func.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) \
+                and node.func.value in _ELEMENT_FUNCTIONS and node.args:
+            node = node.args[0].value
+        else:
+            break
+    return dotted_name(node)
+
+
 _NO_KEY = object()
 
 

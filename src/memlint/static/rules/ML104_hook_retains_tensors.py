@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from memlint.static.facts import FunctionScope, dotted_name, names_in, storage_name
+from memlint.static.facts import FunctionScope, concatenated_onto, dotted_name, names_in, storage_name
 from memlint.static.rule import Invalid, Rule
 from memlint.static.rules.ML101_graph_accumulation import source_of
 
@@ -119,6 +119,12 @@ class HookRetainsTensors(Rule):
             name = dotted_name(target)
             if name is None:
                 continue
+            grown = _grown_by(node.value, name, self.facts)
+            if grown is not None:
+                # feats = torch.cat([feats, output]); grads = [grad_output[0]] + grads: it grows
+                for element in grown:
+                    self._store(node, target, element)
+                continue
             function = self.facts.function
             if name in self._declared.get(id(function), ()):
                 self._cleared.add(name)  # global feats; feats = []: a reset of the shared list
@@ -130,6 +136,11 @@ class HookRetainsTensors(Rule):
                 arg.keyword is not None and arg.keyword.value == "maxlen" for arg in node.value.args
             ):
                 self._cleared.add(name)  # deque(maxlen=N) is bounded
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, cst.AddAssign) and isinstance(node.value, (cst.List, cst.Tuple)):
+            for element in node.value.elements:  # grads += [grad_output[0]]
+                self._store(node, node.target, element.value)
 
     def visit_Global(self, node: cst.Global) -> None:
         self._declared.setdefault(id(self.facts.function), set()).update(item.name.value for item in node.names)
@@ -457,7 +468,55 @@ def attach(model):
 """,
     ]
 
+    VALID += [
+        # concatenated onto a list that a method resets every call, and CPU copies prepended
+        """
+import torch
+class Extractor:
+    def __init__(self, model, layer):
+        self.model = model
+        self.feats = None
+        self.grads = []
+        layer.register_forward_hook(self.save)
+        layer.register_full_backward_hook(self.save_grad)
+
+    def save(self, module, inputs, output):
+        self.feats = output if self.feats is None else torch.cat([self.feats, output])
+
+    def save_grad(self, module, grad_input, grad_output):
+        self.grads = [grad_output[0].cpu()] + self.grads
+
+    def __call__(self, x):
+        self.feats = None
+        return self.model(x)
+""",
+    ]
+
     INVALID = [
+        # concatenated onto an attribute, every call (the graph of each forward kept)
+        Invalid("""
+import torch
+class Features:
+    def __init__(self, layer):
+        self.feats = None
+        layer.register_forward_hook(self.save)
+
+    def save(self, module, inputs, output):
+        self.feats = output if self.feats is None else torch.cat([self.feats, output])
+""", line=9),
+        # prepended or added to a list: grads = [grad_output[0]] + grads, grads += [...]
+        Invalid("""
+import torch
+class Gradients:
+    def __init__(self, layer):
+        self.grads = []
+        self.norms = []
+        layer.register_full_backward_hook(self.save)
+
+    def save(self, module, grad_input, grad_output):
+        self.grads = [grad_output[0]] + self.grads
+        self.norms += [grad_output[0].norm().item()]
+""", line=10),
         # the classic: a forward hook appending outputs to a global list
         Invalid("""
 import torch
@@ -572,6 +631,23 @@ def attach(model):
         layer.register_forward_hook(save)
 """, line=8),
     ]
+
+
+def _grown_by(value: cst.BaseExpression, name: str, facts) -> list[cst.BaseExpression] | None:
+    """What ``name = value`` adds to ``name`` when it is rebound to itself plus more:
+    ``torch.cat([name, x])``, ``[x] + name``, ``name + [x]``; None otherwise."""
+    added = concatenated_onto(value, name, facts)
+    if added is not None:
+        return added
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+        sides = (value.left, value.right)
+        if any(dotted_name(side) == name for side in sides):
+            return [element.value for side in sides if isinstance(side, (cst.List, cst.Tuple))
+                    for element in side.elements]
+    if isinstance(value, cst.IfExp):  # feats = output if feats is None else torch.cat([feats, output])
+        found = [part for branch in (value.body, value.orelse) for part in (_grown_by(branch, name, facts) or ())]
+        return found or None
+    return None
 
 
 def _short(name: str, limit: int = 24) -> str:

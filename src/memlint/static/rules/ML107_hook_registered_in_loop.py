@@ -21,8 +21,15 @@ Flagged (error):
   ``remove()``, or ``with Cls(...) as cam:`` when ``__exit__`` removes them);
 - calling a function of this module that registers hooks on what it is given and never
   removes them, in such a loop;
+- a method hooking a module its object was given (``self.target_layer``) without removing
+  the handle before it returns, called in such a loop on the same object: reported at the
+  registration;
 - a registration on ``self``'s submodules (or a global) in ``forward``/``training_step``,
-  which run every step.
+  which run every step, or a call there of a method of this module that registers such hooks;
+- a registration in a function that is itself registered as a hook (it runs on every forward
+  or backward pass), on an object that outlives the call, directly or through a helper of this
+  module, whose handle is dropped or kept in a place the hook does not empty (handle flow:
+  where each registration's result goes, and which places a ``.remove()`` takes handles from).
 
 Not flagged: a handle removed in the same iteration (directly, in ``finally``, through a
 helper or a method that calls ``remove()``), hooks registered once before the loop, a
@@ -39,7 +46,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import FunctionScope, Loop, dotted_name, names_in
+from memlint.static.facts import FunctionScope, Loop, collection_name, dotted_name, names_in, storage_name
 from memlint.static.rule import Invalid, Rule
 from memlint.static.rules.ML101_graph_accumulation import source_of
 
@@ -55,6 +62,18 @@ _PER_STEP_METHODS = frozenset({"forward", "training_step", "train_step", "valida
                                "predict_step", "compute_loss", "step"})
 # Calls whose result is the object they were given a part of (an alias, not a new object).
 _LOOKUPS = frozenset({"getattr", "get_submodule", "get_parameter", "get"})
+# How often a function registered as a hook runs, by the registration that installs it.
+_HOOK_ROLES = {
+    "register_forward_hook": "a forward hook", "register_forward_pre_hook": "a forward pre-hook",
+    "register_full_backward_hook": "a backward hook", "register_backward_hook": "a backward hook",
+    "register_full_backward_pre_hook": "a backward pre-hook", "register_hook": "a tensor hook",
+    "register_module_forward_hook": "a global forward hook", "register_module_forward_pre_hook":
+    "a global forward pre-hook", "register_module_full_backward_hook": "a global backward hook",
+}
+# Methods putting their argument into the receiver (a list of handles).
+_STORING = frozenset({"append", "extend", "appendleft", "insert", "add"})
+# Where a handle goes when it is returned to the caller.
+_RETURNED = "<return>"
 
 
 @dataclass
@@ -79,15 +98,28 @@ class HookRegisteredInLoop(Rule):
         self._ifs: list[tuple[cst.If, FunctionScope, Loop | None]] = []
         self._with_items: set[int] = set()
         self._sites: list[_Site] = []
-        # id(function) -> registrations in it: (names in the hooked object, under a state guard)
-        self._registrations: dict[int, list[tuple[frozenset[str] | None, bool]]] = {}
+        # id(function) -> registrations in it: (names in the hooked object, under a state guard, the call)
+        self._registrations: dict[int, list[tuple[frozenset[str] | None, bool, cst.Call]]] = {}
+        # id() of a registration or call -> the place its result (a handle, handles) is kept in
+        # (``handles``, ``self.handle``): None when it is dropped, _RETURNED when returned.
+        # A call missing here hands its result on some other way (taken as managed).
+        self._destinations: dict[int, str | None] = {}
+        self._removed: dict[int, set[str]] = {}  # id(function) -> places whose handles it removes
+        # calls handing places to a callee, which may remove them: (function, callee, places)
+        self._handed: list[tuple[FunctionScope, str, frozenset[str]]] = []
+        self._hooks: list[tuple[FunctionScope, cst.BaseExpression, str]] = []  # (registrar, hook, method)
+        self._state_tested: set[int] = set()  # id() of functions with an ``if`` on state kept across calls
+        self._reported: set[int] = set()  # id() of registrations reported
         self._hooks_hold_self: set[int] = set()  # id() of methods registering a hook bound to self
         self._loops_removing: dict[int, bool] = {}  # id(loop) -> does an iteration remove hooks?
         self._scheduled = False
 
     # ----- structure ---------------------------------------------------------------------------
     def visit_If(self, node: cst.If) -> None:
-        self._ifs.append((node, self.facts.function, self.facts.loop))
+        function = self.facts.function
+        self._ifs.append((node, function, self.facts.loop))
+        if _is_state_test(node.test, function, self.facts.module_scope):
+            self._state_tested.add(id(function))
 
     def leave_If(self, node: cst.If) -> None:
         if self._ifs and self._ifs[-1][0] is node:
@@ -97,6 +129,22 @@ class HookRegisteredInLoop(Rule):
         for item in node.items:
             if isinstance(item.item, cst.Call):
                 self._with_items.add(id(item.item))
+
+    # ----- where handles go --------------------------------------------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        place = storage_name(node.targets[0].target) if len(node.targets) == 1 else None
+        if place is not None:
+            for call in _calls_in(node.value):
+                self._destinations[id(call)] = place
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        if isinstance(node.value, cst.Call):
+            self._destinations[id(node.value)] = None  # the result is dropped
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            for call in _calls_in(node.value):
+                self._destinations[id(call)] = _RETURNED
 
     # ----- calls -------------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -110,27 +158,70 @@ class HookRegisteredInLoop(Rule):
             last = qualified.rsplit(".", 1)[-1]
             if last in _MODULE_HOOKS and qualified.startswith("torch."):  # global module hooks
                 self._registration(node, last, None, function, loops)
-            elif loops and isinstance(func, cst.Name):
-                self._add_site(node, "call" if func.value not in facts.classes else "construct", function, loops,
-                               None, None, func.value)
+            elif isinstance(func, cst.Name):
+                self._note_handed(node, function, func.value)
+                if loops:
+                    self._add_site(node, "call" if func.value not in facts.classes else "construct", function,
+                                   loops, None, None, func.value)
             return
         if method in _MODULE_HOOKS or method in _TENSOR_HOOKS:
             self._registration(node, method, func.value, function, loops)
-        elif loops and dotted_name(func) is not None:
-            self._add_site(node, "call", function, loops, None, None, dotted_name(func))
+            return
+        if method == "remove" and not node.args:
+            self._removed.setdefault(id(function), set()).update(self._handle_places(func.value))
+            return
+        if method in _STORING:
+            place = storage_name(func.value)
+            if place is not None:
+                for arg in node.args:
+                    for call in _calls_in(arg.value):
+                        self._destinations[id(call)] = place
+        callee = dotted_name(func)
+        if callee is not None and function is not facts.module_scope:
+            self._note_handed(node, function, callee)
+            # every call of a function: it may run per step (forward) or per forward pass (a hook)
+            self._add_site(node, "call", function, loops, None, None, callee)
+        elif loops and callee is not None:
+            self._add_site(node, "call", function, loops, None, None, callee)
+
+    def _note_handed(self, node: cst.Call, function: FunctionScope, callee: str) -> None:
+        places = frozenset(place for arg in node.args if (place := storage_name(arg.value)) is not None)
+        if places:
+            self._handed.append((function, callee, places))
+
+    def _handle_places(self, receiver: cst.BaseExpression) -> set[str]:
+        """The places a ``.remove()`` call takes its handle from: ``handle``, ``handles`` for
+        ``handles.pop().remove()`` and ``for h in handles: h.remove()``, what a name was bound to."""
+        name = collection_name(receiver)
+        if name is None:
+            return set()
+        places = {name}
+        for loop in self.facts.loops_in_function():
+            if name in loop.target_names and isinstance(loop.node, cst.For):
+                inner = collection_name(loop.node.iter)
+                if inner is not None:
+                    places.add(inner)
+        binding = self.facts.lookup(name) if "." not in name else None
+        if binding is not None and isinstance(binding.node, cst.BaseExpression):
+            inner = collection_name(binding.node)
+            if inner is not None:
+                places.add(inner)
+        return places
 
     def _registration(self, node: cst.Call, method: str, receiver: cst.BaseExpression | None,
                       function: FunctionScope, loops: tuple[Loop, ...]) -> None:
         names = frozenset(names_in(receiver)) if receiver is not None else None
         guarded = any(if_function is function and _is_state_test(test.test, function, self.facts.module_scope)
                       for test, if_function, _ in self._ifs)
-        self._registrations.setdefault(id(function), []).append((names, guarded))
+        self._registrations.setdefault(id(function), []).append((names, guarded, node))
         positional = [arg.value for arg in node.args if arg.keyword is None]
         hook = positional[0] if positional else None
-        if hook is not None and "self" in names_in(hook):
-            self._hooks_hold_self.add(id(function))
-        if loops or (function.class_info is not None and function.name in _PER_STEP_METHODS):
-            self._add_site(node, "register", function, loops, receiver, hook, method)
+        if hook is not None:
+            self._hooks.append((function, hook, method))
+            if "self" in names_in(hook):
+                self._hooks_hold_self.add(id(function))
+        # every registration: the function it is in may turn out to run per step or per forward pass
+        self._add_site(node, "register", function, loops, receiver, hook, method)
 
     def _add_site(self, node, kind, function, loops, receiver, hook, callee) -> None:
         ifs = tuple((if_node.test, loop) for if_node, if_function, loop in self._ifs if if_function is function)
@@ -142,14 +233,148 @@ class HookRegisteredInLoop(Rule):
 
     # ----- decisions, once the module is walked --------------------------------------------------
     def _decide(self) -> None:
+        per_call = self._per_call_functions()
         for site in self._sites:
             site.with_item = id(site.node) in self._with_items
+            role = per_call.get(id(site.function))
+            if role is not None and role != _PER_STEP and self._decide_per_call(site, role):
+                continue
             if site.kind == "register":
-                self._decide_registration(site)
+                if site.loops or role == _PER_STEP:
+                    self._decide_registration(site)
+            elif not site.loops:
+                if role == _PER_STEP and site.kind == "call":
+                    self._decide_per_call(site, role)
             elif site.kind == "construct":
                 self._decide_construction(site)
-            else:
+            elif not (role == _PER_STEP and self._decide_per_call(site, role)):
                 self._decide_call(site)
+
+    # ----- functions that run on every step or forward pass --------------------------------------
+    def _per_call_functions(self) -> dict[int, str]:
+        """id() of the functions that run again and again -> what runs them: the hook functions
+        registered in this module (every forward or backward of what they hook), and the
+        per-step methods of classes (``forward``, ``training_step``)."""
+        found: dict[int, str] = {}
+        for scope in self.facts.function_scopes.values():
+            if scope.class_info is not None and scope.name in _PER_STEP_METHODS:
+                found[id(scope)] = _PER_STEP
+        for registrar, hook, method in self._hooks:
+            scope = self._hook_function(hook, registrar)
+            if scope is not None and id(scope) not in found:
+                found[id(scope)] = _HOOK_ROLES.get(method, "a hook")
+        return found
+
+    def _hook_function(self, hook: cst.BaseExpression, registrar: FunctionScope) -> FunctionScope | None:
+        """The ``def`` a registration installs: a function or nested function by name,
+        ``self.method``, the function of a ``functools.partial``."""
+        if isinstance(hook, cst.Call) and (self.facts.qualified_name(hook.func) or "").endswith(".partial") \
+                and hook.args and hook.args[0].keyword is None:
+            hook = hook.args[0].value
+        if isinstance(hook, cst.Name):
+            binding = registrar.lookup(hook.value)
+            node = binding.node if binding is not None else None
+            return self.facts.function_scopes.get(id(node)) if isinstance(node, cst.FunctionDef) else None
+        name = dotted_name(hook)
+        if name is not None and name.startswith("self.") and name.count(".") == 1 and registrar.class_info:
+            return self.facts.find_method(registrar.class_info, name[5:])
+        return None
+
+    def _decide_per_call(self, site: _Site, role: str) -> bool:
+        """A registration (or a call of a function of this module that registers) in a function
+        that runs per step or per forward pass, on an object that outlives the call, whose
+        handle is not removed in the same call: report it, and say so."""
+        function = site.function
+        if site.with_item or site.ifs:
+            return False
+        if site.kind == "register":
+            if role == _PER_STEP or id(function) in self._state_tested:
+                return False  # per-step methods: see _decide_registration
+            if site.receiver is None or not self._persistent(site.receiver, function) \
+                    or not self._handles_kept(site.node, function):
+                return False
+            what = source_of(site.receiver, 40)
+            self.report(
+                site.node,
+                f"'{what}' gets one more hook on every call of {function.name}() ({role})",
+                help="remove the handle before the hook returns, or register it once, outside the hook",
+            )
+            return True
+        if site.kind != "call":
+            return False
+        for target in self.facts.callee_scopes(site.callee, function):
+            if target is function or target.name == "__init__" or self._removes(target) \
+                    or id(target) in self._state_tested:
+                continue
+            registrations = [call for names, guarded, call in self._registrations.get(id(target), ())
+                             if not guarded and self._persistent(call.func.value if isinstance(call.func, cst.Attribute)
+                                                                 else call.func, target, site.node, function)]
+            if not registrations:
+                continue
+            handed_back = any(self._destinations.get(id(call), "") == _RETURNED or
+                              self._destinations.get(id(call)) in target.returned_names for call in registrations)
+            if handed_back and not self._handles_kept(site.node, function):
+                continue
+            name = site.callee.rsplit(".", 1)[-1]
+            when = "every step" if role == _PER_STEP else role
+            self.report(
+                site.node,
+                f"{name}() adds hooks on every call of {function.name}() ({when}), never removed",
+                help="remove the previous call's handles first (for h in handles: h.remove()), or register the "
+                     "hooks once",
+            )
+            return True
+        return False
+
+    def _persistent(self, node: cst.BaseExpression, function: FunctionScope, call: cst.Call | None = None,
+                    caller: FunctionScope | None = None, depth: int = 0) -> bool:
+        """Is the object ``node`` names (in ``function``) the same on every call: ``self``'s,
+        a global, a closure variable, an element of one, or an argument that is so in ``caller``
+        (``call`` being the call of ``function`` there)? Not an argument of a hook or per-step
+        method (a tensor of this call), nor what the call builds."""
+        root = _root(node)
+        if root is None or depth > 3:
+            return False
+        if root in ("self", "cls"):
+            return True
+        for loop in self.facts.loop_of_node.values():
+            if loop.scope is function and root in loop.target_names and isinstance(loop.node, cst.For):
+                return self._persistent(loop.node.iter, function, call, caller, depth + 1)
+        binding = function.bindings.get(root)
+        if binding is None:
+            return True  # a global or a variable of an enclosing function: the same every call
+        if isinstance(binding.node, cst.Param):
+            if call is None or caller is None:
+                return False
+            argument = _argument(call, function, root)
+            return argument is not None and self._persistent(argument, caller, None, None, depth + 1)
+        value = binding.node
+        if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)) or (
+                isinstance(value, cst.Call) and _last(value.func) in _LOOKUPS):
+            return self._persistent(value, function, call, caller, depth + 1)
+        return False
+
+    def _handles_kept(self, node: cst.Call, function: FunctionScope) -> bool:
+        """Does the handle (or handles) ``node`` returns outlive this call of ``function``
+        without being removed in it: dropped, or kept in a place no ``.remove()`` here empties?"""
+        if id(node) not in self._destinations:
+            return False  # handed on some other way: taken as managed
+        place = self._destinations[id(node)]
+        if place is None:
+            return True
+        if place == _RETURNED:
+            return False
+        if place in self._removed.get(id(function), ()):
+            return False
+        if place.startswith("self.") and function.class_info is not None and any(
+                place in self._removed.get(id(method), ()) for method in function.class_info.methods.values()):
+            return False  # self._handle removed by another method (a paired hook may do it every call)
+        for handed_by, callee, places in self._handed:
+            if handed_by is function and place in places and any(
+                    self._removes(scope) for scope in self.facts.callee_scopes(callee, function)):
+                return False
+        return not any(place in self._removed.get(id(scope), ())
+                       for callee in function.callees for scope in self.facts.callee_scopes(callee, function))
 
     def _decide_registration(self, site: _Site) -> None:
         if site.with_item:
@@ -212,6 +437,14 @@ class HookRegisteredInLoop(Rule):
         if target.class_info is not None and target.name == "__init__":
             return  # super().__init__ / a constructor: handled as a construction
         if not self._registers(target, 2) or self._removes(target):
+            return
+        own = self._own_attribute_registrations(target) if isinstance(site.node.func, cst.Attribute) else []
+        if own:
+            # explainer.attribute(image) per image: the method hooks a layer its object was given,
+            # the same on every call while the object is; the fix belongs in the method
+            if self._repeating_loop(site, None, [site.node.func.value], needs_all=True) is not None:
+                for call in own:
+                    self._report_own_registration(call, target)
             return
         if self._repeating_loop(site, None, list(site.args), needs_all=True) is None:
             return
@@ -315,7 +548,7 @@ class HookRegisteredInLoop(Rule):
         if id(function) in seen:
             return False
         seen.add(id(function))
-        for names, guarded in self._registrations.get(id(function), ()):
+        for names, guarded, _ in self._registrations.get(id(function), ()):
             if not guarded and (names is None or any(self._given(name, function) for name in names)):
                 return True
         if depth:
@@ -324,6 +557,32 @@ class HookRegisteredInLoop(Rule):
                     if self._registers(scope, depth - 1, seen):
                         return True
         return False
+
+    def _own_attribute_registrations(self, method: FunctionScope) -> list[cst.Call]:
+        """The registrations of ``method``, not under a state guard, on something its object
+        was given (``self.target_layer`` set from a constructor argument), whose handles the
+        call does not remove."""
+        if method.class_info is None or id(method) in self._state_tested:
+            return []
+        return [call for names, guarded, call in self._registrations.get(id(method), ())
+                if not guarded and names is not None and id(call) not in self._with_items
+                and any(name.startswith("self.") and self._given(name, method) for name in names)
+                and self._handles_kept(call, method)]
+
+    def _report_own_registration(self, call: cst.Call, method: FunctionScope) -> None:
+        if id(call) in self._reported:
+            return
+        self._reported.add(id(call))
+        func = call.func
+        what = source_of(func.value, 40) if isinstance(func, cst.Attribute) else "every module"
+        registration = func.attr.value if isinstance(func, cst.Attribute) else "hook"
+        self.report(
+            call,
+            f"'{what}' gets one more hook ({registration}) on every call of {method.name}(), never removed",
+            help=f"keep the handle and remove it before {method.name}() returns (in a finally), or register the "
+                 f"hook once in __init__",
+            function=method, needs_grad=False,
+        )
 
     def _given(self, name: str, function: FunctionScope) -> bool:
         """Does ``name`` (in ``function``) refer to something from outside the call?"""
@@ -538,9 +797,183 @@ def train(model, loader, optimizer, probe):
         model(batch).loss.backward()
         optimizer.step()
 """,
+        # a method that registers on its object's layer and removes the handles before it returns
+        """
+import torch
+class Saliency:
+    def __init__(self, model, layer):
+        self.model = model
+        self.layer = layer
+        self.feats = None
+
+    def _keep(self, module, inputs, output):
+        self.feats = output
+
+    def explain(self, image):
+        handle = self.layer.register_forward_hook(self._keep)
+        try:
+            self.model(image).max().backward()
+        finally:
+            handle.remove()
+        return self.feats.detach().cpu()
+
+def explain_all(model, layer, images):
+    saliency = Saliency(model, layer)
+    return [saliency.explain(image) for image in images]
+""",
+        # a forward hook that hooks the tensors of this call; a pre-hook that removes the last
+        # call's handles before it adds new ones
+        """
+import torch
+def clip_gradients_of(layer, limit):
+    def on_forward(module, inputs, output):
+        output.register_hook(lambda grad: grad.clamp(-limit, limit))
+    return layer.register_forward_hook(on_forward)
+
+class Scaler:
+    def __init__(self, model, gates):
+        self.model = model
+        self.gates = gates
+        self.step_handles = []
+
+    def _inject(self, scale):
+        return [gate.register_forward_pre_hook(lambda m, args: (args[0] * scale,)) for gate in self.gates]
+
+    def _before_forward(self, module, args):
+        while self.step_handles:
+            self.step_handles.pop().remove()
+        self.step_handles.extend(self._inject(args[0].mean().item()))
+
+    def attach(self):
+        self.model.register_forward_pre_hook(self._before_forward)
+""",
+        # a pre-hook installing a one-shot forward hook that removes itself
+        """
+import torch
+class OneShot:
+    def __init__(self, model):
+        self.model = model
+        self.handle = None
+        self.seen = []
+        model.register_forward_pre_hook(self._arm)
+
+    def _arm(self, module, args):
+        self.handle = self.model.head.register_forward_hook(self._fire)
+
+    def _fire(self, module, inputs, output):
+        self.seen.append(output.mean().item())
+        self.handle.remove()
+""",
+        # forward calls a helper that registers once (it checks its own state first)
+        """
+import torch
+from torch import nn
+class Probed(nn.Module):
+    def __init__(self, body):
+        super().__init__()
+        self.body = body
+        self.handles = None
+        self.seen = []
+
+    def _record(self, module, inputs, output):
+        self.seen.append(output.mean().item())
+
+    def _ensure_hooks(self):
+        if self.handles is not None:
+            return
+        self.handles = [m.register_forward_hook(self._record) for m in self.body.children()]
+
+    def forward(self, x):
+        self._ensure_hooks()
+        return self.body(x)
+""",
     ]
 
     INVALID = [
+        # a method hooking the layer its object was given, on every call, called per image
+        Invalid("""
+import torch
+class FeatureAttribution:
+    def __init__(self, model, layer):
+        self.model = model
+        self.layer = layer
+        self.acts = None
+
+    def _keep(self, module, inputs, output):
+        self.acts = output
+
+    def attribute(self, image):
+        self.layer.register_forward_hook(self._keep)
+        self.model(image).max().backward()
+        return (self.acts * self.acts.grad).sum(1).detach().cpu()
+
+def attribute_folder(model, layer, images):
+    attribution = FeatureAttribution(model, layer)
+    maps = []
+    for image in images:
+        maps.append(attribution.attribute(image[None].cuda()))
+    return maps
+""", line=13),
+        # a forward hook that adds another hook to the model's head on every forward
+        Invalid("""
+import torch
+def attach_probe(model, store):
+    def on_backbone(module, inputs, output):
+        model.head.register_forward_hook(lambda m, i, o: store.append(o.detach().cpu()))
+    model.backbone.register_forward_hook(on_backbone)
+""", line=5),
+        # a pre-hook whose helper registers one hook per gate every forward; only the last
+        # forward's handles are removed, after the generation
+        Invalid("""
+import torch
+from contextlib import contextmanager
+class GatedModel:
+    def __init__(self, model, gates, router):
+        self.model = model
+        self.gates = gates
+        self.router = router
+
+    def _inject(self, weights):
+        handles = []
+        for gate in self.gates:
+            handles.append(gate.register_forward_pre_hook(lambda m, args, w=weights: (args[0] * w,)))
+        return handles
+
+    @contextmanager
+    def routed(self):
+        current = []
+
+        def before_forward(module, args):
+            nonlocal current
+            current = self._inject(self.router(args[0]))
+
+        handle = self.model.register_forward_pre_hook(before_forward)
+        yield
+        handle.remove()
+        for h in current:
+            h.remove()
+""", line=22),
+        # forward calls a helper that hooks every child of the body on every call
+        Invalid("""
+import torch
+from torch import nn
+class Traced(nn.Module):
+    def __init__(self, body):
+        super().__init__()
+        self.body = body
+        self.norms = []
+
+    def _record(self, module, inputs, output):
+        self.norms.append(output.norm().item())
+
+    def _trace(self):
+        for child in self.body.children():
+            child.register_forward_hook(self._record)
+
+    def forward(self, x):
+        self._trace()
+        return self.body(x)
+""", line=18),
         # the grad-cam loop: a forward and a backward hook per image, never removed
         Invalid("""
 import torch
@@ -668,6 +1101,35 @@ class Net(nn.Module):
         return self.body(x)
 """, line=14),
     ]
+
+
+_PER_STEP = "per step"
+
+
+def _calls_in(node: cst.BaseExpression) -> list[cst.Call]:
+    """The calls whose results ``node`` keeps as they are: itself, the elements of a list or
+    tuple, the element of a list comprehension."""
+    if isinstance(node, cst.Call):
+        return [node]
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return [element.value for element in node.elements if isinstance(element.value, cst.Call)]
+    if isinstance(node, cst.ListComp) and isinstance(node.elt, cst.Call):
+        return [node.elt]
+    return []
+
+
+def _argument(call: cst.Call, function: FunctionScope, parameter: str) -> cst.BaseExpression | None:
+    """What ``call`` passes for ``parameter`` of ``function`` (by keyword or position)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == parameter:
+            return arg.value
+    if parameter not in function.parameters:
+        return None
+    index = function.parameters.index(parameter)
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if any(arg.star for arg in positional[: index + 1]):
+        return None
+    return positional[index].value if index < len(positional) else None
 
 
 def _root(node: cst.BaseExpression) -> str | None:

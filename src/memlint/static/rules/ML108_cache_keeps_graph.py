@@ -44,10 +44,12 @@ class CacheKeepsGraph(Rule):
     code = "ML108"
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        decorators = [self._cache_name(d.decorator) for d in node.decorators]
-        cache = next((name for name in decorators if name is not None), None)
-        if cache is None:
+        cached = next(((d, name) for d in node.decorators if (name := self._cache_name(d.decorator)) is not None),
+                      None)
+        if cached is None:
             return
+        # Reported on the decorator: it is what the fix removes or changes.
+        decorator, cache = cached
         facts = self.facts
         parent = facts.scope
         others = {dotted_name(d.decorator) for d in node.decorators}
@@ -64,7 +66,7 @@ class CacheKeepsGraph(Rule):
                 if size is not None and size < _SMALL_CACHE:
                     # A few entries: bounded, but the same graph comes back for the same key.
                     self.report(
-                        node.name,
+                        decorator,
                         f"'{name}()' caches up to {size} module output(s) and their graphs",
                         help="do not cache module outputs, or compute them under torch.no_grad(): a cached graph is "
                              "stale, and a second backward through it may fail",
@@ -72,16 +74,16 @@ class CacheKeepsGraph(Rule):
                     )
                     return
                 self.report(
-                    node.name,
+                    decorator,
                     f"'{name}()' caches module outputs: every cached entry keeps its autograd graph alive",
                     help="do not cache module outputs: cache plain values (shapes, masks), or compute them under "
                          "torch.no_grad()",
                     function=scope,  # dropped if the function is only called under no_grad
                 )
                 return
-            if is_method and node.name.value == "__getitem__" and _unbounded(node, cache):
+            if is_method and node.name.value == "__getitem__" and is_unbounded_cache(node, cache):
                 self.report(
-                    node.name,
+                    decorator,
                     f"'{name}' is cached without a size limit: every sample stays in memory",
                     help="drop the cache, or bound it (lru_cache(maxsize=...))",
                     needs_grad=False, severity="warning",
@@ -89,7 +91,7 @@ class CacheKeepsGraph(Rule):
                 return
             if is_method and info is not None and info.is_module:
                 self.report(
-                    node.name,
+                    decorator,
                     f"'{name}' is cached with @{cache}, which keeps every {info.name} alive",
                     help="cache a module-level function of plain arguments, or compute the value once in __init__",
                     needs_grad=False, severity="warning",
@@ -99,7 +101,7 @@ class CacheKeepsGraph(Rule):
                                  if p.name.value != "self" and _names_a_module(p)), None)
             if module_param is not None:
                 self.report(
-                    node.name,
+                    decorator,
                     f"'{name}()' is cached with @{cache} and takes '{module_param}': the cache keeps the module alive",
                     help="pass plain values, or store the result on the module",
                     needs_grad=False, severity="warning",
@@ -183,7 +185,7 @@ class LearnedPositionEmbedding(nn.Module):
     @functools.lru_cache(maxsize=1)
     def forward(self, height, device):
         return self.rows(torch.arange(height, device=device))
-""", line=11),
+""", line=10),
         # a Dataset's __getitem__ cached without limit
         Invalid("""
 from functools import lru_cache
@@ -193,7 +195,7 @@ class AudioDataset(Dataset):
     @lru_cache(maxsize=None)
     def __getitem__(self, i):
         return torch.load(self.paths[i], map_location="cpu")
-""", line=7),
+""", line=6),
         # a cached module output
         Invalid("""
 import functools
@@ -207,7 +209,7 @@ class Encoder(nn.Module):
     @functools.lru_cache(maxsize=128)
     def encode_prompt(self, prompt_ids):
         return self.proj(prompt_ids)
-""", line=11),
+""", line=10),
         # a module-level cache over a model call
         Invalid("""
 from functools import lru_cache
@@ -217,7 +219,7 @@ model = torch.nn.Linear(16, 16)
 @lru_cache(maxsize=None)
 def features(x):
     return model(x)
-""", line=7),
+""", line=6),
         # a cached method of a module, no graph (warning)
         Invalid("""
 import functools
@@ -231,7 +233,7 @@ class Attention(nn.Module):
     @functools.cache
     def mask(self, n):
         return torch.ones(n, n).tril()
-""", line=11),
+""", line=10),
         # a cached function taking the model
         Invalid("""
 import functools
@@ -240,11 +242,11 @@ import torch
 def embed_labels(encoder, labels):
     with torch.no_grad():
         return encoder(labels)
-""", line=5),
+""", line=4),
     ]
 
 
-def _unbounded(function: cst.FunctionDef, cache: str) -> bool:
+def is_unbounded_cache(function: cst.FunctionDef, cache: str) -> bool:
     """``@functools.cache`` or ``@lru_cache(maxsize=None)``."""
     return cache == "cache" or _maxsize(function, cache) == _UNBOUNDED
 

@@ -12,7 +12,12 @@ Flagged (warning): ``runs.append(model)`` / ``runs[fold] = model`` / ``runs += [
 a tuple or dict holding it, or a trainer/learner built with it) in a loop that trains (it
 backpropagates, steps an optimizer, calls ``fit``/``train``, or builds an optimizer), where the
 model was built in the same iteration (an ``nn.Module`` constructor, ``from_pretrained``, a
-module class of this file...). Not flagged: state dicts, scores or predictions kept
+module class of this file...). Also flagged (warning): a model taken from the runs a loop walks (``for name, run in
+runs.items(): model = run["model"]``, or the loop target itself) moved to the device in place
+(``model.to(device)``, ``model.cuda()``) and trained, and neither moved back nor dropped from
+the run in the iteration: the container keeps every run's model on the GPU.
+
+Not flagged: state dicts, scores or predictions kept
 (``model.state_dict()``, ``evaluate(model)``), a model moved to the CPU before it is kept
 (``model.cpu()``), an ensemble loaded for inference (no training in the loop), a model built
 before the loop.
@@ -24,7 +29,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import Kind, Loop, dotted_name
+from memlint.static.facts import Kind, Loop, collection_name, dotted_name, root_name
 from memlint.static.rule import Invalid, Rule
 
 _TRAINING_CALLS = frozenset({"fit", "train", "train_model", "fit_model", "train_one_epoch", "train_epoch",
@@ -32,8 +37,21 @@ _TRAINING_CALLS = frozenset({"fit", "train", "train_model", "fit_model", "train_
 _HOLDER_SUFFIXES = ("Trainer", "Learner", "Engine", "Runner")
 # Calls after which a model is off the accelerator.
 _OFF_DEVICE = frozenset({"cpu", "state_dict", "to_dict"})
+# Methods of a module that return the module (moved or converted), not something it computed.
+_SAME_MODULE = frozenset({"to", "cuda", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_",
+                          "to_empty", "type"})
 # Libraries whose estimators are not PyTorch modules (a "model" name is not enough there).
 _NOT_TORCH = ("sklearn", "xgboost", "lightgbm", "catboost", "statsmodels")
+
+
+@dataclass
+class _Moved:
+    node: cst.Call
+    name: str  # the model variable
+    container: str  # what the loop walks
+    element: str  # the loop target the model comes from
+    loop: Loop
+    binding: object  # the model variable's binding (read once the function is walked)
 
 
 @dataclass
@@ -50,6 +68,7 @@ class ModelsKeptAcrossRuns(Rule):
     def __init__(self, checker) -> None:
         super().__init__(checker)
         self._training_loops: set[int] = set()  # loops that call fit/train or build an optimizer
+        self._released: set[tuple[int, str]] = set()  # (id(loop), name) deleted or moved off in the loop
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.facts
@@ -76,6 +95,88 @@ class ModelsKeptAcrossRuns(Rule):
         for target in node.targets:
             if isinstance(target.target, cst.Subscript) and self.facts.loop is not None:
                 self._kept(node, target.target.value, node.value)
+            if self.facts.loop is not None:
+                self._note_released(target.target, node.value)
+        # model = model.to(device): the module moved in place (the container still holds it)
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self._moved(node.value, node.targets[0].target.value)
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        self._moved(node.value, None)  # model.to(device) alone: only a module moves in place
+
+    def visit_Del(self, node: cst.Del) -> None:
+        if self.facts.loop is None:
+            return
+        targets = [el.value for el in node.target.elements] if isinstance(node.target, cst.Tuple) else [node.target]
+        for target in targets:
+            if isinstance(target, (cst.Subscript, cst.Attribute)):
+                self._released.add((id(self.facts.loop), root_name(target)))
+
+    def _note_released(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """``run["model"] = None``: the iteration drops the model from what the loop walks."""
+        if isinstance(target, (cst.Subscript, cst.Attribute)) and isinstance(value, cst.Name) \
+                and value.value == "None":
+            self._released.add((id(self.facts.loop), root_name(target)))
+
+    def _moved(self, value: cst.BaseExpression, rebound: str | None) -> None:
+        """``model.to(device)`` / ``model.cuda()`` in a loop, on a model taken from the element
+        the loop is walking (``for name, run in runs.items(): model = run["model"]``)."""
+        facts = self.facts
+        if facts.loop is None or not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+            return
+        method = value.func.attr.value
+        receiver = value.func.value
+        if method not in ("to", "cuda") or not isinstance(receiver, cst.Name):
+            return
+        if method == "to" and any("cpu" in cst.Module(body=()).code_for_node(arg.value) for arg in value.args):
+            self._released.add((id(facts.loop), receiver.value))
+            return
+        if rebound is not None and rebound != receiver.value:
+            return
+        binding = facts.lookup(receiver.value)
+        if binding is None:
+            return
+        for loop in reversed(facts.loops_in_function()):
+            element = self._element_of(receiver.value, binding, loop)
+            if element is None:
+                continue
+            container = collection_name(loop.node.iter) if isinstance(loop.node, cst.For) else None
+            if container is None or container.split(".", 1)[0] in loop.bound_this_iteration:
+                return
+            moved = _Moved(value, receiver.value, container, element, loop, binding)
+            self.at_function_exit(lambda moved=moved: self._decide_moved(moved))
+            return
+
+    def _element_of(self, name: str, binding, loop: Loop) -> str | None:
+        """The loop target ``name`` is, or is taken from (``run["model"]``, ``run.get("model")``,
+        ``run.model``), when the loop walks a container of runs; else None."""
+        if name in loop.target_names:
+            return name
+        node = binding.node
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get":
+            node = node.func.value
+        elif isinstance(node, (cst.Subscript, cst.Attribute)):
+            node = node.value
+        else:
+            return None
+        return node.value if isinstance(node, cst.Name) and node.value in loop.target_names else None
+
+    def _decide_moved(self, moved: "_Moved") -> None:
+        loop = moved.loop
+        if not (loop.is_training_loop or id(loop) in self._training_loops):
+            return  # moved to the device for inference only
+        if moved.binding.kind is not Kind.MODULE and not moved.binding.called:
+            return  # not known to be a model (run as one, or a module by what it was built from)
+        if {(id(loop), moved.name), (id(loop), moved.element), (id(loop), moved.container.split(".", 1)[0])} \
+                & self._released:
+            return  # moved back, deleted from the run, or the run dropped
+        self.report(
+            moved.node,
+            f"'{moved.name}' is trained on the device and left there in '{moved.container}': every run stays",
+            help=f"save what you need (state_dict to a file or the CPU), then move it off ({moved.name}.cpu()) or "
+                 f"drop it from '{moved.container}' before the next run",
+            needs_grad=False,
+        )
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, cst.AddAssign) and isinstance(node.value, (cst.List, cst.Tuple)):
@@ -117,6 +218,9 @@ class ModelsKeptAcrossRuns(Rule):
         qualified = facts.qualified_name(node.func) or ""
         if qualified.startswith(_NOT_TORCH):
             return None
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value not in _SAME_MODULE \
+                and facts.is_module_expr(node.func.value) and not facts.is_module_constructor(node):
+            return None  # model_fcsts = model.predict(...): what a model's method returns, not a model
         if binding.kind is Kind.MODULE:
             return value.value
         last = qualified.rsplit(".", 1)[-1]
@@ -165,6 +269,17 @@ def run_trials(configs, train):
         models.append(model)
     return models
 """,
+        # what a model's method returns (predictions), kept per model
+        """
+import numpy as np
+def cross_validation(models, dataset, h):
+    fcsts_list = []
+    for model in models:
+        model.fit(dataset=dataset)
+        model_fcsts = model.predict(dataset, h=h)
+        fcsts_list.append(model_fcsts)
+    return np.concatenate(fcsts_list, axis=-1)
+""",
         # an ensemble loaded for inference: no training in the loop
         """
 import torch
@@ -203,7 +318,52 @@ def fit(model, loaders, optimizer):
 """,
     ]
 
+    VALID += [
+        # each run's model moved back to the CPU, or dropped from its run, after training
+        """
+import torch
+import torch.nn.functional as F
+def train_all(experiments, device, epochs):
+    for name, exp in experiments.items():
+        net = exp["net"]
+        net.to(device)
+        for epoch in range(epochs):
+            for x, y in exp["loader"]:
+                loss = F.cross_entropy(net(x.to(device)), y.to(device))
+                exp["optimizer"].zero_grad()
+                loss.backward()
+                exp["optimizer"].step()
+        net.to("cpu")
+
+def train_each(runs, device):
+    for run in runs:
+        model = run.model
+        model.cuda()
+        for x, y in run.loader:
+            model(x.cuda(), y.cuda()).backward()
+            run.optimizer.step()
+        torch.save(model.state_dict(), run.path)
+        del run.model
+""",
+    ]
+
     INVALID = [
+        # models of a dict of experiments, each moved to the GPU and trained, left there
+        Invalid("""
+import torch
+import torch.nn.functional as F
+def train_all(experiments, device, epochs):
+    for name, exp in experiments.items():
+        net = exp["net"]
+        net.to(device)
+        for epoch in range(epochs):
+            for x, y in exp["loader"]:
+                loss = F.cross_entropy(net(x.to(device)), y.to(device))
+                exp["optimizer"].zero_grad()
+                loss.backward()
+                exp["optimizer"].step()
+        exp["score"] = loss.item()
+""", line=7),
         Invalid("""
 import torch
 from torch import nn

@@ -1,0 +1,482 @@
+"""ML114 tensor-stored-on-ctx: a custom ``torch.autograd.Function`` keeps a tensor as an
+attribute of ``ctx`` (``ctx.out = out``) instead of saving it with ``ctx.save_for_backward``.
+
+``ctx`` lives as long as the autograd node it belongs to, that is as long as any output of the
+Function (through its ``grad_fn``) is alive. What ``save_for_backward`` saves is freed as soon
+as the backward pass has used it and is checked against in-place changes; an attribute of
+``ctx`` is neither:
+
+- the Function's **output** stored on ``ctx`` closes a cycle: output -> ``grad_fn`` (the node)
+  -> ``ctx`` -> output. The cycle runs through the C++ node, which Python's collector cannot
+  see through, so the output, ``ctx``, everything else on it and the graph below stay alive
+  after the last reference is dropped: memory grows with every call (pytorch#25340, #5569).
+  Error; a warning when ``backward`` deletes the attribute (the cycle is then broken only when
+  a backward pass runs).
+- an **input** or another tensor computed in ``forward`` stays alive for the lifetime of the
+  graph, past the backward pass that needed it (typically until the next iteration), and is
+  not protected against in-place changes; a view or a copy that shares the output's storage
+  closes the same cycle (asappresearch/sru#171). Warning, unless ``backward`` deletes it or
+  sets it to ``None``.
+
+Evidence that the stored value is a tensor (names alone are never enough): it is returned by
+``forward`` (an output; in ``setup_context``, the ``output`` argument), it comes from a
+``torch`` function or a tensor method, or it is an argument that ``forward``/``backward`` use
+as a tensor (a tensor-only method such as ``.view()``/``.contiguous()``/``.t()`` on it, an
+annotation ``Tensor``, ``save_for_backward``/``mark_dirty`` of it). Numbers, shapes, dtypes,
+flags, callables and modules on ``ctx`` are what ``ctx`` is for and are not flagged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from memlint.static.facts import ClassInfo, FunctionScope, dotted_name
+from memlint.static.rule import Invalid, Rule
+
+# Methods only a tensor has (not a number, a list, a numpy array or a module): a receiver of one
+# is a tensor, and so is the result.
+_TENSOR_ONLY_METHODS = frozenset({
+    "clone", "contiguous", "detach", "t", "view", "view_as", "reshape_as", "expand", "expand_as",
+    "permute", "unsqueeze", "narrow", "masked_fill", "masked_fill_", "mm", "bmm", "matmul", "half",
+    "bfloat16", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "softmax", "log_softmax",
+    "sigmoid", "type_as", "index_select", "gather", "scatter", "scatter_add", "clamp", "clamp_", "is_contiguous",
+    "data_ptr", "element_size", "numel", "requires_grad_", "retain_grad", "register_hook",
+    "cuda", "float", "long", "int", "bool", "unfold", "chunk", "unbind", "addmm", "baddbmm",
+    "flip", "roll", "repeat_interleave", "exp", "log", "sqrt", "rsqrt", "tanh", "relu",
+})
+# Tensor-only attributes of a tensor (``.shape``/``.dtype`` are numpy's too).
+_TENSOR_ONLY_ATTRIBUTES = frozenset({"is_cuda", "grad_fn", "requires_grad", "is_leaf", "grad", "device"})
+# Methods whose result is a tensor when the receiver is one (shape queries and ``.item()`` are not).
+_NOT_TENSOR_RESULTS = frozenset({"size", "dim", "numel", "is_contiguous", "data_ptr", "element_size", "item",
+                                 "tolist", "requires_grad_", "register_hook", "retain_grad", "numpy", "stride",
+                                 "get_device", "nelement"})
+# Attributes of a tensor that are tensors themselves.
+_TENSOR_ATTRIBUTES = frozenset({"data", "T", "mT", "H", "mH", "real", "imag", "grad"})
+# Namespaces of ``torch`` operators (their results are tensors, their first argument is one).
+_OPERATOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.ops.")
+# ``torch.<name>`` callables that return no tensor.
+_NOT_TENSOR_FUNCTIONS = frozenset({
+    "torch.is_tensor", "torch.is_grad_enabled", "torch.get_default_dtype", "torch.finfo", "torch.iinfo",
+    "torch.no_grad", "torch.enable_grad", "torch.set_grad_enabled", "torch.is_floating_point", "torch.numel",
+    "torch.typename", "torch.get_autocast_gpu_dtype", "torch.is_autocast_enabled", "torch.is_complex",
+    "torch.is_nonzero", "torch.equal", "torch.allclose", "torch.result_type", "torch.promote_types",
+    "torch.can_cast", "torch.is_inference_mode_enabled", "torch.compile", "torch.manual_seed", "torch.load",
+    "torch.save", "torch.broadcast_shapes", "torch.device", "torch.dtype",
+})
+# ``torch`` functions whose first argument is not a tensor (a size, data, a seed).
+_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.arange", "torch.linspace",
+                        "torch.logspace", "torch.randn", "torch.rand", "torch.randint", "torch.randperm",
+                        "torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.eye", "torch.manual_seed",
+                        "torch.empty_strided", "torch.scalar_tensor"})
+# ctx methods that take tensors.
+_CTX_TENSOR_METHODS = frozenset({"save_for_backward", "mark_dirty", "mark_non_differentiable", "save_for_forward"})
+
+
+@dataclass
+class _Stored:
+    node: cst.CSTNode
+    attribute: str
+    value: cst.BaseExpression
+    function: FunctionScope
+    ctx: str
+
+
+@dataclass
+class _FunctionClass:
+    """What one autograd.Function class does with ``ctx``, filled as its methods are walked."""
+
+    stores: list[_Stored]
+    released: set[str]  # attributes backward deletes or sets to None
+    tensor_attributes: set[str]  # attributes backward uses as tensors (ctx.x.t())
+    returned: dict[int, set[str]]  # id(forward scope) -> names it returns (outputs)
+    returned_attributes: set[str]  # ctx attributes forward returns (``return ctx.out``)
+    tensor_names: dict[int, set[str]]  # id(scope) -> names used there as tensors
+
+
+class TensorStoredOnCtx(Rule):
+    code = "ML114"
+
+    def __init__(self, checker) -> None:
+        super().__init__(checker)
+        self._classes: dict[int, _FunctionClass] = {}  # id(ClassInfo) -> what it does
+        self._scheduled = False
+
+    # ----- where we are ------------------------------------------------------------------------
+    def _context(self) -> tuple[_FunctionClass, str, str] | None:
+        """In ``forward``/``setup_context``/``backward`` of an autograd.Function: its record,
+        the method's name, and the name of its ``ctx`` parameter."""
+        function = self.facts.function
+        info: ClassInfo | None = function.class_info
+        if info is None or not info.kinds.autograd_function or not isinstance(function.node, cst.FunctionDef):
+            return None
+        if function.name not in ("forward", "setup_context", "backward", "jvp", "vjp"):
+            return None
+        if function.parent is None or getattr(function.parent, "info", None) is not info:
+            return None  # a function nested in a method
+        params = function.node.params.params
+        if not params:
+            return None
+        record = self._classes.get(id(info))
+        if record is None:
+            record = self._classes[id(info)] = _FunctionClass([], set(), set(), {}, set(), {})
+            if not self._scheduled:
+                self._scheduled = True
+                self.at_module_exit(self._decide)
+        return record, function.name, params[0].name.value
+
+    # ----- what forward stores and returns, what backward does -----------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        context = self._context()
+        if context is None:
+            return
+        record, method, ctx = context
+        for target in node.targets:
+            pairs = _pairs(target.target, node.value)
+            for element, value in pairs:
+                attribute = _ctx_attribute(element, ctx)
+                if attribute is None:
+                    continue
+                if method == "backward":
+                    if isinstance(value, cst.Name) and value.value == "None":
+                        record.released.add(attribute)
+                elif method in ("forward", "setup_context"):
+                    record.stores.append(_Stored(element, attribute, value, self.facts.function, ctx))
+
+    def visit_Del(self, node: cst.Del) -> None:
+        context = self._context()
+        if context is None or context[1] != "backward":
+            return
+        record, _, ctx = context
+        targets = [el.value for el in node.target.elements] if isinstance(node.target, cst.Tuple) else [node.target]
+        for target in targets:
+            attribute = _ctx_attribute(target, ctx)
+            if attribute is not None:
+                record.released.add(attribute)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        context = self._context()
+        if context is None or context[1] != "forward" or node.value is None:
+            return
+        record, _, ctx = context
+        value = node.value
+        elements = [el.value for el in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
+        names = record.returned.setdefault(id(self.facts.function), set())
+        names.update(el.value for el in elements if isinstance(el, cst.Name))
+        record.returned_attributes.update(attribute for el in elements
+                                          if (attribute := _ctx_attribute(el, ctx)) is not None)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        context = self._context()
+        if context is None:
+            return
+        record, method, ctx = context
+        func = node.func
+        used = record.tensor_names.setdefault(id(self.facts.function), set())
+        qualified = self.facts.qualified_name(func) or ""
+        if is_torch_operator(qualified) and qualified not in _FACTORIES and node.args and node.args[0].keyword is None:
+            first = node.args[0].value  # torch.sigmoid(x), F.linear(x, w): a tensor
+            name = dotted_name(first)
+            if name is not None:
+                used.add(name)
+                attribute = _ctx_attribute(first, ctx)
+                if attribute is not None:
+                    record.tensor_attributes.add(attribute)
+        if not isinstance(func, cst.Attribute):
+            return
+        receiver = dotted_name(func.value)
+        if receiver == ctx and func.attr.value in _CTX_TENSOR_METHODS:
+            used.update(name for arg in node.args if (name := dotted_name(arg.value)) is not None)
+        elif receiver is not None and func.attr.value in _TENSOR_ONLY_METHODS:
+            used.add(receiver)
+            attribute = _ctx_attribute(func.value, ctx)
+            if attribute is not None:
+                record.tensor_attributes.add(attribute)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value not in _TENSOR_ONLY_ATTRIBUTES:
+            return
+        context = self._context()
+        if context is None:
+            return
+        record, _, ctx = context
+        receiver = dotted_name(node.value)
+        if receiver is not None:
+            record.tensor_names.setdefault(id(self.facts.function), set()).add(receiver)
+            attribute = _ctx_attribute(node.value, ctx)
+            if attribute is not None:
+                record.tensor_attributes.add(attribute)
+
+    # ----- decisions -----------------------------------------------------------------------------
+    def _decide(self) -> None:
+        for record in self._classes.values():
+            for stored in record.stores:
+                self._decide_store(record, stored)
+
+    def _decide_store(self, record: _FunctionClass, stored: _Stored) -> None:
+        function = stored.function
+        kind = "output" if stored.attribute in record.returned_attributes else self._kind(
+            record, stored.value, function, 0)
+        if kind is None and stored.attribute in record.tensor_attributes:
+            kind = self._origin(stored.value, function)  # backward uses ctx.x as a tensor
+        if kind is None:
+            return
+        attribute = f"{stored.ctx}.{stored.attribute}"
+        released = stored.attribute in record.released
+        if kind == "output":
+            self.report(
+                stored.node,
+                f"{attribute} keeps the Function's output: a cycle (output -> grad_fn -> ctx) gc cannot free",
+                help="save it with ctx.save_for_backward(...) and read ctx.saved_tensors in backward",
+                needs_grad=False, function=function, severity="warning" if released else None,
+            )
+            return
+        if released:
+            return  # deleted by backward: kept no longer than save_for_backward would keep it
+        what = f"input '{_short(stored.value)}'" if kind == "input" else "a tensor"
+        self.report(
+            stored.node,
+            f"{attribute} keeps {what} for the graph's lifetime, past backward",
+            help="save tensors with ctx.save_for_backward(...) (freed after backward), or del the attribute in "
+                 "backward",
+            needs_grad=False, function=function, severity="warning",
+        )
+
+    def _kind(self, record: _FunctionClass, value: cst.BaseExpression, function: FunctionScope,
+              depth: int) -> str | None:
+        """"output", "input" or "tensor" when ``value`` (in ``function``) is known to hold a
+        tensor, None when nothing says so."""
+        if depth > 4:
+            return None
+        if isinstance(value, (cst.Tuple, cst.List)):
+            kinds = [self._kind(record, el.value, function, depth + 1) for el in value.elements]
+            for wanted in ("output", "input", "tensor"):
+                if wanted in kinds:
+                    return wanted
+            return None
+        if isinstance(value, cst.Name):
+            name = value.value
+            if name in record.returned.get(id(function), ()):
+                return "output"
+            if function.name == "setup_context" and _parameter_index(function, name) == 2:
+                return "output"
+            binding = function.bindings.get(name)
+            node = binding.node if binding is not None else None
+            if isinstance(node, cst.Param):
+                if function.name == "setup_context":
+                    return None  # ``inputs`` is a tuple of whatever forward was given
+                if _annotated_tensor(node) or name in record.tensor_names.get(id(function), ()):
+                    return "input"
+                return None
+            if isinstance(node, cst.BaseExpression) and node is not value:
+                kind = self._kind(record, node, function, depth + 1)
+                if kind == "input" and not isinstance(node, cst.Name):
+                    return "tensor"  # computed from an input
+                return kind
+            return None
+        if isinstance(value, cst.Call):
+            func = value.func
+            if is_torch_operator(self.facts.qualified_name(func) or ""):
+                return "tensor"
+            if isinstance(func, cst.Attribute) and func.attr.value not in _NOT_TENSOR_RESULTS:
+                if func.attr.value in _TENSOR_ONLY_METHODS:
+                    return "tensor"
+                receiver = self._kind(record, func.value, function, depth + 1)
+                return "tensor" if receiver is not None and func.attr.value not in ("tolist", "item") else None
+            return None
+        if isinstance(value, cst.BinaryOperation):
+            left = self._kind(record, value.left, function, depth + 1)
+            right = self._kind(record, value.right, function, depth + 1)
+            return "tensor" if left or right else None
+        if isinstance(value, cst.Comparison):  # a mask: q > qmin (not ``z is not None``)
+            if any(isinstance(target.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn))
+                   for target in value.comparisons):
+                return None
+            return "tensor" if self._kind(record, value.left, function, depth + 1) else None
+        if isinstance(value, cst.Subscript):
+            return "tensor" if self._kind(record, value.value, function, depth + 1) else None
+        if isinstance(value, cst.Attribute) and value.attr.value in _TENSOR_ATTRIBUTES:
+            return "tensor" if self._kind(record, value.value, function, depth + 1) else None
+        return None
+
+    def _origin(self, value: cst.BaseExpression, function: FunctionScope) -> str:
+        """For a value backward uses as a tensor: an input of forward, or another tensor."""
+        if isinstance(value, cst.Name):
+            binding = function.bindings.get(value.value)
+            if binding is not None and isinstance(binding.node, cst.Param) and function.name == "forward":
+                return "input"
+        return "tensor"
+
+    VALID = [
+        # tensors saved with save_for_backward, numbers and flags on ctx
+        """
+import torch
+class ScaledMatmul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, scale: float, transpose=False):
+        ctx.save_for_backward(x, weight)
+        ctx.scale = scale
+        ctx.transpose = transpose
+        ctx.shape = x.shape
+        ctx.dtype = x.dtype
+        return x.mm(weight.t()) * scale
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, weight = ctx.saved_tensors
+        return grad_out.mm(weight) * ctx.scale, grad_out.t().mm(x) * ctx.scale, None, None
+""",
+        # a callable and a module on ctx; the inputs kept until backward deletes them
+        # (guided-diffusion's checkpoint function)
+        """
+import torch
+class CheckpointFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, run_function, length, *args):
+        ctx.run_function = run_function
+        ctx.input_tensors = list(args[:length])
+        ctx.input_params = list(args[length:])
+        with torch.no_grad():
+            output_tensors = ctx.run_function(*ctx.input_tensors)
+        return output_tensors
+
+    @staticmethod
+    def backward(ctx, *output_grads):
+        ctx.input_tensors = [x.detach().requires_grad_(True) for x in ctx.input_tensors]
+        with torch.enable_grad():
+            outputs = ctx.run_function(*ctx.input_tensors)
+        grads = torch.autograd.grad(outputs, ctx.input_tensors + ctx.input_params, output_grads)
+        del ctx.input_tensors
+        del ctx.input_params
+        return (None, None) + grads
+""",
+        # setup_context saving the output the right way; a class that is not an autograd.Function
+        """
+import torch
+class Exp(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return x.exp()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+
+    @staticmethod
+    def backward(ctx, grad):
+        result, = ctx.saved_tensors
+        return grad * result
+
+class Recorder:
+    def forward(self, ctx, x):
+        ctx.out = x.clone()
+        return ctx.out
+""",
+    ]
+
+    INVALID = [
+        # the output kept on ctx (pytorch#25340)
+        Invalid("""
+import torch
+class ClampedExp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = x.clamp(max=20).exp()
+        ctx.y = y
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_y):
+        return grad_y * ctx.y
+""", line=7),
+        # an input kept on ctx: a warning (it lives as long as the graph)
+        Invalid("""
+import torch
+from torch.autograd import Function
+class StraightThrough(Function):
+    @staticmethod
+    def forward(ctx, logits, hard: torch.Tensor):
+        ctx.hard = hard
+        return logits + (hard - logits).detach()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+""", line=7),
+        # intermediates kept on ctx, one of them used as a tensor in backward (sru#171)
+        Invalid("""
+import torch
+class GatedCell(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, u, x, c0):
+        gate = torch.sigmoid(u)
+        c = gate * c0 + (1 - gate) * x
+        ctx.save_for_backward(u, x, c0)
+        ctx.c = c
+        return torch.tanh(c)
+
+    @staticmethod
+    def backward(ctx, grad_h):
+        u, x, c0 = ctx.saved_tensors
+        grad_c = grad_h * (1 - torch.tanh(ctx.c) ** 2)
+        return grad_c, grad_c, grad_c
+""", line=9),
+        # the output from setup_context
+        Invalid("""
+import torch
+class Softplus(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return torch.nn.functional.softplus(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.result = output
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * (1 - torch.exp(-ctx.result))
+""", line=10),
+    ]
+
+
+def is_torch_operator(qualified: str) -> bool:
+    """A ``torch`` operator returning a tensor: ``torch.matmul``, ``torch.nn.functional.relu``
+    (not ``torch.Size``, ``torch.is_tensor``, ``torch.nn.modules.utils._pair``)."""
+    if qualified.startswith(_OPERATOR_NAMESPACES):
+        return True
+    parts = qualified.split(".")
+    return (len(parts) == 2 and parts[0] == "torch" and parts[1][:1].islower()
+            and qualified not in _NOT_TENSOR_FUNCTIONS)
+
+
+def _pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """``ctx.a, ctx.b = x, y`` -> (ctx.a, x), (ctx.b, y); a target unpacking one value gets it whole."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements):
+            return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+        return [(t.value, value) for t in target.elements]
+    return [(target, value)]
+
+
+def _ctx_attribute(node: cst.BaseExpression, ctx: str) -> str | None:
+    """``attr`` for ``ctx.attr``."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == ctx:
+        return node.attr.value
+    return None
+
+
+def _parameter_index(function: FunctionScope, name: str) -> int | None:
+    params = [p.name.value for p in function.node.params.params]
+    return params.index(name) if name in params else None
+
+
+def _annotated_tensor(param: cst.Param) -> bool:
+    annotation = param.annotation
+    return annotation is not None and "Tensor" in cst.Module(body=()).code_for_node(annotation.annotation)
+
+
+def _short(node: cst.BaseExpression) -> str:
+    text = cst.Module(body=()).code_for_node(node)
+    return text if len(text) <= 24 else text[:21] + "..."
