@@ -23,7 +23,8 @@ from memlint.static.facts import (
 )
 from memlint.static.rule import Report, Rule
 from memlint.static.summaries import (
-    BACKWARD, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PROCESS_GROUP, SETS_DEVICE, FunctionSummary, ModuleSummary,
+    BACKWARD, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PROCESS_GROUP, SETS_DEVICE, STOPS_MEMORY_HISTORY,
+    FunctionSummary, ModuleSummary,
 )
 
 
@@ -165,6 +166,7 @@ class FileChecker:
                     entry_grad_mode=scope.entry_grad_mode if scope.entry_grad_mode_explicit else None,
                     effects=frozenset(effects),
                     calls=tuple(sorted(scope.call_keys)),
+                    context_grad_mode=F._one_mode(scope.yield_grad_modes),
                 )
         finally:
             facts.exporting = False
@@ -665,7 +667,9 @@ class FileChecker:
         self._exit(node)
 
     def _yield(self, node: cst.Yield) -> None:
-        self.facts.function.is_generator = True
+        facts = self.facts
+        facts.function.is_generator = True
+        facts.function.yield_grad_modes.add(None if facts.grad_mode_inherited else facts.grad_mode)
         self._enter(node)
         if node.value is not None:
             self._walk(node.value)
@@ -764,6 +768,8 @@ class FileChecker:
             effects.add(SETS_DEVICE)
         elif self.facts.is_module_expr(node.func) and not self.facts.is_module_constructor(node):
             effects.add(MODULE_CALL)
+        elif qualified is not None and F.stops_memory_history(node, qualified):
+            effects.add(STOPS_MEMORY_HISTORY)
 
     def _value_facts_of_call(self, node: cst.Call, func: cst.BaseExpression, method: str | None) -> None:
         """What a call says about the values it touches: ``losses.append(loss)`` puts ``loss``
@@ -1078,9 +1084,10 @@ def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
             return modes.pop()
         return GradMode.MAYBE_OFF if any(mode is not None and mode.may_be_off for mode in modes) else None
     call_args: Sequence[cst.Arg] = ()
-    if isinstance(node, cst.Call):
-        call_args = node.args
-        node = node.func
+    call = node if isinstance(node, cst.Call) else None
+    if call is not None:
+        call_args = call.args
+        node = call.func
     name = dotted_name(node)
     if name is not None and name in facts.grad_mode_names:
         return facts.grad_mode_names[name]
@@ -1096,6 +1103,8 @@ def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
     if qualified in F.SET_GRAD_ENABLED and call_args:
         flag = call_args[0].value
         return GradMode.ON if _is_true(flag) else GradMode.OFF if _is_false(flag) else GradMode.MAYBE_OFF
+    if call is not None:  # a context manager of this module or of the project (a @contextmanager)
+        return facts.context_grad_mode(call)
     return None
 
 

@@ -145,6 +145,18 @@ def pins_visible_devices(call: cst.Call, facts: "Facts") -> bool:
 AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
 
 
+def stops_memory_history(call: cst.Call, qualified: str) -> bool:
+    """``torch.cuda.memory._record_memory_history(enabled=None)`` (or ``(None)``, legacy ``(False)``):
+    CUDA memory-history recording stops."""
+    if not (qualified.startswith("torch.") and qualified.endswith("._record_memory_history")):
+        return False
+    enabled = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "enabled"),
+                   None)
+    if enabled is None and call.args and call.args[0].keyword is None:
+        enabled = call.args[0].value
+    return isinstance(enabled, cst.Name) and enabled.value in ("None", "False")
+
+
 # Words in a loop's iterable that say it walks over data or steps, not over parts of a value.
 
 _DATA_TOKENS = frozenset({
@@ -596,6 +608,9 @@ class FunctionScope(Scope):
         self.bound_with_graph: set[str] = set()  # ... and names bound at least once to one that may
         self.return_graph = Graph.NONE  # the most graph any ``return`` here hands back
         self.is_generator = False
+        # The grad mode at each ``yield``, when the function set it itself (None: the caller's);
+        # see Facts.context_grad_mode.
+        self.yield_grad_modes: set["GradMode | None"] = set()
         # What this body calls: qualified (or dotted) callee names, ``?.method`` when the
         # receiver is not a plain name (``self.handles[0].remove()``). See Facts.calls_made.
         self.callees: set[str] = set()
@@ -1453,6 +1468,21 @@ class Facts:
                     unknown |= found is None
         return None if unknown else False
 
+    def context_grad_mode(self, call: cst.Call) -> "GradMode | None":
+        """The grad mode ``with call:`` puts its block in when ``call`` runs a context manager
+        of this module (walked already) or of another module of the project: a generator whose
+        every ``yield`` sits in one grad mode it set (``with torch.inference_mode(): yield``).
+        None when it sets none or cannot be told."""
+        func = call.func
+        if type(func) is _NAME and func.value in self.module_functions:
+            scope = self.function_scopes.get(id(self.module_functions[func.value]))
+            return _one_mode(scope.yield_grad_modes) if scope is not None else None
+        definition = self.project_definition(self.qualified_name(func))
+        if definition is None or definition.kind == "class":
+            return None
+        summary = self.project.function_summary(definition.key)
+        return summary.context_grad_mode if summary is not None else None
+
     def project_definition(self, qualified: str | None):
         """What ``qualified`` (a name as imported here) is in the project: a
         :class:`~memlint.static.project.Definition`, or None (not the project's, or unknown)."""
@@ -1934,6 +1964,11 @@ OPAQUE = "<unknown>"
 _CONTAINER_READS = frozenset({"get", "pop", "values", "items", "keys"})
 # Attributes of a tensor that are the tensor (with its graph) seen another way.
 _TENSOR_VIEWS = frozenset({"T", "mT", "H", "mH", "real", "imag"})
+
+
+def _one_mode(modes: "set[GradMode | None]") -> "GradMode | None":
+    """The mode every yield agrees on, or None."""
+    return next(iter(modes)) if len(modes) == 1 else None
 
 
 def _holds_callable(binding: "Binding | None") -> bool:
