@@ -44,9 +44,11 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              fixable=True),
     RuleInfo("ML102", "loop-carried-graph", "error",
              "A value with an autograd graph is fed back into the next iteration, so the graph grows every step.",
-             # Loops that run a backward pass or an optimizer step, and recurrent state (hidden,
-             # state, memory) streamed through a model with no backward pass at all.
-             triggers=("backward", ".step(", "grad(", "training_step", "train_step", "hidden", "state", "memor")),
+             # Loops that run a backward pass or an optimizer step, recurrent state (hidden,
+             # state, memory, a cache) streamed or sampled through a model with no backward pass
+             # at all, state scaled in place, running statistics a forward keeps.
+             triggers=("backward", ".step(", "grad(", "training_step", "train_step", "hidden", "state", "memor",
+                       "cache", "sampl", "generat", "*=", "running_", "momentum")),
     RuleInfo("ML103", "retain-graph-in-loop", "error",
              "backward(retain_graph=True) runs every iteration on a graph that is never backpropagated again.",
              fixable=True, triggers=("retain_graph",)),

@@ -12,6 +12,12 @@ once per iteration.
 
 ML101 reports values that are only accumulated (``total += loss``); this rule reports values
 that are read again as inputs: passed back to the model, or used in the loss.
+
+Also, with no backward pass at all: recurrent state streamed or sampled through a model when
+nothing computed from it leaves the function with a graph (the chain serves no one); state
+of a rollout stored into a buffer with its graph; state scaled in place by a loss
+(``self.alpha[i] *= torch.pow(b, loss)``); a running statistic a module's ``forward`` keeps on
+itself (a warning when its graph comes from the forward's input, named in the message).
 """
 
 from __future__ import annotations
@@ -21,9 +27,10 @@ from dataclasses import dataclass
 import libcst as cst
 
 from memlint.static.facts import (
-    backpropagated_expr, builds_a_sequence, concatenated_onto,
+    GRAPH_ENDING_METHODS, TENSOR_METHODS, backpropagated_expr, builds_a_sequence, concatenated_onto,
     FunctionScope, Graph, GraphValue, Loop, dotted_name, names_in, root_name, storage_name,
 )
+from memlint.static.triggers import TORCH_PACKAGES
 from memlint.static.rule import Invalid, Rule
 from memlint.static.rules.ML101_graph_accumulation import fit, source_of
 
@@ -33,6 +40,10 @@ _BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 # Methods a framework calls once per training step, stepping the optimizer after each call.
 _FRAMEWORK_STEP_METHODS = frozenset({"training_step", "train_step"})
 _AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
+# Builtins that read their arguments and keep nothing of them.
+_ONLY_READING = frozenset({"len", "print", "isinstance", "str", "repr", "range", "enumerate", "zip", "sorted",
+                           "reversed", "iter", "float", "int", "bool", "type", "id", "hasattr", "getattr"})
+_COLLECTING_METHODS = frozenset({"append", "extend", "insert", "appendleft", "add"})
 
 
 @dataclass
@@ -50,6 +61,9 @@ class _Carry:
     # graph of the update in terms of the method's parameters (Facts.summary_form), decided
     # with what its callers pass
     per_call: GraphValue | None = None
+    in_place: bool = False  # self.alpha[i] *= v: scaled in place
+    # in a module's forward: the update's graph in terms of the forward's parameters
+    input_form: GraphValue | None = None
 
 
 class LoopCarriedGraph(Rule):
@@ -71,11 +85,19 @@ class LoopCarriedGraph(Rule):
         self._cut_from_outside: set[str] = set()
         # id(loop) -> (object, names of the arguments) of calls storing values into an object
         # that outlives the function: buffer.store(obs, hidden=h), self.memory.push(...)
-        self._stored: dict[int, list[tuple[str, frozenset[str]]]] = {}
+        self._stored: dict[int, list[tuple[str, frozenset[str], cst.Call]]] = {}
+        # id(function) -> names of values that may carry a graph and leave the function other
+        # than by ``return``: passed to a call that may keep them, stored on an object
+        self._handed_on: dict[int, set[str]] = {}
+        self._reported_stores: set[int] = set()  # id() of store calls reported
+        # running statistics a module's forward keeps on itself: (forward, carry, its graph in
+        # terms of the forward's parameters), decided at the end of the module
+        self._layer_statistics: list[tuple[FunctionScope, _Carry]] = []
 
     # ----- candidates ----------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
         self._note_outside_cut(node)
+        self._note_kept_on_object(node)
         loops = self.facts.loops_in_function()
         function = self.facts.function
         per_step = not loops and function.name in _FRAMEWORK_STEP_METHODS and function.class_info is not None
@@ -106,7 +128,11 @@ class LoopCarriedGraph(Rule):
                 if name not in value_names or self.facts.grad_off:
                     self._mark_cut(name)  # rebound from something else: the old value is dropped
                     continue
-                if loops or (per_step and name.startswith("self.")) or (kept_by_object and (
+                # a module's forward keeping a running statistic on itself (decided as one)
+                forward_state = function.name == "forward" and name.startswith("self.") and (
+                    function.class_info is not None and function.class_info.is_module) and isinstance(
+                    node.value, cst.BinaryOperation)
+                if loops or (per_step and name.startswith("self.")) or forward_state or (kept_by_object and (
                         in_method or self._is_module_call_on(node.value, name))):
                     self._candidate(node, name, element, node.value, loops)
 
@@ -135,6 +161,8 @@ class LoopCarriedGraph(Rule):
         root = root_name(value)
         if root is None or root == name or dotted_name(value) == name:
             return None
+        if facts.graph_value(value).state is Graph.NONE:
+            return None  # x = logits[:, -1:].argmax(-1): what is fed back carries no graph
         loop = facts.loop
         function = facts.function
         if per_call or loop is None:  # self.x of a method: carried from one call to the next
@@ -157,9 +185,18 @@ class LoopCarriedGraph(Rule):
         name = dotted_name(node.target)
         if loops and name is not None and isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
             self._candidate(node, name, node.target, node.value, loops, accumulated=True)
+            return
+        # state scaled in place (self.alpha[i] *= torch.pow(b, loss)): x = x * v, a running update
+        place = storage_name(node.target)
+        function = self.facts.function
+        if place is not None and isinstance(node.operator, (cst.MultiplyAssign, cst.DivideAssign)) and (
+                loops or (place.startswith("self.") and function.class_info is not None
+                          and function.name != "__init__")):
+            self._candidate(node, place, node.target, node.value, loops, scaled=True)
 
     def _candidate(self, node: cst.CSTNode, name: str, target: cst.BaseExpression, value: cst.BaseExpression,
-                   loops: list[Loop], accumulated: bool = False, through: cst.Call | None = None) -> None:
+                   loops: list[Loop], accumulated: bool = False, through: cst.Call | None = None,
+                   scaled: bool = False) -> None:
         facts = self.facts
         if facts.grad_off:
             return
@@ -169,6 +206,9 @@ class LoopCarriedGraph(Rule):
         callee = ""
         if accumulated:
             kind, parts = "accumulated", [value]
+            graph = facts.graph_value(value)
+        elif scaled:
+            kind, parts = "running", [value]
             graph = facts.graph_value(value)
         elif through is not None:  # h = h_new, with h_new = model(x, h) in this iteration
             kind, parts = "recurrent", []
@@ -201,6 +241,12 @@ class LoopCarriedGraph(Rule):
         while isinstance(shown_part, cst.BinaryOperation):  # (1 - m) * t_out.mean(0) -> t_out.mean(0)
             left, right = shown_part.left, shown_part.right
             shown_part = left if facts.graph_value(left).state > facts.graph_value(right).state else right
+        if scaled and isinstance(shown_part, cst.Call) and facts.qualified_name(shown_part.func) is not None:
+            # torch.pow(self.b, losses[i]) -> losses[i]: the argument the graph comes from
+            arguments = [arg.value for arg in shown_part.args]
+            if arguments:
+                shown_part = max(arguments, key=lambda arg: (facts.graph_value(arg).state, any(
+                    not n.startswith("self") for n in names_in(arg))))
         function = facts.function
         per_call = None
         if name.startswith("self.") and function.class_info is not None and function.name != "__init__" \
@@ -208,7 +254,10 @@ class LoopCarriedGraph(Rule):
                     not function.is_per_step_method or (kind == "recurrent" and function.name != "forward")):
             per_call = facts.summary_form(graph, function)
         carry = _Carry(node, name, kind, outlived, graph, source_of(shown_part) if shown_part is not None else "", callee,
-                       concatenation=concatenated_onto(value, name, facts) is not None, per_call=per_call)
+                       concatenation=concatenated_onto(value, name, facts) is not None, per_call=per_call,
+                       in_place=scaled)
+        if function.name == "forward" and not loops:
+            carry.input_form = facts.summary_form(graph, function)
         records = self._carries.get(id(function))
         if records is None:
             records = self._carries[id(function)] = []
@@ -235,12 +284,15 @@ class LoopCarriedGraph(Rule):
             return
         if method is not None:
             self._note_stored(node, func)
+        self._note_handed_on(node, func, method)
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
         if not any(word in last.lower() for word in _DETACH_WORDS):
             return
-        # Everything the statement mentions is treated as cut: hidden = hidden.detach(),
-        # h.detach_(), hidden = tuple(h.detach() for h in hidden), repackage_hidden(hidden).
-        names = names_in(self._statement) if self._statement is not None else names_in(node)
+        # What the call detaches, and what the statement binds its result to, is cut:
+        # hidden = hidden.detach(), h.detach_(), hidden = tuple(h.detach() for h in hidden),
+        # repackage_hidden(hidden); not the other arguments of a call the detached value is
+        # passed to (buffer.store(logp=logp.detach(), h=h) stores h with its graph).
+        names = names_in(node) | _assigned_names(self._statement)
         for loop in self.facts.loops:
             if isinstance(loop.node, cst.For) and names & loop.target_names:
                 names |= names_in(loop.node.iter)  # for h in hidden: h.detach_()
@@ -259,7 +311,56 @@ class LoopCarriedGraph(Rule):
             return  # a local list or dict dies with the call (a decoder's outputs)
         names = frozenset(name for arg in node.args for name in names_in(arg.value))
         for loop in loops:
-            self._stored.setdefault(id(loop), []).append((receiver, names))
+            self._stored.setdefault(id(loop), []).append((receiver, names, node))
+
+    def _note_handed_on(self, node: cst.Call, func: cst.BaseExpression, method: str | None) -> None:
+        """Values that may carry a graph passed to a call that may keep or backpropagate them:
+        not torch's functions, tensor methods, a module's forward (the chain itself), builtins
+        that only read, nor a local list's append (followed as the list)."""
+        facts = self.facts
+        if not node.args or facts.grad_off:
+            return
+        qualified = facts.qualified_name(func)
+        if qualified is not None and (qualified.split(".", 1)[0] in TORCH_PACKAGES or qualified in _ONLY_READING):
+            return
+        if method is not None and (method in TENSOR_METHODS or method in GRAPH_ENDING_METHODS):
+            return
+        if facts.is_module_expr(func) or (method == "forward" and facts.is_module_expr(func.value)):
+            return
+        function = facts.function
+        if method in _COLLECTING_METHODS and isinstance(func.value, cst.Name) \
+                and func.value.value in function.bindings and func.value.value not in function.inputs:
+            return  # outs.append(h): what outs holds is followed where outs goes
+        names = {name for arg in node.args if facts.graph_value(arg.value).state is not Graph.NONE
+                 for name in names_in(arg.value)}
+        if names:
+            self._handed_on.setdefault(id(function), set()).update(names)
+
+    def _note_kept_on_object(self, node: cst.Assign) -> None:
+        """``self.h = h``, ``agent.state = h``: a value that may carry a graph outlives the call."""
+        facts = self.facts
+        if facts.grad_off:
+            return
+        for target in node.targets:
+            for element in _flatten(target.target):
+                if isinstance(element, (cst.Attribute, cst.Subscript)) and "." in (storage_name(element) or "."):
+                    if facts.graph_value(node.value).state is not Graph.NONE:
+                        self._handed_on.setdefault(id(facts.function), set()).update(names_in(node.value))
+                        return
+
+    def _chain_dies_here(self, function: FunctionScope, carry: _Carry) -> bool:
+        """Does nothing computed from the carried value leave ``function`` with a graph (no
+        ``return`` of one, not a generator, not passed on to a call that may keep it, not
+        stored on an object), and nothing in it backpropagate? Then the chain of graphs the
+        loop builds is never used, only freed when the function returns."""
+        if function.has_backward or function.is_generator or "." in carry.name or function is self.facts.module_scope:
+            return False
+        if function.is_per_step_method:
+            return False  # a module's forward: its graph is what the caller backpropagates
+        if function.return_graph is not Graph.NONE:
+            return False
+        escaping = self._handed_on.get(id(function), set()) | function.returned_names
+        return not function.derives_from(escaping, _place(carry.name))
 
     def _mark_cut(self, name: str) -> None:
         if "." in name and not name.startswith("self."):
@@ -281,6 +382,11 @@ class LoopCarriedGraph(Rule):
                 if not self._method_carries:
                     self.at_module_exit(self._decide_method_carries)
                 self._method_carries.append((function, carry))
+                continue
+            if self._is_layer_statistic(function, carry):
+                if not self._layer_statistics:
+                    self.at_module_exit(self._decide_layer_statistics)
+                self._layer_statistics.append((function, carry))
                 continue
             if not facts.is_graph_carrying(carry.graph):
                 continue
@@ -311,18 +417,24 @@ class LoopCarriedGraph(Rule):
             kept_across_steps = carry.kind == "recurrent" or (carry.kind == "bank" and not carry.concatenation)
             # A stream fed through a recurrent model with grad on and no backward pass at all:
             # nothing ever frees the chain of graphs.
-            streamed = carry.kind == "recurrent" and not function.has_backward and loop.iterates_data \
-                and not builds_a_sequence(loop)
+            # Also a sequence (time steps, sampling steps) whose chain of graphs nothing uses.
+            streamed = carry.kind == "recurrent" and not function.has_backward and (
+                (loop.iterates_data and not builds_a_sequence(loop)) or (
+                    self._chain_dies_here(function, carry) and not _callee_walked(loop, carry)))
             if fed_back or (kept_across_steps and loop.has_optimizer_step) or streamed:
                 self._report_carry(carry, never_freed=streamed and not fed_back)
                 return True
             # A rollout keeping each step's state in a buffer that outlives it: every stored
             # state holds the chain of all earlier steps' graphs.
             state = _state_names(carry.name, function)
-            store = next((receiver for receiver, names in self._stored.get(id(loop), ()) if names & state), None) \
+            store = next((stored for stored in self._stored.get(id(loop), ()) if stored[1] & state), None) \
                 if carry.kind == "recurrent" and not function.has_backward and not function.is_per_step_method else None
             if store is not None:
-                self._report_carry(carry, stored_in=store)
+                # reported where the state is stored with its graph: that copy is what piles up
+                # (once per store: buffer.store(h=h, c=c) keeps both parts of one state)
+                if id(store[2]) not in self._reported_stores:
+                    self._reported_stores.add(id(store[2]))
+                    self._report_carry(carry, stored_in=store[0], at=store[2])
                 return True
             # Otherwise (only accumulated, or backpropagated once after the loop, as in
             # seq2seq decoding or MAML's meta-loss) it is not this rule's case; ML101 reports
@@ -348,7 +460,8 @@ class LoopCarriedGraph(Rule):
                 self._report_carry(carry, never_freed=never_freed, method=function.name,
                             function=function)
                 continue
-            if not facts.runs_per_step(function):
+            # a method that backpropagates is a training step itself, whoever calls it
+            if not (facts.runs_per_step(function) or function.has_backward):
                 continue
             if carry.kind == "accumulated" or (carry.kind == "running" and not carry.other):
                 continue  # self.total += loss: ML101's
@@ -364,17 +477,43 @@ class LoopCarriedGraph(Rule):
                 if not site.no_grad and facts.may_run_with_grad(site.caller)
                 and (site.loops or facts.runs_per_step(site.caller))]
 
+    @staticmethod
+    def _is_layer_statistic(function: FunctionScope, carry: _Carry) -> bool:
+        """``self.running_mean = m * mean + (1 - m) * self.running_mean`` in a module's forward."""
+        info = function.class_info
+        return (function.name == "forward" and info is not None and info.is_module and not carry.loops
+                and carry.kind == "running" and bool(carry.other) and carry.name.startswith("self."))
+
+    def _decide_layer_statistics(self) -> None:
+        """A running statistic a module's forward keeps on itself, updated with grad on: each
+        step's graph hangs on the previous one's, and nothing ever backpropagates through it.
+        Certain when the update carries a graph in the forward itself (the module's
+        parameters); when it comes from the forward's input, the input carries one when the
+        module is a layer inside a network (a subclass of a torch.nn layer): reported as a
+        warning, the link named."""
+        facts = self.facts
+        for function, carry in self._layer_statistics:
+            per_call = carry.input_form
+            if carry.name in self._class_cut.get(function.class_info.name, ()):
+                continue
+            if facts.is_graph_carrying(carry.graph, function):
+                self._report_carry(carry, method="forward", function=function)
+            elif set(per_call.names) & set(function.parameters) and _subclasses_a_torch_layer(function.class_info):
+                message, help_text = self._message(carry, method="forward", from_input=True)
+                self.report(carry.node, message, help=help_text, function=function, severity="warning")
+
     def _decide_step_carries(self) -> None:
         for class_name, carry in self._step_carries:
             if carry.name not in self._class_cut.get(class_name, ()):
                 self._report_carry(carry)
 
-    def _report_carry(self, carry: _Carry, function: FunctionScope | None = None, **how) -> None:
+    def _report_carry(self, carry: _Carry, function: FunctionScope | None = None, at: cst.CSTNode | None = None,
+                      **how) -> None:
         message, help_text = self._message(carry, **how)
-        self.report(carry.node, message, help=help_text, function=function)
+        self.report(at if at is not None else carry.node, message, help=help_text, function=function)
 
     def _message(self, carry: _Carry, never_freed: bool = False, method: str | None = None,
-                 stored_in: str | None = None) -> tuple[str, str]:
+                 stored_in: str | None = None, from_input: bool = False) -> tuple[str, str]:
         """The message (what is wrong) and the help (what to do) of a finding."""
         name = carry.name
         every = "every iteration" if carry.loops else "every training step"
@@ -399,6 +538,15 @@ class LoopCarriedGraph(Rule):
             return (fit("'{name}' accumulates '{other}' and is backpropagated {every} without a reset",
                         keep=("every",), name=name, other=carry.other, every=every),
                     f"reset it after the backward pass ({name} = 0), or accumulate {carry.other}.detach()")
+        if from_input:
+            return (fit("'{name}' is updated from itself and '{other}' of the input on every forward() with grad on",
+                        keep=("name",), name=name, other=carry.other),
+                    f"update it under torch.no_grad() (or from {carry.other}.detach()): with grad on it chains "
+                    f"every step's graph")
+        if carry.in_place:
+            return (fit("'{name}' is scaled in place by '{other}' {every} with grad on",
+                        keep=("every", "name"), name=name, other=carry.other, every=every),
+                    f"scale it by {carry.other}.detach() (or .item()), or under torch.no_grad()")
         what = "updated" if carry.kind == "running" else "rebuilt"
         fix = f"from {carry.other}.detach()" if carry.other else "from detached values"
         if carry.other:
@@ -986,6 +1134,137 @@ class PrototypeTrainer:
 """, line=10),
     ]
 
+    # ----- no backward at all: chains nobody uses; state scaled in place; layer statistics (issue 23) -------
+    VALID += [
+        # the state detached before it is stored; a decoder whose outputs are returned with their
+        # graph (a caller may train through them); a model applied layer by layer
+        """
+import torch
+def collect(env, policy, buffer, n_steps):
+    obs, h = env.reset(), None
+    for _ in range(n_steps):
+        logits, h = policy(obs, h)
+        h = h.detach()
+        obs, reward = env.step(logits.argmax(-1))
+        buffer.store(obs=obs, logp=logits.log_softmax(-1).detach(), hidden=h)
+
+def decode(decoder, hidden, steps):
+    outputs = []
+    token = torch.zeros(1, dtype=torch.long)
+    for t in range(steps):
+        out, hidden = decoder(token, hidden)
+        outputs.append(out)
+        token = out.argmax(-1)
+    return torch.stack(outputs)
+
+def run_layers(layers, x, h):
+    for layer in layers:
+        x, h = layer(x, h)
+    return x.tolist()
+""",
+        # a module's forward unrolled over time steps: its graph is what the caller trains
+        """
+import torch
+from torch import nn
+class Unrolled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(8, 8)
+        self.outputs = None
+    def forward(self, xs):
+        h = torch.zeros(xs.size(1), 8)
+        outs = torch.zeros(xs.size(0), xs.size(1), 8)
+        for t in range(xs.size(0)):
+            h = self.cell(xs[t], h)
+            outs[t] = h
+        return outs
+""",
+        # a sampler inside a context manager of the module that turns grad off
+        """
+import contextlib
+import torch
+@contextlib.contextmanager
+def inference_context():
+    with torch.inference_mode():
+        yield
+
+def sample(model, x, steps):
+    with inference_context():
+        for _ in range(steps):
+            x = model(x)
+    return x.cpu().numpy()
+""",
+        # running statistics of a layer updated under no_grad; a scale applied from a detached loss
+        """
+import torch
+from torch import nn
+class MyBatchNorm(nn.BatchNorm1d):
+    def forward(self, x):
+        if self.training:
+            mean = x.mean(0)
+            with torch.no_grad():
+                self.running_mean = 0.9 * self.running_mean + 0.1 * mean
+        return (x - self.running_mean) / (self.running_var + self.eps).sqrt()
+
+class Hedge:
+    def __init__(self, model, loss_fn, n):
+        self.model, self.loss_fn, self.alpha = model, loss_fn, torch.ones(n) / n
+    def update(self, x, y):
+        losses = [self.loss_fn(out, y) for out in self.model(x)]
+        for i, loss in enumerate(losses):
+            loss.backward(retain_graph=True)
+            self.alpha[i] *= torch.pow(torch.tensor(0.99), loss.item())
+""",
+    ]
+
+    INVALID += [
+        # a rollout stores the LSTM state with its graph; another argument's detach() does not cut it (Metta)
+        Invalid("""
+import torch
+def collect(env, policy, experience, n_steps):
+    obs = env.reset()
+    h = c = torch.zeros(obs.shape[0], 256)
+    for _ in range(n_steps):
+        logits, value, (h, c) = policy(obs, (h, c))
+        action = logits.argmax(-1)
+        experience.store(obs=obs, values=value.detach(), lstm_h=h, lstm_c=c)
+        obs = env.step(action.cpu().numpy())
+""", line=9),
+        # a stream encoded step by step over range(): only numbers leave the function
+        Invalid("""
+import torch
+def encode_stream(model, frames):
+    hidden = torch.zeros(16, 400)
+    embeddings = []
+    for i in range(frames.shape[0]):
+        out, hidden = model(frames[i], hidden)
+        embeddings.append(out.cpu().numpy())
+    return embeddings
+""", line=7),
+        # hedge weights scaled in place by each step's losses, in a method that trains (ONN)
+        Invalid("""
+import torch
+class ONN(torch.nn.Module):
+    def update_weights(self, X, Y):
+        losses = [self.loss_fn(out, Y) for out in self.forward(X)]
+        for i, loss in enumerate(losses):
+            loss.backward(retain_graph=True)
+        for i in range(len(losses)):
+            self.alpha[i] *= torch.pow(self.b, losses[i])
+""", line=9),
+        # a hand-written batch norm updating its running mean with grad on (a warning: from the input)
+        Invalid("""
+import torch
+from torch import nn
+class MyBatchNorm2d(nn.BatchNorm2d):
+    def forward(self, input):
+        if self.training:
+            mean = input.mean([0, 2, 3])
+            self.running_mean = self.momentum * mean + (1 - self.momentum) * self.running_mean
+        return input - self.running_mean[None, :, None, None]
+""", line=8),
+    ]
+
 def _derives_from_place(names: set[str], place: str, function: FunctionScope) -> bool:
     """Were ``names`` computed, in ``function``, from ``place`` (through any value a name was
     bound to: ``memories = torch.stack([self.memory[a] for a in agents])`` reads ``self.memory``)?"""
@@ -1013,6 +1292,36 @@ def _state_names(name: str, function: FunctionScope) -> set[str]:
                 value = value.value
             if dotted_name(value) == name:
                 names.add(other)
+    return names
+
+
+def _callee_walked(loop: Loop, carry: _Carry) -> bool:
+    """``for layer in self.layers: x = layer(x)``: one forward pass, layer by layer, not the same
+    model fed its own output again."""
+    return bool(carry.callee) and carry.callee.split(".", 1)[0] in loop.target_names
+
+
+# torch.nn classes that hold layers rather than being one.
+_CONTAINER_MODULES = frozenset({"Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
+
+
+def _subclasses_a_torch_layer(info) -> bool:
+    """Is the class a subclass of a torch.nn layer (``nn.BatchNorm2d``, ``nn.Linear``), whose
+    instances sit inside a network and are fed activations?"""
+    return any(base.startswith("torch.nn.") and base.rsplit(".", 1)[-1] not in _CONTAINER_MODULES
+               and base.rsplit(".", 1)[-1][:1].isupper() for base in info.base_names)
+
+
+def _assigned_names(statement: cst.CSTNode | None) -> set[str]:
+    """The names and places a simple statement line binds (its assignments' targets)."""
+    names: set[str] = set()
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    names |= names_in(target.target)
+            elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                names |= names_in(small.target)
     return names
 
 

@@ -10,7 +10,9 @@ evidence say a forward pass is inference, each read from the code's structure:
   in eval mode on purpose backpropagate it);
 - **an inference loop**: a loop with no backward pass and no optimizer step collects the
   module's outputs, with their graphs, into a list (or a running tensor) that outlives the
-  iteration and never reaches a backward pass, a ``return`` or another function;
+  iteration and never reaches a backward pass, a ``return`` or another function; returned
+  too, when the module is built in the function and never leaves it (no optimizer, no call
+  and no caller can train it);
 - **a model that is not trained** (a distillation teacher, an EMA/target network, a reference
   policy) runs inside a training step: it is in no optimizer built next to it, its name says
   teacher/target/EMA/reference, or its output is only ever a loss's target.
@@ -69,6 +71,7 @@ class _ModuleCall:
     discarded: bool  # the result is dropped at the end of its statement (``model(x)``, ``_ = model(x)``)
     scope: str  # where the name lives: "self" (an attribute), "local", "global"
     frozen: bool  # requires_grad_(False) seen so far in the module (in any function: DINO freezes in main)
+    built_here: bool = False  # a local name bound to a module this function constructs or loads
 
 
 @dataclass
@@ -103,6 +106,9 @@ class _FunctionRecord:
     handed_out: set[str] = field(default_factory=set)  # names passed to other functions or stored on objects
     returned: set[str] = field(default_factory=set)  # names returned in a value that may keep a graph
     returned_calls: set[int] = field(default_factory=set)  # calls inside such a value
+    # names that leave the function as objects (passed to a call, returned, stored, aliased):
+    # a module among them may be trained elsewhere
+    escaped: set[str] = field(default_factory=set)
 
 
 class GradEnabledInference(Rule):
@@ -156,12 +162,47 @@ class GradEnabledInference(Rule):
             input_carries=any(facts.graph_value(arg.value).state is Graph.CARRIES for arg in node.args),
             loops=tuple(facts.loops_in_function()), discarded=_discarded(statement, node),
             scope=_scope_of(target, function), frozen=target in facts.frozen_modules,
+            built_here=self._built_here(target),
         )
         self._record().calls.append(call)
         self.at_module_exit(lambda: self._decide(call))
 
+    def visit_Arg(self, node: cst.Arg) -> None:
+        self._note_escaped(node.value)
+
+    def _note_escaped(self, value: cst.BaseExpression) -> None:
+        """A bare name (or one in a literal container) handed on as an object."""
+        if isinstance(value, cst.Name):
+            self._record().escaped.add(value.value)
+        elif isinstance(value, (cst.Tuple, cst.List, cst.Set)):
+            for element in value.elements:
+                self._note_escaped(element.value)
+        elif isinstance(value, cst.Dict):
+            for element in value.elements:
+                if isinstance(element, cst.DictElement):
+                    self._note_escaped(element.value)
+
+    def _built_here(self, target: str) -> bool:
+        """Is ``target`` a local name bound to a module this function builds or loads
+        (``Longformer.from_pretrained(...)``, ``Net().to(device)``), not one passed in?"""
+        facts = self.facts
+        function = facts.function
+        node = function.bindings[target].node if target in function.bindings else None
+        for _ in range(4):
+            while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+                    "to", "cuda", "cpu", "eval", "half", "float", "bfloat16", "double"):
+                node = node.func.value
+            if isinstance(node, cst.Name):  # model = model.to(device): what was it before?
+                binding = function.bindings.get(node.value)
+                node = binding.node if binding is not None and binding.node is not node else None
+                continue
+            break
+        return isinstance(node, cst.Call) and facts.is_module_constructor(node) and not (
+            isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cuda", "cpu"))
+
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None:
+            self._note_escaped(node.value)
             for part in _parts(node.value):
                 if not _ends_graph(part, self.facts):
                     record = self._record()
@@ -173,6 +214,7 @@ class GradEnabledInference(Rule):
             self._collect(node.target, node.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._note_escaped(node.value)  # self.model = model, other = model
         for target in node.targets:
             target = target.target
             if isinstance(target, cst.Subscript):  # outputs[k] = out
@@ -324,6 +366,10 @@ class GradEnabledInference(Rule):
         if collected is not None and not call.input_carries and not function.requires_grad_inputs \
                 and not function.is_per_step_method:
             self._report(call, self._loop_message(call, collected))
+            return
+        kept = self._kept_untrainable(call, record)
+        if kept is not None:
+            self._report(call, self._untrainable_message(call, kept))
 
     @staticmethod
     def _returned(call: _ModuleCall, record: _FunctionRecord) -> bool:
@@ -347,6 +393,30 @@ class GradEnabledInference(Rule):
             escapes = set(function.backward_names) | record.handed_out | record.returned
             if function.derives_from(escapes, {collection.container}) or "." in collection.container:
                 continue
+            return collection
+        return None
+
+    def _kept_untrainable(self, call: _ModuleCall, record: _FunctionRecord) -> _Collection | None:
+        """A module this function builds and never lets out (no call gets it, it is not
+        returned or stored, no optimizer holds it) cannot be trained by anyone: when nothing
+        here backpropagates and a loop keeps its outputs, whatever the list is for, each
+        iteration's graph is kept for nothing."""
+        function = call.function
+        if not call.built_here or call.input_carries or function.requires_grad_inputs or function.has_backward:
+            return None
+        if call.target in record.escaped or self._may_be_optimized(call):
+            return None
+        if function.class_info is not None and function.class_info.is_module:
+            return None  # a module's own method: what it builds feeds the module's forward
+        loops = {id(loop.node) for loop in call.loops}
+        for collection in record.collections:
+            if id(collection.loop.node) not in loops or collection.loop.is_training_loop:
+                continue
+            if not (id(call.node) in collection.call_ids or function.derives_from(collection.names, call.results)):
+                continue
+            if function.derives_from(record.returned, {collection.container}) and any(
+                    site.caller.has_backward for site in self.facts.calls_into.get(id(function.node), ())):
+                continue  # handed back to a caller that backpropagates through it (training a head on it)
             return collection
         return None
 
@@ -420,6 +490,14 @@ class GradEnabledInference(Rule):
             f"'{_short(call.target)}' runs inference with grad on; "
             f"'{_short(collected.container)}' keeps each step's graph",
             "run the loop under 'with torch.no_grad():' (or torch.inference_mode()), or collect detached outputs",
+        )
+
+    def _untrainable_message(self, call: _ModuleCall, collected: _Collection) -> tuple[str, str]:
+        return (
+            f"'{_short(call.target)}' is loaded here and never trained, yet runs with grad on; "
+            f"'{_short(collected.container)}' keeps each graph",
+            "run the loop under 'with torch.no_grad():' (or torch.inference_mode()), and call "
+            f"{_short(call.target)}.eval() for inference",
         )
 
     def _untrained_message(self, call: _ModuleCall, evidence: str) -> tuple[str, str]:
@@ -793,6 +871,36 @@ def train_knowledge_distillation(teacher, student, train_loader, epochs, T):
             loss.backward()
             optimizer.step()
 """,
+        # a model built here but handed to a helper that may train it, or held by an optimizer;
+        # a module's own method building a layer it runs
+        """
+import torch
+from transformers import AutoModel
+def finetune_and_embed(pages, tokenizer, train_fn):
+    model = AutoModel.from_pretrained("bert-base-uncased")
+    train_fn(model)
+    outs = []
+    for page in pages:
+        outs.append(model(tokenizer(page, return_tensors="pt").input_ids)[1])
+    return outs
+
+def embed_with_optimizer(pages):
+    model = AutoModel.from_pretrained("bert-base-uncased")
+    opt = torch.optim.AdamW(model.parameters())
+    outs = []
+    for ids in pages:
+        outs.append(model(ids)[1])
+    return outs, opt
+
+class MultiScale(torch.nn.Module):
+    def down_sample(self, x, layers):
+        pool = torch.nn.Conv1d(8, 8, 3, stride=2)
+        outs = []
+        for _ in range(layers):
+            x = pool(x)
+            outs.append(x)
+        return outs
+""",
     ]
 
     INVALID = [
@@ -934,6 +1042,19 @@ def dqn_update(q_net, target_net, batch, gamma):
     loss.backward()
     optimizer.step()
 """, line=7),
+        # a pretrained model loaded here, never trained, its outputs collected and returned (longformer#36)
+        Invalid("""
+import torch
+from transformers import AutoModel
+def embed_pages(pages, tokenizer):
+    model = AutoModel.from_pretrained("allenai/longformer-base-4096")
+    output_vec = []
+    for page in pages:
+        input_ids = torch.tensor(tokenizer.encode(page)).unsqueeze(0)
+        output = model(input_ids)
+        output_vec.append(output[1])
+    return output_vec
+""", line=9),
     ]
 
 
