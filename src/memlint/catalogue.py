@@ -81,6 +81,17 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "A LightningModule overrides training_epoch_end(outputs) and training_step returns tensors besides "
              "the loss: Lightning keeps every step's until the epoch ends.",
              triggers=("_epoch_end",)),
+    RuleInfo("ML111", "recording-left-on", "warning",
+             "CUDA memory history or a profiler without a schedule records every step of a training run: host "
+             "memory grows with each one.",
+             triggers=("_record_memory_history", "profiler.profile", "import profile", "profiler import")),
+    RuleInfo("ML112", "figures-never-closed", "error",
+             "A pyplot figure is made on every call or iteration and never closed: pyplot keeps every one.",
+             triggers=("pyplot",)),
+    RuleInfo("ML113", "cudagraphs-fed-many-shapes", "warning",
+             "A callable compiled with CUDA graphs (mode='reduce-overhead') is fed a new input shape again and "
+             "again: a graph and its buffers are kept per shape.",
+             triggers=("reduce-overhead", "max-autotune")),
     # ML2xx waste: the peak is higher than it needs to be.
     RuleInfo("ML201", "grad-enabled-inference", "warning",
              "A forward pass that is only inference (eval mode, an inference loop, a teacher or target model) runs "
@@ -132,6 +143,10 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "A DataLoader with persistent_workers=True is built anew for every evaluation: worker processes are "
              "started each time.",
              triggers=("persistent_workers",)),
+    RuleInfo("ML213", "grad-mode-without-effect", "warning",
+             "torch.no_grad() alone on a line, or on a factory whose returned closure does the work: autograd "
+             "stays on where the work runs.",
+             triggers=("no_grad", "inference_mode")),
     # ML3xx distributed.
     RuleInfo("ML301", "nccl-without-set-device", "warning",
              "An NCCL process group starts with no torch.cuda.set_device(local_rank): every rank opens a context "
