@@ -72,6 +72,9 @@ TENSOR_METHODS = frozenset({
     "square", "std", "var", "logsumexp", "cumsum", "type_as", "get", "__getitem__", "squeeze_",
     "unsqueeze_", "mul_", "add_", "div_", "sub_", "masked_select", "diag", "trace", "roll", "flip",
 })
+# Tensor methods whose arguments are sizes, dims or permutations: no graph flows from them.
+_SHAPE_ARGUMENT_METHODS = frozenset({"view", "reshape", "expand", "repeat", "permute", "transpose", "flatten",
+                                     "unflatten", "unsqueeze", "squeeze", "narrow", "movedim", "tile"})
 # Attributes whose value carries no autograd graph.
 GRAPH_ENDING_ATTRIBUTES = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad",
                                      "ndim", "is_cuda", "grad_fn", "is_leaf", "layout"})
@@ -1341,6 +1344,9 @@ class Facts:
             elif current_type is cst.Call:
                 func = current.func
                 if type(func) is _ATTRIBUTE and func.attr.value in GRAPH_ENDING_METHODS:
+                    continue
+                if type(func) is _ATTRIBUTE and func.attr.value in _SHAPE_ARGUMENT_METHODS:
+                    stack.append(func.value)  # out.view(c.n, -1): sizes and dims carry no graph
                     continue
                 qualified = self.qualified_name(func)
                 if qualified is not None and qualified not in _PASSING_ELEMENTS and (

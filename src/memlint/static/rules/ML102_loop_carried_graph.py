@@ -90,6 +90,11 @@ class LoopCarriedGraph(Rule):
         # than by ``return``: passed to a call that may keep them, stored on an object
         self._handed_on: dict[int, set[str]] = {}
         self._reported_stores: set[int] = set()  # id() of store calls reported
+        # (method, self.x, parameters stored, node): a method storing what it is passed
+        self._handed_in: list[tuple[FunctionScope, str, frozenset[str], cst.Assign]] = []
+        # (caller, method name, [(position or keyword, names, carries a graph)]): self.m(...) calls
+        self._self_calls: list[tuple[FunctionScope, str, list]] = []
+        self._resets: dict[tuple[str, str], set[str]] = {}  # (class, self.x) -> methods rebinding it
         # running statistics a module's forward keeps on itself: (forward, carry, its graph in
         # terms of the forward's parameters), decided at the end of the module
         self._layer_statistics: list[tuple[FunctionScope, _Carry]] = []
@@ -98,6 +103,7 @@ class LoopCarriedGraph(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         self._note_outside_cut(node)
         self._note_kept_on_object(node)
+        self._note_state_handed_in(node)
         loops = self.facts.loops_in_function()
         function = self.facts.function
         per_step = not loops and function.name in _FRAMEWORK_STEP_METHODS and function.class_info is not None
@@ -285,6 +291,7 @@ class LoopCarriedGraph(Rule):
         if method is not None:
             self._note_stored(node, func)
         self._note_handed_on(node, func, method)
+        self._note_self_call(node)
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
         if not any(word in last.lower() for word in _DETACH_WORDS):
             return
@@ -312,6 +319,70 @@ class LoopCarriedGraph(Rule):
         names = frozenset(name for arg in node.args for name in names_in(arg.value))
         for loop in loops:
             self._stored.setdefault(id(loop), []).append((receiver, names, node))
+
+    # ----- state a method stores for the next call, fed back by its caller ---------------------------
+    def _note_state_handed_in(self, node: cst.Assign) -> None:
+        """``self.memory_dict[agent] = memories[0, i]`` with ``memories`` a parameter of the
+        method: the object keeps what its callers pass (decided with them, at the module's end);
+        ``self.memories = {}`` in a method resets the place."""
+        facts = self.facts
+        function = facts.function
+        info = function.class_info
+        if info is None or function.name == "__init__" or facts.grad_off:
+            return
+        passed = names_in(node.value) & set(function.parameters)
+        for target in node.targets:
+            for element in _flatten(target.target):
+                place = storage_name(element)
+                if place is None or not place.startswith("self.") or place.count(".") != 1:
+                    continue
+                if isinstance(element, cst.Attribute) and not passed:
+                    self._resets.setdefault((info.name, place), set()).add(function.name)
+                elif passed:
+                    if not self._handed_in:
+                        self.at_module_exit(self._decide_handed_in)
+                    self._handed_in.append((function, place, frozenset(passed), node))
+
+    def _note_self_call(self, node: cst.Call) -> None:
+        """``self.save_memories(ids, new_memories)``: which names each argument passes, and
+        whether it may carry a graph (for :meth:`_decide_handed_in`)."""
+        func = node.func
+        facts = self.facts
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return
+        if facts.class_info is None or facts.grad_off:
+            return
+        arguments = [(arg.keyword.value if arg.keyword is not None else index, frozenset(names_in(arg.value)),
+                      facts.graph_value(arg.value).state is Graph.CARRIES)
+                     for index, arg in enumerate(node.args) if not arg.star]
+        self._self_calls.append((facts.function, func.attr.value, arguments))
+
+    def _decide_handed_in(self) -> None:
+        """A method stores what it is passed on the object; a caller passes it a model's output
+        (a graph, with grad on, and no backward pass in the caller) computed from that same
+        place, read directly or through another method of the class: every call chains the
+        graph of the previous one (ml-agents' per-agent LSTM memories)."""
+        for method, place, passed, node in self._handed_in:
+            info = method.class_info
+            if self._resets.get((info.name, place), set()) - {method.name}:
+                continue  # another method resets it (an episode's start)
+            readers = {f"self.{name}" for name, scope in info.methods.items()
+                       if scope is not method and _derives_from_place(scope.returned_names, place, scope)}
+            for caller, name, arguments in self._self_calls:
+                if name != method.name or caller.class_info is not info or caller.has_backward:
+                    continue
+                for key, names, carries in arguments:
+                    parameter = method.parameters[key] if isinstance(key, int) and key < len(method.parameters) else key
+                    if parameter in passed and carries and any(
+                            _derives_from_place(names, source, caller) for source in {place} | readers):
+                        message = fit("'{place}' keeps what {caller}() feeds back into a model, with its graph",
+                                      keep=("place",), place=place, caller=caller.name)
+                        self.report(node, message, help="compute it under torch.no_grad(), or store it detached: "
+                                                        "value.detach()", function=method)
+                        break
+                else:
+                    continue
+                break
 
     def _note_handed_on(self, node: cst.Call, func: cst.BaseExpression, method: str | None) -> None:
         """Values that may carry a graph passed to a call that may keep or backpropagate them:
@@ -1194,6 +1265,60 @@ def sample(model, x, steps):
             x = model(x)
     return x.cpu().numpy()
 """,
+        # per-agent memories: acting under no_grad, or stored detached, or reset at each episode
+        """
+import torch
+class TorchPolicy:
+    def __init__(self, actor):
+        self.actor = actor
+        self.memory_dict = {}
+    def retrieve_memories(self, agent_ids):
+        return torch.stack([self.memory_dict.get(a, torch.zeros(128)) for a in agent_ids])[None]
+    def save_memories(self, agent_ids, memories):
+        for i, agent_id in enumerate(agent_ids):
+            self.memory_dict[agent_id] = memories[0, i]
+    def evaluate(self, obs, agent_ids):
+        memories = self.retrieve_memories(agent_ids)
+        with torch.no_grad():
+            actions, new_memories = self.actor(obs, memories[0])
+        self.save_memories(agent_ids, new_memories)
+        return actions.numpy()
+    def evaluate_detached(self, obs, agent_ids):
+        actions, new_memories = self.actor(obs, self.retrieve_memories(agent_ids)[0])
+        self.save_memories(agent_ids, new_memories.detach())
+        return actions.numpy()
+
+class EpisodicPolicy:
+    def reset(self):
+        self.memory_dict = {}
+    def retrieve_memories(self, agent_ids):
+        return torch.stack([self.memory_dict[a] for a in agent_ids])[None]
+    def save(self, agent_ids, memories):
+        for i, agent_id in enumerate(agent_ids):
+            self.memory_dict[agent_id] = memories[0, i]
+    def act(self, obs, agent_ids):
+        actions, new_memories = self.actor(obs, self.retrieve_memories(agent_ids)[0])
+        self.save(agent_ids, new_memories)
+        return actions.numpy()
+""",
+        # a configuration global read for the shape of what is backpropagated: the best value a helper
+        # returns from it carries no graph (coqui-TTS's train_encoder)
+        """
+import torch
+from trainer_utils import load_config, save_best_model
+c = load_config()
+
+def train(model, criterion, optimizer, loader):
+    best_loss = {"eval_loss": float("inf")}
+    for epoch in range(c.epochs):
+        for inputs, labels in loader:
+            outputs = model(inputs)
+            loss = criterion(outputs.view(c.num_classes, outputs.shape[0] // c.num_classes, -1), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        best_loss = save_best_model({"eval_loss": loss.item()}, best_loss, c, model, optimizer)
+""",
         # running statistics of a layer updated under no_grad; a scale applied from a detached loss
         """
 import torch
@@ -1252,6 +1377,28 @@ class ONN(torch.nn.Module):
         for i in range(len(losses)):
             self.alpha[i] *= torch.pow(self.b, losses[i])
 """, line=9),
+        # per-agent memories read by one method, fed through the actor by another, stored by a third (ml-agents)
+        Invalid("""
+import torch
+class TorchPolicy:
+    def __init__(self, actor):
+        self.actor = actor
+        self.memory_dict = {}
+    def retrieve_memories(self, agent_ids):
+        memory_matrix = torch.zeros(1, len(agent_ids), 128)
+        for index, agent_id in enumerate(agent_ids):
+            if agent_id in self.memory_dict:
+                memory_matrix[0, index, :] = self.memory_dict[agent_id]
+        return memory_matrix
+    def save_memories(self, agent_ids, memories):
+        for i, agent_id in enumerate(agent_ids):
+            self.memory_dict[agent_id] = memories[0, i]
+    def evaluate(self, obs, agent_ids):
+        memories = self.retrieve_memories(agent_ids)
+        actions, new_memories = self.actor(obs, memories[0])
+        self.save_memories(agent_ids, new_memories)
+        return actions.numpy()
+""", line=15),
         # a hand-written batch norm updating its running mean with grad on (a warning: from the input)
         Invalid("""
 import torch
