@@ -48,7 +48,7 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              # state, memory, a cache) streamed or sampled through a model with no backward pass
              # at all, state scaled in place, running statistics a forward keeps.
              triggers=("backward", ".step(", "grad(", "training_step", "train_step", "hidden", "state", "memor",
-                       "cache", "sampl", "generat", "*=", "running_", "momentum")),
+                       "cache", "sampl", "generat", "*=", "running_", "momentum", ".cat(")),
     RuleInfo("ML103", "retain-graph-in-loop", "error",
              "backward(retain_graph=True) runs every iteration on a graph that is never backpropagated again.",
              fixable=True, triggers=("retain_graph",)),
@@ -99,7 +99,7 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              fixable=True,
              # eval mode; a training step (a teacher); outputs collected by an inference loop
              triggers=(".eval()", ".train(False)", "train(mode=False)", "backward", "training_step", "train_step",
-                       "compute_loss", ".append(", ".extend(", "+= [", ".cat(", ".stack(")),
+                       "compute_loss", ".append(", ".extend(", "+= [", ".cat(", ".stack(", "property")),
     RuleInfo("ML202", "empty-cache-in-loop", "warning",
              "torch.cuda.empty_cache() runs every step: it frees nothing still referenced and forces slow "
              "re-allocation.",

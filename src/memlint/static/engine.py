@@ -166,7 +166,7 @@ class FileChecker:
                     entry_grad_mode=scope.entry_grad_mode if scope.entry_grad_mode_explicit else None,
                     effects=frozenset(effects),
                     calls=tuple(sorted(scope.call_keys)),
-                    context_grad_mode=F._one_mode(scope.yield_grad_modes),
+                    context_grad_mode=F.agreed_grad_mode(scope.yield_grad_modes),
                 )
         finally:
             facts.exporting = False

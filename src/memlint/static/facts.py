@@ -1482,7 +1482,7 @@ class Facts:
         func = call.func
         if type(func) is _NAME and func.value in self.module_functions:
             scope = self.function_scopes.get(id(self.module_functions[func.value]))
-            return _one_mode(scope.yield_grad_modes) if scope is not None else None
+            return agreed_grad_mode(scope.yield_grad_modes) if scope is not None else None
         definition = self.project_definition(self.qualified_name(func))
         if definition is None or definition.kind == "class":
             return None
@@ -1972,7 +1972,7 @@ _CONTAINER_READS = frozenset({"get", "pop", "values", "items", "keys"})
 _TENSOR_VIEWS = frozenset({"T", "mT", "H", "mH", "real", "imag"})
 
 
-def _one_mode(modes: "set[GradMode | None]") -> "GradMode | None":
+def agreed_grad_mode(modes: "set[GradMode | None]") -> "GradMode | None":
     """The mode every yield agrees on, or None."""
     return next(iter(modes)) if len(modes) == 1 else None
 

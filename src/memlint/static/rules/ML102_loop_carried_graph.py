@@ -62,6 +62,7 @@ class _Carry:
     # with what its callers pass
     per_call: GraphValue | None = None
     in_place: bool = False  # self.alpha[i] *= v: scaled in place
+    other_names: frozenset[str] = frozenset()  # what the parts combined with the old value read
     # in a module's forward: the update's graph in terms of the forward's parameters
     input_form: GraphValue | None = None
 
@@ -261,7 +262,7 @@ class LoopCarriedGraph(Rule):
             per_call = facts.summary_form(graph, function)
         carry = _Carry(node, name, kind, outlived, graph, source_of(shown_part) if shown_part is not None else "", callee,
                        concatenation=concatenated_onto(value, name, facts) is not None, per_call=per_call,
-                       in_place=scaled)
+                       in_place=scaled, other_names=frozenset(n for part in parts for n in names_in(part)))
         if function.name == "forward" and not loops:
             carry.input_form = facts.summary_form(graph, function)
         records = self._carries.get(id(function))
@@ -419,6 +420,20 @@ class LoopCarriedGraph(Rule):
                         self._handed_on.setdefault(id(facts.function), set()).update(names_in(node.value))
                         return
 
+    def _fed_through_model(self, function: FunctionScope, carry: _Carry, loop: Loop) -> bool:
+        """Does the part that ``carry`` is rebuilt with come, in this iteration, from a model
+        called with the carried value (``action = policy(hist)``; ``hist = cat([hist[1:], action])``)?"""
+        facts = self.facts
+        for name in loop.bound_this_iteration:
+            binding = function.bindings.get(name)
+            call = binding.node if binding is not None else None
+            if not (isinstance(call, cst.Call) and facts.is_module_expr(call.func)) or facts.is_module_constructor(call):
+                continue
+            if any(_derives_from_place(names_in(arg.value), carry.name, function) for arg in call.args) and \
+                    function.derives_from(carry.other_names, {name}):
+                return True
+        return False
+
     def _chain_dies_here(self, function: FunctionScope, carry: _Carry) -> bool:
         """Does nothing computed from the carried value leave ``function`` with a graph (no
         ``return`` of one, not a generator, not passed on to a call that may keep it, not
@@ -494,6 +509,12 @@ class LoopCarriedGraph(Rule):
                     self._chain_dies_here(function, carry) and not _callee_walked(loop, carry)))
             if fed_back or (kept_across_steps and loop.has_optimizer_step) or streamed:
                 self._report_carry(carry, never_freed=streamed and not fed_back)
+                return True
+            # A history rebuilt from itself and what a model computed from it (an observation
+            # history fed to a policy), with no backward pass and nothing leaving with a graph.
+            if carry.kind == "bank" and not function.has_backward and self._fed_through_model(function, carry, loop) \
+                    and self._chain_dies_here(function, carry):
+                self._report_carry(carry, never_freed=True)
                 return True
             # A rollout keeping each step's state in a buffer that outlives it: every stored
             # state holds the chain of all earlier steps' graphs.
@@ -1319,6 +1340,23 @@ def train(model, criterion, optimizer, loader):
             optimizer.step()
         best_loss = save_best_model({"eval_loss": loss.item()}, best_loss, c, model, optimizer)
 """,
+        # the history rebuilt from a detached action, or returned with its graph (a caller may train on it)
+        """
+import torch
+def rollout(policy, history, steps):
+    actions = []
+    for t in range(steps):
+        action = policy(history)
+        history = torch.cat([history[:, 1:], action.detach().unsqueeze(1)], dim=1)
+        actions.append(action.argmax(-1).item())
+    return actions
+
+def unroll(policy, history, steps):
+    for t in range(steps):
+        action = policy(history)
+        history = torch.cat([history[:, 1:], action.unsqueeze(1)], dim=1)
+    return history
+""",
         # running statistics of a layer updated under no_grad; a scale applied from a detached loss
         """
 import torch
@@ -1399,6 +1437,17 @@ class TorchPolicy:
         self.save_memories(agent_ids, new_memories)
         return actions.numpy()
 """, line=15),
+        # an action history rebuilt with torch.cat from what the policy computed from it, no backward
+        Invalid("""
+import torch
+def rollout(policy, history, steps):
+    actions = []
+    for t in range(steps):
+        action = policy(history)
+        history = torch.cat([history[:, 1:], action.unsqueeze(1)], dim=1)
+        actions.append(action.argmax(-1).item())
+    return actions
+""", line=7),
         # a hand-written batch norm updating its running mean with grad on (a warning: from the input)
         Invalid("""
 import torch

@@ -33,6 +33,12 @@ _RECORDER = "_record_memory_history"
 _PROFILERS = frozenset({"torch.profiler.profile", "torch.profiler.profiler.profile", "torch.autograd.profiler.profile",
                         "torch.autograd.profile"})
 _SCHEDULED_PROFILERS = frozenset({"torch.profiler.profile", "torch.profiler.profiler.profile"})
+# Hooks that Lightning (LightningModule, Callback) and the Hugging Face Trainer (TrainerCallback)
+# call before or during the training steps.
+_TRAINING_HOOKS = frozenset({"on_fit_start", "on_train_start", "on_train_epoch_start", "on_train_batch_start",
+                             "on_train_batch_end", "on_before_backward", "on_after_backward", "setup",
+                             "on_train_begin", "on_epoch_begin", "on_step_begin", "on_step_end"})
+_TRAINING_FRAMEWORKS = frozenset({"lightning", "pytorch_lightning", "transformers"})
 
 
 @dataclass
@@ -41,6 +47,7 @@ class _Recorder:
     what: str  # for the message
     loops_open: tuple[Loop, ...]  # the loops of its function around the start
     loops_after: list[cst.CSTNode] = field(default_factory=list)  # loops of its function entered while on
+    calls_after: list[cst.Call] = field(default_factory=list)  # calls its function makes while on
     profiler: bool = False
     function: FunctionScope | None = None  # where a memory-history recorder starts
 
@@ -62,6 +69,8 @@ class RecordingLeftOn(Rule):
     # ----- memory history -----------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.facts
+        for recorder in self._open.get(id(facts.function), ()):
+            recorder.calls_after.append(node)
         qualified = facts.qualified_name(node.func) or ""
         if qualified.rsplit(".", 1)[-1] == _RECORDER and qualified.startswith("torch."):
             self._memory_history(node)
@@ -106,11 +115,24 @@ class RecordingLeftOn(Rule):
         for recorder in self._recorders:
             if facts.effect_in_callers(recorder.function, STOPS_MEMORY_HISTORY) is not False:
                 continue  # a module that calls this code may stop it
-            if self._records_steps(recorder):
+            if self._records_steps(recorder) or self._framework_runs_steps_after(recorder.function):
                 self.report(recorder.call, "CUDA memory history is recorded from here on and never stopped",
                             help="stop it once the steps you need are recorded: "
                                  "torch.cuda.memory._record_memory_history(enabled=None), or pass max_entries=...",
                             needs_grad=False)
+
+    def _framework_runs_steps_after(self, function: FunctionScope | None) -> bool:
+        """Started in a hook a training framework calls at the start of (or during) training:
+        Lightning's ``training_step`` / ``on_train_start`` / ``on_train_batch_start``..., a
+        Hugging Face ``TrainerCallback``'s ``on_train_begin`` / ``on_step_begin``...: the steps
+        run after it, in the framework."""
+        if function is None or function.class_info is None:
+            return False
+        if function.is_per_step_method and function.name != "forward":
+            return True
+        bases = function.class_info.base_names
+        return function.name in _TRAINING_HOOKS and any(
+            base.split(".", 1)[0] in _TRAINING_FRAMEWORKS for base in bases)
 
     # ----- profilers ------------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -174,10 +196,19 @@ class RecordingLeftOn(Rule):
 
     def _records_steps(self, recorder: _Recorder) -> bool:
         """Does an unbounded loop that runs steps run while ``recorder`` records: one around
-        its start, or one entered after it (complete at its function's exit)?"""
-        loops = [self.facts.loop_of_node.get(id(node)) for node in recorder.loops_after]
-        return any(loop is not None and self._runs_unbounded_steps(loop)
-                   for loop in (*recorder.loops_open, *loops))
+        its start, one entered after it (complete at its function's exit), or one in a function
+        of this module called after it (``main()`` below the start, in a script)?"""
+        facts = self.facts
+        loops = [facts.loop_of_node.get(id(node)) for node in recorder.loops_after]
+        if any(loop is not None and self._runs_unbounded_steps(loop) for loop in (*recorder.loops_open, *loops)):
+            return True
+        called = set()
+        for call in recorder.calls_after:
+            found = facts.callees(call)
+            if found is not None:
+                called |= {id(facts.function_scopes.get(id(definition))) for definition in found[0]}
+        return bool(called) and any(id(loop.scope) in called and self._runs_unbounded_steps(loop)
+                                    for loop in facts.loop_of_node.values())
 
     def _runs_unbounded_steps(self, loop: Loop) -> bool:
         if id(loop.node) in self._bounded:
@@ -243,6 +274,20 @@ def profile_few(model, loader, optimizer):
             optimizer.step()
     print(prof.key_averages().table())
 """,
+        # a callback that starts and stops the recording around a window of steps
+        """
+import torch
+import lightning as L
+class MemoryProfiler(L.Callback):
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+        if batch_idx == 10:
+            torch.cuda.memory._record_memory_history()
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        if batch_idx == 20:
+            torch.cuda.memory._dump_snapshot("snapshot.pickle")
+            torch.cuda.memory._record_memory_history(enabled=None)
+""",
         # a profiler behind a flag; around one step outside any loop
         """
 import torch
@@ -282,6 +327,26 @@ def main(model, loader, optimizer):
             model(batch).sum().backward()
             optimizer.step()
 """, line=4),
+        # a script starts recording, then runs its training function
+        Invalid("""
+import torch
+def main(model, loader, optimizer):
+    for batch in loader:
+        model(batch).sum().backward()
+        optimizer.step()
+
+if __name__ == "__main__":
+    torch.cuda.memory._record_memory_history()
+    main(*build())
+""", line=9),
+        # started by a Lightning callback when training starts, never stopped
+        Invalid("""
+import torch
+import lightning as L
+class MemoryProfiler(L.Callback):
+    def on_train_start(self, trainer, pl_module):
+        torch.cuda.memory._record_memory_history()
+""", line=6),
         # a profiler without a schedule around the whole training loop
         Invalid("""
 import torch

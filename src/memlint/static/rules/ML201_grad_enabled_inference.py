@@ -2,7 +2,7 @@
 
 Autograd then records the forward pass and keeps every activation it saved for a backward
 pass that never comes: evaluation uses several times the memory it needs, and a loop that
-also collects its outputs keeps every batch's graph until the list dies. Three kinds of
+also collects its outputs keeps every batch's graph until the list dies. Four kinds of
 evidence say a forward pass is inference, each read from the code's structure:
 
 - **eval mode**: the module was put in ``eval()`` in the same function, and nothing computed
@@ -13,6 +13,8 @@ evidence say a forward pass is inference, each read from the code's structure:
   iteration and never reaches a backward pass, a ``return`` or another function; returned
   too, when the module is built in the function and never leaves it (no optimizer, no call
   and no caller can train it);
+- **a cached prediction**: an object (not a module) caches the output in a ``cached_property``
+  or on ``self`` in a method returning it, and nothing in its class backpropagates;
 - **a model that is not trained** (a distillation teacher, an EMA/target network, a reference
   policy) runs inside a training step: it is in no optimizer built next to it, its name says
   teacher/target/EMA/reference, or its output is only ever a loss's target.
@@ -109,6 +111,8 @@ class _FunctionRecord:
     # names that leave the function as objects (passed to a call, returned, stored, aliased):
     # a module among them may be trained elsewhere
     escaped: set[str] = field(default_factory=set)
+    # self.x = value with a graph: (attribute, names the value reads, calls inside it)
+    cached: list[tuple[str, frozenset[str], frozenset[int]]] = field(default_factory=list)
 
 
 class GradEnabledInference(Rule):
@@ -221,6 +225,11 @@ class GradEnabledInference(Rule):
                 self._collect(target.value, node.value)
             elif isinstance(target, cst.Attribute):  # self.cache = out: handed to the object
                 self._record().handed_out.update(names_in(node.value))
+                attribute = dotted_name(target)
+                if attribute is not None and attribute.startswith("self.") and not self.facts.in_no_grad \
+                        and self.facts.graph_value(node.value).state is Graph.CARRIES:
+                    self._record().cached.append((attribute, frozenset(names_in(node.value)), frozenset(
+                        id(n) for n in _walk(node.value) if isinstance(n, cst.Call))))
             name = dotted_name(target)
             if name is not None and name in names_in(node.value) and isinstance(node.value, (cst.Call, cst.BinaryOperation)):
                 self._collect(target, node.value)  # outs = torch.cat([outs, out]); total = total + out
@@ -367,6 +376,12 @@ class GradEnabledInference(Rule):
                 and not function.is_per_step_method:
             self._report(call, self._loop_message(call, collected))
             return
+        cache = self._cached_prediction(call, record)
+        if cache is not None:
+            self._report(call, (f"'{_short(call.target)}' runs with grad on and {cache} keeps its output with "
+                                "the graph",
+                                "compute it under torch.no_grad() (or cache its .detach())"))
+            return
         kept = self._kept_untrainable(call, record)
         if kept is not None:
             self._report(call, self._untrainable_message(call, kept))
@@ -394,6 +409,28 @@ class GradEnabledInference(Rule):
             if function.derives_from(escapes, {collection.container}) or "." in collection.container:
                 continue
             return collection
+        return None
+
+    def _cached_prediction(self, call: _ModuleCall, record: _FunctionRecord) -> str | None:
+        """A prediction an object caches for later reads: a ``cached_property`` returning the
+        module's output, or a method (a ``property``) storing it on ``self`` and returning that
+        attribute (``if self._pred is None: self._pred = self.model(x)``). The graph lives as
+        long as the object, and nothing in the class backpropagates it. Not in a module (its
+        attributes are part of its forward) nor a class whose bases are unknown."""
+        function = call.function
+        info = function.class_info
+        if info is None or info.is_module or info.kinds.unknown_base or function.name == "__init__":
+            return None
+        if call.input_carries or any(method.has_backward for method in info.methods.values()):
+            return None
+        decorators = {self.facts.qualified_name(d.decorator) or "" for d in function.node.decorators} \
+            if isinstance(function.node, cst.FunctionDef) else set()
+        if any(d.endswith("cached_property") for d in decorators) and self._returned(call, record):
+            return f"cached_property '{function.name}'"
+        for attribute, names, calls in record.cached:
+            if attribute in function.returned_names and (
+                    id(call.node) in calls or function.derives_from(names, call.results)):
+                return f"'{_short(attribute)}'"
         return None
 
     def _kept_untrainable(self, call: _ModuleCall, record: _FunctionRecord) -> _Collection | None:
@@ -901,6 +938,42 @@ class MultiScale(torch.nn.Module):
             outs.append(x)
         return outs
 """,
+        # a cached prediction computed under no_grad, or cached detached; a class that trains through it
+        """
+import functools
+import torch
+class Posterior:
+    def __init__(self, model, x):
+        self.model = model
+        self.x = x
+        self._probs = None
+
+    @functools.cached_property
+    @torch.no_grad()
+    def predictions(self):
+        return self.model(self.x)
+
+    @property
+    def probs(self):
+        if self._probs is None:
+            self._probs = self.model(self.x).softmax(-1).detach()
+        return self._probs
+
+class Learner:
+    def __init__(self, model, x, optimizer):
+        self.model, self.x, self.optimizer = model, x, optimizer
+        self._out = None
+
+    @property
+    def out(self):
+        if self._out is None:
+            self._out = self.model(self.x)
+        return self._out
+
+    def step(self, y):
+        (self.out - y).pow(2).mean().backward()
+        self.optimizer.step()
+""",
     ]
 
     INVALID = [
@@ -1055,6 +1128,26 @@ def embed_pages(pages, tokenizer):
         output_vec.append(output[1])
     return output_vec
 """, line=9),
+        # a prediction cached by an object, computed with grad on (a cached_property, a memoising property)
+        Invalid("""
+import functools
+import torch
+class Posterior:
+    def __init__(self, model, x):
+        self.model = model
+        self.x = x
+        self._probs = None
+
+    @functools.cached_property
+    def predictions(self):
+        return self.model(self.x)
+
+    @property
+    def probs(self):
+        if self._probs is None:
+            self._probs = self.model(self.x).softmax(-1)
+        return self._probs
+""", line=12),
     ]
 
 
