@@ -1415,39 +1415,25 @@ class ONN(torch.nn.Module):
         for i in range(len(losses)):
             self.alpha[i] *= torch.pow(self.b, losses[i])
 """, line=9),
-        # per-agent memories read by one method, fed through the actor by another, stored by a third (ml-agents)
+        # hidden states kept per environment: one method reads them, another runs the recurrent
+        # policy on them, a third stores the new ones with their graph
         Invalid("""
 import torch
-class TorchPolicy:
-    def __init__(self, actor):
-        self.actor = actor
-        self.memory_dict = {}
-    def retrieve_memories(self, agent_ids):
-        memory_matrix = torch.zeros(1, len(agent_ids), 128)
-        for index, agent_id in enumerate(agent_ids):
-            if agent_id in self.memory_dict:
-                memory_matrix[0, index, :] = self.memory_dict[agent_id]
-        return memory_matrix
-    def save_memories(self, agent_ids, memories):
-        for i, agent_id in enumerate(agent_ids):
-            self.memory_dict[agent_id] = memories[0, i]
-    def evaluate(self, obs, agent_ids):
-        memories = self.retrieve_memories(agent_ids)
-        actions, new_memories = self.actor(obs, memories[0])
-        self.save_memories(agent_ids, new_memories)
-        return actions.numpy()
-""", line=15),
-        # an action history rebuilt with torch.cat from what the policy computed from it, no backward
-        Invalid("""
-import torch
-def rollout(policy, history, steps):
-    actions = []
-    for t in range(steps):
-        action = policy(history)
-        history = torch.cat([history[:, 1:], action.unsqueeze(1)], dim=1)
-        actions.append(action.argmax(-1).item())
-    return actions
-""", line=7),
+class RecurrentAgent:
+    def __init__(self, net, hidden_size):
+        self.net = net
+        self.hidden_size = hidden_size
+        self.hidden_by_env = {}
+    def _hidden_for(self, env_ids):
+        return torch.stack([self.hidden_by_env.get(i, torch.zeros(self.hidden_size)) for i in env_ids])
+    def _remember(self, env_ids, hidden):
+        for row, env_id in enumerate(env_ids):
+            self.hidden_by_env[env_id] = hidden[row]
+    def act(self, obs, env_ids):
+        logits, hidden = self.net(obs, self._hidden_for(env_ids))
+        self._remember(env_ids, hidden)
+        return logits.argmax(-1).tolist()
+""", line=12),
         # a hand-written batch norm updating its running mean with grad on (a warning: from the input)
         Invalid("""
 import torch
@@ -1471,7 +1457,7 @@ def _derives_from_place(names: set[str], place: str, function: FunctionScope) ->
         if name in seen:
             continue
         seen.add(name)
-        if name == place:
+        if name == place or name.startswith(place + "."):  # self.memory.get(agent) reads self.memory
             return True
         for value in function.stored_values.get(name, ()):
             frontier.extend(names_in(value))
