@@ -423,6 +423,10 @@ class GradEnabledInference(Rule):
             return None
         if call.input_carries or any(method.has_backward for method in info.methods.values()):
             return None
+        binding = info.attributes.get(call.target) if call.target.startswith("self.") else None
+        built = binding.node if binding is not None else None
+        if isinstance(built, cst.Call) and not self.facts.is_module_constructor(built):
+            return None  # self.compile_model = partial(core.compile_model, ...): a module by its name only
         decorators = {self.facts.qualified_name(d.decorator) or "" for d in function.node.decorators} \
             if isinstance(function.node, cst.FunctionDef) else set()
         if any(d.endswith("cached_property") for d in decorators) and self._returned(call, record):
@@ -958,6 +962,17 @@ class Posterior:
         if self._probs is None:
             self._probs = self.model(self.x).softmax(-1).detach()
         return self._probs
+
+class OpenVinoBackend:
+    def __init__(self, core, ov_model):
+        self.compile_model = functools.partial(core.compile_model, device_name="CPU")
+        self.ov_compiled = None
+        self.ov_model = ov_model
+
+    def compiled(self):
+        if self.ov_compiled is None:
+            self.ov_compiled = self.compile_model(self.ov_model)
+        return self.ov_compiled
 
 class Learner:
     def __init__(self, model, x, optimizer):
