@@ -590,7 +590,8 @@ class LoopCarriedGraph(Rule):
                 continue
             if facts.is_graph_carrying(carry.graph, function):
                 self._report_carry(carry, method="forward", function=function)
-            elif set(per_call.names) & set(function.parameters) and _subclasses_a_torch_layer(function.class_info):
+            elif per_call is not None and set(per_call.names) & set(function.parameters) \
+                    and _subclasses_a_torch_layer(function.class_info):
                 message, help_text = self._message(carry, method="forward", from_input=True)
                 self.report(carry.node, message, help=help_text, function=function, severity="warning")
 

@@ -16,10 +16,9 @@ hidden states): no ``.attentions`` / ``["attentions"]`` / ``.hidden_states``, no
 the first output, and the outputs are not handed on whole (returned, passed to a function,
 stored). Also ``from_pretrained(..., output_attentions=True)`` /
 ``config.output_attentions = True`` in a module that trains and whose code (not its comments)
-never reads them. Not
-flagged: under ``torch.no_grad()`` / ``inference_mode()``, a model put in ``eval()`` mode, or
-in a function that does not train (visualisation, evaluation); attention distillation and
-layer pooling that read them.
+never reads them. Not flagged: under ``torch.no_grad()`` / ``inference_mode()``, a model put
+in ``eval()`` mode, or in a function that does not train (visualisation, evaluation);
+attention distillation and layer pooling that read them.
 """
 
 from __future__ import annotations
