@@ -579,6 +579,8 @@ class FileChecker:
                 if isinstance(item.item, cst.Call) and facts.qualified_name(item.item.func) in F.DEVICE_CONTEXTS:
                     facts.function.effects.add(SETS_DEVICE)
                 item_mode = grad_mode_of(item.item, facts)
+                if item_mode is None and isinstance(item.item, cst.Call):
+                    item_mode = facts.context_grad_mode(item.item)  # a @contextmanager of the module or project
                 if item_mode is not None:
                     mode, explicit = item_mode, True
                 if item.asname is not None:
@@ -1084,10 +1086,9 @@ def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
             return modes.pop()
         return GradMode.MAYBE_OFF if any(mode is not None and mode.may_be_off for mode in modes) else None
     call_args: Sequence[cst.Arg] = ()
-    call = node if isinstance(node, cst.Call) else None
-    if call is not None:
-        call_args = call.args
-        node = call.func
+    if isinstance(node, cst.Call):
+        call_args = node.args
+        node = node.func
     name = dotted_name(node)
     if name is not None and name in facts.grad_mode_names:
         return facts.grad_mode_names[name]
@@ -1103,8 +1104,6 @@ def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
     if qualified in F.SET_GRAD_ENABLED and call_args:
         flag = call_args[0].value
         return GradMode.ON if _is_true(flag) else GradMode.OFF if _is_false(flag) else GradMode.MAYBE_OFF
-    if call is not None:  # a context manager of this module or of the project (a @contextmanager)
-        return facts.context_grad_mode(call)
     return None
 
 

@@ -386,27 +386,27 @@ class LoopCarriedGraph(Rule):
                 break
 
     def _note_handed_on(self, node: cst.Call, func: cst.BaseExpression, method: str | None) -> None:
-        """Values that may carry a graph passed to a call that may keep or backpropagate them:
-        not torch's functions, tensor methods, a module's forward (the chain itself), builtins
-        that only read, nor a local list's append (followed as the list)."""
+        """Values passed to a call that may keep or backpropagate them: not torch's functions,
+        tensor methods, a module's forward (the chain itself), builtins that only read, nor a
+        local list's append (followed as the list). Names only, whatever they hold (cheap, and
+        erring towards "it may leave")."""
         facts = self.facts
         if not node.args or facts.grad_off:
             return
-        qualified = facts.qualified_name(func)
-        if qualified is not None and (qualified.split(".", 1)[0] in TORCH_PACKAGES or qualified in _ONLY_READING):
-            return
         if method is not None and (method in TENSOR_METHODS or method in GRAPH_ENDING_METHODS):
-            return
-        if facts.is_module_expr(func) or (method == "forward" and facts.is_module_expr(func.value)):
             return
         function = facts.function
         if method in _COLLECTING_METHODS and isinstance(func.value, cst.Name) \
                 and func.value.value in function.bindings and func.value.value not in function.inputs:
             return  # outs.append(h): what outs holds is followed where outs goes
-        names = {name for arg in node.args if facts.graph_value(arg.value).state is not Graph.NONE
-                 for name in names_in(arg.value)}
-        if names:
-            self._handed_on.setdefault(id(function), set()).update(names)
+        qualified = facts.qualified_name(func)
+        if qualified is not None and (qualified.split(".", 1)[0] in TORCH_PACKAGES or qualified in _ONLY_READING):
+            return
+        if facts.is_module_expr(func) or (method == "forward" and facts.is_module_expr(func.value)):
+            return
+        handed_on = self._handed_on.setdefault(id(function), set())
+        for arg in node.args:
+            handed_on |= names_in(arg.value)
 
     def _note_kept_on_object(self, node: cst.Assign) -> None:
         """``self.h = h``, ``agent.state = h``: a value that may carry a graph outlives the call."""
