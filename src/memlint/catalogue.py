@@ -51,9 +51,13 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              fixable=True),
     RuleInfo("ML102", "loop-carried-graph", "error",
              "A value with an autograd graph is fed back into the next iteration, so the graph grows every step.",
-             # Loops that run a backward pass or an optimizer step, and recurrent state (hidden,
-             # state, memory) streamed through a model with no backward pass at all.
-             triggers=("backward", ".step(", "grad(", "training_step", "train_step", "hidden", "state", "memor")),
+             # Loops that run a backward pass or an optimizer step, recurrent state (hidden,
+             # state, memory, a cache) streamed or sampled through a model with no backward pass
+             # at all, state scaled in place, running statistics a forward keeps.
+             triggers=("backward", ".step(", "grad(", "training_step", "train_step", "hidden", "state", "memor",
+                       "cache", "sampl", "generat", "*=", "running_", "momentum", ".cat("),
+             other_severities=(("warning", "the running statistic a layer's forward keeps carries a graph only "
+                                           "if the layer's input does"),)),
     RuleInfo("ML103", "retain-graph-in-loop", "error",
              "backward(retain_graph=True) runs every iteration on a graph that is never backpropagated again.",
              fixable=True, triggers=("retain_graph",)),
@@ -89,14 +93,29 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "A LightningModule overrides training_epoch_end(outputs) and training_step returns tensors besides "
              "the loss: Lightning keeps every step's until the epoch ends.",
              triggers=("_epoch_end",)),
+    RuleInfo("ML111", "recording-left-on", "warning",
+             "CUDA memory history or a profiler without a schedule records every step of a training run: host "
+             "memory grows with each one.",
+             triggers=("_record_memory_history", "profiler.profile", "import profile", "profiler import")),
+    RuleInfo("ML112", "figures-never-closed", "error",
+             "A pyplot figure is made on every call or iteration and never closed: pyplot keeps every one.",
+             triggers=("pyplot",)),
+    RuleInfo("ML113", "cudagraphs-fed-many-shapes", "warning",
+             "A callable compiled with CUDA graphs (mode='reduce-overhead') is fed a new input shape again and "
+             "again: a graph and its buffers are kept per shape.",
+             triggers=("reduce-overhead", "max-autotune")),
     RuleInfo("ML114", "tensor-stored-on-ctx", "error",
              "A custom autograd.Function keeps a tensor on ctx instead of save_for_backward: its output makes a "
              "cycle gc cannot free, other tensors outlive backward.",
-             triggers=("ctx.",)),
+             triggers=("ctx.",),
+             other_severities=(("warning", "what ctx keeps is an input or intermediate (no cycle), or backward "
+                                           "releases it"),)),
     RuleInfo("ML115", "owner-reference-cycle", "error",
              "An object holding device memory refers back to itself (a grad_fn hook capturing it, its own bound "
              "method kept): it is freed only by the cycle collector, or never.",
-             triggers=("grad_fn", "self.")),
+             triggers=("grad_fn", "self."),
+             other_severities=(("warning", "the cycle is an object keeping its own bound method: the cycle "
+                                           "collector frees it, late"),)),
     RuleInfo("ML116", "model-deepcopy-per-step", "warning",
              "copy.deepcopy of a whole model on its device every step, or only to take its weights: a model's "
              "worth of GPU memory per copy, freed late when the module holds a cycle.",
@@ -112,7 +131,7 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              fixable=True,
              # eval mode; a training step (a teacher); outputs collected by an inference loop
              triggers=(".eval()", ".train(False)", "train(mode=False)", "backward", "training_step", "train_step",
-                       "compute_loss", ".append(", ".extend(", "+= [", ".cat(", ".stack(")),
+                       "compute_loss", ".append(", ".extend(", "+= [", ".cat(", ".stack(", "property")),
     RuleInfo("ML202", "empty-cache-in-loop", "warning",
              "torch.cuda.empty_cache() runs every step: it frees nothing still referenced and forces slow "
              "re-allocation.",
@@ -163,6 +182,10 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "A DataLoader with persistent_workers=True is built anew for every evaluation: worker processes are "
              "started each time.",
              triggers=("persistent_workers",)),
+    RuleInfo("ML213", "grad-mode-without-effect", "warning",
+             "torch.no_grad() alone on a line, or on a factory whose returned closure does the work: autograd "
+             "stays on where the work runs.",
+             triggers=("no_grad", "inference_mode")),
     # ML3xx distributed.
     RuleInfo("ML301", "nccl-without-set-device", "warning",
              "An NCCL process group starts with no torch.cuda.set_device(local_rank): every rank opens a context "

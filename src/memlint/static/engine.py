@@ -23,7 +23,8 @@ from memlint.static.facts import (
 )
 from memlint.static.rule import Report, Rule
 from memlint.static.summaries import (
-    BACKWARD, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PROCESS_GROUP, SETS_DEVICE, FunctionSummary, ModuleSummary,
+    BACKWARD, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PROCESS_GROUP, SETS_DEVICE, STOPS_MEMORY_HISTORY,
+    FunctionSummary, ModuleSummary,
 )
 
 
@@ -165,8 +166,8 @@ class FileChecker:
                     entry_grad_mode=scope.entry_grad_mode if scope.entry_grad_mode_explicit else None,
                     effects=frozenset(effects),
                     calls=tuple(sorted(scope.call_keys)),
-                    yield_grad_mode=_context_manager_mode(scope, facts),
                     stores=_exported_stores(scope, facts),
+                    context_grad_mode=F.agreed_grad_mode(scope.yield_grad_modes),
                 )
             summary.call_sites = {
                 name: tuple((site.mode, site.caller.name, site.inherited) for site in sites)
@@ -605,6 +606,8 @@ class FileChecker:
                 if isinstance(item.item, cst.Call) and facts.qualified_name(item.item.func) in F.DEVICE_CONTEXTS:
                     facts.function.effects.add(SETS_DEVICE)
                 item_mode = grad_mode_of(item.item, facts)
+                if item_mode is None and isinstance(item.item, cst.Call):
+                    item_mode = facts.context_grad_mode(item.item)  # a @contextmanager of the module or project
                 if item_mode is not None:
                     mode, explicit = item_mode, True
                 if item.asname is not None:
@@ -696,8 +699,9 @@ class FileChecker:
         self._exit(node)
 
     def _yield(self, node: cst.Yield) -> None:
-        self.facts.function.is_generator = True
-        self.facts.function.yield_modes.add(self.facts.grad_mode)
+        facts = self.facts
+        facts.function.is_generator = True
+        facts.function.yield_grad_modes.add(None if facts.grad_mode_inherited else facts.grad_mode)
         self._enter(node)
         if node.value is not None:
             self._walk(node.value)
@@ -797,6 +801,8 @@ class FileChecker:
             effects.add(SETS_DEVICE)
         elif self.facts.is_module_expr(node.func) and not self.facts.is_module_constructor(node):
             effects.add(MODULE_CALL)
+        elif qualified is not None and F.stops_memory_history(node, qualified):
+            effects.add(STOPS_MEMORY_HISTORY)
 
     def _value_facts_of_call(self, node: cst.Call, func: cst.BaseExpression, method: str | None) -> None:
         """What a call says about the values it touches: ``losses.append(loss)`` puts ``loss``
@@ -935,8 +941,8 @@ class FileChecker:
             # loss, sample_size, log = criterion(model, sample), loss, kl, acc = model(batch): the
             # outputs of a module whose forward memlint cannot read: only the first is known to
             # carry a graph (the others may be numbers); not for torch.nn's own (lstm's (out, (h, c)))
-            unread_outputs = graph.parts is None and not graph.pending and isinstance(value, cst.Call) \
-                and facts.outputs_unknown_after_first(value)
+            unread_outputs = graph.parts is None and not graph.pending and graph.state is not Graph.NONE \
+                and isinstance(value, cst.Call) and facts.outputs_unknown_after_first(value)
             fed_back = names_in(value) if unread_outputs else set()
             for index, element in enumerate(elements):  # out, (h, c) = lstm(x, state): each its own part
                 part = graph.part(index) if by_position else None
@@ -1213,8 +1219,7 @@ def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
             return modes.pop()
         return GradMode.MAYBE_OFF if any(mode is not None and mode.may_be_off for mode in modes) else None
     call_args: Sequence[cst.Arg] = ()
-    called = isinstance(node, cst.Call)
-    if called:
+    if isinstance(node, cst.Call):
         call_args = node.args
         node = node.func
     name = dotted_name(node)
@@ -1223,10 +1228,6 @@ def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
     qualified = facts.qualified_name(node)
     if qualified is None:
         return None
-    if called and qualified not in F.TORCH_GRAD_NAMES and not qualified.startswith("torch."):
-        made = _context_manager_call_mode(node, qualified, facts)
-        if made is not None:
-            return made
     if qualified in F.NO_GRAD_CONTEXTS:
         if qualified.endswith("inference_mode") and call_args and _is_false(call_args[0].value):
             return None  # inference_mode(False) leaves grad mode alone
@@ -1237,22 +1238,6 @@ def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
         flag = call_args[0].value
         return GradMode.ON if _is_true(flag) else GradMode.OFF if _is_false(flag) else GradMode.MAYBE_OFF
     return None
-
-
-def _context_manager_call_mode(func: cst.BaseExpression, qualified: str, facts: Facts) -> GradMode | None:
-    """``with inference_mode():`` where ``inference_mode`` is a ``@contextmanager`` of this module
-    (walked already) or of another module of the project that yields under no-grad."""
-    if isinstance(func, cst.Name):
-        binding = facts.module_scope.bindings.get(func.value)
-        scope = facts.function_scopes.get(id(binding.node)) if binding is not None else None
-        if scope is not None:
-            return _context_manager_mode(scope, facts)
-    definition = facts.project_definition(qualified)
-    outline = definition.function_outline if definition is not None else None
-    if outline is None or not any(d.endswith("contextmanager") for d in outline.decorators):
-        return None
-    summary = facts.project.function_summary(definition.key)
-    return summary.yield_grad_mode if summary is not None else None
 
 
 def _turns_grad_off(node: cst.BaseExpression, facts: Facts) -> bool:
@@ -1431,17 +1416,6 @@ def is_optimizer_step(call: cst.Call) -> bool:
     if last == "scaler" or last.endswith("_scaler"):
         return True
     return "optim" in last or last == "opt" or last.startswith("opt_") or last.endswith("_opt")
-
-
-def _context_manager_mode(scope: FunctionScope, facts: Facts) -> GradMode | None:
-    """The grad mode a ``@contextmanager`` function's body is in at its ``yield`` (one mode at
-    every yield), which is what ``with f():`` sets; None for anything else."""
-    node = scope.node
-    if not isinstance(node, cst.FunctionDef) or len(scope.yield_modes) != 1:
-        return None
-    if not any((facts.qualified_name(d.decorator) or "").endswith("contextmanager") for d in node.decorators):
-        return None
-    return next(iter(scope.yield_modes))
 
 
 def _inside(inner: FunctionScope, outer: FunctionScope) -> bool:

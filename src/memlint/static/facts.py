@@ -44,7 +44,6 @@ NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.au
 SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
                               "torch.autograd.grad_mode.set_grad_enabled"})
 ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
-TORCH_GRAD_NAMES = NO_GRAD_CONTEXTS | SET_GRAD_ENABLED | ENABLE_GRAD
 
 # Methods Lightning runs under no_grad itself.
 LIGHTNING_NO_GRAD_METHODS = frozenset({"validation_step", "test_step", "predict_step"})
@@ -79,6 +78,9 @@ TENSOR_METHODS = frozenset({
     "square", "std", "var", "logsumexp", "cumsum", "type_as", "get", "__getitem__", "squeeze_",
     "unsqueeze_", "mul_", "add_", "div_", "sub_", "masked_select", "diag", "trace", "roll", "flip",
 })
+# Tensor methods whose arguments are sizes, dims or permutations: no graph flows from them.
+_SHAPE_ARGUMENT_METHODS = frozenset({"view", "reshape", "expand", "repeat", "permute", "transpose", "flatten",
+                                     "unflatten", "unsqueeze", "squeeze", "narrow", "movedim", "tile"})
 # Attributes whose value carries no autograd graph.
 GRAPH_ENDING_ATTRIBUTES = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad",
                                      "ndim", "is_cuda", "grad_fn", "is_leaf", "layout"})
@@ -155,6 +157,18 @@ def pins_visible_devices(call: cst.Call, facts: "Facts") -> bool:
         return first.keyword.value == VISIBLE_DEVICES
     return type(first.value) is cst.SimpleString and first.value.evaluated_value == VISIBLE_DEVICES
 AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
+
+
+def stops_memory_history(call: cst.Call, qualified: str) -> bool:
+    """``torch.cuda.memory._record_memory_history(enabled=None)`` (or ``(None)``, legacy ``(False)``):
+    CUDA memory-history recording stops."""
+    if not (qualified.startswith("torch.") and qualified.endswith("._record_memory_history")):
+        return False
+    enabled = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "enabled"),
+                   None)
+    if enabled is None and call.args and call.args[0].keyword is None:
+        enabled = call.args[0].value
+    return isinstance(enabled, cst.Name) and enabled.value in ("None", "False")
 
 
 # Words in a loop's iterable that say it walks over data or steps, not over parts of a value.
@@ -635,6 +649,9 @@ class FunctionScope(Scope):
         self.bound_with_graph: set[str] = set()  # ... and names bound at least once to one that may
         self.return_graph = Graph.NONE  # the most graph any ``return`` here hands back
         self.is_generator = False
+        # The grad mode at each ``yield``, when the function set it itself (None: the caller's);
+        # see Facts.context_grad_mode.
+        self.yield_grad_modes: set["GradMode | None"] = set()
         # What this body calls: qualified (or dotted) callee names, ``?.method`` when the
         # receiver is not a plain name (``self.handles[0].remove()``). See Facts.calls_made.
         self.callees: set[str] = set()
@@ -652,7 +669,6 @@ class FunctionScope(Scope):
         # else the qualified name as imported).
         self.effects: set[str] = set()
         self.call_keys: set[str] = set()
-        self.yield_modes: set[GradMode] = set()  # the grad mode at each ``yield`` (a context manager's)
         # What a method keeps of its parameters in its object (see Store, Forward, Facts.stores_of).
         self.self_stores: list[Store] = []
         self.forwards: list[Forward] = []
@@ -1482,6 +1498,9 @@ class Facts:
                 func = current.func
                 if type(func) is _ATTRIBUTE and func.attr.value in GRAPH_ENDING_METHODS:
                     continue
+                if type(func) is _ATTRIBUTE and func.attr.value in _SHAPE_ARGUMENT_METHODS:
+                    stack.append(func.value)  # out.view(c.n, -1): sizes and dims carry no graph
+                    continue
                 qualified = self.qualified_name(func)
                 if qualified is not None and qualified not in _PASSING_ELEMENTS and (
                         qualified in GRAPH_ENDING_FUNCTIONS or qualified.startswith(
@@ -1679,6 +1698,21 @@ class Facts:
                         return True
                     unknown |= found is None
         return None if unknown else False
+
+    def context_grad_mode(self, call: cst.Call) -> "GradMode | None":
+        """The grad mode ``with call:`` puts its block in when ``call`` runs a context manager
+        of this module (walked already) or of another module of the project: a generator whose
+        every ``yield`` sits in one grad mode it set (``with torch.inference_mode(): yield``).
+        None when it sets none or cannot be told."""
+        func = call.func
+        if type(func) is _NAME and func.value in self.module_functions:
+            scope = self.function_scopes.get(id(self.module_functions[func.value]))
+            return agreed_grad_mode(scope.yield_grad_modes) if scope is not None else None
+        definition = self.project_definition(self.qualified_name(func))
+        if definition is None or definition.kind == "class":
+            return None
+        summary = self.project.function_summary(definition.key)
+        return summary.context_grad_mode if summary is not None else None
 
     def project_definition(self, qualified: str | None):
         """What ``qualified`` (a name as imported here) is in the project: a
@@ -2322,6 +2356,11 @@ def _returns_own_state(function: cst.FunctionDef) -> bool:
     function.body.visit(returns)
     return bool(returns.values) and all(
         value is not None and (storage_name(value) or "").startswith("self.") for value in returns.values)
+
+
+def agreed_grad_mode(modes: "set[GradMode | None]") -> "GradMode | None":
+    """The mode every yield agrees on, or None."""
+    return next(iter(modes)) if len(modes) == 1 else None
 
 
 def _holds_callable(binding: "Binding | None") -> bool:

@@ -22,6 +22,7 @@ SETS_DEVICE = "sets_device"  # torch.cuda.set_device, a torch.cuda.device contex
 PROCESS_GROUP = "process_group"  # torch.distributed.init_process_group
 MODULE_CALL = "module_call"  # runs an nn.Module's forward
 STEP_LOOP = "step_loop"  # holds a loop that runs training or evaluation steps
+STOPS_MEMORY_HISTORY = "stops_memory_history"  # torch.cuda.memory._record_memory_history(enabled=None)
 
 MODULE_CODE = "<module>"  # the key of the module's top-level statements among its functions
 
@@ -42,8 +43,9 @@ class FunctionSummary:
     # through an object it holds (``self.meters[k].update(v)``); ``**kwargs`` / ``*args`` keep
     # their stars. See memlint.static.facts.Store.
     stores: tuple[tuple[str, str, bool], ...] = ()
-    # A @contextmanager: the grad mode its body is in at ``yield`` (what ``with f():`` sets).
-    yield_grad_mode: "GradMode | None" = None
+    # A generator (a @contextmanager) whose every ``yield`` is in a region it puts in one grad
+    # mode: ``with`` its call, the block runs in that mode. None: it sets none.
+    context_grad_mode: "GradMode | None" = None
 
 
 @dataclass

@@ -12,6 +12,12 @@ once per iteration.
 
 ML101 reports values that are only accumulated (``total += loss``); this rule reports values
 that are read again as inputs: passed back to the model, or used in the loss.
+
+Also, with no backward pass at all: recurrent state streamed or sampled through a model when
+nothing computed from it leaves the function with a graph (the chain serves no one); state
+of a rollout stored into a buffer with its graph; state scaled in place by a loss
+(``self.alpha[i] *= torch.pow(b, loss)``); a running statistic a module's ``forward`` keeps on
+itself (a warning when its graph comes from the forward's input, named in the message).
 """
 
 from __future__ import annotations
@@ -21,9 +27,10 @@ from dataclasses import dataclass
 import libcst as cst
 
 from memlint.static.facts import (
-    backpropagated_expr, builds_a_sequence, concatenated_onto,
+    GRAPH_ENDING_METHODS, TENSOR_METHODS, backpropagated_expr, builds_a_sequence, concatenated_onto,
     FunctionScope, Graph, GraphValue, Loop, dotted_name, names_in, root_name, storage_name,
 )
+from memlint.static.triggers import TORCH_PACKAGES
 from memlint.static.rule import Invalid, Rule
 from memlint.static.rules.ML101_graph_accumulation import fit, source_of
 
@@ -33,6 +40,10 @@ _BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 # Methods a framework calls once per training step, stepping the optimizer after each call.
 _FRAMEWORK_STEP_METHODS = frozenset({"training_step", "train_step"})
 _AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
+# Builtins that read their arguments and keep nothing of them.
+_ONLY_READING = frozenset({"len", "print", "isinstance", "str", "repr", "range", "enumerate", "zip", "sorted",
+                           "reversed", "iter", "float", "int", "bool", "type", "id", "hasattr", "getattr"})
+_COLLECTING_METHODS = frozenset({"append", "extend", "insert", "appendleft", "add"})
 
 
 @dataclass
@@ -50,6 +61,10 @@ class _Carry:
     # graph of the update in terms of the method's parameters (Facts.summary_form), decided
     # with what its callers pass
     per_call: GraphValue | None = None
+    in_place: bool = False  # self.alpha[i] *= v: scaled in place
+    other_names: frozenset[str] = frozenset()  # what the parts combined with the old value read
+    # in a module's forward: the update's graph in terms of the forward's parameters
+    input_form: GraphValue | None = None
 
 
 class LoopCarriedGraph(Rule):
@@ -71,11 +86,25 @@ class LoopCarriedGraph(Rule):
         self._cut_from_outside: set[str] = set()
         # id(loop) -> (object, names of the arguments) of calls storing values into an object
         # that outlives the function: buffer.store(obs, hidden=h), self.memory.push(...)
-        self._stored: dict[int, list[tuple[str, frozenset[str]]]] = {}
+        self._stored: dict[int, list[tuple[str, frozenset[str], cst.Call]]] = {}
+        # id(function) -> names of values that may carry a graph and leave the function other
+        # than by ``return``: passed to a call that may keep them, stored on an object
+        self._handed_on: dict[int, set[str]] = {}
+        self._reported_stores: set[int] = set()  # id() of store calls reported
+        # (method, self.x, parameters stored, node): a method storing what it is passed
+        self._handed_in: list[tuple[FunctionScope, str, frozenset[str], cst.Assign]] = []
+        # (caller, method name, [(position or keyword, names, carries a graph)]): self.m(...) calls
+        self._self_calls: list[tuple[FunctionScope, str, list]] = []
+        self._resets: dict[tuple[str, str], set[str]] = {}  # (class, self.x) -> methods rebinding it
+        # running statistics a module's forward keeps on itself: (forward, carry, its graph in
+        # terms of the forward's parameters), decided at the end of the module
+        self._layer_statistics: list[tuple[FunctionScope, _Carry]] = []
 
     # ----- candidates ----------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
         self._note_outside_cut(node)
+        self._note_kept_on_object(node)
+        self._note_state_handed_in(node)
         loops = self.facts.loops_in_function()
         function = self.facts.function
         per_step = not loops and function.name in _FRAMEWORK_STEP_METHODS and function.class_info is not None
@@ -106,7 +135,11 @@ class LoopCarriedGraph(Rule):
                 if name not in value_names or self.facts.grad_off:
                     self._mark_cut(name)  # rebound from something else: the old value is dropped
                     continue
-                if loops or (per_step and name.startswith("self.")) or (kept_by_object and (
+                # a module's forward keeping a running statistic on itself (decided as one)
+                forward_state = function.name == "forward" and name.startswith("self.") and (
+                    function.class_info is not None and function.class_info.is_module) and isinstance(
+                    node.value, cst.BinaryOperation)
+                if loops or (per_step and name.startswith("self.")) or forward_state or (kept_by_object and (
                         in_method or self._is_module_call_on(node.value, name))):
                     self._candidate(node, name, element, node.value, loops)
 
@@ -135,6 +168,8 @@ class LoopCarriedGraph(Rule):
         root = root_name(value)
         if root is None or root == name or dotted_name(value) == name:
             return None
+        if facts.graph_value(value).state is Graph.NONE:
+            return None  # x = logits[:, -1:].argmax(-1): what is fed back carries no graph
         loop = facts.loop
         function = facts.function
         if per_call or loop is None:  # self.x of a method: carried from one call to the next
@@ -157,9 +192,18 @@ class LoopCarriedGraph(Rule):
         name = dotted_name(node.target)
         if loops and name is not None and isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
             self._candidate(node, name, node.target, node.value, loops, accumulated=True)
+            return
+        # state scaled in place (self.alpha[i] *= torch.pow(b, loss)): x = x * v, a running update
+        place = storage_name(node.target)
+        function = self.facts.function
+        if place is not None and isinstance(node.operator, (cst.MultiplyAssign, cst.DivideAssign)) and (
+                loops or (place.startswith("self.") and function.class_info is not None
+                          and function.name != "__init__")):
+            self._candidate(node, place, node.target, node.value, loops, scaled=True)
 
     def _candidate(self, node: cst.CSTNode, name: str, target: cst.BaseExpression, value: cst.BaseExpression,
-                   loops: list[Loop], accumulated: bool = False, through: cst.Call | None = None) -> None:
+                   loops: list[Loop], accumulated: bool = False, through: cst.Call | None = None,
+                   scaled: bool = False) -> None:
         facts = self.facts
         if facts.grad_off:
             return
@@ -169,6 +213,9 @@ class LoopCarriedGraph(Rule):
         callee = ""
         if accumulated:
             kind, parts = "accumulated", [value]
+            graph = facts.graph_value(value)
+        elif scaled:
+            kind, parts = "running", [value]
             graph = facts.graph_value(value)
         elif through is not None:  # h = h_new, with h_new = model(x, h) in this iteration
             kind, parts = "recurrent", []
@@ -201,6 +248,12 @@ class LoopCarriedGraph(Rule):
         while isinstance(shown_part, cst.BinaryOperation):  # (1 - m) * t_out.mean(0) -> t_out.mean(0)
             left, right = shown_part.left, shown_part.right
             shown_part = left if facts.graph_value(left).state > facts.graph_value(right).state else right
+        if scaled and isinstance(shown_part, cst.Call) and facts.qualified_name(shown_part.func) is not None:
+            # torch.pow(self.b, losses[i]) -> losses[i]: the argument the graph comes from
+            arguments = [arg.value for arg in shown_part.args]
+            if arguments:
+                shown_part = max(arguments, key=lambda arg: (facts.graph_value(arg).state, any(
+                    not n.startswith("self") for n in names_in(arg))))
         function = facts.function
         per_call = None
         if name.startswith("self.") and function.class_info is not None and function.name != "__init__" \
@@ -208,7 +261,10 @@ class LoopCarriedGraph(Rule):
                     not function.is_per_step_method or (kind == "recurrent" and function.name != "forward")):
             per_call = facts.summary_form(graph, function)
         carry = _Carry(node, name, kind, outlived, graph, source_of(shown_part) if shown_part is not None else "", callee,
-                       concatenation=concatenated_onto(value, name, facts) is not None, per_call=per_call)
+                       concatenation=concatenated_onto(value, name, facts) is not None, per_call=per_call,
+                       in_place=scaled, other_names=frozenset(n for part in parts for n in names_in(part)))
+        if function.name == "forward" and not loops:
+            carry.input_form = facts.summary_form(graph, function)
         records = self._carries.get(id(function))
         if records is None:
             records = self._carries[id(function)] = []
@@ -235,12 +291,16 @@ class LoopCarriedGraph(Rule):
             return
         if method is not None:
             self._note_stored(node, func)
+        self._note_handed_on(node, func, method)
+        self._note_self_call(node)
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
         if not any(word in last.lower() for word in _DETACH_WORDS):
             return
-        # Everything the statement mentions is treated as cut: hidden = hidden.detach(),
-        # h.detach_(), hidden = tuple(h.detach() for h in hidden), repackage_hidden(hidden).
-        names = names_in(self._statement) if self._statement is not None else names_in(node)
+        # What the call detaches, and what the statement binds its result to, is cut:
+        # hidden = hidden.detach(), h.detach_(), hidden = tuple(h.detach() for h in hidden),
+        # repackage_hidden(hidden); not the other arguments of a call the detached value is
+        # passed to (buffer.store(logp=logp.detach(), h=h) stores h with its graph).
+        names = names_in(node) | _assigned_names(self._statement)
         for loop in self.facts.loops:
             if isinstance(loop.node, cst.For) and names & loop.target_names:
                 names |= names_in(loop.node.iter)  # for h in hidden: h.detach_()
@@ -259,7 +319,136 @@ class LoopCarriedGraph(Rule):
             return  # a local list or dict dies with the call (a decoder's outputs)
         names = frozenset(name for arg in node.args for name in names_in(arg.value))
         for loop in loops:
-            self._stored.setdefault(id(loop), []).append((receiver, names))
+            self._stored.setdefault(id(loop), []).append((receiver, names, node))
+
+    # ----- state a method stores for the next call, fed back by its caller ---------------------------
+    def _note_state_handed_in(self, node: cst.Assign) -> None:
+        """``self.memory_dict[agent] = memories[0, i]`` with ``memories`` a parameter of the
+        method: the object keeps what its callers pass (decided with them, at the module's end);
+        ``self.memories = {}`` in a method resets the place."""
+        facts = self.facts
+        function = facts.function
+        info = function.class_info
+        if info is None or function.name == "__init__" or facts.grad_off:
+            return
+        passed = names_in(node.value) & set(function.parameters)
+        for target in node.targets:
+            for element in _flatten(target.target):
+                place = storage_name(element)
+                if place is None or not place.startswith("self.") or place.count(".") != 1:
+                    continue
+                if isinstance(element, cst.Attribute) and not passed:
+                    self._resets.setdefault((info.name, place), set()).add(function.name)
+                elif passed:
+                    if not self._handed_in:
+                        self.at_module_exit(self._decide_handed_in)
+                    self._handed_in.append((function, place, frozenset(passed), node))
+
+    def _note_self_call(self, node: cst.Call) -> None:
+        """``self.save_memories(ids, new_memories)``: which names each argument passes, and
+        whether it may carry a graph (for :meth:`_decide_handed_in`)."""
+        func = node.func
+        facts = self.facts
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return
+        if facts.class_info is None or facts.grad_off:
+            return
+        # "may carry": a model's output that is fed back (decided in _decide_handed_in) is its
+        # recurrent state, a tensor it computed, even where memlint cannot read its forward
+        arguments = [(arg.keyword.value if arg.keyword is not None else index, frozenset(names_in(arg.value)),
+                      facts.graph_value(arg.value).state is not Graph.NONE)
+                     for index, arg in enumerate(node.args) if not arg.star]
+        self._self_calls.append((facts.function, func.attr.value, arguments))
+
+    def _decide_handed_in(self) -> None:
+        """A method stores what it is passed on the object; a caller passes it a model's output
+        (a graph, with grad on, and no backward pass in the caller) computed from that same
+        place, read directly or through another method of the class: every call chains the
+        graph of the previous one (ml-agents' per-agent LSTM memories)."""
+        for method, place, passed, node in self._handed_in:
+            info = method.class_info
+            if self._resets.get((info.name, place), set()) - {method.name}:
+                continue  # another method resets it (an episode's start)
+            readers = {f"self.{name}" for name, scope in info.methods.items()
+                       if scope is not method and _derives_from_place(scope.returned_names, place, scope)}
+            for caller, name, arguments in self._self_calls:
+                if name != method.name or caller.class_info is not info or caller.has_backward:
+                    continue
+                for key, names, carries in arguments:
+                    parameter = method.parameters[key] if isinstance(key, int) and key < len(method.parameters) else key
+                    if parameter in passed and carries and any(
+                            _derives_from_place(names, source, caller) for source in {place} | readers):
+                        message = fit("'{place}' keeps what {caller}() feeds back into a model, with its graph",
+                                      keep=("place",), place=place, caller=caller.name)
+                        self.report(node, message, help="compute it under torch.no_grad(), or store it detached: "
+                                                        "value.detach()", function=method)
+                        break
+                else:
+                    continue
+                break
+
+    def _note_handed_on(self, node: cst.Call, func: cst.BaseExpression, method: str | None) -> None:
+        """Values passed to a call that may keep or backpropagate them: not torch's functions,
+        tensor methods, a module's forward (the chain itself), builtins that only read, nor a
+        local list's append (followed as the list). Names only, whatever they hold (cheap, and
+        erring towards "it may leave")."""
+        facts = self.facts
+        if not node.args or facts.grad_off:
+            return
+        if method is not None and (method in TENSOR_METHODS or method in GRAPH_ENDING_METHODS):
+            return
+        function = facts.function
+        if method in _COLLECTING_METHODS and isinstance(func.value, cst.Name) \
+                and func.value.value in function.bindings and func.value.value not in function.inputs:
+            return  # outs.append(h): what outs holds is followed where outs goes
+        qualified = facts.qualified_name(func)
+        if qualified is not None and (qualified.split(".", 1)[0] in TORCH_PACKAGES or qualified in _ONLY_READING):
+            return
+        if facts.is_module_expr(func) or (method == "forward" and facts.is_module_expr(func.value)):
+            return
+        handed_on = self._handed_on.setdefault(id(function), set())
+        for arg in node.args:
+            handed_on |= names_in(arg.value)
+
+    def _note_kept_on_object(self, node: cst.Assign) -> None:
+        """``self.h = h``, ``agent.state = h``: a value that may carry a graph outlives the call."""
+        facts = self.facts
+        if facts.grad_off:
+            return
+        for target in node.targets:
+            for element in _flatten(target.target):
+                if isinstance(element, (cst.Attribute, cst.Subscript)) and "." in (storage_name(element) or "."):
+                    if facts.graph_value(node.value).state is not Graph.NONE:
+                        self._handed_on.setdefault(id(facts.function), set()).update(names_in(node.value))
+                        return
+
+    def _fed_through_model(self, function: FunctionScope, carry: _Carry, loop: Loop) -> bool:
+        """Does the part that ``carry`` is rebuilt with come, in this iteration, from a model
+        called with the carried value (``action = policy(hist)``; ``hist = cat([hist[1:], action])``)?"""
+        facts = self.facts
+        for name in loop.bound_this_iteration:
+            binding = function.bindings.get(name)
+            call = binding.node if binding is not None else None
+            if not (isinstance(call, cst.Call) and facts.is_module_expr(call.func)) or facts.is_module_constructor(call):
+                continue
+            if any(_derives_from_place(names_in(arg.value), carry.name, function) for arg in call.args) and \
+                    function.derives_from(carry.other_names, {name}):
+                return True
+        return False
+
+    def _chain_dies_here(self, function: FunctionScope, carry: _Carry) -> bool:
+        """Does nothing computed from the carried value leave ``function`` with a graph (no
+        ``return`` of one, not a generator, not passed on to a call that may keep it, not
+        stored on an object), and nothing in it backpropagate? Then the chain of graphs the
+        loop builds is never used, only freed when the function returns."""
+        if function.has_backward or function.is_generator or "." in carry.name or function is self.facts.module_scope:
+            return False
+        if function.is_per_step_method:
+            return False  # a module's forward: its graph is what the caller backpropagates
+        if function.return_graph is not Graph.NONE:
+            return False
+        escaping = self._handed_on.get(id(function), set()) | function.returned_names
+        return not function.derives_from(escaping, _place(carry.name))
 
     def _mark_cut(self, name: str) -> None:
         if "." in name and not name.startswith("self."):
@@ -284,6 +473,11 @@ class LoopCarriedGraph(Rule):
                 if not self._method_carries:
                     self.at_module_exit(self._decide_method_carries)
                 self._method_carries.append((function, carry))
+                continue
+            if self._is_layer_statistic(function, carry):
+                if not self._layer_statistics:
+                    self.at_module_exit(self._decide_layer_statistics)
+                self._layer_statistics.append((function, carry))
                 continue
             if not facts.is_graph_carrying(carry.graph):
                 continue
@@ -314,18 +508,30 @@ class LoopCarriedGraph(Rule):
             kept_across_steps = carry.kind == "recurrent" or (carry.kind == "bank" and not carry.concatenation)
             # A stream fed through a recurrent model with grad on and no backward pass at all:
             # nothing ever frees the chain of graphs.
-            streamed = carry.kind == "recurrent" and not function.has_backward and loop.iterates_data \
-                and not builds_a_sequence(loop)
+            # Also a sequence (time steps, sampling steps) whose chain of graphs nothing uses.
+            streamed = carry.kind == "recurrent" and not function.has_backward and (
+                (loop.iterates_data and not builds_a_sequence(loop)) or (
+                    self._chain_dies_here(function, carry) and not _callee_walked(loop, carry)))
             if fed_back or (kept_across_steps and loop.has_optimizer_step) or streamed:
                 self._report_carry(carry, never_freed=streamed and not fed_back)
+                return True
+            # A history rebuilt from itself and what a model computed from it (an observation
+            # history fed to a policy), with no backward pass and nothing leaving with a graph.
+            if carry.kind == "bank" and not function.has_backward and self._fed_through_model(function, carry, loop) \
+                    and self._chain_dies_here(function, carry):
+                self._report_carry(carry, never_freed=True)
                 return True
             # A rollout keeping each step's state in a buffer that outlives it: every stored
             # state holds the chain of all earlier steps' graphs.
             state = _state_names(carry.name, function)
-            store = next((receiver for receiver, names in self._stored.get(id(loop), ()) if names & state), None) \
+            store = next((stored for stored in self._stored.get(id(loop), ()) if stored[1] & state), None) \
                 if carry.kind == "recurrent" and not function.has_backward and not function.is_per_step_method else None
             if store is not None:
-                self._report_carry(carry, stored_in=store)
+                # reported where the state is stored with its graph: that copy is what piles up
+                # (once per store: buffer.store(h=h, c=c) keeps both parts of one state)
+                if id(store[2]) not in self._reported_stores:
+                    self._reported_stores.add(id(store[2]))
+                    self._report_carry(carry, stored_in=store[0], at=store[2])
                 return True
             # Otherwise (only accumulated, or backpropagated once after the loop, as in
             # seq2seq decoding or MAML's meta-loss) it is not this rule's case; ML101 reports
@@ -351,7 +557,8 @@ class LoopCarriedGraph(Rule):
                 self._report_carry(carry, never_freed=never_freed, method=function.name,
                             function=function)
                 continue
-            if not facts.runs_per_step(function):
+            # a method that backpropagates is a training step itself, whoever calls it
+            if not (facts.runs_per_step(function) or function.has_backward):
                 continue
             if carry.kind == "accumulated" or (carry.kind == "running" and not carry.other):
                 continue  # self.total += loss: ML101's
@@ -367,17 +574,44 @@ class LoopCarriedGraph(Rule):
                 if not site.no_grad and facts.may_run_with_grad(site.caller)
                 and (site.loops or facts.runs_per_step(site.caller))]
 
+    @staticmethod
+    def _is_layer_statistic(function: FunctionScope, carry: _Carry) -> bool:
+        """``self.running_mean = m * mean + (1 - m) * self.running_mean`` in a module's forward."""
+        info = function.class_info
+        return (function.name == "forward" and info is not None and info.is_module and not carry.loops
+                and carry.kind == "running" and bool(carry.other) and carry.name.startswith("self."))
+
+    def _decide_layer_statistics(self) -> None:
+        """A running statistic a module's forward keeps on itself, updated with grad on: each
+        step's graph hangs on the previous one's, and nothing ever backpropagates through it.
+        Certain when the update carries a graph in the forward itself (the module's
+        parameters); when it comes from the forward's input, the input carries one when the
+        module is a layer inside a network (a subclass of a torch.nn layer): reported as a
+        warning, the link named."""
+        facts = self.facts
+        for function, carry in self._layer_statistics:
+            per_call = carry.input_form
+            if carry.name in self._class_cut.get(function.class_info.name, ()):
+                continue
+            if facts.is_graph_carrying(carry.graph, function):
+                self._report_carry(carry, method="forward", function=function)
+            elif per_call is not None and set(per_call.names) & set(function.parameters) \
+                    and _subclasses_a_torch_layer(function.class_info):
+                message, help_text = self._message(carry, method="forward", from_input=True)
+                self.report(carry.node, message, help=help_text, function=function, severity="warning")
+
     def _decide_step_carries(self) -> None:
         for class_name, carry in self._step_carries:
             if carry.name not in self._class_cut.get(class_name, ()):
                 self._report_carry(carry)
 
-    def _report_carry(self, carry: _Carry, function: FunctionScope | None = None, **how) -> None:
+    def _report_carry(self, carry: _Carry, function: FunctionScope | None = None, at: cst.CSTNode | None = None,
+                      **how) -> None:
         message, help_text = self._message(carry, **how)
-        self.report(carry.node, message, help=help_text, function=function)
+        self.report(at if at is not None else carry.node, message, help=help_text, function=function)
 
     def _message(self, carry: _Carry, never_freed: bool = False, method: str | None = None,
-                 stored_in: str | None = None) -> tuple[str, str]:
+                 stored_in: str | None = None, from_input: bool = False) -> tuple[str, str]:
         """The message (what is wrong) and the help (what to do) of a finding."""
         name = carry.name
         every = "every iteration" if carry.loops else "every training step"
@@ -402,6 +636,15 @@ class LoopCarriedGraph(Rule):
             return (fit("'{name}' accumulates '{other}' and is backpropagated {every} without a reset",
                         keep=("every",), name=name, other=carry.other, every=every),
                     f"reset it after the backward pass ({name} = 0), or accumulate {carry.other}.detach()")
+        if from_input:
+            return (fit("'{name}' is updated from itself and '{other}' of the input on every forward() with grad on",
+                        keep=("name",), name=name, other=carry.other),
+                    f"update it under torch.no_grad() (or from {carry.other}.detach()): with grad on it chains "
+                    f"every step's graph")
+        if carry.in_place:
+            return (fit("'{name}' is scaled in place by '{other}' {every} with grad on",
+                        keep=("every", "name"), name=name, other=carry.other, every=every),
+                    f"scale it by {carry.other}.detach() (or .item()), or under torch.no_grad()")
         what = "updated" if carry.kind == "running" else "rebuilt"
         fix = f"from {carry.other}.detach()" if carry.other else "from detached values"
         if carry.other:
@@ -989,6 +1232,227 @@ class PrototypeTrainer:
 """, line=10),
     ]
 
+    # ----- no backward at all: chains nobody uses; state scaled in place; layer statistics (issue 23) -------
+    VALID += [
+        # the state detached before it is stored; a decoder whose outputs are returned with their
+        # graph (a caller may train through them); a model applied layer by layer
+        """
+import torch
+def collect(env, policy, buffer, n_steps):
+    obs, h = env.reset(), None
+    for _ in range(n_steps):
+        logits, h = policy(obs, h)
+        h = h.detach()
+        obs, reward = env.step(logits.argmax(-1))
+        buffer.store(obs=obs, logp=logits.log_softmax(-1).detach(), hidden=h)
+
+def decode(decoder, hidden, steps):
+    outputs = []
+    token = torch.zeros(1, dtype=torch.long)
+    for t in range(steps):
+        out, hidden = decoder(token, hidden)
+        outputs.append(out)
+        token = out.argmax(-1)
+    return torch.stack(outputs)
+
+def run_layers(layers, x, h):
+    for layer in layers:
+        x, h = layer(x, h)
+    return x.tolist()
+""",
+        # a module's forward unrolled over time steps: its graph is what the caller trains
+        """
+import torch
+from torch import nn
+class Unrolled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(8, 8)
+        self.outputs = None
+    def forward(self, xs):
+        h = torch.zeros(xs.size(1), 8)
+        outs = torch.zeros(xs.size(0), xs.size(1), 8)
+        for t in range(xs.size(0)):
+            h = self.cell(xs[t], h)
+            outs[t] = h
+        return outs
+""",
+        # a sampler inside a context manager of the module that turns grad off
+        """
+import contextlib
+import torch
+@contextlib.contextmanager
+def inference_context():
+    with torch.inference_mode():
+        yield
+
+def sample(model, x, steps):
+    with inference_context():
+        for _ in range(steps):
+            x = model(x)
+    return x.cpu().numpy()
+""",
+        # per-agent memories: acting under no_grad, or stored detached, or reset at each episode
+        """
+import torch
+class TorchPolicy:
+    def __init__(self, actor):
+        self.actor = actor
+        self.memory_dict = {}
+    def retrieve_memories(self, agent_ids):
+        return torch.stack([self.memory_dict.get(a, torch.zeros(128)) for a in agent_ids])[None]
+    def save_memories(self, agent_ids, memories):
+        for i, agent_id in enumerate(agent_ids):
+            self.memory_dict[agent_id] = memories[0, i]
+    def evaluate(self, obs, agent_ids):
+        memories = self.retrieve_memories(agent_ids)
+        with torch.no_grad():
+            actions, new_memories = self.actor(obs, memories[0])
+        self.save_memories(agent_ids, new_memories)
+        return actions.numpy()
+    def evaluate_detached(self, obs, agent_ids):
+        actions, new_memories = self.actor(obs, self.retrieve_memories(agent_ids)[0])
+        self.save_memories(agent_ids, new_memories.detach())
+        return actions.numpy()
+
+class EpisodicPolicy:
+    def reset(self):
+        self.memory_dict = {}
+    def retrieve_memories(self, agent_ids):
+        return torch.stack([self.memory_dict[a] for a in agent_ids])[None]
+    def save(self, agent_ids, memories):
+        for i, agent_id in enumerate(agent_ids):
+            self.memory_dict[agent_id] = memories[0, i]
+    def act(self, obs, agent_ids):
+        actions, new_memories = self.actor(obs, self.retrieve_memories(agent_ids)[0])
+        self.save(agent_ids, new_memories)
+        return actions.numpy()
+""",
+        # a configuration global read for the shape of what is backpropagated: the best value a helper
+        # returns from it carries no graph (coqui-TTS's train_encoder)
+        """
+import torch
+from trainer_utils import load_config, save_best_model
+c = load_config()
+
+def train(model, criterion, optimizer, loader):
+    best_loss = {"eval_loss": float("inf")}
+    for epoch in range(c.epochs):
+        for inputs, labels in loader:
+            outputs = model(inputs)
+            loss = criterion(outputs.view(c.num_classes, outputs.shape[0] // c.num_classes, -1), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        best_loss = save_best_model({"eval_loss": loss.item()}, best_loss, c, model, optimizer)
+""",
+        # the history rebuilt from a detached action, or returned with its graph (a caller may train on it)
+        """
+import torch
+def rollout(policy, history, steps):
+    actions = []
+    for t in range(steps):
+        action = policy(history)
+        history = torch.cat([history[:, 1:], action.detach().unsqueeze(1)], dim=1)
+        actions.append(action.argmax(-1).item())
+    return actions
+
+def unroll(policy, history, steps):
+    for t in range(steps):
+        action = policy(history)
+        history = torch.cat([history[:, 1:], action.unsqueeze(1)], dim=1)
+    return history
+""",
+        # running statistics of a layer updated under no_grad; a scale applied from a detached loss
+        """
+import torch
+from torch import nn
+class MyBatchNorm(nn.BatchNorm1d):
+    def forward(self, x):
+        if self.training:
+            mean = x.mean(0)
+            with torch.no_grad():
+                self.running_mean = 0.9 * self.running_mean + 0.1 * mean
+        return (x - self.running_mean) / (self.running_var + self.eps).sqrt()
+
+class Hedge:
+    def __init__(self, model, loss_fn, n):
+        self.model, self.loss_fn, self.alpha = model, loss_fn, torch.ones(n) / n
+    def update(self, x, y):
+        losses = [self.loss_fn(out, y) for out in self.model(x)]
+        for i, loss in enumerate(losses):
+            loss.backward(retain_graph=True)
+            self.alpha[i] *= torch.pow(torch.tensor(0.99), loss.item())
+""",
+    ]
+
+    INVALID += [
+        # a rollout stores the LSTM state with its graph; another argument's detach() does not cut it (Metta)
+        Invalid("""
+import torch
+def collect(env, policy, experience, n_steps):
+    obs = env.reset()
+    h = c = torch.zeros(obs.shape[0], 256)
+    for _ in range(n_steps):
+        logits, value, (h, c) = policy(obs, (h, c))
+        action = logits.argmax(-1)
+        experience.store(obs=obs, values=value.detach(), lstm_h=h, lstm_c=c)
+        obs = env.step(action.cpu().numpy())
+""", line=9),
+        # a stream encoded step by step over range(): only numbers leave the function
+        Invalid("""
+import torch
+def encode_stream(model, frames):
+    hidden = torch.zeros(16, 400)
+    embeddings = []
+    for i in range(frames.shape[0]):
+        out, hidden = model(frames[i], hidden)
+        embeddings.append(out.cpu().numpy())
+    return embeddings
+""", line=7),
+        # hedge weights scaled in place by each step's losses, in a method that trains (ONN)
+        Invalid("""
+import torch
+class ONN(torch.nn.Module):
+    def update_weights(self, X, Y):
+        losses = [self.loss_fn(out, Y) for out in self.forward(X)]
+        for i, loss in enumerate(losses):
+            loss.backward(retain_graph=True)
+        for i in range(len(losses)):
+            self.alpha[i] *= torch.pow(self.b, losses[i])
+""", line=9),
+        # hidden states kept per environment: one method reads them, another runs the recurrent
+        # policy on them, a third stores the new ones with their graph
+        Invalid("""
+import torch
+class RecurrentAgent:
+    def __init__(self, net, hidden_size):
+        self.net = net
+        self.hidden_size = hidden_size
+        self.hidden_by_env = {}
+    def _hidden_for(self, env_ids):
+        return torch.stack([self.hidden_by_env.get(i, torch.zeros(self.hidden_size)) for i in env_ids])
+    def _remember(self, env_ids, hidden):
+        for row, env_id in enumerate(env_ids):
+            self.hidden_by_env[env_id] = hidden[row]
+    def act(self, obs, env_ids):
+        logits, hidden = self.net(obs, self._hidden_for(env_ids))
+        self._remember(env_ids, hidden)
+        return logits.argmax(-1).tolist()
+""", line=12),
+        # a hand-written batch norm updating its running mean with grad on (a warning: from the input)
+        Invalid("""
+import torch
+from torch import nn
+class MyBatchNorm2d(nn.BatchNorm2d):
+    def forward(self, input):
+        if self.training:
+            mean = input.mean([0, 2, 3])
+            self.running_mean = self.momentum * mean + (1 - self.momentum) * self.running_mean
+        return input - self.running_mean[None, :, None, None]
+""", line=8),
+    ]
+
 def _derives_from_place(names: set[str], place: str, function: FunctionScope) -> bool:
     """Were ``names`` computed, in ``function``, from ``place`` (through any value a name was
     bound to: ``memories = torch.stack([self.memory[a] for a in agents])`` reads ``self.memory``)?"""
@@ -999,7 +1463,7 @@ def _derives_from_place(names: set[str], place: str, function: FunctionScope) ->
         if name in seen:
             continue
         seen.add(name)
-        if name == place:
+        if name == place or name.startswith(place + "."):  # self.memory.get(agent) reads self.memory
             return True
         for value in function.stored_values.get(name, ()):
             frontier.extend(names_in(value))
@@ -1016,6 +1480,36 @@ def _state_names(name: str, function: FunctionScope) -> set[str]:
                 value = value.value
             if dotted_name(value) == name:
                 names.add(other)
+    return names
+
+
+def _callee_walked(loop: Loop, carry: _Carry) -> bool:
+    """``for layer in self.layers: x = layer(x)``: one forward pass, layer by layer, not the same
+    model fed its own output again."""
+    return bool(carry.callee) and carry.callee.split(".", 1)[0] in loop.target_names
+
+
+# torch.nn classes that hold layers rather than being one.
+_CONTAINER_MODULES = frozenset({"Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
+
+
+def _subclasses_a_torch_layer(info) -> bool:
+    """Is the class a subclass of a torch.nn layer (``nn.BatchNorm2d``, ``nn.Linear``), whose
+    instances sit inside a network and are fed activations?"""
+    return any(base.startswith("torch.nn.") and base.rsplit(".", 1)[-1] not in _CONTAINER_MODULES
+               and base.rsplit(".", 1)[-1][:1].isupper() for base in info.base_names)
+
+
+def _assigned_names(statement: cst.CSTNode | None) -> set[str]:
+    """The names and places a simple statement line binds (its assignments' targets)."""
+    names: set[str] = set()
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    names |= names_in(target.target)
+            elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                names |= names_in(small.target)
     return names
 
 

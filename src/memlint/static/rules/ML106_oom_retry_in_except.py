@@ -6,6 +6,10 @@ Retrying from inside the handler therefore starts the retry with the failed step
 still allocated, and it fails again (the PyTorch FAQ, "My out of memory exception handler
 can't allocate memory"). The fix is to leave the ``except`` first: set a flag or halve the
 batch size there, and retry after the block.
+
+Re-running work: calling the model, the function itself, what the ``try`` body called, a
+step-like callee, or a function of the module or the project that runs a module's forward or
+a backward pass (its summary's effects), whatever its name.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import libcst as cst
 
 from memlint.static.facts import FunctionScope, dotted_name
 from memlint.static.rule import Invalid, Rule
+from memlint.static.summaries import BACKWARD, MODULE_CALL
 from memlint.static.rules.ML101_graph_accumulation import source_of
 
 _OOM_EXCEPTIONS = frozenset({"torch.cuda.OutOfMemoryError", "torch.OutOfMemoryError",
@@ -94,13 +99,55 @@ class OomRetryInExcept(Rule):
         for call in handler.calls:
             reason = self._reruns_work(call, handler, try_frame)
             if reason is not None:
-                self.report(
-                    call,
-                    f"'{_call_text(call)}' {reason} in the OOM handler, with the failed step's tensors alive",
-                    help="set a flag (or halve the batch size) in the handler and retry after the except block",
-                    needs_grad=False,
-                )
+                self._report(call, reason)
                 return
+        # What the handler calls does the work, whatever its name (self._run_dummy_batch()):
+        # decided once every function of the module has been walked.
+        self.at_module_exit(lambda calls=list(handler.calls): self._decide_by_behaviour(calls))
+
+    def _report(self, call: cst.Call, reason: str) -> None:
+        self.report(
+            call,
+            f"'{_call_text(call)}' {reason} in the OOM handler, with the failed step's tensors alive",
+            help="set a flag (or halve the batch size) in the handler and retry after the except block",
+            needs_grad=False,
+        )
+
+    def _decide_by_behaviour(self, calls: list[cst.Call]) -> None:
+        for call in calls:
+            callee = _callee(call) or ""
+            if callee.rsplit(".", 1)[-1] in _HARMLESS_METHODS:
+                continue
+            if self._runs_a_step(call):
+                self._report(call, "runs the model")
+                return
+
+    def _runs_a_step(self, call: cst.Call) -> bool:
+        """Does a function ``call`` runs (of this module, or of another module of the project)
+        run a module's forward or a backward pass, itself or through what it calls?"""
+        facts = self.facts
+        found = facts.callees(call)
+        if found is not None:
+            stack = [facts.function_scopes.get(id(definition)) for definition in found[0]]
+            seen: set[int] = set()
+            while stack:
+                scope = stack.pop()
+                if scope is None or id(scope) in seen or len(seen) > 20:
+                    continue
+                seen.add(id(scope))
+                if scope.has_backward or MODULE_CALL in scope.effects:
+                    return True
+                for name in scope.callees:
+                    stack.extend(facts.callee_scopes(name, scope))
+                if any(facts.project is not None and facts.project.has_effect(key, effect)
+                       for key in scope.call_keys if not key.startswith(f"{facts.module_name}:")
+                       for effect in (BACKWARD, MODULE_CALL)):
+                    return True
+            return False
+        definition = facts.project_definition(facts.qualified_name(call.func))
+        if definition is None or definition.kind == "class" or facts.project is None:
+            return False
+        return any(facts.project.has_effect(definition.key, effect) for effect in (BACKWARD, MODULE_CALL))
 
     # ----- what the handler does -----------------------------------------------------------------
     def visit_Comparison(self, node: cst.Comparison) -> None:
@@ -411,6 +458,23 @@ class Runner:
             torch.cuda.empty_cache()
             return self.training_step_low_mem(batch)
 """, line=10),
+        # a helper of the class runs a dummy forward/backward pass, whatever its name (fairseq-like)
+        Invalid("""
+import torch
+class Trainer:
+    def train_step(self, batch):
+        try:
+            self.forward_backward(batch)
+        except RuntimeError as e:
+            if "out of memory" in str(e):
+                self._run_placeholder()
+            else:
+                raise
+
+    def _run_placeholder(self):
+        out = self.model(self.placeholder)
+        (out.sum() * 0).backward()
+""", line=9),
     ]
 
 

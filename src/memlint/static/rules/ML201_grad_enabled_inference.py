@@ -2,7 +2,7 @@
 
 Autograd then records the forward pass and keeps every activation it saved for a backward
 pass that never comes: evaluation uses several times the memory it needs, and a loop that
-also collects its outputs keeps every batch's graph until the list dies. Three kinds of
+also collects its outputs keeps every batch's graph until the list dies. Four kinds of
 evidence say a forward pass is inference, each read from the code's structure:
 
 - **eval mode**: the module was put in ``eval()`` in the same function, nothing computed
@@ -11,7 +11,11 @@ evidence say a forward pass is inference, each read from the code's structure:
   that differentiates its inputs itself, as interatomic potentials do for forces);
 - **an inference loop**: a loop with no backward pass and no optimizer step collects the
   module's outputs, with their graphs, into a list (or a running tensor) that outlives the
-  iteration and never reaches a backward pass, a ``return`` or another function;
+  iteration and never reaches a backward pass, a ``return`` or another function; returned
+  too, when the module is built in the function and never leaves it (no optimizer, no call
+  and no caller can train it);
+- **a cached prediction**: an object (not a module) caches the output in a ``cached_property``
+  or on ``self`` in a method returning it, and nothing in its class backpropagates;
 - **a model that is not trained** (a distillation teacher, an EMA/target network, a reference
   policy) runs inside a training step: it is in no optimizer built next to it, its name says
   teacher/target/EMA/reference, or its output is only ever a loss's target.
@@ -70,6 +74,7 @@ class _ModuleCall:
     discarded: bool  # the result is dropped at the end of its statement (``model(x)``, ``_ = model(x)``)
     scope: str  # where the name lives: "self" (an attribute), "local", "global"
     frozen: bool  # requires_grad_(False) seen so far in the module (in any function: DINO freezes in main)
+    built_here: bool = False  # a local name bound to a module this function constructs or loads
 
 
 @dataclass
@@ -104,6 +109,11 @@ class _FunctionRecord:
     handed_out: set[str] = field(default_factory=set)  # names passed to other functions or stored on objects
     returned: set[str] = field(default_factory=set)  # names returned in a value that may keep a graph
     returned_calls: set[int] = field(default_factory=set)  # calls inside such a value
+    # names that leave the function as objects (passed to a call, returned, stored, aliased):
+    # a module among them may be trained elsewhere
+    escaped: set[str] = field(default_factory=set)
+    # self.x = value with a graph: (attribute, names the value reads, calls inside it)
+    cached: list[tuple[str, frozenset[str], frozenset[int]]] = field(default_factory=list)
 
 
 class GradEnabledInference(Rule):
@@ -157,12 +167,47 @@ class GradEnabledInference(Rule):
             input_carries=any(facts.graph_value(arg.value).state is Graph.CARRIES for arg in node.args),
             loops=tuple(facts.loops_in_function()), discarded=_discarded(statement, node),
             scope=_scope_of(target, function), frozen=target in facts.frozen_modules,
+            built_here=self._built_here(target),
         )
         self._record().calls.append(call)
         self.at_module_exit(lambda: self._decide(call))
 
+    def visit_Arg(self, node: cst.Arg) -> None:
+        self._note_escaped(node.value)
+
+    def _note_escaped(self, value: cst.BaseExpression) -> None:
+        """A bare name (or one in a literal container) handed on as an object."""
+        if isinstance(value, cst.Name):
+            self._record().escaped.add(value.value)
+        elif isinstance(value, (cst.Tuple, cst.List, cst.Set)):
+            for element in value.elements:
+                self._note_escaped(element.value)
+        elif isinstance(value, cst.Dict):
+            for element in value.elements:
+                if isinstance(element, cst.DictElement):
+                    self._note_escaped(element.value)
+
+    def _built_here(self, target: str) -> bool:
+        """Is ``target`` a local name bound to a module this function builds or loads
+        (``Longformer.from_pretrained(...)``, ``Net().to(device)``), not one passed in?"""
+        facts = self.facts
+        function = facts.function
+        node = function.bindings[target].node if target in function.bindings else None
+        for _ in range(4):
+            while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+                    "to", "cuda", "cpu", "eval", "half", "float", "bfloat16", "double"):
+                node = node.func.value
+            if isinstance(node, cst.Name):  # model = model.to(device): what was it before?
+                binding = function.bindings.get(node.value)
+                node = binding.node if binding is not None and binding.node is not node else None
+                continue
+            break
+        return isinstance(node, cst.Call) and facts.is_module_constructor(node) and not (
+            isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cuda", "cpu"))
+
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None:
+            self._note_escaped(node.value)
             for part in _parts(node.value):
                 if not _ends_graph(part, self.facts):
                     record = self._record()
@@ -174,12 +219,18 @@ class GradEnabledInference(Rule):
             self._collect(node.target, node.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._note_escaped(node.value)  # self.model = model, other = model
         for target in node.targets:
             target = target.target
             if isinstance(target, cst.Subscript):  # outputs[k] = out
                 self._collect(target.value, node.value)
             elif isinstance(target, cst.Attribute):  # self.cache = out: handed to the object
                 self._record().handed_out.update(names_in(node.value))
+                attribute = dotted_name(target)
+                if attribute is not None and attribute.startswith("self.") and not self.facts.in_no_grad \
+                        and self.facts.graph_value(node.value).state is Graph.CARRIES:
+                    self._record().cached.append((attribute, frozenset(names_in(node.value)), frozenset(
+                        id(n) for n in _walk(node.value) if isinstance(n, cst.Call))))
             name = dotted_name(target)
             if name is not None and name in names_in(node.value) and isinstance(node.value, (cst.Call, cst.BinaryOperation)):
                 self._collect(target, node.value)  # outs = torch.cat([outs, out]); total = total + out
@@ -327,6 +378,16 @@ class GradEnabledInference(Rule):
         if collected is not None and not call.input_carries and not function.requires_grad_inputs \
                 and not function.is_per_step_method:
             self._report(call, self._loop_message(call, collected))
+            return
+        cache = self._cached_prediction(call, record)
+        if cache is not None:
+            self._report(call, (f"'{_short(call.target)}' runs with grad on and {cache} keeps its output with "
+                                "the graph",
+                                "compute it under torch.no_grad() (or cache its .detach())"))
+            return
+        kept = self._kept_untrainable(call, record)
+        if kept is not None:
+            self._report(call, self._untrainable_message(call, kept))
 
     @staticmethod
     def _returned(call: _ModuleCall, record: _FunctionRecord) -> bool:
@@ -350,6 +411,56 @@ class GradEnabledInference(Rule):
             escapes = set(function.backward_names) | record.handed_out | record.returned
             if function.derives_from(escapes, {collection.container}) or "." in collection.container:
                 continue
+            return collection
+        return None
+
+    def _cached_prediction(self, call: _ModuleCall, record: _FunctionRecord) -> str | None:
+        """A prediction an object caches for later reads: a ``cached_property`` returning the
+        module's output, or a method (a ``property``) storing it on ``self`` and returning that
+        attribute (``if self._pred is None: self._pred = self.model(x)``). The graph lives as
+        long as the object, and nothing in the class backpropagates it. Not in a module (its
+        attributes are part of its forward) nor a class whose bases are unknown."""
+        function = call.function
+        info = function.class_info
+        if info is None or info.is_module or info.kinds.unknown_base or function.name == "__init__":
+            return None
+        if call.input_carries or any(method.has_backward for method in info.methods.values()):
+            return None
+        binding = info.attributes.get(call.target) if call.target.startswith("self.") else None
+        built = binding.node if binding is not None else None
+        if isinstance(built, cst.Call) and not self.facts.is_module_constructor(built):
+            return None  # self.compile_model = partial(core.compile_model, ...): a module by its name only
+        decorators = {self.facts.qualified_name(d.decorator) or "" for d in function.node.decorators} \
+            if isinstance(function.node, cst.FunctionDef) else set()
+        if any(d.endswith("cached_property") for d in decorators) and self._returned(call, record):
+            return f"cached_property '{function.name}'"
+        for attribute, names, calls in record.cached:
+            if attribute in function.returned_names and (
+                    id(call.node) in calls or function.derives_from(names, call.results)):
+                return f"'{_short(attribute)}'"
+        return None
+
+    def _kept_untrainable(self, call: _ModuleCall, record: _FunctionRecord) -> _Collection | None:
+        """A module this function builds and never lets out (no call gets it, it is not
+        returned or stored, no optimizer holds it) cannot be trained by anyone: when nothing
+        here backpropagates and a loop keeps its outputs, whatever the list is for, each
+        iteration's graph is kept for nothing."""
+        function = call.function
+        if not call.built_here or call.input_carries or function.requires_grad_inputs or function.has_backward:
+            return None
+        if call.target in record.escaped or self._may_be_optimized(call):
+            return None
+        if function.class_info is not None and function.class_info.is_module:
+            return None  # a module's own method: what it builds feeds the module's forward
+        loops = {id(loop.node) for loop in call.loops}
+        for collection in record.collections:
+            if id(collection.loop.node) not in loops or collection.loop.is_training_loop:
+                continue
+            if not (id(call.node) in collection.call_ids or function.derives_from(collection.names, call.results)):
+                continue
+            if function.derives_from(record.returned, {collection.container}) and any(
+                    site.caller.has_backward for site in self.facts.calls_into.get(id(function.node), ())):
+                continue  # handed back to a caller that backpropagates through it (training a head on it)
             return collection
         return None
 
@@ -423,6 +534,14 @@ class GradEnabledInference(Rule):
             f"'{_short(call.target)}' runs inference with grad on; "
             f"'{_short(collected.container)}' keeps each step's graph",
             "run the loop under 'with torch.no_grad():' (or torch.inference_mode()), or collect detached outputs",
+        )
+
+    def _untrainable_message(self, call: _ModuleCall, collected: _Collection) -> tuple[str, str]:
+        return (
+            f"'{_short(call.target)}' is loaded here and never trained, yet runs with grad on; "
+            f"'{_short(collected.container)}' keeps each graph",
+            "run the loop under 'with torch.no_grad():' (or torch.inference_mode()), and call "
+            f"{_short(call.target)}.eval() for inference",
         )
 
     def _untrained_message(self, call: _ModuleCall, evidence: str) -> tuple[str, str]:
@@ -810,6 +929,83 @@ def train_knowledge_distillation(teacher, student, train_loader, epochs, T):
             loss.backward()
             optimizer.step()
 """,
+        # a model built here but handed to a helper that may train it, or held by an optimizer;
+        # a module's own method building a layer it runs
+        """
+import torch
+from transformers import AutoModel
+def finetune_and_embed(pages, tokenizer, train_fn):
+    model = AutoModel.from_pretrained("bert-base-uncased")
+    train_fn(model)
+    outs = []
+    for page in pages:
+        outs.append(model(tokenizer(page, return_tensors="pt").input_ids)[1])
+    return outs
+
+def embed_with_optimizer(pages):
+    model = AutoModel.from_pretrained("bert-base-uncased")
+    opt = torch.optim.AdamW(model.parameters())
+    outs = []
+    for ids in pages:
+        outs.append(model(ids)[1])
+    return outs, opt
+
+class MultiScale(torch.nn.Module):
+    def down_sample(self, x, layers):
+        pool = torch.nn.Conv1d(8, 8, 3, stride=2)
+        outs = []
+        for _ in range(layers):
+            x = pool(x)
+            outs.append(x)
+        return outs
+""",
+        # a cached prediction computed under no_grad, or cached detached; a class that trains through it
+        """
+import functools
+import torch
+class Posterior:
+    def __init__(self, model, x):
+        self.model = model
+        self.x = x
+        self._probs = None
+
+    @functools.cached_property
+    @torch.no_grad()
+    def predictions(self):
+        return self.model(self.x)
+
+    @property
+    def probs(self):
+        if self._probs is None:
+            self._probs = self.model(self.x).softmax(-1).detach()
+        return self._probs
+
+class OpenVinoBackend:
+    def __init__(self, core, ov_model):
+        self.compile_model = functools.partial(core.compile_model, device_name="CPU")
+        self.ov_compiled = None
+        self.ov_model = ov_model
+
+    def compiled(self):
+        if self.ov_compiled is None:
+            self.ov_compiled = self.compile_model(self.ov_model)
+        return self.ov_compiled
+
+class Learner:
+    def __init__(self, model, x, optimizer):
+        self.model, self.x, self.optimizer = model, x, optimizer
+        self._out = None
+
+    @property
+    def out(self):
+        if self._out is None:
+            self._out = self.model(self.x)
+        return self._out
+
+    def step(self, y):
+        (self.out - y).pow(2).mean().backward()
+        self.optimizer.step()
+""",
     ]
 
     INVALID = [
@@ -951,6 +1147,39 @@ def dqn_update(q_net, target_net, batch, gamma):
     loss.backward()
     optimizer.step()
 """, line=7),
+        # a pretrained model loaded here, never trained, its outputs collected and returned (longformer#36)
+        Invalid("""
+import torch
+from transformers import AutoModel
+def embed_pages(pages, tokenizer):
+    model = AutoModel.from_pretrained("allenai/longformer-base-4096")
+    output_vec = []
+    for page in pages:
+        input_ids = torch.tensor(tokenizer.encode(page)).unsqueeze(0)
+        output = model(input_ids)
+        output_vec.append(output[1])
+    return output_vec
+""", line=9),
+        # a prediction cached by an object, computed with grad on (a cached_property, a memoising property)
+        Invalid("""
+import functools
+import torch
+class Posterior:
+    def __init__(self, model, x):
+        self.model = model
+        self.x = x
+        self._probs = None
+
+    @functools.cached_property
+    def predictions(self):
+        return self.model(self.x)
+
+    @property
+    def probs(self):
+        if self._probs is None:
+            self._probs = self.model(self.x).softmax(-1)
+        return self._probs
+""", line=12),
     ]
 
 

@@ -15,10 +15,10 @@ a function that trains (it backpropagates, or it is ``training_step`` / ``comput
 hidden states): no ``.attentions`` / ``["attentions"]`` / ``.hidden_states``, no index past
 the first output, and the outputs are not handed on whole (returned, passed to a function,
 stored). Also ``from_pretrained(..., output_attentions=True)`` /
-``config.output_attentions = True`` in a module that trains and never reads them. Not
-flagged: under ``torch.no_grad()`` / ``inference_mode()``, a model put in ``eval()`` mode, or
-in a function that does not train (visualisation, evaluation); attention distillation and
-layer pooling that read them.
+``config.output_attentions = True`` in a module that trains and whose code (not its comments)
+never reads them. Not flagged: under ``torch.no_grad()`` / ``inference_mode()``, a model put
+in ``eval()`` mode, or in a function that does not train (visualisation, evaluation);
+attention distillation and layer pooling that read them.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ class OutputAttentionsInTraining(Rule):
         super().__init__(checker)
         self._config_flags: list[tuple[cst.CSTNode, str]] = []
         self._scheduled = False
+        self._words_read: set[str] = set()  # "attentions"/"hidden_states" read somewhere in the code
 
     def visit_Call(self, node: cst.Call) -> None:
         flag_args = [arg for arg in node.args
@@ -79,6 +80,24 @@ class OutputAttentionsInTraining(Rule):
 
         self.at_function_exit(decide)
 
+    # What the module's code reads (not its comments): an attribute, a name or a key holding
+    # the word, other than the flags themselves.
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._note_word(node.attr.value)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._note_word(node.value)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self._note_word(node.value.strip("'\"bBrRuU"))
+
+    def _note_word(self, text: str) -> None:
+        if text in _FLAGS:
+            return
+        for word in _FLAGS.values():
+            if word in text:
+                self._words_read.add(word)
+
     def visit_Assign(self, node: cst.Assign) -> None:
         # model.config.output_attentions = True
         for target in node.targets:
@@ -97,8 +116,7 @@ class OutputAttentionsInTraining(Rule):
         if not any(text in source for text in _TRAINING_TEXT):
             return
         for node, flag in self._config_flags:
-            word = _FLAGS[flag]
-            if word in source.replace(flag, ""):
+            if _FLAGS[flag] in self._words_read:
                 continue  # read somewhere in the module
             self._report(node, flag, "the model")
 
@@ -207,6 +225,19 @@ model = AutoModelForSequenceClassification.from_pretrained("roberta-base", outpu
 trainer = Trainer(model=model, args=TrainingArguments("out"), train_dataset=None)
 trainer.train()
 """, line=3),
+        # a comment that mentions attentions is not a read
+        Invalid("""
+import pytorch_lightning as pl
+from transformers import BertModel
+class Classifier(pl.LightningModule):
+    def __init__(self, name):
+        super().__init__()
+        # we may want to look at the attentions one day
+        self.bert = BertModel.from_pretrained(name, output_attentions=True)
+
+    def training_step(self, batch, batch_idx):
+        return self.bert(**batch).pooler_output.sum()
+""", line=8),
     ]
 
 
