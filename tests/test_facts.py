@@ -504,3 +504,47 @@ def test_factory_calls_are_not_forward_passes():
     """)
     assert seen[0]["graph"] is not Graph.CARRIES and seen[1]["graph"] is not Graph.CARRIES
     assert seen[2]["graph"] is Graph.CARRIES
+
+
+def test_step_loops_are_told_by_what_they_do_not_by_their_names():
+    """A loop runs steps because it trains, or draws something that is not a literal and runs a
+    module on it; not because its names say ``batch``, ``step`` or ``sample``."""
+    checker = _checker("""
+        import torch
+        from tqdm import tqdm
+        def run(model, shard_files, stream, samples, head, batches):
+            for shard in tqdm(shard_files):
+                state = torch.load(shard, map_location="cpu")
+            for x in stream:
+                outs = model(x)
+            for i in [2]:
+                out = model(samples)
+            for batch in batches:
+                helper(batch)
+            for step in range(10):
+                head(samples)
+            it = iter(batches)
+            for step_idx in range(n):
+                batch = next(it)
+
+        def helper(batch):
+            return batch.numpy().sum()
+
+        class Net(torch.nn.Module):
+            def forward(self, xs):
+                return self.unroll(xs)
+
+            def unroll(self, xs):
+                for t in range(xs.size(1)):
+                    h = self.cell(xs[:, t])
+                return h
+    """)
+    loops = {checker.module.code_for_node(loop.node).split(":")[0].strip(): loop
+             for loop in checker.facts.loop_of_node.values()}
+    assert not loops["for shard in tqdm(shard_files)"].runs_steps  # files: no module runs
+    assert loops["for x in stream"].runs_steps  # draws and runs the model, whatever the name
+    assert not loops["for i in [2]"].runs_steps  # a literal: a fixed few iterations
+    assert not loops["for batch in batches"].runs_steps  # the helper runs no module
+    assert not loops["for step in range(10)"].runs_steps
+    assert loops["for step_idx in range(n)"].runs_steps  # pulls batches with next()
+    assert not loops["for t in range(xs.size(1))"].runs_steps  # within one forward

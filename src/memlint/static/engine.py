@@ -46,6 +46,7 @@ class FileChecker:
         # the enclosing functions' region stacks (modes, and whether the code set each)
         self._saved_grad_modes: list[tuple[list[GradMode], list[bool]]] = []
         self._statement: list[cst.CSTNode] = []
+        self._loop_callees: dict[int, list[object]] = {}  # id(loop) -> what its body calls (see _run_loop)
         self._assign_targets: list[frozenset[str]] = []
         self._visit: dict[type, list[Callable]] = defaultdict(list)
         self._leave: dict[type, list[Callable]] = defaultdict(list)
@@ -539,7 +540,8 @@ class FileChecker:
                         parameters_of=_parameters_owner(node.iter),
                         walks_steps=F.walks_steps((node.iter, node.target)),
                         mentions_epoch=F.mentions_epoch((node.iter, node.target)),
-                        over_parts=F.is_parts_of_a_value(node.iter))
+                        over_parts=F.is_parts_of_a_value(node.iter),
+                        bounded=_is_literal_iterable(node.iter))
             self._run_loop(loop, lambda: self._bind(node.target, node.iter, iter_graph), node.body)
             if node.orelse is not None:
                 self._walk_block(node.orelse.body)
@@ -579,6 +581,11 @@ class FileChecker:
 
     def _run_loop(self, loop: Loop, start: Callable[[], None], block: cst.BaseSuite) -> None:
         facts = self.facts
+        function = facts.function
+        callees: list[object] = []  # this module's defs and the project's keys the body calls
+        self._loop_callees[id(loop)] = callees
+        loop.callees_work = lambda: facts.callees_work(callees)
+        loop.within_a_step = lambda: facts.within_a_step(function)
         if loop.walks_steps:
             for outer in facts.loops_in_function():
                 outer.contains_step_loop = True
@@ -734,12 +741,16 @@ class FileChecker:
                 facts.calls_into.setdefault(id(definition), []).append(
                     F.FunctionCall(function, loops, facts.call_arguments(node, definition, callees[1]), starred,
                                    facts.grad_off))
+                for loop in loops:
+                    self._loop_callees[id(loop)].append(id(definition))
                 key = facts.definition_keys.get(id(definition))
                 if key is not None:
                     function.call_keys.add(f"{facts.module_name}:{key}")
         elif qualified is not None and qualified.split(".", 1)[0] not in F.TORCH_PACKAGES \
                 and (dotted_name(func) or ".").split(".", 1)[0] in facts.imports.aliases:
             function.call_keys.add(qualified)  # maybe another module of the project: resolved when asked
+            for loop in facts.loops_in_function():
+                self._loop_callees[id(loop)].append(qualified)
         if method in F.BACKWARD_METHODS or qualified in F.AUTOGRAD_FUNCTIONS:
             tensor = F.backpropagated_expr(node, facts)
             if tensor is not None and function is not None:
@@ -801,6 +812,11 @@ class FileChecker:
             effects.add(SETS_DEVICE)
         elif self.facts.is_module_expr(node.func) and not self.facts.is_module_constructor(node):
             effects.add(MODULE_CALL)
+            for loop in self.facts.loops_in_function():
+                loop.runs_model = True
+        elif qualified == "next":
+            for loop in self.facts.loops_in_function():
+                loop.draws = True
         elif qualified is not None and F.stops_memory_history(node, qualified):
             effects.add(STOPS_MEMORY_HISTORY)
 
@@ -1341,6 +1357,19 @@ def _blocks_of(statement: cst.BaseStatement) -> list[Sequence[cst.BaseStatement]
     for case in getattr(statement, "cases", ()):
         blocks.append(_block_statements(case.body))
     return blocks
+
+
+def _is_literal_iterable(iterable: cst.BaseExpression) -> bool:
+    """``[2]``, ``("a", "b")``, ``range(3)``, ``enumerate([x, y])``: a fixed few iterations
+    written in the code."""
+    if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
+        return not any(isinstance(element, cst.StarredElement) for element in iterable.elements)
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.args:
+        if iterable.func.value == "range":
+            return all(isinstance(arg.value, cst.Integer) for arg in iterable.args)
+        if iterable.func.value in ("enumerate", "reversed", "sorted"):
+            return _is_literal_iterable(iterable.args[0].value)
+    return False
 
 
 def _parameters_owner(iterable: cst.BaseExpression) -> str | None:

@@ -552,6 +552,15 @@ class Loop:
     mentions_epoch: bool = False
     contains_step_loop: bool = False  # a loop nested in this one walks steps: this is an epoch loop
     over_parts: bool = False  # over the parts of one value: ``for chunk in batch.split(n)``
+    # What the body does, for telling steps by behaviour (see runs_steps):
+    bounded: bool = False  # over a literal (``for i in [2]:``, ``range(3)``): a fixed few iterations
+    runs_model: bool = False  # a module is called in the body
+    draws: bool = False  # ``next(...)`` in the body: it pulls batches from an iterator
+    # Whether what the body calls (this module's functions, the project's) runs a module, a
+    # backward pass or an optimizer step: True / False / None (unknown). Set by the engine.
+    callees_work: "Callable[[], bool | None] | None" = None
+    # The loop is in a function that runs within one step (forward, or only called from one).
+    within_a_step: "Callable[[], bool] | None" = None
 
     @property
     def is_training_loop(self) -> bool:
@@ -578,8 +587,24 @@ class Loop:
     @property
     def runs_steps(self) -> bool:
         """Does an iteration stand for a step (data comes in, parameters are updated), as
-        opposed to a loop over the layers, heads or targets of one step?"""
-        return self.iterates_data or self.has_backward_pass or self.has_optimizer_step
+        opposed to a loop over the layers, heads or targets of one step, over files or
+        checkpoint shards, or a fixed few times? By what the loop does: it runs a backward pass
+        or an optimizer step; or it draws from something that is not a literal and runs a
+        module on it (in its body or in what it calls), outside a function that is itself part
+        of one step. The names of the iterable (``loader``, ``batches``) only break the tie
+        when what the body calls cannot be read. Complete once the function has been walked."""
+        if self.has_backward_pass or self.has_optimizer_step:
+            return True
+        if self.bounded or (self.within_a_step is not None and self.within_a_step()):
+            return False
+        if self.draws:
+            return True  # batch = next(it): whatever it counts, it pulls batches
+        if not self.iterates_data:
+            return False
+        if self.runs_model:
+            return True
+        works = self.callees_work() if self.callees_work is not None else None
+        return works is not False
 
 
 @dataclass(frozen=True)
@@ -1282,6 +1307,29 @@ class Facts:
         # build_model / get_model / load_model are factories: calling one returns a module
         return names_a_module_object(last)
 
+    def holds_a_tensor_made_here(self, node: cst.BaseExpression) -> bool:
+        """Is ``node`` a name of this function bound to a tensor it allocated (``torch.zeros(...)``,
+        ``torch.empty_like(x)``, ``x.new_zeros(...)``): writes into it overwrite its slots."""
+        binding = self.lookup(node.value) if type(node) is _NAME else None
+        value = binding.node if binding is not None else None
+        while type(value) is cst.Call and type(value.func) is _ATTRIBUTE and value.func.attr.value in _SELF_RETURNING:
+            value = value.func.value  # torch.zeros(...).float().to(device)
+        if type(value) is not cst.Call:
+            return False
+        qualified = self.qualified_name(value.func) or ""
+        if type(value.func) is _ATTRIBUTE and value.func.attr.value in _ALLOCATING_METHODS:
+            return True
+        return qualified in _ALLOCATING_FUNCTIONS
+
+    def is_module_output(self, node: cst.BaseExpression) -> bool:
+        """Is ``node`` (a name, or a part of one) bound to what a module call returned
+        (``actions, new_memories = self.actor(obs, memories)``: ``new_memories``)?"""
+        while type(node) is cst.Subscript:
+            node = node.value
+        binding = self.lookup(node.value) if type(node) is _NAME else None
+        value = binding.node if binding is not None else None
+        return type(value) is cst.Call and self.is_module_expr(value.func) and not self.is_module_constructor(value)
+
     def outputs_unknown_after_first(self, call: cst.Call) -> bool:
         """Is ``call`` a module call whose outputs after the first are unknown: a loss module
         (``criterion(model, sample)`` returns the loss first), or any module whose ``forward``
@@ -1713,6 +1761,60 @@ class Facts:
             return None
         summary = self.project.function_summary(definition.key)
         return summary.context_grad_mode if summary is not None else None
+
+    def callees_work(self, callees: list[object]) -> bool | None:
+        """Does any of ``callees`` (``id()`` of a ``def`` of this module, or a qualified name
+        as imported) run a module, a backward pass or an optimizer step, itself or through what
+        it calls? True, False, or None when one could not be read (defined further down and
+        not walked yet, or a module of the project that cannot be summarised)."""
+        unknown = False
+        for callee in callees:
+            if isinstance(callee, int):
+                scope = self.function_scopes.get(callee)
+                if scope is None:
+                    unknown = True
+                elif scope.effects & _WORK or scope.has_backward or scope.has_optimizer_step:
+                    return True
+                else:
+                    for key in scope.call_keys:
+                        found = self._project_work(key)
+                        if found:
+                            return True
+                        unknown |= found is None
+                continue
+            found = self._project_work(callee)
+            if found:
+                return True
+            unknown |= found is None
+        return None if unknown else False
+
+    def _project_work(self, callee: str) -> bool | None:
+        if self.project is None or callee.startswith(f"{self.module_name}:"):
+            return None if self.project is not None else False
+        if ":" not in callee and self.project_definition(callee) is None:
+            return False  # outside the project: a library call (torch.load, os.listdir, tqdm)
+        found = None
+        for effect in _WORK:
+            result = self.project.has_effect(callee, effect)
+            if result:
+                return True
+            found = result if found is None else (found or result)
+        return found
+
+    def within_a_step(self, function: "FunctionScope", _seen: frozenset[int] = frozenset()) -> bool:
+        """Does ``function`` run as part of one step: a per-step method (``forward``,
+        ``training_step``), or a function of this module only ever called from such methods
+        (``memory_update`` called by ``forward``)? Its loops walk the parts of one step."""
+        if function.is_per_step_method:
+            return True
+        if id(function.node) in _seen or len(_seen) > 6:
+            return False
+        sites = self.calls_into.get(id(function.node))
+        if not sites:
+            return False
+        seen = _seen | {id(function.node)}
+        return all(not site.loops and site.caller is not self.module_scope and self.within_a_step(site.caller, seen)
+                   for site in sites)
 
     def project_definition(self, qualified: str | None):
         """What ``qualified`` (a name as imported here) is in the project: a
@@ -2296,6 +2398,13 @@ _PASSING_ELEMENTS = frozenset({"enumerate", "zip", "reversed", "sorted", "list",
 # torch.distributions methods: rsample, log_prob, entropy keep the parameters' graph; sample does not.
 _DISTRIBUTION_METHODS = frozenset({"sample", "rsample", "log_prob", "entropy", "cdf", "icdf", "perplexity",
                                    "sample_n"})
+# Functions and methods that allocate a tensor of a given shape.
+_ALLOCATING_FUNCTIONS = frozenset(f"torch.{name}" for name in (
+    "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "rand", "randn",
+    "rand_like", "randn_like"))
+_ALLOCATING_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full", "clone", "zero_"})
+# What makes a loop's body a step's work (see Loop.runs_steps).
+_WORK = frozenset({"module_call", "backward", "optimizer_step"})
 # Module methods that return the module: ``Net().to(device).eval()`` is the Net.
 _SELF_RETURNING = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16",
                              "requires_grad_"})

@@ -379,10 +379,14 @@ class GraphAccumulation(Rule):
             growing = key_names & (counters | (info.incremented if info else set()) | function.incremented)
             if not growing or not facts.is_graph_carrying(graph):
                 return
+            if loop is not None and not loop.runs_steps:
+                return  # a loop over the positions of one sequence, layers, files: not steps
             if loop is not None and not loop.is_training_loop and function.is_per_step_method and (
                 "." not in name and name in function.bindings
             ):
                 return  # a local of forward()/training_step() (z[idx] = f(x[idx])): it dies with the call
+            if facts.holds_a_tensor_made_here(target.value):
+                return  # buf[idx] = x into a tensor this function allocated: slots overwritten, not new keys
             self.report(
                 node,
                 fit("'{name}' stores '{value}' with its autograd graph under a new key ({keys}) every {when}",
@@ -395,6 +399,35 @@ class GraphAccumulation(Rule):
         self.at_function_exit(decide)
 
     VALID = [
+        # a write operator filling a tensor it allocated, position by position, within one forward
+        """
+import torch
+from torch import nn
+class Memory(nn.Module):
+    def memory_update(self, item_seq, item_seq_len):
+        last = item_seq_len - 1
+        memory = torch.zeros(item_seq.size(0), 8).to(item_seq.device)
+        last_memory = torch.zeros_like(memory)
+        for i in range(item_seq.size(1)):
+            memory = self.cell(memory, self.embed(item_seq[:, i]))
+            last_memory[last == i] = memory[last == i]
+        return last_memory
+
+    def forward(self, item_seq, item_seq_len):
+        return self.read(self.memory_update(item_seq, item_seq_len))
+""",
+        # a loop over checkpoint shards (even in tqdm): files, not steps
+        """
+import torch
+from tqdm import tqdm
+def load_shards(model, shard_files):
+    sizes = {}
+    for shard in tqdm(shard_files):
+        state = torch.load(shard, map_location="cpu")
+        model.load_state_dict(state, strict=False)
+        sizes[shard] = sum(v.numel() for v in state.values())
+    return sizes
+""",
         # a forward helper pairing the residuals it computed with those passed in (a UNet's
         # ControlNet residuals): "samples" in a name does not make a loop over data
         """

@@ -353,10 +353,11 @@ class LoopCarriedGraph(Rule):
             return
         if facts.class_info is None or facts.grad_off:
             return
-        # "may carry": a model's output that is fed back (decided in _decide_handed_in) is its
-        # recurrent state, a tensor it computed, even where memlint cannot read its forward
+        # A model's output that is fed back (decided in _decide_handed_in) is its recurrent state,
+        # a tensor it computed, even where memlint cannot read its forward to tell.
         arguments = [(arg.keyword.value if arg.keyword is not None else index, frozenset(names_in(arg.value)),
-                      facts.graph_value(arg.value).state is not Graph.NONE)
+                      facts.graph_value(arg.value).state is Graph.CARRIES or (
+                          facts.graph_value(arg.value).state is Graph.UNKNOWN and facts.is_module_output(arg.value)))
                      for index, arg in enumerate(node.args) if not arg.star]
         self._self_calls.append((facts.function, func.attr.value, arguments))
 

@@ -34,6 +34,8 @@ class _Backward:
     branches: tuple[tuple[int, str], ...] = ()  # the if/else arms it is in
     # torch.autograd.grad(..., create_graph=True): the names its gradients are bound to
     created: frozenset[str] = frozenset()
+    # what the pass goes through: torch.autograd.grad's inputs, and a tensor.backward(grad)'s tensor
+    through: frozenset[str] = frozenset()
 
     def excludes(self, other: "_Backward") -> bool:
         """Are the two in different arms of one ``if`` (never both in one iteration)?"""
@@ -68,8 +70,16 @@ class RetainGraphInLoop(Rule):
                       and isinstance(arg.value, cst.Name) and arg.value.value == "True" for arg in node.args)
         created = self._checker.assign_targets if creates and facts.qualified_name(func) == "torch.autograd.grad" \
             else frozenset()
+        through: set[str] = set()
+        if facts.qualified_name(func) == "torch.autograd.grad":
+            positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+            inputs = positional[1] if len(positional) > 1 else next(
+                (arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "inputs"), None)
+            through = names_in(inputs) if inputs is not None else set()
+        elif isinstance(func, cst.Attribute) and method == "backward":
+            through = names_in(func.value)  # input.backward(out_grad): through input's graph
         records.append(_Backward(node, tuple(facts.loops_in_function()), frozenset(names_in(tensor)), retains,
-                                 tuple(facts.branch_path), created))
+                                 tuple(facts.branch_path), created, frozenset(through)))
 
     # ----- decision at function exit ---------------------------------------------------------------
     def _decide(self, function: FunctionScope, records: list[_Backward]) -> None:
@@ -79,6 +89,13 @@ class RetainGraphInLoop(Rule):
             if record.created and any(function.derives_from(other.names, record.created)
                                       for other in records if other is not record):
                 continue  # a gradient penalty: its gradients (and the retained graph) are backpropagated later
+            if record.loops and not record.loops[-1].runs_steps and any(
+                    other is not record and record.loops[-1] not in other.loops and record.through & other.through
+                    for other in records):
+                # The heads of one step's loss (for name, loss in losses.items(): autograd.grad(loss,
+                # [input], retain_graph=True)), then a pass after the loop through the same input
+                # (input.backward(out_grad)): the graph is used again, and freed, within the step.
+                continue
             if record.loops:
                 loop: Loop | None = record.loops[-1]
                 bound = loop.bound_this_iteration
@@ -193,6 +210,19 @@ class RetainGraphInLoop(Rule):
         return bool(shared & bound) or bool(record.names & other.names & (bound | ancestors))
 
     VALID = [
+        # the heads of one step's loss, each differentiated with respect to the model's output, then
+        # one pass through that output with the balanced gradient (a loss balancer)
+        """
+import torch
+from torch import autograd
+class Balancer:
+    def backward(self, losses, output):
+        grads = {}
+        for name, loss in losses.items():
+            grad, = autograd.grad(loss, [output], retain_graph=True)
+            grads[name] = grad / grad.norm()
+        output.backward(sum(grads.values()))
+""",
         # GAN: the discriminator's backward retains the graph through `fake` for the generator's
         """
 import torch
