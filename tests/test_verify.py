@@ -25,7 +25,7 @@ LEAKS = {
 CLEAN = ["clean_varying_batch.py", "clean_adam_state.py", "clean_eval_no_grad.py", "clean_item_metrics.py",
          "clean_detached_scalar.py", "clean_manual_step.py"]
 FAILING = ["fail_raises.py", "fail_sys_exit.py", "fail_os_exit.py", "fail_segfault.py", "fail_never_steps.py",
-           "fail_own_profiler.py"]
+           "fail_own_profiler.py", "fail_import_error.py"]
 DDP = (fixture("ddp_gloo.py"), "--nproc-per-node", "2", "--steps", "6", "--warmup", "2")
 PEAK = (fixture("peak_residual_mlp.py"), *FAST, "--gpu-memory", "RTX4090")
 
@@ -36,6 +36,7 @@ for _name in [*sorted(LEAKS), "leak_average_meter.py", *CLEAN, *FAILING]:
     plan("--format", "json", fixture(_name), *FAST)
 for _name in ["leak_graph_accumulation.py", "fail_raises.py", "fail_segfault.py"]:
     plan(fixture(_name), *FAST)
+plan(fixture("fail_raises.py"), "--steps", "4", "--warmup", "8")
 plan("--format", "json", *FAST, "-m", "clean_item_metrics", cwd=fixture("."))
 plan("--format", "json", fixture("leak_batch_inference.py"), *FAST, "--step-on", "module")
 plan("--format", "json", fixture("clean_batch_inference.py"), *FAST, "--step-on", "optimizer")
@@ -98,6 +99,7 @@ def test_json_has_exactly_the_designed_shape():
     assert set(report["memory"]) == {"peak_bytes", "peak_step", "peak_phase", "peak_by_category",
                                      "high_water_by_category", "fit", "levers", "levers_matter", "warmup_only"}
     assert report["memory"]["fit"] is None  # no --gpu-memory, and no GPU
+    assert report["memory"]["levers_matter"] is False  # a 1 MiB peak: no lever matters on any card
     assert report["device"] == "cpu" and report["steps"] == 8 and report["warmup"] == 2
     assert report["step_boundary"] == "optimizer"
     assert [s["step"] for s in report["samples"]] == list(range(1, 11))
@@ -165,8 +167,24 @@ def test_timeout_kills_the_script_and_its_children(tmp_path):
     code, report = verify_json(fixture("fail_hangs.py"), *FAST, "--timeout", "15", "--", "--pid-file", str(pid_file))
     assert code == 2 and report["verdict"] == "inconclusive"
     # The script hangs at its third step; on a busy machine it may not have got that far.
-    assert re.match(r"timed out after 15 s, after [012] of 10 steps", report["reason"]), report["reason"]
+    assert re.match(r"timed out after 15 s, (after [12] of|before the first of) 10 steps", report["reason"]), (
+        report["reason"])
+    assert report["device"] == "cpu"  # what it ran on, even with no result from the script
     assert not is_running(int(pid_file.read_text()))
+
+
+def test_an_import_error_in_the_script_is_named_as_the_cause():
+    code, report = verify_json(fixture("fail_import_error.py"), *FAST)
+    assert code == 2 and report["verdict"] == "inconclusive" and report["device"] == "cpu"
+    assert report["reason"] == ("the script raised before the first of 10 steps (2 warmup + 8 measured): "
+                                "ModuleNotFoundError: No module named 'shard_reader_that_is_not_installed'")
+
+
+def test_a_peak_of_warmup_steps_only_says_so():
+    code, out, _ = verify(fixture("fail_raises.py"), "--steps", "4", "--warmup", "8")  # it raises at step 5
+    assert code == 2
+    assert re.search(r"^peak memory: .* in step [1-5](, unfinished when the script raised)? \(\w+\), the highest "
+                     r"of the 5 warm-up steps that ran: no measured step ran", out, re.M), out
 
 
 def test_ctrl_c_stops_the_script_and_its_children(tmp_path):

@@ -36,11 +36,12 @@ class Done(BaseException):
     pass
 def sample(optimizer, args, kwargs):
     samples.append((rss_bytes(), resident_in_use()))
-    if len(samples) == int(sys.argv[2]):
+    if len(samples) == steps:
         raise Done
 register_optimizer_step_post_hook(sample)
+steps, sys.argv = int(sys.argv[2]), sys.argv[1:2]  # the script's own argv, as verify gives it
 try:
-    runpy.run_path(sys.argv[1], run_name="__main__")
+    runpy.run_path(sys.argv[0], run_name="__main__")
 except Done:
     print(json.dumps(samples))
 """

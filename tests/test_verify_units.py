@@ -366,3 +366,27 @@ def test_after_an_inner_loop_only_a_loader_that_never_ended_proves_nothing_ran(t
     # a caller blocked in one call since the first step ran nothing after it, whatever the loaders did
     blocked = unreached(stack[:1] + [dict(stack[1], since_first_step=True)], loaders_ended=2)
     assert [name for name, _, _ in blocked.calls] == ["evaluate()", "torch.save()"]
+
+
+def test_a_child_that_cannot_start_leaves_a_result_naming_the_cause(tmp_path, monkeypatch):
+    import json
+
+    import memlint.dynamic.runtime as runtime
+    from memlint.dynamic import child
+    from memlint.dynamic.assess import assess
+    from memlint.dynamic.launcher import ChildOutcome
+    from memlint.dynamic.options import build_options
+
+    def broken(config, rank):
+        raise ImportError("libtorch_cpu.so: cannot open shared object file")  # torch half-installed
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"result_dir": str(tmp_path), "script": "train.py"}))
+    monkeypatch.setenv(child.CONFIG_ENV, str(config))
+    monkeypatch.setattr(runtime, "start_session", broken)
+    child.main()
+    result = json.loads((tmp_path / "result-0.json").read_text())
+    [rank] = assess(ChildOutcome(1, results={0: result}), build_options(script="train.py", steps=8, warmup=2))
+    assert rank.verdict == "inconclusive"
+    assert rank.reason == ("memlint could not start the script before the first of 10 steps (2 warmup + 8 measured): "
+                           "ImportError: libtorch_cpu.so: cannot open shared object file")

@@ -40,7 +40,7 @@ class Unreached:
     def covers(self, path: str, line: int) -> bool:
         return any(first <= line <= last for first, last in self.ranges.get(path, ()))
 
-    def _add(self, path: str, first: int, last: int) -> None:
+    def add(self, path: str, first: int, last: int) -> None:
         self.ranges.setdefault(path, []).append((first, last))
 
 
@@ -68,7 +68,7 @@ def unreached(stack: list[dict] | None, loaders_ended: int | None) -> Unreached:
         blocked = index < driver or not any(isinstance(b[i], _LOOPS) for _, b, i in chain)
         for statements in _after(chain, blocked, loaders_ended == 0):
             for statement in statements:
-                found._add(frame["path"], statement.lineno, statement.end_lineno or statement.lineno)
+                found.add(frame["path"], statement.lineno, statement.end_lineno or statement.lineno)
                 found.calls.extend((name, frame["path"], line) for name, line in _phase_calls(statement, tree))
     found.calls.sort(key=lambda call: (call[1], call[2]))
     _add_functions_called_only_there(found)
@@ -199,5 +199,5 @@ def _add_functions_called_only_there(found: Unreached) -> None:
                 if found.covers(path, node.lineno):
                     continue
                 if all(found.covers(path, line) for line in lines):
-                    found._add(path, node.lineno, node.end_lineno or node.lineno)
+                    found.add(path, node.lineno, node.end_lineno or node.lineno)
                     changed = True

@@ -24,6 +24,7 @@ import sys
 from collections import Counter
 
 from memlint.dynamic.bindings import binding
+from memlint.dynamic.bounded import BoundedState, bounded_history
 from memlint.dynamic.graph import (
     GraphTracker,
     graph_roots,
@@ -33,7 +34,6 @@ from memlint.dynamic.graph import (
     tensors_sharing,
 )
 from memlint.dynamic.heap import HeapHolder, HolderSearch
-from memlint.dynamic.bounded import BoundedState, bounded_history
 from memlint.dynamic.system import resident_in_use
 from memlint.dynamic.usercode import UserFiles
 from memlint.dynamic.verdict import RISING_SHARE, rising_share, theil_sen
@@ -54,7 +54,8 @@ class Recorder:
         self.samples: list[dict] = []
         self.site_totals: list[dict] = []  # per sample: site -> (live bytes, live storages)
         self.graph_totals: list[dict] = []  # per sample: site -> autograd nodes first reached from its tensors
-        self.bounded: list[tuple[int, list[BoundedState]]] = []  # per sample: bytes left out, and what they are
+        self.bounded_bytes: list[int] = []  # per sample: bytes of bounded optimizer state left out
+        self.histories: list[BoundedState] = []  # that state at the last sample
         self.records_bytes = 0  # what the per-step records above take
 
     def sample(self, step: int, tensor_bytes: int) -> None:
@@ -69,7 +70,8 @@ class Recorder:
         self.samples.append(sample)
         self.graph_totals.append(per_site)
         self.site_totals.append(sites)
-        self.bounded.append((left_out_bytes, histories))
+        self.bounded_bytes.append(left_out_bytes)
+        self.histories = histories
         self.records_bytes += _records_size(sample, per_site, sites)
         if self.tracker.accountant is not None:
             self.tracker.accountant.end_step(step)
@@ -89,18 +91,17 @@ class Recorder:
 
     def bounded_summary(self) -> dict | None:
         """The optimizer history left out of the measured steps, if it grew there: what it is, how full."""
-        window = self._window(self.bounded)
-        if not window or window[-1][0] <= window[0][0]:
+        window = self._window(self.bounded_bytes)
+        if not window or window[-1] <= window[0]:
             return None
-        return {"bytes_per_step": theil_sen([left_out for left_out, _ in window]),
-                "histories": [h.to_json() for h in window[-1][1]]}
+        return {"bytes_per_step": theil_sen(window), "histories": [h.to_json() for h in self.histories]}
 
     def restart(self) -> None:
         """Forget every sample: steps are counted again from 1 (a new step boundary took over)."""
         self.samples.clear()
         self.site_totals.clear()
         self.graph_totals.clear()
-        self.bounded.clear()
+        self.bounded_bytes.clear()
         self.tracker.restart()
 
     def _window(self, series: list) -> list:
