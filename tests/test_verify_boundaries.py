@@ -161,3 +161,20 @@ def test_step_on_forces_one_kind(forced, expected):
         s.optimizer_step(optimizer)
     s.boundaries.marker()
     assert (s.boundaries.kind, s.steps) == expected
+
+
+def test_an_optimizer_stepped_inside_another_ones_step_is_part_of_it():
+    s, outer, inner = Session(), Optimizer(), Optimizer()
+    for _ in range(3):  # a wrapper (Lookahead, say) steps the optimizer it wraps inside its own step
+        s.boundaries._optimizer_starting(outer, (), {})
+        s.optimizer_step(inner)
+        s.boundaries._optimizer_stepped(outer, (), {})
+    assert (s.steps, s.boundaries.owner_label) == (3, "")
+
+
+def test_a_step_that_raised_does_not_leave_the_next_ones_inside_it():
+    s, optimizer = Session(), Optimizer()
+    s.boundaries._optimizer_starting(optimizer, (), {})  # raised: out of memory, caught by the loop
+    for _ in range(3):
+        s.optimizer_step(optimizer)
+    assert s.steps == 3

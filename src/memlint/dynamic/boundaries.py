@@ -26,8 +26,9 @@ with no step of the closing one in between (one optimizer per layer, trained in 
 rounds have changed: that step ends a step, and that optimizer closes the rounds from then on.
 
 Whatever runs inside an ``Optimizer.step()`` is part of that step: LBFGS calls its closure,
-and so the model, up to ``max_iter`` times per step; those module calls (and batches) end no
-step, and an optimizer step that begins takes over from module calls and batches at once.
+and so the model, up to ``max_iter`` times per step, and an optimizer that wraps another steps
+it inside its own step; those module calls, batches and inner steps end no step, and an
+optimizer step that begins takes over from module calls and batches at once.
 
 Module hooks cost a little on every module call, so they come off as soon as a
 higher kind is chosen (or never go on when another kind is forced).
@@ -91,7 +92,7 @@ class StepBoundaries:
         self._pid = os.getpid()
         self._module_hooks: list = []
         self._original_next = None
-        self._in_optimizer = 0  # depth of Optimizer.step() calls in progress
+        self._in_optimizer: list[int] = []  # ids of the optimizers whose step() is in progress, outermost first
         self._round: set[int] = set()  # ids of the optimizers that stepped since the last step ended
         self.loaders_ended: int | None = None  # DataLoader passes that reached their end (None: not watched)
 
@@ -156,14 +157,19 @@ class StepBoundaries:
     def _optimizer_starting(self, optimizer, args, kwargs) -> None:
         if not self._here() or not self._wants("optimizer"):
             return
-        self._in_optimizer += 1
+        if id(optimizer) in self._in_optimizer:  # its previous step raised before its post hook
+            del self._in_optimizer[self._in_optimizer.index(id(optimizer)):]
+        self._in_optimizer.append(id(optimizer))
         if self.kind != "optimizer":
             self._take("optimizer")
 
     def _optimizer_stepped(self, optimizer, args, kwargs) -> None:
         if not self._here() or not self._wants("optimizer"):
             return
-        self._in_optimizer = max(0, self._in_optimizer - 1)
+        if id(optimizer) in self._in_optimizer:
+            del self._in_optimizer[self._in_optimizer.index(id(optimizer)):]
+        if self._in_optimizer:
+            return  # a step inside another optimizer's step (a wrapper such as Lookahead) is part of it
         if self.kind != "optimizer" and not self._take("optimizer"):
             return
         closing = self._owner() if self._owner is not None else None

@@ -367,8 +367,10 @@ class PeakAccountant:
     def _optimizer_pre(self, optimizer, args, kwargs) -> None:
         self.optimizer_depth += 1
         self.forward_pending = False
-        if id(optimizer) not in self.optimizers:
+        ref = self._optimizer_refs.get(id(optimizer))
+        if ref is None or ref() is not optimizer:
             self._optimizer_refs[id(optimizer)] = weakref.ref(optimizer)
+        if id(optimizer) not in self.optimizers:
             defaults = getattr(optimizer, "defaults", {}) or {}
             self.optimizers[id(optimizer)] = {"class": type(optimizer).__name__,
                                               "fused": bool(defaults.get("fused")),

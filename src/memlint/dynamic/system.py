@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
+import functools
 import os
 import resource
 
@@ -22,19 +22,16 @@ class _MallInfo2(ctypes.Structure):
         "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
 
 
-def _load_mallinfo2():
+@functools.cache
+def _mallinfo2():
     """glibc's ``mallinfo2`` (2.33 and later), or None (musl, macOS, an older glibc)."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        function = libc.mallinfo2
+        function = ctypes.CDLL(None).mallinfo2  # the C library is in the process already
     except (OSError, AttributeError):
         return None
     function.restype = _MallInfo2
     function.argtypes = []
     return function
-
-
-_MALLINFO2 = _load_mallinfo2()
 
 
 def malloc_free_bytes() -> int:
@@ -46,9 +43,8 @@ def malloc_free_bytes() -> int:
     on a residual CNN keeping ``total += loss``, RSS grew 0.6-7 MiB/step from run to run, with
     and without memlint, while RSS less these bytes grew 61 KiB/step every time.
     """
-    if _MALLINFO2 is None:
-        return 0
-    return int(_MALLINFO2().fordblks)
+    mallinfo2 = _mallinfo2()
+    return int(mallinfo2().fordblks) if mallinfo2 is not None else 0
 
 
 def resident_in_use() -> int:
