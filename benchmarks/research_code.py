@@ -36,6 +36,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -187,9 +188,10 @@ def _extract(git_dir: Path, repo: Repo, target: Path) -> None:
         print(f"  {len(missing)} file(s) absent from the mirror, not checked: {', '.join(missing)}", file=sys.stderr)
 
 
-def obtain(repo: Repo, mirror: Path | None) -> Path:
-    """The repository's files at the pinned commit, in the corpus (fetched if not there yet)."""
-    target = CORPUS / repo.name
+def obtain(repo: Repo, mirror: Path | None, target: Path | None = None) -> Path:
+    """The repository's files at the pinned commit in ``target`` (default: its folder in this
+    corpus), fetched if not there yet."""
+    target = target or CORPUS / repo.name
     if _pinned(target, repo.commit):
         return target
     if target.exists():
@@ -249,18 +251,27 @@ def count_lines(paths: list[str]) -> int:
     return total
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def build_parser(description: str, names: list[str]) -> argparse.ArgumentParser:
+    """The options of a run over repositories called ``names`` (benchmarks/fresh_code.py adds its own)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--list", action="store_true", help="print every finding")
     parser.add_argument("--select", default=None, help="comma-separated code prefixes (default: the default rule set)")
     parser.add_argument("--all-rules", action="store_true", help="enable every rule, also those off by default")
-    parser.add_argument("--repo", action="append", choices=sorted(BY_NAME), help="only these repositories")
+    parser.add_argument("--repo", action="append", choices=sorted(names), help="only these repositories")
     parser.add_argument("--mirror", type=Path, default=None,
                         help="take repositories from local git mirrors (DIR/<owner>+<name>[/repo]) instead of GitHub")
     parser.add_argument("-j", "--jobs", type=int, default=0, help="worker processes (default: all cores)")
     parser.add_argument("--absolute", action="store_true", help="--list: absolute paths (default: relative to the corpus)")
-    args = parser.parse_args(argv)
+    return parser
 
+
+def main(argv: list[str] | None = None) -> int:
+    return check(build_parser(__doc__.splitlines()[0], list(BY_NAME)).parse_args(argv), list(REPOS))
+
+
+def check(args: argparse.Namespace, repos: list[Repo], corpus: Path = CORPUS,
+          folder: Callable[[Repo], str] = lambda repo: repo.name) -> int:
+    """Obtain, check and tabulate ``repos`` (``args.repo`` narrows them), each in ``corpus / folder(repo)``."""
     sys.path.insert(0, str(HERE.parent / "src"))
     from memlint.catalogue import all_codes, default_codes
     from memlint.config import Config
@@ -274,13 +285,14 @@ def main(argv: list[str] | None = None) -> int:
         config = Config()
     enabled = sorted(config.enabled_codes(all_codes(), default_codes()))
 
-    CORPUS.mkdir(exist_ok=True)
-    repos = [BY_NAME[name] for name in args.repo] if args.repo else list(REPOS)
+    if args.repo:
+        by_name = {repo.name: repo for repo in repos}
+        repos = [by_name[name] for name in args.repo]
     rows = []
     all_findings = []
     per_rule_total: Counter[str] = Counter()
     for repo in repos:
-        target = obtain(repo, args.mirror)
+        target = obtain(repo, args.mirror, corpus / folder(repo))
         files, held_out = source_files(target, repo)
         lines = count_lines(files)
         start = time.perf_counter()
@@ -293,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.list:
         for f in all_findings:
-            path = f.path if args.absolute else os.path.relpath(f.path, CORPUS)
+            path = f.path if args.absolute else os.path.relpath(f.path, corpus)
             where = f"{f.line}:{f.column}"
             if getattr(f, "cell", None) is not None:
                 where = f"cell {f.cell}:{where}"

@@ -253,3 +253,169 @@ def test_pre_commit_hooks_and_core_dependencies_leave_torch_out():
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
     assert not any(dep.split(">")[0].split("=")[0].strip() == "torch" for dep in project["dependencies"])
     assert any(dep.startswith("torch") for dep in project["optional-dependencies"]["verify"])
+
+
+# ----- rule codes in any case, everywhere ------------------------------------------------------
+def test_rule_codes_are_accepted_in_any_case_on_the_command_line_in_config_and_in_comments(project):
+    (project / "eval.py").write_text(EVAL)
+    codes = lambda r: {line.split(": ")[1].split()[0] for line in r.output.splitlines() if ": ML" in line}
+    assert codes(run("check", "--no-cache", "--select", "ml1", cwd=project)) == {"ML101"}
+    assert codes(run("check", "--no-cache", "--ignore", "Ml101", cwd=project)) == {"ML201"}
+    assert codes(run("check", "--no-cache", "--select", "ml2", "--extend-select", "ml101", cwd=project)) == {
+        "ML101", "ML201"}
+    assert codes(run("check", "--no-cache", "--select", "all", cwd=project)) >= {"ML101", "ML201"}
+    write_config(project, 'select = ["ml2"]\n[tool.memlint.per-file-ignores]\n"eval.py" = ["ml201"]\n')
+    assert run("check", "--no-cache", cwd=project).exit_code == 0
+    write_config(project, "")
+    (project / "leak.py").write_text(LEAK.replace("total += loss", "total += loss  # noqa: ml101"))
+    assert codes(run("check", "--no-cache", "leak.py", cwd=project)) == set()
+    (project / "leak.py").write_text(LEAK.replace("total += loss", "total += loss  # memlint: disable=ml1"))
+    assert codes(run("check", "--no-cache", "leak.py", cwd=project)) == set()
+    assert run("rule", "ml101").output == run("rule", "ML101").output
+
+
+def test_an_unknown_code_says_what_a_code_looks_like(project):
+    result = run("check", "--no-cache", "--select", "ML1O1", cwd=project)
+    assert result.exit_code == 2
+    assert "--select: unknown rule code 'ML1O1' (expected a code or prefix such as ML1 or ML203" in result.output
+
+
+# ----- nothing to check ---------------------------------------------------------------------------
+def test_a_named_folder_with_no_python_file_is_an_error_not_a_pass(project):
+    (project / "docs").mkdir()
+    (project / "docs" / "index.md").write_text("# docs\n")
+    for output_format in ("full", "json"):
+        result = run("check", "--no-cache", "--format", output_format, "docs", cwd=project)
+        assert result.exit_code == 2, result.output
+        assert result.stdout == ""  # no report, not even "[]": nothing was checked
+        assert "All checks passed" not in result.output
+        assert result.stderr.startswith("memlint: error: no Python files or notebooks to check in docs (")
+
+
+def test_a_named_folder_whose_files_are_all_ignored_is_an_error(project):
+    (project / "generated").mkdir()
+    (project / "generated" / "model.py").write_text(LEAK)
+    (project / ".gitignore").write_text("generated/*.py\n")
+    (project / ".git").mkdir()
+    result = run("check", "--no-cache", "generated", cwd=project)
+    assert result.exit_code == 2
+    assert "no Python files or notebooks to check in generated" in result.stderr
+    assert ".gitignore" in result.stderr and "name a file to check it anyway" in result.stderr
+    assert run("check", "--no-cache", "generated/model.py", cwd=project).exit_code == 1
+
+
+def test_an_empty_folder_beside_files_that_were_checked_is_a_warning(project):
+    (project / "empty").mkdir()
+    result = run("check", "--no-cache", "leak.py", "empty", cwd=project)
+    assert result.exit_code == 1  # the findings of leak.py decide
+    assert "memlint: warning: no Python files or notebooks to check in empty" in result.stderr
+    assert "in 1 file checked" in result.stdout
+
+
+def test_no_path_named_and_nothing_here_is_a_warning_as_with_ruff(tmp_path):
+    (tmp_path / "notes.txt").write_text("nothing to see\n")
+    result = run("check", "--no-cache", cwd=tmp_path)
+    assert result.exit_code == 0
+    assert result.stdout == "Nothing was checked: no Python files or notebooks found.\n"
+    assert "memlint: warning: no Python files or notebooks to check here" in result.stderr
+
+
+def test_a_pattern_that_matches_nothing_is_a_missing_file_that_says_patterns_are_not_expanded(project):
+    result = run("check", "--no-cache", "src/*.py", cwd=project)
+    assert result.exit_code == 2
+    assert "src/*.py:1:1: ML901 no such file or directory" in result.stdout
+    assert "memlint does not expand patterns" in result.stdout
+    assert "All checks passed" not in result.stdout
+
+
+def test_files_that_pre_commit_names_and_force_exclude_leaves_out_are_no_error(project):
+    write_config(project, 'exclude = ["generated"]\n')
+    (project / "generated").mkdir()
+    (project / "generated" / "model.py").write_text(LEAK)
+    result = run("check", "--no-cache", "--force-exclude", "generated/model.py", cwd=project)
+    assert result.exit_code == 0, result.output
+    assert "nothing to check: every path given is excluded (--force-exclude)" in result.stderr
+    assert "All checks passed" not in result.stdout
+
+
+# ----- severity in the full output ----------------------------------------------------------------
+DDP_LOAD = textwrap.dedent("""\
+    import torch
+    import torch.distributed as dist
+
+    def resume(model, path):
+        dist.init_process_group("nccl")
+        state = torch.load(path)
+        model.load_state_dict(state)
+""")
+
+
+def test_full_output_labels_each_finding_with_its_severity_and_says_why_one_was_raised(project):
+    (project / "ddp.py").write_text(DDP_LOAD)
+    (project / "single.py").write_text(DDP_LOAD.replace('    dist.init_process_group("nccl")\n', "")
+                                       .replace("import torch.distributed as dist\n", ""))
+    result = run("check", "--no-cache", "ddp.py", "single.py", "leak.py", cwd=project)
+    out = result.stdout
+    assert "Found 3 problems (2 errors, 1 warning)" in out
+    ddp, leak, single = out.split("\n\n")[:3]  # sorted by path
+    assert ddp.splitlines()[3].endswith("^^^^^^^^^^^^^^^^ error")
+    assert ("= error here, not the usual warning: in a distributed program every rank loads the checkpoint onto "
+            "the same GPU") in ddp
+    assert single.splitlines()[3].endswith("^^^^^^^^^^^^^^^^ warning") and "usual" not in single
+    assert leak.splitlines()[3].endswith("^ error")
+    concise = run("check", "--no-cache", "--format", "concise", "ddp.py", cwd=project).stdout
+    assert "error" not in concise.splitlines()[0]  # the one-line form is unchanged
+
+
+def test_a_finding_without_source_lines_shows_its_severity_as_a_note(project):
+    result = run("check", "--no-cache", "nope.py", cwd=project)
+    assert result.stdout.splitlines()[:2] == ["nope.py:1:1: ML901 no such file or directory", "  = severity: error"]
+
+
+def test_every_severity_a_rule_gives_instead_of_its_own_says_why():
+    """A detector that raises or lowers its rule's severity for a finding must give the reason
+    in its catalogue entry (``other_severities``), which the full output shows."""
+    from memlint.catalogue import BY_CODE
+    from memlint.static.file_check import check_file
+    from memlint.static.rules import all_rules
+    from memlint.static.source_check import check_source
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    findings = [f for path in sorted(fixtures.rglob("*.py")) for f in check_file(str(path), list(BY_CODE))]
+    for rule in all_rules():
+        for example in rule.INVALID:
+            findings.extend(check_source(example.code, "example.py", [rule.code]))
+    changed = {(f.code, f.severity) for f in findings if f.code in BY_CODE and f.severity != BY_CODE[f.code].severity}
+    assert changed, "no rule changes a severity any more: drop this test's premise"
+    for code, severity in sorted(changed):
+        assert BY_CODE[code].why_severity(severity), (
+            f"{code} reports some findings as {severity}: say why in its catalogue entry's other_severities")
+
+
+# ----- fix counts agree with the summary --------------------------------------------------------
+def test_fixed_counts_the_fixes_the_summary_offered_and_reports_findings_cleared_with_them(tmp_path):
+    """On the fixtures, 33 findings have a fix and one more (ML102 on a line an ML101 fix
+    detaches) goes away with them: "Fixed" must count the 33 that "[*] 33 fixable" counted."""
+    import shutil
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    shutil.copytree(fixtures, tmp_path / "fixtures")
+    before = run("check", "--no-cache", "--format", "json", "fixtures", cwd=tmp_path)
+    findings = json.loads(before.stdout)
+    fixable = sum(1 for f in findings if f["fix"])
+    summary = run("check", "--no-cache", "--format", "concise", "fixtures", cwd=tmp_path).stdout
+    assert f"[*] {fixable} fixable with --fix --unsafe-fixes." in summary
+    fixed = run("check", "--no-cache", "--fix", "--unsafe-fixes", "--format", "json", "fixtures", cwd=tmp_path)
+    after = json.loads(fixed.stdout)
+    assert not [f for f in after if f["fix"]]
+    cleared = len(findings) - len(after) - fixable
+    assert cleared > 0  # the case the message has to account for
+    files = len({f["path"] for f in findings if f["fix"]})
+    assert f"Fixed {fixable} problems in {files} files ({cleared} more went away with them)." in fixed.stderr
+
+
+def test_check_help_says_the_exit_codes_and_the_case_of_codes():
+    text = run("check", "--help").output
+    assert "Rule codes are accepted in any case (ml101 is ML101)." in text
+    assert "0  no findings (or findings, with --exit-zero)" in text
+    assert "or paths named that hold no Python file or notebook (nothing was checked)" in text

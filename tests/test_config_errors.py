@@ -43,14 +43,15 @@ def assert_one_line_error(result, *expected: str) -> None:
         ('[tool.memlint]\nignore = ["XYZ"]\n', ["unknown rule code", "XYZ"]),
         ('[tool.memlint]\nextend-select = ["ML9999"]\n', ["unknown rule code"]),
         ('[tool.memlint]\nper-file-ignores = {"tests/*" = ["NOPE1"]}\n', ["unknown rule code", "NOPE1"]),
-        ('[tool.memlint]\nselect = 3\n', ["select", "list of strings"]),
-        ('[tool.memlint]\nselect = [1, 2]\n', ["select"]),
+        ('[tool.memlint]\nselect = 3\n',
+         ["pyproject.toml: [tool.memlint] select = 3: expected a list of strings", "got a number"]),
+        ('[tool.memlint]\nselect = [1, 2]\n', ["select = [1, 2]: expected a list of strings", "got a list"]),
         ('[tool.memlint]\nexclude = ["data/[abc"]\n', ["exclude", "[abc"]),
         ('[tool.memlint]\nexclude = [""]\n', ["exclude", "not a glob"]),
         ('[tool.memlint]\nper-file-ignores = {"tests/[x" = ["ML1"]}\n', ["per-file-ignores"]),
         ('[tool.memlint]\nper-file-ignores = ["ML1"]\n', ["per-file-ignores"]),
-        ('[tool]\nmemlint = 3\n', ["[tool.memlint] must be a table"]),
-        ('[tool.memlint]\nverify = 3\n', ["verify"]),
+        ('[tool]\nmemlint = 3\n', ["pyproject.toml: [tool] memlint = 3: expected a table"]),
+        ('[tool.memlint]\nverify = 3\n', ["[tool.memlint] verify = 3: expected a table"]),
     ],
     ids=["bad-header", "unclosed-list", "duplicate-key", "unknown-key", "unknown-verify-key",
          "unknown-select", "unknown-ignore", "unknown-extend-select", "unknown-per-file-code",
@@ -98,3 +99,62 @@ def test_good_config_still_works(project):
     )
     result = run_in(project, ".")
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    "toml, expected",
+    [
+        # a string where a list is expected is refused, not read as a list of one
+        ('[tool.memlint]\nselect = "ML1"\n',
+         'pyproject.toml: [tool.memlint] select = "ML1": expected a list of strings, such as select = ["ML1"], '
+         'got a string'),
+        ('[tool.memlint]\nignore = "ML101,ML102"\n',
+         '[tool.memlint] ignore = "ML101,ML102": expected a list of strings, such as ignore = ["ML1"], got a string'),
+        ('[tool.memlint]\nexclude = "generated"\n', '[tool.memlint] exclude = "generated": expected a list of strings'),
+        ('[tool.memlint]\nper-file-ignores = {"tests/*" = "ML201"}\n',
+         '[tool.memlint.per-file-ignores] "tests/*" = "ML201": expected a list of codes, such as ["ML201"], '
+         'got a string'),
+        ('[tool.memlint]\nserver = "yes"\n', '[tool.memlint] server = "yes": expected true or false, got a string'),
+        ('[tool.memlint.verify]\nsteps = "twenty"\n',
+         'pyproject.toml: [tool.memlint.verify] steps = "twenty": expected a whole number of at least 2, '
+         'got a string'),
+        ('[tool.memlint.verify]\nsteps = 1\n', '[tool.memlint.verify] steps = 1: expected a whole number of at least 2'),
+        ('[tool.memlint.verify]\nwarmup = 2.5\n', '[tool.memlint.verify] warmup = 2.5: expected a whole number'),
+        ('[tool.memlint.verify]\nthreshold = "1KiB"\n',
+         '[tool.memlint.verify] threshold = "1KiB": expected a number of bytes per step (at least 0), got a string'),
+        ('[tool.memlint.verify]\ntimeout = true\n',
+         '[tool.memlint.verify] timeout = true: expected a number of seconds above 0, got true/false'),
+        ('[tool.memlint.verify]\ndevice = "gpu"\n',
+         '[tool.memlint.verify] device = "gpu": expected one of "auto", "cpu", "cuda", got a string'),
+        ('[tool.memlint.verify]\nstep-on = ["optimizer"]\n',
+         '[tool.memlint.verify] step-on = ["optimizer"]: expected one of "optimizer", "dataloader", "module", '
+         '"marker", got a list'),
+        ('[tool.memlint.verify]\ngpu-memory = [24]\n', '[tool.memlint.verify] gpu-memory = [24]: expected a size'),
+    ],
+    ids=["select-string", "ignore-string", "exclude-string", "per-file-string", "server-string", "steps-string",
+         "steps-too-few", "warmup-float", "threshold-string", "timeout-bool", "device-unknown", "step-on-list",
+         "gpu-memory-list"],
+)
+def test_a_wrong_value_names_the_file_the_key_what_was_given_and_what_is_expected(project, toml, expected):
+    (project / "pyproject.toml").write_text(toml)
+    assert_one_line_error(run_in(project, "train.py"), expected)
+
+
+def test_memlint_verify_reports_a_wrong_value_in_its_table_as_check_does(project):
+    """verify reads [tool.memlint.verify] through the same loader: the same one line, exit 2,
+    before any script is run (torch is not needed to say it)."""
+    (project / "pyproject.toml").write_text('[tool.memlint.verify]\nsteps = "twenty"\n')
+    result = CliRunner().invoke(main, ["verify", "train.py"], catch_exceptions=True)
+    assert_one_line_error(result, 'pyproject.toml: [tool.memlint.verify] steps = "twenty": expected a whole number '
+                                  'of at least 2, got a string')
+
+
+def test_the_verify_schema_knows_the_choices_verify_offers():
+    """config.py checks [tool.memlint.verify] without importing the verify half: its lists of
+    choices must be verify's own."""
+    from memlint.config import VERIFY_DEVICES, VERIFY_KEYS, VERIFY_STEP_ON
+    from memlint.dynamic.options import CONFIG_FIELDS, DEVICES, STEP_ON_CHOICES
+
+    assert VERIFY_DEVICES == DEVICES
+    assert VERIFY_STEP_ON == STEP_ON_CHOICES
+    assert VERIFY_KEYS == set(CONFIG_FIELDS)

@@ -248,6 +248,7 @@ def test_eval_mode_forwards_in_test_files_are_quiet_unless_their_graphs_are_kept
     # a test double of a framework method hands its graph back: still reported in a test file
     returned = """
     import torch
+    from skorch import NeuralNet
 
     class MyNet(NeuralNet):
         def validation_step(self, batch):
@@ -255,7 +256,7 @@ def test_eval_mode_forwards_in_test_files_are_quiet_unless_their_graphs_are_kept
             y_pred = self.module_(batch[0])
             return {"loss": self.criterion_(y_pred, batch[1]), "y_pred": y_pred}
     """
-    assert found(returned, path="tests/test_net.py") == [(7, "ML201")]
+    assert found(returned, path="tests/test_net.py") == [(8, "ML201")]
 
 
 def test_a_dry_run_whose_result_is_dropped_is_quiet():

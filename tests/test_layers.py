@@ -1,4 +1,4 @@
-"""The package's layers (DESIGN.md, pyproject.toml's [tool.importlinter]): foundation <- static
+"""The package's layers (docs/architecture.md, pyproject.toml's [tool.importlinter]): foundation <- static
 <- dynamic <- front, no import cycles, and imports inside functions only for heavy optional
 dependencies, with the reason said where they are."""
 

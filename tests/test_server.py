@@ -163,7 +163,7 @@ def test_server_true_in_the_configuration_starts_it(servers, project):
     servers.wait_until_listening()
     (project / "pyproject.toml").write_text("[tool.memlint]\nserver = 1\n")
     done = servers.run(["check", "src"], project, served=False)
-    assert done.returncode == 2 and "server must be true or false" in done.stderr
+    assert done.returncode == 2 and "[tool.memlint] server = 1: expected true or false, got a number" in done.stderr
 
 
 def test_a_started_server_serves_runs_that_did_not_ask(servers, project):

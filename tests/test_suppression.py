@@ -132,7 +132,7 @@ def test_ml903_in_a_file_without_other_findings(tmp_path):
     result = CliRunner().invoke(main, ["check", "--no-cache", "--extend-select", "ML903", str(tmp_path / "m.py")])
     assert result.exit_code == 1
     assert ":2:18: ML903 unused suppression: ML101 is not reported on this line\n" in result.stdout
-    assert "2 | x = np.zeros(3)  # noqa: ML101\n  |                  ^^^^^^^^^^^^^\n" in result.stdout
+    assert "2 | x = np.zeros(3)  # noqa: ML101\n  |                  ^^^^^^^^^^^^^ info\n" in result.stdout
     assert "= help: remove it from the comment" in result.stdout
 
 

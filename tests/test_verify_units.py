@@ -179,7 +179,7 @@ def test_verify_text_shows_a_static_finding_as_memlint_check_does():
     report.findings = [VerifiedFinding(finding, False)]
     text = render_text(report, sources={"train.py": "import torch\nstate = torch.load(path)\n"})
     block = text[text.index("train.py:2:5: ML203 torch.load() without map_location\n"):]
-    assert block.splitlines()[1:6] == ["  |", "2 | state = torch.load(path)", "  |     ^^^^^^^^^^^^^^^^^",
+    assert block.splitlines()[1:6] == ["  |", "2 | state = torch.load(path)", "  |     ^^^^^^^^^^^^^^^^^ warning",
                                        "  |", "  = help: pass map_location='cpu'"]
     assert "[confirmed by this run]" not in text and text.endswith("Why it matters: memlint rule ML203\n")
 

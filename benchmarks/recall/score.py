@@ -19,6 +19,7 @@ Totals: recall = named / cases, false alarms = twins not quiet / twins.
     python3 benchmarks/recall/score.py --markdown      # the per-case table of README.md
     python3 benchmarks/recall/score.py case_07 case_1  # only cases whose name starts so
     python3 benchmarks/recall/score.py --all-rules     # also rules that are off by default
+    python3 benchmarks/recall/score.py --sealed        # the sealed part: once, at the end of a round
 
 Run from the repository root with ``PYTHONPATH=$PWD/src`` to score the working tree.
 Run by hand, not by CI (tests/test_recall_cases.py only checks the cases are well formed).
@@ -216,9 +217,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="print the per-case table as Markdown")
     parser.add_argument("--all-rules", action="store_true", help="enable every rule, also those off by default")
     parser.add_argument("-j", "--jobs", type=int, default=0, help="worker processes (default: all cores)")
+    parser.add_argument("--sealed", action="store_true",
+                        help="score the sealed part (sealed/) instead of the dev part: once, at the end of a round")
     args = parser.parse_args(argv)
 
-    cases = discover(HERE, args.only)
+    cases = discover(HERE / "sealed" if args.sealed else HERE, args.only)
     if not cases:
         print("no cases", file=sys.stderr)
         return 2

@@ -30,6 +30,13 @@ class RuleInfo:
     triggers: tuple[str, ...] = ()
     # False for memlint's own diagnostics, which apply to any Python file.
     torch_only: bool = True
+    # Why a finding of this rule has another severity than ``severity``, for each severity its
+    # detector may give instead (shown under the finding: "error here, not the usual warning: ...").
+    other_severities: tuple[tuple[str, str], ...] = ()
+
+    def why_severity(self, severity: str) -> str | None:
+        """Why a finding of this rule is ``severity`` rather than the rule's own, or None."""
+        return dict(self.other_severities).get(severity)
 
     @property
     def module(self) -> str:
@@ -53,7 +60,9 @@ CATALOGUE: tuple[RuleInfo, ...] = (
     RuleInfo("ML104", "hook-retains-tensors", "error",
              "A forward/backward hook stores its tensor arguments in a container that outlives the call.",
              triggers=("register_forward", "register_full_backward", "register_backward_hook", "register_hook",
-                       "register_module_")),
+                       "register_module_"),
+             other_severities=(("warning", "what the hook keeps is detached, so memory grows with each call but "
+                                           "without autograd graphs"),)),
     RuleInfo("ML105", "create-graph-backward", "error",
              "backward(create_graph=True) makes a parameter<->gradient reference cycle that keeps each step's "
              "graph alive.",
@@ -70,7 +79,8 @@ CATALOGUE: tuple[RuleInfo, ...] = (
     RuleInfo("ML108", "cache-keeps-graph", "error",
              "functools.lru_cache/cache over a module's output or a module's method keeps graphs, arguments and "
              "models alive.",
-             triggers=("lru_cache", "functools.cache", "@cache")),
+             triggers=("lru_cache", "functools.cache", "@cache"),
+             other_severities=(("warning", "what the cache keeps is bounded, or holds no autograd graph"),)),
     RuleInfo("ML109", "models-kept-across-runs", "warning",
              "A loop over folds/trials trains a new model each time and keeps every one (weights, optimizer "
              "state) in a list.",
@@ -94,7 +104,9 @@ CATALOGUE: tuple[RuleInfo, ...] = (
     RuleInfo("ML203", "load-without-map-location", "warning",
              "torch.load() without map_location puts tensors back on the device they were saved from (cuda:0 on "
              "every rank).",
-             fixable=True, triggers=("load(",)),
+             fixable=True, triggers=("load(",),
+             other_severities=(("error", "in a distributed program every rank loads the checkpoint onto the same "
+                                         "GPU"),)),
     RuleInfo("ML204", "cuda-in-dataset", "warning",
              "A tensor is moved to CUDA inside a Dataset or collate_fn, which runs in DataLoader worker processes.",
              triggers=("cuda",)),
@@ -105,7 +117,9 @@ CATALOGUE: tuple[RuleInfo, ...] = (
     RuleInfo("ML206", "data-parallel", "warning",
              "nn.DataParallel gathers outputs and loss on one device, which runs out of memory first; use "
              "DistributedDataParallel.",
-             triggers=("DataParallel", "data_parallel")),
+             triggers=("DataParallel", "data_parallel"),
+             other_severities=(("info", "the loss is computed in forward, so nothing piles up on the first GPU: "
+                                        "only speed is at stake"),)),
     RuleInfo("ML207", "outputs-kept-on-device", "warning",
              "Model outputs are collected on the accelerator over a whole loader: memory grows through the epoch.",
              # The module must move data to an accelerator (and collect outputs): .cuda(), .to(device),
@@ -118,7 +132,9 @@ CATALOGUE: tuple[RuleInfo, ...] = (
     RuleInfo("ML209", "output-attentions-in-training", "warning",
              "A training forward asks for output_attentions/output_hidden_states it never reads: every layer's "
              "maps are built and kept.",
-             triggers=("output_attentions", "output_hidden_states")),
+             triggers=("output_attentions", "output_hidden_states"),
+             other_severities=(("info", "hidden states, unlike attention maps, are mostly kept for backward "
+                                        "anyway"),)),
     RuleInfo("ML210", "metric-lifecycle", "warning",
              "A torchmetrics metric is built every batch, or updated every step and never reset.",
              triggers=("torchmetrics",)),

@@ -74,21 +74,32 @@ def main() -> None:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Use this pyproject.toml for every file (default: the nearest one above each file).")
 def check(paths, select, ignore, extend_select, output_format, statistics, exit_zero, no_cache,
           fix, unsafe_fixes, diff, add_noqa_comments, force_exclude, jobs, config_path) -> None:
-    """Check Python files and notebooks for memory anti-patterns (default: the current folder)."""
+    """Check Python files and notebooks for memory anti-patterns (default: the current folder).
+
+    Rule codes are accepted in any case (ml101 is ML101).
+
+    \b
+    Exit codes:
+      0  no findings (or findings, with --exit-zero)
+      1  findings
+      2  a usage or configuration error, a file that could not be checked (ML901, ML902),
+         or paths named that hold no Python file or notebook (nothing was checked)
+    """
     if add_noqa_comments and (fix or diff):
         raise click.UsageError("--add-noqa cannot be combined with --fix or --diff")
     codes = all_codes()
-    for option, values in (("--select", select), ("--ignore", ignore), ("--extend-select", extend_select)):
+    select, ignore, extend_select = (
         validate_codes(_split_codes(values), codes, option)
+        for option, values in (("--select", select), ("--ignore", ignore), ("--extend-select", extend_select)))
 
     def command_line_over(config) -> None:
         if select:
-            config.select = _split_codes(select)
+            config.select = select
             config.extend_select = []
         if ignore:
-            config.ignore = config.ignore + _split_codes(ignore)
+            config.ignore = config.ignore + ignore
         if extend_select:
-            config.extend_select = config.extend_select + _split_codes(extend_select)
+            config.extend_select = config.extend_select + extend_select
 
     # Each file gets the nearest [tool.memlint] above it (or --config), the options on top.
     configs = Configs(config_path, command_line_over)
@@ -101,6 +112,7 @@ def check(paths, select, ignore, extend_select, output_format, statistics, exit_
         force_exclude=force_exclude,
         configs=configs,
     )
+    _say_what_held_nothing(result, bool(paths))
 
     would_fix = False
     if fix or diff:
@@ -131,6 +143,29 @@ def check(paths, select, ignore, extend_select, output_format, statistics, exit_
     if result.findings and not exit_zero:
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_CLEAN)
+
+
+SKIPPED_HINT = ("memlint looks for *.py, *.pyw and *.ipynb, and skips .gitignore'd files, exclude patterns and "
+                "folders such as .venv/ and build/; name a file to check it anyway")
+
+
+def _say_what_held_nothing(result, paths_given: bool) -> None:
+    """Nothing to check is never a pass: a typo in a CI path must not go green. Paths named
+    that hold no Python file or notebook are an error (exit 2) when nothing at all was
+    checked, else a warning; with no path named (the current folder) it is a warning, as
+    with ruff. Files named by pre-commit and left out by --force-exclude are no error."""
+    if result.files_checked or result.findings:  # checked something, or a named path is missing (ML901)
+        for path in result.empty_paths:
+            click.echo(f"memlint: warning: no Python files or notebooks to check in {path} ({SKIPPED_HINT})",
+                       err=True)
+        return
+    if result.empty_paths and paths_given:
+        raise ConfigError(f"no Python files or notebooks to check in {', '.join(result.empty_paths)} "
+                          f"({SKIPPED_HINT})")
+    if result.excluded_paths and not result.empty_paths:
+        click.echo("memlint: nothing to check: every path given is excluded (--force-exclude)", err=True)
+    else:
+        click.echo(f"memlint: warning: no Python files or notebooks to check here ({SKIPPED_HINT})", err=True)
 
 
 @main.command("rules")

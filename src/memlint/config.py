@@ -9,6 +9,7 @@ this path?" for a run.
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +28,34 @@ class ConfigError(Exception):
 
 
 CHECK_KEYS = {"select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores", "server", "verify"}
-VERIFY_KEYS = {"steps", "warmup", "threshold", "node-threshold", "rss-threshold", "device", "timeout",
-               "gpu-memory", "step-on"}
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# [tool.memlint.verify]: each key, what it expects (in words, for the error) and the test of a value.
+# memlint verify reads the same names from its command line (memlint.dynamic.options), which
+# re-checks the values; checked here, the error names the file and the key.
+VERIFY_DEVICES = ("auto", "cpu", "cuda")
+VERIFY_STEP_ON = ("optimizer", "dataloader", "module", "marker")
+VERIFY_SCHEMA: dict[str, tuple[str, Any]] = {
+    "steps": ("a whole number of at least 2", lambda v: _whole(v) and v >= 2),
+    "warmup": ("a whole number of at least 0", lambda v: _whole(v) and v >= 0),
+    "threshold": ("a number of bytes per step (at least 0)", lambda v: _number(v) and v >= 0),
+    "node-threshold": ("a number of autograd nodes per step (at least 0)", lambda v: _number(v) and v >= 0),
+    "rss-threshold": ("a number of bytes per step (at least 0)", lambda v: _number(v) and v >= 0),
+    "device": ("one of " + ", ".join(f'"{d}"' for d in VERIFY_DEVICES), lambda v: v in VERIFY_DEVICES),
+    "timeout": ("a number of seconds above 0", lambda v: _number(v) and v > 0),
+    "gpu-memory": ('a size such as "24GiB" or "80GB", a number of bytes, or a card such as "A100-80GB"',
+                   lambda v: isinstance(v, str) or (_whole(v) and v > 0)),
+    "step-on": ("one of " + ", ".join(f'"{s}"' for s in VERIFY_STEP_ON), lambda v: v in VERIFY_STEP_ON),
+}
+VERIFY_KEYS = set(VERIFY_SCHEMA)
 
 # Directories never worth descending into (virtualenvs, build output, VCS, caches).
 DEFAULT_EXCLUDE = (
@@ -104,6 +131,7 @@ def glob_match(rel_path: str, pattern: str) -> bool:
 def _expand(prefixes: Iterable[str], all_codes: list[str]) -> set[str]:
     out: set[str] = set()
     for prefix in prefixes:
+        prefix = prefix.upper()  # codes are accepted in any case, everywhere (ml101 is ML101)
         if prefix == "ALL":
             out.update(all_codes)
         else:
@@ -111,16 +139,20 @@ def _expand(prefixes: Iterable[str], all_codes: list[str]) -> set[str]:
     return out
 
 
-def validate_codes(prefixes: Iterable[str], all_codes: Iterable[str], where: str) -> None:
-    """Every prefix must select at least one known code."""
+def validate_codes(prefixes: Iterable[str], all_codes: Iterable[str], where: str) -> list[str]:
+    """The prefixes in upper case (codes are accepted in any case); each must select at least
+    one known code."""
     all_codes = list(all_codes)
+    out = []
     for prefix in prefixes:
         if not isinstance(prefix, str):
             raise ConfigError(f"{where}: expected a rule code, got {prefix!r}")
-        if prefix == "ALL":
-            continue
-        if not any(code.startswith(prefix) for code in all_codes):
-            raise ConfigError(f"{where}: unknown rule code {prefix!r} (run 'memlint rules' for the list)")
+        prefix = prefix.strip().upper()
+        if prefix != "ALL" and not (prefix and any(code.startswith(prefix) for code in all_codes)):
+            raise ConfigError(f"{where}: unknown rule code {prefix!r} (expected a code or prefix such as ML1 or "
+                              "ML203; 'memlint rules' lists them)")
+        out.append(prefix)
+    return out
 
 
 class Configs:
@@ -206,12 +238,48 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
-def _string_list(value: Any, key: str, where: Path) -> list[str]:
+def toml_value(value: Any) -> str:
+    """``value`` as it would be written in TOML (shortened), for an error message."""
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=False)
+    elif isinstance(value, list):
+        text = "[" + ", ".join(toml_value(v) for v in value) + "]"
+    elif isinstance(value, dict):
+        text = "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)} = {toml_value(v)}" for k, v in value.items()) + "}"
+    else:
+        text = str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _kind(value: Any) -> str:
+    """What a TOML value is, in words."""
+    if isinstance(value, bool):
+        return "true/false"
     if isinstance(value, str):
-        return [value]
+        return "a string"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a table"
+    return "a date or time"
+
+
+def value_error(where: Path, table: str, key: str, value: Any, expected: str) -> ConfigError:
+    """``FILE: [TABLE] KEY = VALUE: expected WHAT, got KIND``: the file, the key, what was
+    given and what is expected."""
+    return ConfigError(f"{where}: [{table}] {key} = {toml_value(value)}: expected {expected}, got {_kind(value)}")
+
+
+def _string_list(value: Any, key: str, where: Path, example: str) -> list[str]:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return list(value)
-    raise ConfigError(f"{where}: [tool.memlint] {key} must be a list of strings")
+    # A string is refused too: select = "ML1" reads as a list of one, but ignore = "ML1,ML2"
+    # would not, and ruff refuses both.
+    raise value_error(where, "tool.memlint", key, value, f"a list of strings, such as {key} = [{example}]")
 
 
 def load_config(config_path: Path | None = None, start: Path | None = None) -> Config:
@@ -222,53 +290,59 @@ def load_config(config_path: Path | None = None, start: Path | None = None) -> C
     data = _read_toml(path)
     table = data.get("tool", {}).get("memlint", {})
     if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.memlint] must be a table")
-    unknown = sorted(set(table) - CHECK_KEYS)
-    if unknown:
-        raise ConfigError(
-            f"{path}: unknown key(s) in [tool.memlint]: {', '.join(unknown)} "
-            f"(known: {', '.join(sorted(CHECK_KEYS))})"
-        )
+        raise value_error(path, "tool", "memlint", table, "a table: [tool.memlint]")
+    _refuse_unknown_keys(table, CHECK_KEYS, path, "tool.memlint")
     codes = all_codes()
     config = Config(root=path.parent.resolve(), source=path)
+
+    def code_list(key: str) -> list[str]:
+        return validate_codes(_string_list(table[key], key, path, '"ML1"'), codes, f"{path}: [tool.memlint] {key}")
+
     if "select" in table:
-        config.select = _string_list(table["select"], "select", path)
-        validate_codes(config.select, codes, f"{path}: select")
+        config.select = code_list("select")
     if "ignore" in table:
-        config.ignore = _string_list(table["ignore"], "ignore", path)
-        validate_codes(config.ignore, codes, f"{path}: ignore")
+        config.ignore = code_list("ignore")
     if "extend-select" in table:
-        config.extend_select = _string_list(table["extend-select"], "extend-select", path)
-        validate_codes(config.extend_select, codes, f"{path}: extend-select")
+        config.extend_select = code_list("extend-select")
     for key in ("exclude", "extend-exclude"):
         if key in table:
-            patterns = _string_list(table[key], key, path)
+            patterns = _string_list(table[key], key, path, '"generated/*"')
             for pattern in patterns:
                 _check_glob(pattern, path, key)
             config.exclude.extend(patterns)
     if "per-file-ignores" in table:
         pfi = table["per-file-ignores"]
         if not isinstance(pfi, dict):
-            raise ConfigError(f"{path}: [tool.memlint] per-file-ignores must be a table of glob = [codes]")
+            raise value_error(path, "tool.memlint", "per-file-ignores", pfi,
+                              'a table of pattern = [codes], such as {"tests/*" = ["ML201"]}')
         for pattern, value in pfi.items():
             _check_glob(pattern, path, "per-file-ignores")
-            codes_for = _string_list(value, f"per-file-ignores.{pattern}", path)
-            validate_codes(codes_for, codes, f"{path}: per-file-ignores {pattern!r}")
-            config.per_file_ignores[pattern] = codes_for
+            if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+                raise value_error(path, "tool.memlint.per-file-ignores", json.dumps(pattern), value,
+                                  'a list of codes, such as ["ML201"]')
+            config.per_file_ignores[pattern] = validate_codes(value, codes, f"{path}: per-file-ignores {pattern!r}")
     if "server" in table:
         config.server = _server_flag(table["server"], path)
     if "verify" in table:
-        verify = table["verify"]
-        if not isinstance(verify, dict):
-            raise ConfigError(f"{path}: [tool.memlint.verify] must be a table")
-        unknown = sorted(set(verify) - VERIFY_KEYS)
-        if unknown:
-            raise ConfigError(
-                f"{path}: unknown key(s) in [tool.memlint.verify]: {', '.join(unknown)} "
-                f"(known: {', '.join(sorted(VERIFY_KEYS))})"
-            )
-        config.verify = dict(verify)
+        config.verify = _verify_table(table["verify"], path)
     return config
+
+
+def _verify_table(verify: Any, path: Path) -> dict[str, Any]:
+    if not isinstance(verify, dict):
+        raise value_error(path, "tool.memlint", "verify", verify, "a table: [tool.memlint.verify]")
+    _refuse_unknown_keys(verify, VERIFY_KEYS, path, "tool.memlint.verify")
+    for key, value in verify.items():
+        expected, valid = VERIFY_SCHEMA[key]
+        if not valid(value):
+            raise value_error(path, "tool.memlint.verify", key, value, expected)
+    return dict(verify)
+
+
+def _refuse_unknown_keys(table: dict[str, Any], known: set[str], path: Path, name: str) -> None:
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise ConfigError(f"{path}: unknown key(s) in [{name}]: {', '.join(unknown)} (known: {', '.join(sorted(known))})")
 
 
 def _check_glob(pattern: Any, where: Path, key: str) -> None:
@@ -280,7 +354,7 @@ def _check_glob(pattern: Any, where: Path, key: str) -> None:
 
 def _server_flag(value: Any, where: Path) -> bool:
     if not isinstance(value, bool):
-        raise ConfigError(f"{where}: [tool.memlint] server must be true or false")
+        raise value_error(where, "tool.memlint", "server", value, "true or false")
     return value
 
 

@@ -131,6 +131,10 @@ class CheckResult:
     # The text a file's findings refer to, where it is not the file on disk (``--diff``
     # reports what remains in fixed text it did not write). Reports read the rest from disk.
     sources: dict[str, str] = field(default_factory=dict)
+    # Paths named for the run that held nothing to check: folders with no Python file or
+    # notebook (or all of them excluded), and paths skipped by --force-exclude.
+    empty_paths: list[str] = field(default_factory=list)
+    excluded_paths: list[str] = field(default_factory=list)
 
     @property
     def has_unchecked_files(self) -> bool:

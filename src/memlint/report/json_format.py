@@ -1,4 +1,4 @@
-"""``--format json``: an array of finding objects (shape in DESIGN.md)."""
+"""``--format json``: an array of finding objects (their keys: docs/json.md)."""
 
 from __future__ import annotations
 

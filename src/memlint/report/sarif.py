@@ -21,11 +21,10 @@ from urllib.parse import quote
 
 from memlint.catalogue import CATALOGUE, rule_page
 from memlint.findings import CheckResult, Finding
-from memlint.version import __version__
+from memlint.version import REPOSITORY, __version__
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-INFORMATION_URI = "https://pypi.org/project/torch-memlint/"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
@@ -156,7 +155,7 @@ def sarif_log(result: CheckResult) -> dict[str, Any]:
                     "fullName": "memlint: PyTorch memory anti-pattern linter",
                     "version": __version__,
                     "semanticVersion": __version__,
-                    "informationUri": INFORMATION_URI,
+                    "informationUri": REPOSITORY,
                     "rules": [rule_descriptor(rule) for rule in rules],
                 }
             },

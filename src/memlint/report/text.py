@@ -77,6 +77,8 @@ def headline(finding: Finding, style: Style, bold: bool = False) -> str:
 
 
 def full_finding(finding: Finding, sources: "Sources", style: Style) -> list[str]:
+    """The headline, the source with the span underlined and labelled with the finding's
+    severity, then the notes: help, why the severity differs from the rule's, the fix."""
     lines = [headline(finding, style, bold=True)]
     snippet = None
     if has_position(finding):
@@ -85,11 +87,18 @@ def full_finding(finding: Finding, sources: "Sources", style: Style) -> list[str
             snippet = Snippet.of(finding, text)
     width = snippet.gutter_width if snippet else 1
     pad = " " * width
-    if snippet is not None:
-        lines.extend(snippet.render(style, finding.severity))
     notes = []
+    if snippet is not None:
+        lines.extend(snippet.render(style, finding.severity, label=finding.severity))
+    else:
+        notes.append(f"severity: {style.severity(finding.severity, finding.severity)}")
     if finding.help:
         notes.append(style.paint("help", BOLD, CYAN) + ": " + one_line(finding.help))
+    rule = BY_CODE.get(finding.code)
+    if rule is not None and finding.severity != rule.severity:
+        why = rule.why_severity(finding.severity)
+        notes.append(f"{style.severity(finding.severity, finding.severity)} here, not the usual {rule.severity}"
+                     + (f": {why}" if why else ""))
     if finding.fix is not None:
         notes.append("fix available with --fix" if finding.fix.safe
                       else "unsafe fix available with --fix --unsafe-fixes")
@@ -202,13 +211,16 @@ class Snippet:
         end = min(max(end_column - 1, 0), len(lines[-1]))
         return cls(first, last, lines, start, end)
 
-    def render(self, style: Style, severity: str) -> list[str]:
+    def render(self, style: Style, severity: str, label: str = "") -> list[str]:
+        """The lines, the span marked in ``severity``'s colour, ``label`` after the mark."""
         pad = " " * self.gutter_width
         out = [f"{pad} {style.gutter('|')}"]
         if self.first == self.last:
             out.extend(self._single(style, severity))
         else:
             out.extend(self._multi(style, severity))
+        if label:
+            out[-1] += " " + style.severity(label, severity)
         return out
 
     def _number(self, number: int | str, style: Style) -> str:
@@ -290,6 +302,8 @@ def summary(result: CheckResult, style: Style | None = None) -> str:
     style = style or Style(False)
     files = f"{_plural(result.files_checked, 'file')} checked"
     if not result.findings:
+        if not result.files_checked:
+            return "Nothing was checked: no Python files or notebooks found."
         return f"{style.paint('All checks passed!', BOLD, GREEN)} ({files})"
     by_severity = Counter(f.severity for f in result.findings)
     parts = [_plural(n, severity) for severity in ("error", "warning", "info") if (n := by_severity.get(severity))]

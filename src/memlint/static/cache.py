@@ -2,7 +2,10 @@
 
 An entry is keyed by the file's path and bytes, memlint's version and a fingerprint of
 memlint's own source files (so editing a rule during development misses too), the enabled
-rule codes and the file's per-file ignores: any change to one of them misses. Entries are
+rule codes and the file's per-file ignores: any change to one of them misses. It also
+records the other modules of the project whose outlines or summaries the check read (with
+their digests): an entry is used only while those are unchanged, so editing a base class or
+a helper in another module re-checks the files that relied on it, and only those. Entries are
 written to a temporary file and renamed, so concurrent runs never see half an entry; an
 unreadable or corrupted entry is a miss, never an error, and a cache folder that cannot
 be written (read-only checkout) is given up on silently.
@@ -24,11 +27,38 @@ from typing import Sequence
 
 from memlint.config import Config
 from memlint.findings import Finding
-from memlint.static.source import read_bytes
+from memlint.static.source import file_digest, read_bytes
 from memlint.version import __version__
 
 CACHE_DIR = ".memlint_cache"
-FORMAT = "v3"  # v3: findings carry "help"
+FORMAT = "v4"  # v3: findings carry "help"; v4: entries record the modules they depend on
+
+# path -> {module path: digest}: what the last check of a file read of other modules (set by
+# memlint.static.module_check, taken by the runner for the cache entry).
+_dependencies: dict[str, dict[str, str]] = {}
+
+
+# Where module summaries are kept on disk (memlint.static.project), set by the run: None to keep
+# them in memory only (--no-cache, the language server).
+_summary_root: Path | None = None
+
+
+def use_summary_cache(root: Path | None) -> None:
+    """Keep module summaries in ``root``'s ``.memlint_cache/`` (None: in memory only)."""
+    global _summary_root
+    _summary_root = root
+
+
+def summary_folder(path: str) -> Path | None:
+    return None if _summary_root is None else _summary_root / CACHE_DIR / FORMAT / "summaries"
+
+
+def note_dependencies(path: str, reads: dict[str, str]) -> None:
+    _dependencies[path] = reads
+
+
+def take_dependencies(path: str) -> dict[str, str]:
+    return _dependencies.pop(path, {})
 
 
 @lru_cache(maxsize=1)
@@ -56,6 +86,11 @@ class Cache:
         self.salt = salt.encode()
         self._usable = True
         self._keys: dict[tuple[str, tuple[str, ...]], str | None] = {}
+
+    @property
+    def root(self) -> Path:
+        """The folder holding ``.memlint_cache/``."""
+        return self.folder.parent.parent
 
     @classmethod
     def for_run(cls, codes: Sequence[str], config: Config) -> "Cache":
@@ -89,13 +124,16 @@ class Cache:
                 data = json.load(fh)
             if data.get("key") != key:
                 return None
+            if any(file_digest(dep) != digest for dep, digest in data.get("deps", {}).items()):
+                return None  # a module it read of changed
             findings = [Finding.from_json(item) for item in data["findings"]]
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return None  # missing, half-written by a crashed run, or corrupted: a miss
         # The cache stores findings for the path they were computed on.
         return [f if f.path == path else _with_path(f, path) for f in findings]
 
-    def put(self, path: str, ignored: Sequence[str], findings: list[Finding]) -> None:
+    def put(self, path: str, ignored: Sequence[str], findings: list[Finding],
+            dependencies: dict[str, str] | None = None) -> None:
         if not self._usable or any(f.code in ("ML901", "ML902") for f in findings):
             return  # never cache failures: the next run should try again
         key = self._key(path, ignored)
@@ -115,7 +153,8 @@ class Cache:
             fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump({"key": key, "findings": [f.to_json() for f in findings]}, fh)
+                    json.dump({"key": key, "findings": [f.to_json() for f in findings],
+                               "deps": dependencies or {}}, fh)
                 os.replace(tmp, folder / key)
             except BaseException:
                 _remove(tmp)

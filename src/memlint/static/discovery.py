@@ -242,39 +242,62 @@ def is_default_excluded(path: str) -> bool:
     cwd_parts = os.path.abspath(os.getcwd()).split(os.sep)
     if parts[:len(cwd_parts)] == cwd_parts:  # only the part below the current folder counts
         parts = parts[len(cwd_parts):]
-    return any(_skip_folder_name(p) for p in parts)
+    return any(skip_folder_name(p) for p in parts)
 
 
-def _skip_folder_name(name: str) -> bool:
+def skip_folder_name(name: str) -> bool:
     return name in DEFAULT_EXCLUDE or name.endswith(".egg-info") or (name.startswith(".") and name not in (".", ".."))
 
 
-def discover(paths: Iterable[str], configs: Configs, force_exclude: bool = False) -> tuple[list[str], list[Finding]]:
-    """Python files and notebooks under ``paths``, and ML901 findings for paths that
-    do not exist. Explicit files are always checked unless ``force_exclude``. Each path's
-    ``exclude`` patterns are those of its own configuration."""
-    files: list[str] = []
-    problems: list[Finding] = []
+@dataclass
+class Discovered:
+    """What the paths of a run hold: the files to check, ML901 findings for paths that do not
+    exist, and the paths named that hold nothing to check (``empty``: a folder with no Python
+    file or notebook, everything in it excluded; ``excluded``: skipped by ``--force-exclude``)."""
+
+    files: list[str]
+    problems: list[Finding]
+    empty: list[str]
+    excluded: list[str]
+
+
+def discover(paths: Iterable[str], configs: Configs, force_exclude: bool = False) -> Discovered:
+    """Python files and notebooks under ``paths``. Explicit files are always checked unless
+    ``force_exclude``. Each path's ``exclude`` patterns are those of its own configuration."""
+    out = Discovered([], [], [], [])
     seen: set[str] = set()
     for raw in paths:
         path = os.path.normpath(raw)
         if os.path.isdir(path):
             if force_exclude and path not in (".", "..") and (
                     configs.for_path(path).is_excluded(path) or is_default_excluded(path + os.sep + "x")):
+                out.excluded.append(raw)
                 continue
+            found_any = False
             for found in _walk_directory(path, configs):
+                found_any = True
                 if found not in seen:
                     seen.add(found)
-                    files.append(found)
+                    out.files.append(found)
+            if not found_any:
+                out.empty.append(raw)
         elif os.path.isfile(path) or _unreadable(path):
             if force_exclude and (configs.for_path(path).is_excluded(path) or is_default_excluded(path)):
+                out.excluded.append(raw)
                 continue
             if path not in seen:
                 seen.add(path)
-                files.append(path)
+                out.files.append(path)
         else:
-            problems.append(unchecked_file(path, "no such file or directory"))
-    return files, problems
+            out.problems.append(unchecked_file(path, "no such file or directory", help=_missing_help(raw)))
+    return out
+
+
+def _missing_help(path: str) -> str | None:
+    if any(ch in path for ch in "*?["):
+        return ("memlint does not expand patterns: let the shell expand it (unquoted), or name a folder; "
+                "exclude = [...] in [tool.memlint] leaves files out")
+    return None
 
 
 def _unreadable(path: str) -> bool:
@@ -309,7 +332,7 @@ def _walk_directory(top: str, configs: Configs) -> Iterable[str]:
         kept = []
         for d in sorted(dirnames):
             full = os.path.join(folder, d)
-            if _skip_folder_name(d) or os.path.islink(full) or excluded(full):
+            if skip_folder_name(d) or os.path.islink(full) or excluded(full):
                 continue
             if here.ignored(full, is_dir=True):
                 continue

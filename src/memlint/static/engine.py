@@ -15,20 +15,26 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 
 from memlint.static import facts as F
+from memlint.static.frameworks import PLAIN, ClassKinds, external_kinds
+from memlint.static.outline import resolve_relative
 from memlint.static.facts import (
     Binding, ClassInfo, ClassScope, Facts, FunctionScope, GradMode, Graph, GraphValue, Kind, Loop, ModeChange,
     NO_GRAPH, child_fields, dotted_name, names_in,
 )
 from memlint.static.rule import Report, Rule
+from memlint.static.summaries import (
+    BACKWARD, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PROCESS_GROUP, SETS_DEVICE, FunctionSummary, ModuleSummary,
+)
 
 
 class FileChecker:
     """Checks one module: parse once, walk once, every rule together."""
 
-    def __init__(self, path: str, source: str, rule_classes: Sequence[type[Rule]]) -> None:
+    def __init__(self, path: str, source: str, rule_classes: Sequence[type[Rule]], project=None) -> None:
         self.path = path
         self.source = source
-        self.facts = Facts()
+        module = project.file_of_path(path) if project is not None else None
+        self.facts = Facts(project, module.name if module else "", module.is_package if module else False)
         self.rules = [rule_class(self) for rule_class in rule_classes]
         self.reports: list[tuple[Rule, Report]] = []
         self.failures: list[tuple[Rule, Exception]] = []  # rules that raised: reported as ML902
@@ -137,6 +143,38 @@ class FileChecker:
         self._run_deferred(self.facts.module_scope)
         return self._filtered_reports()
 
+    def module_summary(self) -> ModuleSummary:
+        """What this module's functions and methods do, for the other modules of the project
+        (see :mod:`memlint.static.summaries`); call after :meth:`run`."""
+        facts = self.facts
+        summary = ModuleSummary(facts.module_name)
+        facts.exporting = True
+        try:
+            for scope in (facts.module_scope, *facts.function_scopes.values()):
+                key = MODULE_CODE if scope is facts.module_scope else facts.definition_keys.get(id(scope.node))
+                if key is None:
+                    continue  # a nested function: not reachable by name from another module
+                returns = facts.resolve(facts.summaries.get(id(scope.node), NO_GRAPH))
+                effects = set(scope.effects)
+                # what its nested functions and lambdas do, it does when it calls them
+                for inner in facts.function_scopes.values():
+                    if inner is not scope and _inside(inner, scope):
+                        effects |= inner.effects
+                summary.functions[key] = FunctionSummary(
+                    returns=returns,
+                    entry_grad_mode=scope.entry_grad_mode if scope.entry_grad_mode_explicit else None,
+                    effects=frozenset(effects),
+                    calls=tuple(sorted(scope.call_keys)),
+                    yield_grad_mode=_context_manager_mode(scope, facts),
+                )
+            summary.call_sites = {
+                name: tuple((site.mode, site.caller.name, site.inherited) for site in sites)
+                for name, sites in facts.call_sites.items()
+            }
+        finally:
+            facts.exporting = False
+        return summary
+
     def _filtered_reports(self) -> list[tuple[Rule, Report]]:
         """Drop grad-dependent reports inside functions that are only called under no-grad;
         inside functions only called where grad may be off (``set_grad_enabled(flag)``), keep
@@ -152,8 +190,28 @@ class FileChecker:
                     continue
                 if _inside_function_named(report.function, maybe_off) and not getattr(report.function, "has_backward", False):
                     continue
+                if self._only_called_without_grad_in_project(report.function):
+                    continue
             kept.append((rule, report))
         return kept
+
+    def _only_called_without_grad_in_project(self, function: object) -> bool:
+        """Is ``function`` (or a function it is nested in) only called with grad off by the
+        other modules of the project (``RunnerBase.eval_epoch``, decorated ``@torch.no_grad()``,
+        calling ``task.evaluation(...)``, which calls ``model.compute_sim_matrix(...)``)?"""
+        project = self.facts.project
+        if project is None:
+            return False
+        here = project.file_of_path(self.path)
+        while isinstance(function, FunctionScope) and function is not self.facts.module_scope:
+            if not function.has_backward and project.only_called_without_grad(
+                    function.name, here, self.facts.call_sites):
+                return True
+            parent = function.parent
+            while parent is not None and not isinstance(parent, FunctionScope):
+                parent = parent.parent
+            function = parent
+        return False
 
     def _run_deferred(self, scope: F.Scope) -> None:
         while scope.deferred:
@@ -308,6 +366,7 @@ class FileChecker:
         for statement in module.body:
             if isinstance(statement, cst.FunctionDef):
                 functions[statement.name.value].append(statement)
+                facts.definition_keys[id(statement)] = statement.name.value
             elif isinstance(statement, cst.ClassDef):
                 name = statement.name.value
                 facts.class_nodes[name] = statement
@@ -316,6 +375,8 @@ class FileChecker:
                 body = statement.body.body if isinstance(statement.body, cst.IndentedBlock) else ()
                 facts.class_methods[name] = {
                     item.name.value: item for item in body if isinstance(item, cst.FunctionDef)}
+                for method in facts.class_methods[name].values():
+                    facts.definition_keys[id(method)] = f"{name}.{method.name.value}"
         facts.module_functions = {name: nodes[0] for name, nodes in functions.items() if len(nodes) == 1}
 
     def _import(self, node: cst.Import) -> None:
@@ -344,6 +405,10 @@ class FileChecker:
         # A relative import keeps its dots (``.ch05.evaluate_model``): an imported function, not
         # a module variable, whatever its name says.
         module = "." * len(node.relative) + (_attribute_text(node.module) if node.module is not None else "")
+        if node.relative and self.facts.module_name:
+            absolute = resolve_relative(self.facts.module_name, self.facts.is_package, len(node.relative),
+                                        _attribute_text(node.module) if node.module is not None else None)
+            module = absolute or module
         if not module:
             return
         if isinstance(node.names, cst.ImportStar):
@@ -358,15 +423,21 @@ class FileChecker:
     def _class(self, node: cst.ClassDef) -> None:
         facts = self.facts
         self._walk_all(d.decorator for d in node.decorators)
-        bases = tuple(facts.qualified_name(arg.value) or "" for arg in node.bases)
-        is_module = any(_is_module_base(base, facts) for base in bases)
+        bases = tuple(facts.qualified_name(arg.value) or "" for arg in node.bases if arg.keyword is None)
+        kinds = _class_kinds(bases, facts)
+        # A base memlint cannot follow (a third-party class it has no model of) leaves the
+        # class's kind to its bases' names, as a tie-breaker.
+        unknown = kinds.unknown_base
+        is_module = kinds.module or (unknown and any(_is_module_base(base, facts) for base in bases))
         info = ClassInfo(
             name=node.name.value,
             node=node,
             base_names=bases,
             is_module=is_module,
-            is_lightning=any("Lightning" in base for base in bases) or (facts.imports.uses_lightning and is_module),
-            is_dataset=any(base.rsplit(".", 1)[-1] in ("Dataset", "IterableDataset") or base.endswith("Dataset") for base in bases),
+            is_lightning=kinds.lightning,
+            is_dataset=kinds.dataset or (unknown and any(
+                base.rsplit(".", 1)[-1] in ("Dataset", "IterableDataset") or base.endswith("Dataset") for base in bases)),
+            kinds=kinds,
         )
         facts.classes[info.name] = info
         facts.scope.bindings[info.name] = Binding(Kind.VALUE, NO_GRAPH, node)
@@ -395,9 +466,13 @@ class FileChecker:
             decorated = grad_mode_of(decorator.decorator, facts)
             if decorated is not None:
                 mode, explicit = decorated, True
-        if isinstance(parent, ClassScope) and class_info is not None and class_info.is_lightning \
-                and name in F.LIGHTNING_NO_GRAD_METHODS:
-            mode, explicit = GradMode.OFF, True  # Lightning runs these under no_grad itself
+        if isinstance(parent, ClassScope) and class_info is not None and name in F.LIGHTNING_NO_GRAD_METHODS \
+                and mode is GradMode.ON:
+            if class_info.is_lightning:
+                mode, explicit = GradMode.OFF, True  # Lightning runs these under no_grad itself
+            elif class_info.kinds.unknown_base:
+                # a base memlint cannot follow may be a LightningModule: grad may be off here
+                mode, explicit = GradMode.MAYBE_OFF, True
         parent.bindings[name] = Binding(Kind.VALUE, NO_GRAPH, node)
         scope = FunctionScope(node, parent, name, class_info, mode)
         scope.entry_grad_mode_explicit = explicit
@@ -524,6 +599,8 @@ class FileChecker:
             mode, explicit = facts.grad_mode, False
             for item in node.items:
                 self._walk(item.item)
+                if isinstance(item.item, cst.Call) and facts.qualified_name(item.item.func) in F.DEVICE_CONTEXTS:
+                    facts.function.effects.add(SETS_DEVICE)
                 item_mode = grad_mode_of(item.item, facts)
                 if item_mode is not None:
                     mode, explicit = item_mode, True
@@ -550,6 +627,8 @@ class FileChecker:
                 self._walk(target)
                 if isinstance(target, cst.Subscript):  # buffer[step] = value: filled in place
                     _note_filled(self.facts.function, target.value)
+                    if F.is_visible_devices_slot(target, self.facts):
+                        self.facts.function.effects.add(SETS_DEVICE)
         self._exit(node)
         if node.value is not None:
             graph = self.facts.graph_value(node.value)
@@ -612,6 +691,7 @@ class FileChecker:
 
     def _yield(self, node: cst.Yield) -> None:
         self.facts.function.is_generator = True
+        self.facts.function.yield_modes.add(self.facts.grad_mode)
         self._enter(node)
         if node.value is not None:
             self._walk(node.value)
@@ -635,6 +715,7 @@ class FileChecker:
                 F.CallSite(facts.grad_mode, function, facts.grad_mode_inherited))
             function.callees.add(qualified or f"?.{callee}")
         self._value_facts_of_call(node, func, method)
+        self._effects_of_call(node, qualified, method)
         callees = facts.callees(node)
         if callees is not None:  # a function of this module: remember who calls it, from where, with what
             loops = tuple(reversed(facts.loops_in_function()))
@@ -643,6 +724,12 @@ class FileChecker:
                 facts.calls_into.setdefault(id(definition), []).append(
                     F.FunctionCall(function, loops, facts.call_arguments(node, definition, callees[1]), starred,
                                    facts.grad_off))
+                key = facts.definition_keys.get(id(definition))
+                if key is not None:
+                    function.call_keys.add(f"{facts.module_name}:{key}")
+        elif qualified is not None and qualified.split(".", 1)[0] not in F.TORCH_PACKAGES \
+                and (dotted_name(func) or ".").split(".", 1)[0] in facts.imports.aliases:
+            function.call_keys.add(qualified)  # maybe another module of the project: resolved when asked
         if method in F.BACKWARD_METHODS or qualified in F.AUTOGRAD_FUNCTIONS:
             tensor = F.backpropagated_expr(node, facts)
             if tensor is not None and function is not None:
@@ -650,6 +737,7 @@ class FileChecker:
                 function.backward_places |= F.places_in(tensor)
                 function.backward_nodes |= _call_ids(tensor)
                 function.has_backward = True
+                function.effects.add(BACKWARD)
             if qualified == "torch.autograd.grad" and function is not None:
                 function.requires_grad_inputs = True
             loops = facts.loops_in_function()
@@ -662,6 +750,7 @@ class FileChecker:
         if method == "step" and is_optimizer_step(node):
             if function is not None:
                 function.has_optimizer_step = True
+                function.effects.add(OPTIMIZER_STEP)
             loops = facts.loops_in_function()
             for loop in loops:
                 loop.has_optimizer_step = True
@@ -686,6 +775,21 @@ class FileChecker:
             arg.keyword is not None and arg.keyword.value == "requires_grad" and _is_true(arg.value) for arg in node.args
         ):
             function.requires_grad_inputs = True
+
+    def _effects_of_call(self, node: cst.Call, qualified: str | None, method: str | None) -> None:
+        """What a call does that other modules may ask about: sets the CUDA device, starts a
+        process group, runs a module's forward."""
+        effects = self.facts.function.effects
+        if method in ("set_device", "set_device_index") or qualified in F.DEVICE_CONTEXTS:
+            effects.add(SETS_DEVICE)
+        elif qualified in F.INIT_PROCESS_GROUP:
+            effects.add(PROCESS_GROUP)
+            if any(arg.keyword is not None and arg.keyword.value == "device_id" for arg in node.args):
+                effects.add(SETS_DEVICE)
+        elif F.pins_visible_devices(node, self.facts):
+            effects.add(SETS_DEVICE)
+        elif self.facts.is_module_expr(node.func) and not self.facts.is_module_constructor(node):
+            effects.add(MODULE_CALL)
 
     def _value_facts_of_call(self, node: cst.Call, func: cst.BaseExpression, method: str | None) -> None:
         """What a call says about the values it touches: ``losses.append(loss)`` puts ``loss``
@@ -763,12 +867,17 @@ class FileChecker:
             elements = target.elements
             by_position = (graph.parts is None or len(graph.parts) == len(elements)) and not any(
                 isinstance(element, cst.StarredElement) for element in elements)
-            # loss, sample_size, log = criterion(model, sample): only the loss is known to carry a graph
-            loss_outputs = graph.parts is None and not graph.pending and isinstance(value, cst.Call) \
-                and facts.is_loss_module_call(value)
+            # loss, sample_size, log = criterion(model, sample), loss, kl, acc = model(batch): the
+            # outputs of a module whose forward memlint cannot read: only the first is known to
+            # carry a graph (the others may be numbers); not for torch.nn's own (lstm's (out, (h, c)))
+            unread_outputs = graph.parts is None and not graph.pending and isinstance(value, cst.Call) \
+                and facts.outputs_unknown_after_first(value)
+            fed_back = names_in(value) if unread_outputs else set()
             for index, element in enumerate(elements):  # out, (h, c) = lstm(x, state): each its own part
                 part = graph.part(index) if by_position else None
-                if loss_outputs and index > 0:
+                if unread_outputs and index > 0 and not names_in(element.value) & fed_back:
+                    # (a state passed in and handed back, as ``logits, (h, c) = policy(obs, (h, c))``,
+                    # is the module's recurrent state: a tensor it computed)
                     part = F.UNKNOWN_VALUE
                 self._bind(element.value, value, part if part is not None else graph.element)
             return
@@ -954,6 +1063,28 @@ def _binds_module(target: cst.BaseExpression, value: cst.BaseExpression, graph: 
     return F.is_module_name(name.rsplit(".", 1)[-1]) and isinstance(value, (cst.Call, cst.Name, cst.Attribute))
 
 
+def _class_kinds(bases: tuple[str, ...], facts: Facts) -> ClassKinds:
+    """What a class with these (qualified) bases is: through the classes of this module, the
+    project's other modules, and the framework classes memlint knows."""
+    kinds = PLAIN
+    project = facts.project
+    for base in bases:
+        local = facts.classes.get(base) or facts.classes.get(base.rsplit(".", 1)[-1]) if "." not in base else None
+        if local is not None:
+            kinds = kinds.join(local.kinds)
+            continue
+        if not base:
+            kinds = kinds.join(ClassKinds(unknown_base=True))  # a base computed by an expression
+            continue
+        definition = project.definition(base) if project is not None and "." in base else None
+        if definition is not None:
+            kinds = kinds.join(project.class_kinds(definition.qualified) if definition.kind == "class"
+                               else ClassKinds(unknown_base=True))
+        else:
+            kinds = kinds.join(external_kinds(base))
+    return kinds
+
+
 def _is_module_base(base: str, facts: Facts) -> bool:
     if not base:
         return False
@@ -978,7 +1109,8 @@ def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
             return modes.pop()
         return GradMode.MAYBE_OFF if any(mode is not None and mode.may_be_off for mode in modes) else None
     call_args: Sequence[cst.Arg] = ()
-    if isinstance(node, cst.Call):
+    called = isinstance(node, cst.Call)
+    if called:
         call_args = node.args
         node = node.func
     name = dotted_name(node)
@@ -987,6 +1119,10 @@ def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
     qualified = facts.qualified_name(node)
     if qualified is None:
         return None
+    if called and qualified not in F.TORCH_GRAD_NAMES and not qualified.startswith("torch."):
+        made = _context_manager_call_mode(node, qualified, facts)
+        if made is not None:
+            return made
     if qualified in F.NO_GRAD_CONTEXTS:
         if qualified.endswith("inference_mode") and call_args and _is_false(call_args[0].value):
             return None  # inference_mode(False) leaves grad mode alone
@@ -997,6 +1133,22 @@ def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
         flag = call_args[0].value
         return GradMode.ON if _is_true(flag) else GradMode.OFF if _is_false(flag) else GradMode.MAYBE_OFF
     return None
+
+
+def _context_manager_call_mode(func: cst.BaseExpression, qualified: str, facts: Facts) -> GradMode | None:
+    """``with inference_mode():`` where ``inference_mode`` is a ``@contextmanager`` of this module
+    (walked already) or of another module of the project that yields under no-grad."""
+    if isinstance(func, cst.Name):
+        binding = facts.module_scope.bindings.get(func.value)
+        scope = facts.function_scopes.get(id(binding.node)) if binding is not None else None
+        if scope is not None:
+            return _context_manager_mode(scope, facts)
+    definition = facts.project_definition(qualified)
+    outline = definition.function_outline if definition is not None else None
+    if outline is None or not any(d.endswith("contextmanager") for d in outline.decorators):
+        return None
+    summary = facts.project.function_summary(definition.key)
+    return summary.yield_grad_mode if summary is not None else None
 
 
 def _turns_grad_off(node: cst.BaseExpression, facts: Facts) -> bool:
@@ -1175,6 +1327,26 @@ def is_optimizer_step(call: cst.Call) -> bool:
     if last == "scaler" or last.endswith("_scaler"):
         return True
     return "optim" in last or last == "opt" or last.startswith("opt_") or last.endswith("_opt")
+
+
+def _context_manager_mode(scope: FunctionScope, facts: Facts) -> GradMode | None:
+    """The grad mode a ``@contextmanager`` function's body is in at its ``yield`` (one mode at
+    every yield), which is what ``with f():`` sets; None for anything else."""
+    node = scope.node
+    if not isinstance(node, cst.FunctionDef) or len(scope.yield_modes) != 1:
+        return None
+    if not any((facts.qualified_name(d.decorator) or "").endswith("contextmanager") for d in node.decorators):
+        return None
+    return next(iter(scope.yield_modes))
+
+
+def _inside(inner: FunctionScope, outer: FunctionScope) -> bool:
+    scope = inner.parent
+    while scope is not None:
+        if scope is outer:
+            return True
+        scope = scope.parent
+    return False
 
 
 def _inside_function_named(function: object, names: set[str]) -> bool:

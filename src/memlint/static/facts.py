@@ -33,6 +33,8 @@ from typing import Callable, Iterable, Iterator
 
 import libcst as cst
 
+from memlint.static.frameworks import PASS_THROUGH_METHODS, PLAIN, ClassKinds
+from memlint.static.tensor_api import TENSOR_API
 from memlint.static.triggers import TORCH_PACKAGES
 
 LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning"})
@@ -42,6 +44,7 @@ NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.au
 SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
                               "torch.autograd.grad_mode.set_grad_enabled"})
 ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
+TORCH_GRAD_NAMES = NO_GRAD_CONTEXTS | SET_GRAD_ENABLED | ENABLE_GRAD
 
 # Methods Lightning runs under no_grad itself.
 LIGHTNING_NO_GRAD_METHODS = frozenset({"validation_step", "test_step", "predict_step"})
@@ -59,6 +62,11 @@ GRAPH_ENDING_METHODS = frozenset({
     "equal", "allclose", "sign", "round", "floor", "ceil", "trunc", "__len__", "count_nonzero",
     "keys", "get_device", "nelement", "stride", "storage_offset",
     "is_contiguous", "requires_grad_", "zero_", "register_hook", "norm_type",
+    # integer or boolean results: no gradient flows through them
+    "argsort", "argwhere", "multinomial", "bucketize", "isclose", "logical_and", "logical_or", "logical_not",
+    "logical_xor", "bitwise_and", "bitwise_or", "bitwise_not", "bitwise_xor", "count_nonzero", "unique",
+    "unique_consecutive", "bincount", "histc", "is_nonzero", "new_zeros", "new_ones", "new_empty", "new_full",
+    "new_tensor", "is_floating_point", "is_complex", "is_signed", "tolist", "data_ptr", "untyped_storage",
 })
 # Tensor methods whose result keeps the receiver's graph (used to follow UNKNOWN values:
 # ``loss.mean()`` is as graph-carrying as ``loss``; ``trainer.compute(b)`` tells nothing).
@@ -86,6 +94,11 @@ GRAPH_ENDING_FUNCTIONS = frozenset({
     "torch.from_numpy", "torch.load", "torch.save", "torch.manual_seed", "torch.device",
     "copy.deepcopy", "torch.Generator", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor",
     "torch.DoubleTensor", "torch.HalfTensor", "torch.BoolTensor", "torch.IntTensor", "torch.ByteTensor",
+    "torch.argsort", "torch.argwhere", "torch.nonzero", "torch.multinomial", "torch.bucketize",
+    "torch.searchsorted", "torch.isclose", "torch.logical_and", "torch.logical_or", "torch.logical_not",
+    "torch.logical_xor", "torch.unique", "torch.unique_consecutive", "torch.bincount", "torch.count_nonzero",
+    "torch.ne", "torch.lt", "torch.le", "torch.gt", "torch.ge", "torch.randint_like", "torch.bernoulli",
+    "torch.poisson", "torch.eye", "torch.tril_indices", "torch.triu_indices", "torch.histc",
 })
 # torch.nn.functional members that compute a loss: their result carries a graph.
 FUNCTIONAL_LOSS_WORDS = ("loss", "cross_entropy", "nll", "mse", "l1", "kl_div", "binary_cross_entropy",
@@ -114,6 +127,33 @@ MODULE_BASE_SUFFIXES = ("Module", "LightningModule", "PreTrainedModel", "Sequent
                         "ModuleDict", "Loss", "_Loss", "_WeightedLoss")
 
 BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
+INIT_PROCESS_GROUP = frozenset({"torch.distributed.init_process_group",
+                                "torch.distributed.distributed_c10d.init_process_group"})
+# Contexts that make one GPU current (as torch.cuda.set_device does, for their body).
+DEVICE_CONTEXTS = frozenset({"torch.cuda.device", "torch.cuda.device_of", "torch.accelerator.device_index"})
+VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
+
+
+def is_visible_devices_slot(target: cst.Subscript, facts: "Facts") -> bool:
+    """``os.environ["CUDA_VISIBLE_DEVICES"]`` (assigned: the process sees the GPUs it names)."""
+    return facts.qualified_name(target.value) == "os.environ" and subscript_key(target) == VISIBLE_DEVICES
+
+
+def pins_visible_devices(call: cst.Call, facts: "Facts") -> bool:
+    """``os.environ.setdefault("CUDA_VISIBLE_DEVICES", v)``, ``os.environ.update(CUDA_VISIBLE_DEVICES=v)``,
+    ``os.putenv("CUDA_VISIBLE_DEVICES", v)``."""
+    func = call.func
+    if type(func) is not _ATTRIBUTE or func.attr.value not in ("setdefault", "update", "putenv"):
+        return False
+    qualified = facts.qualified_name(func) or ""
+    if qualified not in ("os.putenv", "os.environ.setdefault", "os.environ.update"):
+        return False
+    first = call.args[0] if call.args else None
+    if first is None:
+        return False
+    if first.keyword is not None:
+        return first.keyword.value == VISIBLE_DEVICES
+    return type(first.value) is cst.SimpleString and first.value.evaluated_value == VISIBLE_DEVICES
 AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
 
 
@@ -394,7 +434,9 @@ class PendingCall:
     """A call of a function of this module whose summary was not known at the call: the
     callee (``id`` of its ``def``) and what each parameter received."""
 
-    callee: int
+    # id() of the ``def`` of a function of this module, or ``module:name`` of a function of
+    # another module of the project (resolved through the project's summaries).
+    callee: "int | str"
     arguments: "tuple[tuple[str, GraphValue], ...]"
     starred: bool = False  # f(*args): parameters not named by the call hold unknown values
     module_call: bool = False  # ``self.net(x)`` with ``net`` a module class of this file: its forward
@@ -441,8 +483,9 @@ class ClassInfo:
     node: cst.ClassDef
     base_names: tuple[str, ...]  # qualified names of the bases
     is_module: bool
-    is_lightning: bool
+    is_lightning: bool  # known to be a LightningModule (its bases say so, through the project)
     is_dataset: bool
+    kinds: ClassKinds = PLAIN  # what its bases make it (see memlint.static.frameworks)
     attributes: dict[str, Binding] = field(default_factory=dict)  # "self.x" bindings
     incremented: set[str] = field(default_factory=set)  # "self.calls" in "self.calls += 1"
     methods: dict[str, "FunctionScope"] = field(default_factory=dict)  # filled as the body is walked
@@ -577,6 +620,12 @@ class FunctionScope(Scope):
         # reads one element of ``history``, ``sum(history)`` all of it (see places_in).
         self.backward_places: set[str] = set()
         self.stored_values: dict[str, list[cst.BaseExpression]] = {}
+        # What other modules may ask of this function (see memlint.static.summaries): the
+        # effects of its own statements, and what it calls (``module:name`` when known here,
+        # else the qualified name as imported).
+        self.effects: set[str] = set()
+        self.call_keys: set[str] = set()
+        self.yield_modes: set[GradMode] = set()  # the grad mode at each ``yield`` (a context manager's)
 
     @property
     def is_per_step_method(self) -> bool:
@@ -908,7 +957,12 @@ def expression_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 class Facts:
     """The live state of the walk: scopes, loops, grad mode. Rules read it; the engine writes it."""
 
-    def __init__(self) -> None:
+    def __init__(self, project=None, module_name: str = "", is_package: bool = False) -> None:
+        # The project the module belongs to (memlint.static.project.Project), to resolve what
+        # other modules define; None when the file is not on disk (a snippet).
+        self.project = project
+        self.module_name = module_name  # dotted (``pkg.sub.mod``); "" when unknown
+        self.is_package = is_package
         self.imports = Imports()
         # Module-level code (scripts) is treated as one function body named "<module>".
         self.module_scope = FunctionScope(cst.Module(body=()), None, "<module>", None)
@@ -946,9 +1000,13 @@ class Facts:
         self.class_bases: dict[str, tuple[str, ...]] = {}
         self.deciding = False  # running a decision at a function's exit: resolve() may raise Pending
         self.module_done = False  # every function has been walked: every summary is known
-        self._resolving: set[int] = set()
+        self._resolving: set["int | str"] = set()
+        # Exporting this module's summary: calls into other modules stay pending (by name).
+        self.exporting = False
         self._assumed_unknown: frozenset[str] = frozenset()  # see graph_if_unknown
         self.calls_into: dict[int, list[FunctionCall]] = {}  # id() of a def -> its calls in this module
+        # id() of each top-level function and method -> its name in summaries ("f", "Class.m")
+        self.definition_keys: dict[int, str] = {}
         self._callees: dict[int, object] = {}  # id() of a call -> its callees (see callees())
 
     # ----- questions rules ask -------------------------------------------------------------
@@ -1087,6 +1145,25 @@ class Facts:
         # build_model / get_model / load_model are factories: calling one returns a module
         return names_a_module_object(last)
 
+    def outputs_unknown_after_first(self, call: cst.Call) -> bool:
+        """Is ``call`` a module call whose outputs after the first are unknown: a loss module
+        (``criterion(model, sample)`` returns the loss first), or any module whose ``forward``
+        memlint cannot read? (torch.nn's own modules return tensors throughout.)"""
+        if not self.is_module_expr(call.func) or self.is_module_constructor(call):
+            return False
+        if self.is_loss_module_call(call):
+            return True
+        dotted = dotted_name(call.func)
+        binding = self.lookup(dotted) if dotted is not None else None
+        built = binding.node if binding is not None else None
+        while type(built) is cst.Call and type(built.func) is _ATTRIBUTE and built.func.attr.value in _SELF_RETURNING:
+            built = built.func.value
+        if type(built) is cst.Call:
+            qualified = self.qualified_name(built.func) or ""
+            if qualified.startswith("torch.nn.") and not qualified.startswith("torch.nn.parallel"):
+                return False  # nn.LSTM, nn.GRU, nn.MultiheadAttention: tensors throughout
+        return True
+
     def is_loss_module_call(self, call: cst.Call) -> bool:
         """A loss module called (``criterion(model, sample)``, ``loss_fn(out, y)`` with
         ``loss_fn = nn.CrossEntropyLoss()``), not one of this file: its first output is the
@@ -1119,6 +1196,9 @@ class Facts:
             return last not in ("Parameter", "ParameterList", "ParameterDict")
         if qualified in self.classes:
             return self.classes[qualified].is_module
+        definition = self.project_definition(qualified)
+        if definition is not None:
+            return definition.kind == "class" and self.project.class_kinds(definition.qualified).module
         if qualified.endswith(MODULE_FACTORY_SUFFIXES):
             # AutoTokenizer.from_pretrained, AutoConfig..., a processor: loaded the same way, not modules
             return not (qualified.endswith(".from_pretrained") and _NOT_MODULE_CLASS.search(qualified.rsplit(".", 2)[-2]))
@@ -1318,6 +1398,8 @@ class Facts:
         return GraphValue.combine(results)
 
     def _resolve_call(self, call: "PendingCall") -> GraphValue:
+        if isinstance(call.callee, str):
+            return self._resolve_project_call(call)
         summary = self.summaries.get(call.callee)
         if summary is None or call.callee in self._resolving:
             if summary is None and self.deciding and not self.module_done:
@@ -1334,6 +1416,137 @@ class Facts:
             part = result.part(key)
             result = part if part is not None else result.element
         return result
+
+    def _resolve_project_call(self, call: "PendingCall") -> GraphValue:
+        """A call of a function of another module of the project: its summary's return value,
+        with the call's arguments put in (unknown when the project cannot tell)."""
+        if self.exporting:
+            return GraphValue.pending_call(call)
+        function = self.project.function_summary(call.callee) if self.project is not None else None
+        if function is None or call.callee in self._resolving:
+            return UNKNOWN_VALUE
+        self._resolving.add(call.callee)
+        try:
+            result = self.resolve(_instantiate(function.returns, dict(call.arguments), call.starred))
+        finally:
+            self._resolving.discard(call.callee)
+        if call.module_call:
+            result = _floored(result)
+        for key in call.path:
+            part = result.part(key)
+            result = part if part is not None else result.element
+        return result
+
+    def effect_through_project(self, effect: str) -> bool | None:
+        """Does this module's code call, into another module of the project, a function that
+        does ``effect`` (see :mod:`memlint.static.summaries`), or one that calls such a
+        function? True; False when every such call was read; None when one could not be."""
+        if self.project is None:
+            return False
+        own = f"{self.module_name}:"
+        unknown = False
+        for scope in (self.module_scope, *self.function_scopes.values()):
+            for key in scope.call_keys:
+                if key.startswith(own):
+                    continue  # this module's own functions: walked here
+                found = self.project.has_effect(key, effect)
+                if found:
+                    return True
+                unknown |= found is None
+        return None if unknown else False
+
+    def effect_in_callers(self, function: "FunctionScope", effect: str) -> bool | None:
+        """Do the other modules of the project that may call ``function`` (they import this
+        module and name the function) do ``effect`` anywhere? True, False, or None (unknown)."""
+        if self.project is None or not self.module_name or function is self.module_scope:
+            return False
+        leaf = self.module_name.rsplit(".", 1)[-1]
+        importers = self.project.modules_mentioning(leaf)
+        if importers is None:
+            return None
+        unknown = False
+        for module in importers:
+            if module.name == self.module_name:
+                continue
+            callers = self.project.modules_mentioning_in(module, function.name)
+            if not callers:
+                continue
+            summary = self.project.summary(module)
+            if summary is None:
+                unknown = True
+                continue
+            for key, other in summary.functions.items():
+                if effect in other.effects:
+                    return True
+                for inner in other.calls:
+                    found = self.project.has_effect(inner, effect)
+                    if found:
+                        return True
+                    unknown |= found is None
+        return None if unknown else False
+
+    def project_definition(self, qualified: str | None):
+        """What ``qualified`` (a name as imported here) is in the project: a
+        :class:`~memlint.static.project.Definition`, or None (not the project's, or unknown)."""
+        if self.project is None or not qualified or "." not in qualified:
+            return None
+        if qualified.split(".", 1)[0] in TORCH_PACKAGES:
+            return None
+        return self.project.definition(qualified)
+
+    def _project_call(self, call: cst.Call, qualified: str | None) -> GraphValue | None:
+        """A call of a class or function another module of the project defines, or of a method
+        of an instance of such a class (``model.compute_loss(...)`` with ``model = LANDER(...)``)."""
+        func = call.func
+        if type(func) is _ATTRIBUTE:
+            owner = self.project_instance_class(func.value)
+            if owner is not None:
+                key = self.project.method_owner(owner, func.attr.value)
+                return self._pending_project_call(call, key, bound=True) if key is not None else None
+        definition = self.project_definition(qualified)
+        if definition is None:
+            return None
+        if definition.kind == "class":
+            return NO_GRAPH  # a constructor: an object (a module, a meter, a dataset), not a graph
+        return self._pending_project_call(call, definition.key, bound=False)
+
+    def _pending_project_call(self, call: cst.Call, key: str, bound: bool, module_call: bool = False) -> GraphValue | None:
+        function = self.project.function_outline(key)
+        if function is None:
+            return None
+        arguments = _bind_arguments(call, function.parameters(bound=bound)[0], self._graph)
+        starred = any(arg.star for arg in call.args)
+        return GraphValue.pending_call(PendingCall(key, tuple(sorted(arguments.items())), starred, module_call))
+
+    def constructed_by(self, node: cst.BaseExpression) -> str | None:
+        """The qualified name of what built the object a name (or ``self.x``) holds:
+        ``accelerate.Accelerator`` for ``accelerator = Accelerator(...)``."""
+        dotted = dotted_name(node)
+        binding = self.lookup(dotted) if dotted is not None else None
+        value = binding.node if binding is not None else None
+        return self.qualified_name(value.func) if type(value) is cst.Call else None
+
+    def project_instance_class(self, node: cst.BaseExpression) -> str | None:
+        """The qualified name of the class of another module of the project that ``node`` is an
+        instance of: ``self`` in a class deriving from one, or a name or ``self.x`` bound to
+        ``Cls(...)`` (``.to(device)``, ``.cuda()``, ``.eval()`` on the way)."""
+        if self.project is None:
+            return None
+        if type(node) is _NAME and node.value == "self":
+            info = self.class_info
+            if info is None or not self.module_name:
+                return None
+            return f"{self.module_name}.{info.name}" if any(
+                self.project_definition(base) is not None for base in info.base_names) else None
+        dotted = dotted_name(node)
+        binding = self.lookup(dotted) if dotted is not None else None
+        value = binding.node if binding is not None else None
+        while type(value) is cst.Call and type(value.func) is _ATTRIBUTE and value.func.attr.value in _SELF_RETURNING:
+            value = value.func.value
+        if type(value) is not cst.Call:
+            return None
+        definition = self.project_definition(self.qualified_name(value.func))
+        return definition.qualified if definition is not None and definition.kind == "class" else None
 
     def summary_form(self, value: GraphValue, function: "FunctionScope") -> GraphValue:
         """A returned value in terms of the function's parameters, for its callers: ``names``
@@ -1678,8 +1891,10 @@ class Facts:
             method = func.attr.value
             if method in GRAPH_ENDING_METHODS:
                 return NO_GRAPH
-            if method == "sample" and self._is_distribution(func.value):
-                return NO_GRAPH  # Distribution.sample() runs under no_grad (rsample() keeps the graph)
+            if method in _DISTRIBUTION_METHODS and self._is_distribution(func.value):
+                if method == "sample":
+                    return NO_GRAPH  # Distribution.sample() runs under no_grad (rsample() keeps the graph)
+                return GraphValue.combine([self._graph(func.value), *(self._graph(arg) for arg in args)])
             if method in _CONTAINER_READS:
                 value = self._container_read(call, method)
                 if value is not None:
@@ -1702,8 +1917,9 @@ class Facts:
                 return GraphValue(Graph.CARRIES)
         if self.is_module_constructor(call):
             return NO_GRAPH
-        if type(func) is _NAME and func.value in ("max", "min") and args and self.lookup(func.value) is None:
-            return GraphValue.combine(self._graph(arg) for arg in args)  # max(5, int(x)): a number
+        if type(func) is _NAME and func.value in _COMBINING_BUILTINS and args and self.lookup(func.value) is None:
+            # max(5, int(x)): a number; sum(losses), sum([a, b]): what the elements hold
+            return GraphValue.combine(self._graph(arg).element for arg in args)
         if isinstance(func, cst.Name) and self.plain_functions:
             binding = self.lookup(func.value)
             if id(binding.node) in self.plain_functions if binding is not None else func.value in self.plain_names:
@@ -1715,18 +1931,24 @@ class Facts:
         callees = self.callees(call)
         if callees is not None:
             return self._call_result(call, callees[0], callees[1], module_call=False)
-        combined = GraphValue.combine(self._graph(arg) for arg in args)
+        in_project = self._project_call(call, qualified)
+        if in_project is not None:
+            return in_project
         torch_function = qualified is not None and qualified.startswith("torch.") and self._is_imported(qualified)
         if isinstance(func, cst.Attribute) and not torch_function:
             receiver = self._graph(func.value).element
-            with_receiver = GraphValue.combine((receiver, combined))
-            if with_receiver.state is Graph.CARRIES or func.attr.value in TENSOR_METHODS:
-                return with_receiver  # loss.mean(), out.view(...), out.add(other)
-            return GraphValue(Graph.UNKNOWN)  # trainer.compute(batch): can't tell
-        if combined.state is Graph.CARRIES or torch_function:
-            return combined  # crit(model(x), y), torch.cat(outs)
-        # An unknown function of plain or unknown values: it may run a model inside, but
-        # its result is only graph-carrying if later backpropagated under its own name.
+            method = func.attr.value
+            if (receiver.state is Graph.CARRIES and method in TENSOR_API) or method in TENSOR_METHODS:
+                # a tensor's own method: loss.mean(), out.view(...), out.add(other)
+                return GraphValue.combine([receiver, *(self._graph(arg) for arg in args)])
+            if args and method in PASS_THROUGH_METHODS.get(self.constructed_by(func.value) or "", ()):
+                return self._graph(args[0])  # accelerator.gather_for_metrics(loss): loss, in one process
+            return GraphValue(Graph.UNKNOWN)  # evaluator.eval(out), trainer.compute(batch): can't tell
+        if torch_function:
+            return GraphValue.combine(self._graph(arg) for arg in args)  # torch.cat(outs), torch.sigmoid(x)
+        # A function memlint cannot read (passed in, or of a library), given tensors or not:
+        # it may return a number or a detached value as well as a graph. Its result carries a
+        # graph only if it is backpropagated later under its own name.
         return GraphValue(Graph.UNKNOWN)
 
     def _is_metric_object(self, name: str) -> bool:
@@ -1750,6 +1972,12 @@ class Facts:
             forward = self.methods_of(class_name, "forward")
             if forward:
                 return self._call_result(call, forward, True, module_call=True)
+        owner = self.project_instance_class(module)
+        key = self.project.method_owner(owner, "forward") if owner is not None else None
+        if key is not None:
+            pending = self._pending_project_call(call, key, bound=True, module_call=True)
+            if pending is not None:
+                return pending
         return CARRIES_VALUE
 
     def _container_read(self, call: cst.Call, method: str) -> GraphValue | None:
@@ -1779,6 +2007,14 @@ class Facts:
 
 # Builtins whose result hands on the elements of their arguments (for i, v in enumerate(values)).
 _PASSING_ELEMENTS = frozenset({"enumerate", "zip", "reversed", "sorted", "list", "tuple", "iter"})
+# torch.distributions methods: rsample, log_prob, entropy keep the parameters' graph; sample does not.
+_DISTRIBUTION_METHODS = frozenset({"sample", "rsample", "log_prob", "entropy", "cdf", "icdf", "perplexity",
+                                   "sample_n"})
+# Module methods that return the module: ``Net().to(device).eval()`` is the Net.
+_SELF_RETURNING = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16",
+                             "requires_grad_"})
+# Builtins whose result is computed from the values (or the elements) they are given.
+_COMBINING_BUILTINS = frozenset({"max", "min", "sum", "abs", "pow", "divmod"})
 # Conventional names of loss modules (their calls return the loss first).
 _LOSS_MODULE_NAMES = frozenset({"criterion", "loss_fn", "loss_func", "lossfn", "loss_function", "loss_module",
                                 "criterion_fn", "loss"})

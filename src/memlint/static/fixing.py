@@ -59,7 +59,9 @@ def apply_fixes(
 
     remaining: list[Finding] = []
     unwritten: dict[str, str] = {}  # with --diff: the fixed text that the remaining findings refer to
-    fixed_total, files_fixed, skipped_unsafe = 0, 0, 0
+    # "Fixed N" counts the findings whose own fix was applied, as "[*] N fixable" counted them;
+    # findings that went away with another's fix (a second finding on the fixed line) apart.
+    fixed_total, cleared_too, files_fixed, skipped_unsafe = 0, 0, 0, 0
     for path, findings in by_path.items():
         skipped_unsafe += sum(1 for f in findings if f.fix is not None and not f.fix.safe and not unsafe)
         if not any(_eligible(f, unsafe) for f in findings):
@@ -69,13 +71,14 @@ def apply_fixes(
         codes = config.enabled_codes(all_codes(), default_codes())
         ignored = tuple(config.ignored_for(path)) if config.per_file_ignores else ()
         if path.endswith(".ipynb"):
-            fixed = _fix_notebook(path, findings, codes, ignored, unsafe, write, echo)
-            remaining.extend(fixed.remaining)
-            if fixed.data is not None:
+            notebook = _fix_notebook(path, findings, codes, ignored, unsafe, write, echo)
+            remaining.extend(notebook.remaining)
+            if notebook.data is not None:
                 files_fixed += 1
-                fixed_total += max(1, len(findings) - len(fixed.remaining))
+                fixed, cleared = _fixed_counts(findings, notebook.remaining, unsafe)
+                fixed_total, cleared_too = fixed_total + fixed, cleared_too + cleared
                 if not write:
-                    unwritten[path] = fixed.data.decode("utf-8-sig")
+                    unwritten[path] = notebook.data.decode("utf-8-sig")
             continue
         read = _read(path)
         if read is None:
@@ -89,7 +92,8 @@ def apply_fixes(
         if text == original:
             continue
         files_fixed += 1
-        fixed_total += max(1, len(findings) - len(current))
+        fixed, cleared = _fixed_counts(findings, current, unsafe)
+        fixed_total, cleared_too = fixed_total + fixed, cleared_too + cleared
         if write:
             with open(path, "w", encoding=encoding, newline="") as fh:
                 fh.write(text)
@@ -102,14 +106,25 @@ def apply_fixes(
             echo("".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff),
                  nl=False)
     verb = "Fixed" if write else "Would fix"
-    if fixed_total:
+    if files_fixed:
+        also = f" ({cleared_too} more went away with {'them' if fixed_total != 1 else 'it'})" if cleared_too else ""
         echo(f"{verb} {fixed_total} problem{'s' if fixed_total != 1 else ''} in "
-             f"{files_fixed} file{'s' if files_fixed != 1 else ''}.", err=True)
+             f"{files_fixed} file{'s' if files_fixed != 1 else ''}{also}.", err=True)
     elif not unsafe and skipped_unsafe:
         echo(f"No safe fixes; {skipped_unsafe} unsafe fix{'es' if skipped_unsafe != 1 else ''} "
              f"available with --unsafe-fixes.", err=True)
     remaining.sort(key=lambda f: f.sort_key)
     return CheckResult(findings=remaining, files_checked=result.files_checked, sources={**result.sources, **unwritten})
+
+
+def _fixed_counts(before: Sequence[Finding], after: Sequence[Finding], unsafe: bool) -> tuple[int, int]:
+    """Of a file's findings, how many were fixed (had a fix that was applied: they are gone)
+    and how many others went away with those fixes. A fix that could not be applied leaves
+    its finding, with its fix, among ``after``."""
+    fixable_before = sum(1 for f in before if _eligible(f, unsafe))
+    fixable_after = sum(1 for f in after if _eligible(f, unsafe))
+    fixed = max(0, fixable_before - fixable_after)
+    return fixed, max(0, len(before) - len(after) - fixed)
 
 
 def fix_text(text: str, findings: Sequence[Finding], path: str, codes: Sequence[str], ignored: Sequence[str],

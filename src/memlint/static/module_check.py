@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+import os
+
 from memlint.findings import Finding, internal_error
+from memlint.static.cache import note_dependencies
 from memlint.static.engine import FileChecker
 from memlint.static.fixes import build_fix
 from memlint.static.positions import Positions
+from memlint.static.project import project_for
 from memlint.static.rules import rules_by_code
 from memlint.static.source import GENERATED_HELP, UncheckableFile, parse
 from memlint.static.suppress import UNUSED_CODE, apply_suppressions, parse_suppressions, unused_suppressions
@@ -23,9 +27,18 @@ def check_module(source: str, path: str, codes: Sequence[str], selected: Sequenc
     is every code the run checks this file for: ML903 judges suppressions against it.
     ``parser``: instead of :func:`~memlint.static.source.parse`."""
     module = (parser or parse)(source)
-    checker = FileChecker(path, source, rules_by_code(codes))
+    project = project_for(path)
+    checker = FileChecker(path, source, rules_by_code(codes), project)
     try:
-        reports = checker.run(module)
+        if project is None:
+            reports = checker.run(module)
+        else:
+            with project.recording() as reads:
+                reports = checker.run(module)
+                if not checker.failures:
+                    project.remember_summary(path, source, checker.module_summary(), reads)
+            reads.pop(os.path.realpath(path), None)
+            note_dependencies(path, reads)
     except RecursionError:
         raise UncheckableFile("file is too deeply nested to check", help=GENERATED_HELP) from None
     failures = [

@@ -15,7 +15,7 @@ from typing import Sequence
 from memlint.catalogue import RUNNER_CODES, all_codes, default_codes
 from memlint.config import Config, Configs
 from memlint.findings import CheckResult, Finding
-from memlint.static.cache import Cache
+from memlint.static.cache import Cache, take_dependencies, use_summary_cache
 from memlint.static.discovery import discover
 
 # Below this many files, starting worker processes costs more than it saves.
@@ -25,7 +25,10 @@ PARALLEL_THRESHOLD = 16
 CHUNK_FILES = 8
 
 
-def _check_chunk(args: tuple[list[str], tuple[str, ...], dict[str, tuple[str, ...]]]) -> list[list[Finding]]:
+Checked = tuple[list[Finding], dict[str, str]]  # a file's findings, and the other modules they depend on
+
+
+def _check_chunk(args: tuple[list[str], tuple[str, ...], dict[str, tuple[str, ...]]]) -> list[Checked]:
     # the checking machinery only for files the cache does not know: a warm run imports none of it
     from memlint.static.file_check import check_file
 
@@ -38,7 +41,7 @@ def _check_chunk(args: tuple[list[str], tuple[str, ...], dict[str, tuple[str, ..
     for path in paths:
         gc.disable()
         try:
-            results.append(check_file(path, codes, ignored_by_path.get(path, ())))
+            results.append((check_file(path, codes, ignored_by_path.get(path, ())), take_dependencies(path)))
         finally:
             if enabled:
                 gc.enable()
@@ -55,7 +58,7 @@ def _size(path: str) -> int:
 def _check_parallel(
     todo: list[str], codes_by_path: dict[str, tuple[str, ...]], ignored_by_path: dict[str, tuple[str, ...]],
     workers: int,
-) -> dict[str, list[Finding]]:
+) -> dict[str, Checked]:
     """Check ``todo`` on ``workers`` processes: biggest files first, in small chunks (of one
     rule selection each), so that the workers finish together. A worker that dies costs only
     its files, which are then checked here."""
@@ -77,7 +80,7 @@ def _check_parallel(
             chunk = open_chunks[codes_by_path[path]] = []
             chunks.append(chunk)
         chunk.append(path)
-    results: dict[str, list[Finding]] = {}
+    results: dict[str, Checked] = {}
 
     def job(chunk: list[str]) -> tuple:
         return chunk, codes_by_path[chunk[0]], {p: ignored_by_path[p] for p in chunk if p in ignored_by_path}
@@ -87,8 +90,8 @@ def _check_parallel(
             futures = [(chunk, pool.submit(_check_chunk, job(chunk))) for chunk in chunks]
             for chunk, future in futures:
                 try:
-                    for path, findings in zip(chunk, future.result()):
-                        results[path] = findings
+                    for path, checked in zip(chunk, future.result()):
+                        results[path] = checked
                 except Exception:  # a worker died (killed, out of memory): redo its files below
                     pass
     except Exception:
@@ -111,7 +114,8 @@ def check_paths(
     for every file, else (``configs``, by default) the nearest ``[tool.memlint]`` above it."""
     if configs is None:
         configs = Configs.single(config) if config is not None else Configs()
-    files, problems = discover(paths, configs, force_exclude)
+    discovered = discover(paths, configs, force_exclude)
+    files, problems = discovered.files, discovered.problems
     known, defaults = all_codes(), default_codes()
     codes_of: dict[int, tuple[str, ...]] = {}
     codes_by_path: dict[str, tuple[str, ...]] = {}
@@ -119,6 +123,7 @@ def check_paths(
     caches: dict[tuple[str, tuple[str, ...]], object] = {}  # one per config folder and rule selection
     cache_of: dict[str, object] = {}
     results: dict[str, list[Finding]] = {}
+    dependencies: dict[str, dict[str, str]] = {}
     todo = []
     for path in files:
         file_config = configs.for_path(path)
@@ -142,15 +147,21 @@ def check_paths(
             todo.append(path)
 
     workers = jobs or os.cpu_count() or 1
+    if todo and use_cache:
+        # the summaries of the project's modules, beside the results (workers inherit this)
+        use_summary_cache(next(iter(caches.values())).root)
     if todo:
         if workers > 1 and len(todo) >= PARALLEL_THRESHOLD:
-            results.update(_check_parallel(todo, codes_by_path, ignored_by_path, workers))
+            checked = _check_parallel(todo, codes_by_path, ignored_by_path, workers)
         else:
-            for path in todo:
-                results[path] = _check_chunk(([path], codes_by_path[path], ignored_by_path))[0]
+            checked = {path: _check_chunk(([path], codes_by_path[path], ignored_by_path))[0] for path in todo}
+        for path, (findings, reads) in checked.items():
+            results[path] = findings
+            dependencies[path] = reads
+    use_summary_cache(None)
     if use_cache:
         for path in todo:
-            cache_of[path].put(path, ignored_by_path.get(path, ()), results[path])
+            cache_of[path].put(path, ignored_by_path.get(path, ()), results[path], dependencies.get(path))
         for cache in caches.values():
             cache.save()
 
@@ -159,4 +170,5 @@ def check_paths(
         codes = codes_by_path[path]
         findings.extend(f for f in results[path] if f.code in codes or f.code in RUNNER_CODES)
     findings.sort(key=lambda f: f.sort_key)
-    return CheckResult(findings=findings, files_checked=len(files))
+    return CheckResult(findings=findings, files_checked=len(files), empty_paths=discovered.empty,
+                       excluded_paths=discovered.excluded)

@@ -9,6 +9,7 @@ deep, pathological operator chains), which Python's parser looks at first.
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 import re
 import stat
@@ -58,6 +59,32 @@ def read_bytes(path: str) -> bytes:
         raise
     with fh:
         return fh.read()
+
+
+def content_digest(data: bytes) -> str:
+    """A short digest of a file's bytes: what caches key a module's text by."""
+    return hashlib.sha256(data).hexdigest()[:24]
+
+
+_digests: dict[str, tuple[int, int, str | None]] = {}
+
+
+def file_digest(path: str) -> str | None:
+    """The :func:`content_digest` of a file, read again only when its size or modification
+    time changed; None if it cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    known = _digests.get(path)
+    if known is not None and known[0] == st.st_mtime_ns and known[1] == st.st_size:
+        return known[2]
+    try:
+        digest = content_digest(read_bytes(path))
+    except (OSError, MemoryError):
+        digest = None
+    _digests[path] = (st.st_mtime_ns, st.st_size, digest)
+    return digest
 
 
 def decode_source(data: bytes) -> str:

@@ -276,6 +276,9 @@ class LoopCarriedGraph(Rule):
         for carry in records:  # what functions further down return, first: this may wait for the module's end
             facts.resolve(carry.graph)
         for carry in records:
+            if carry.kind == "accumulated" and carry.name in function.backward_names \
+                    and facts.resolve(carry.graph).state is Graph.UNKNOWN:
+                carry.graph = GraphValue(Graph.CARRIES)  # running.backward(): what it adds up carries a graph
             if carry.per_call is not None and not self._reported_in_loop(function, carry):
                 # self.x of a method: decided at the end of the module, with its callers
                 if not self._method_carries:

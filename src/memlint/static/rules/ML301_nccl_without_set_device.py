@@ -28,17 +28,19 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.static.facts import DEVICE_CONTEXTS, INIT_PROCESS_GROUP
 from memlint.static.rule import Invalid, Rule
+from memlint.static.summaries import SETS_DEVICE
 
-INIT_PROCESS_GROUP = frozenset({"torch.distributed.init_process_group",
-                                "torch.distributed.distributed_c10d.init_process_group"})
 BARRIER = frozenset({"torch.distributed.barrier", "torch.distributed.distributed_c10d.barrier"})
 SET_DEVICE_METHODS = frozenset({"set_device", "set_device_index"})
 COLLECTIVES = frozenset({"barrier", "all_reduce", "all_gather", "all_gather_object", "all_gather_into_tensor",
                          "broadcast", "broadcast_object_list", "reduce", "reduce_scatter", "reduce_scatter_tensor",
                          "gather", "gather_object", "scatter", "all_to_all", "all_to_all_single", "send", "recv",
                          "monitored_barrier"})
-DEVICE_CONTEXTS = frozenset({"torch.cuda.device", "torch.cuda.device_of", "torch.accelerator.device_index"})
+_DTYPES = frozenset({"float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8", "int16",
+                     "int32", "int64", "long", "short", "bool", "uint8", "complex64", "complex128", "float8_e4m3fn",
+                     "float8_e5m2"})
 
 
 class NcclWithoutSetDevice(Rule):
@@ -80,7 +82,8 @@ class NcclWithoutSetDevice(Rule):
             return
         qualified = self.facts.qualified_name(func)
         last = (qualified or "").rsplit(".", 1)[-1]
-        if (isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to") and node.args
+        if (isinstance(func, cst.Attribute) and func.attr.value == "to" and node.args
+                and not self._is_dtype(node.args[0].value)
                 or isinstance(func, cst.Attribute) and func.attr.value == "cuda"
                 or last == "DistributedDataParallel"
                 or (qualified or "").startswith("torch.distributed.") and last in COLLECTIVES):
@@ -101,6 +104,11 @@ class NcclWithoutSetDevice(Rule):
             if _keyword(node, "device_ids") is None and not any(arg.star for arg in node.args):
                 self._barriers.append(node)
                 self._schedule()
+
+    def _is_dtype(self, node: cst.BaseExpression) -> bool:
+        """``torch.float32``, ``th.half``: ``.to(dtype)`` converts, it moves nothing to a GPU."""
+        qualified = self.facts.qualified_name(node) or ""
+        return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in _DTYPES
 
     def _schedule(self) -> None:
         if not self._scheduled:
@@ -129,9 +137,14 @@ class NcclWithoutSetDevice(Rule):
     def _decide(self) -> None:
         if self._sets_device or not self._gpu_work:
             return  # no GPU work here: whoever runs it (a framework, a later module) sets the device
+        if self.facts.effect_through_project(SETS_DEVICE) is not False:
+            return  # a helper of another module sets it (or may: it could not be read)
         if self._pins:  # CUDA_VISIBLE_DEVICES pins each rank, unless set after the group started
             too_late = {id(node) for late in self._pins.values() for node in late}
             self._inits = [(node, where) for node, where in self._inits if id(node) in too_late]
+        # a module of the project that calls the function starting the group may set the device
+        self._inits = [(node, where) for node, where in self._inits
+                       if self.facts.effect_in_callers(where, SETS_DEVICE) is False]
         if not self._inits:
             return  # no NCCL group, or every rank pinned to its GPU before the group started
         for node, _ in self._inits:

@@ -1,0 +1,238 @@
+"""Fresh precision corpus (issue 22): training and evaluation code no memlint benchmark uses.
+
+29 widely used repositories of many kinds (training engines, detection, medical segmentation,
+video, restoration, latent diffusion, speech recognition, diarization, separation, TTS, music
+generation, LLM pre- and post-training, vision-language, self-supervised, time series, tabular,
+recommendation, NeRF, offline and on-policy RL, graph learning), each pinned by commit and put in
+one of two halves by repository: **dev**, to study and fix against, and **sealed**, run and
+triaged once, at the end, with the code as submitted (a fix made after seeing the sealed half's
+findings turns it into dev material).
+
+    python3 benchmarks/fresh_code.py --fetch-only --mirror DIR           # materialise both, count lines
+    python3 benchmarks/fresh_code.py --half dev --mirror DIR             # table per repository
+    python3 benchmarks/fresh_code.py --half dev --list --repo wenet --select ML1
+    python3 benchmarks/fresh_code.py --split --mirror DIR                # re-derive the split
+
+Checking always names a half. Getting the code is research_code.py's (this reuses its machinery):
+a shallow fetch of the pinned commit from GitHub, or ``--mirror DIR`` for local git directories
+``DIR/<owner>+<name>``. Files land in ``benchmarks/.corpus-fresh/<half>/<name>/`` (git-ignored).
+Only ``.py`` files are taken; the globs pick each repository's training and evaluation code
+(trainers, engines, hooks, callbacks, train/eval scripts and recipes, losses, metrics, data
+pipelines, the models they train) and leave out tests, documentation, vendored copies and
+deployment runtimes; a large repository is cut to about 120k lines so that none dominates a half.
+Files that import a library held out for evaluation (``research_code.HELD_OUT``) are skipped and
+counted, as in research_code.py.
+
+Left out on purpose: the repositories and packages of real_code.py, research_code.py and
+heldout_code.py; those read for earlier triage (benchmarks/triage/) or named by the recall cases
+(pytorch_geometric, litgpt, detectron2, timm, yolov5...); the obvious picks of the kinds issue
+22's first measurement studied (espnet, NeMo, fairseq, allennlp, flair, OpenNMT-py, deepspeed,
+ray, colossalai, torchtune, axolotl, llama-recipes, avalanche, tianshou, torchrl, pykeen, dgl-ke,
+sentence-transformers); and forks of a listed repository (gpt-neox of Megatron-LM,
+taming-transformers of stable-diffusion's ``ldm``).
+
+The split was made before memlint was run on any of it (2026-11-25): the repositories' line
+counts (``--fetch-only``) went to ``balanced_split`` with seed 22 (the issue's number, fixed
+before the draw): the names, sorted, are shuffled with ``random.Random(22)``, then each in turn
+goes to the half with fewer lines so far. Result: dev 14 repositories, 596,433 lines; sealed 15
+repositories, 560,978 lines (1,157,411 in all). ``--split`` checks the record against the counts.
+
+Triage: benchmarks/triage/fresh.md. Run by hand, not by CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import research_code as rc  # noqa: E402  (the same fetch/extract/check code as the research corpus)
+
+CORPUS = HERE / ".corpus-fresh"
+HALVES = ("dev", "sealed")
+SPLIT_SEED = 22  # the issue's number, fixed before the split was drawn
+# Not training or evaluation code: unit tests, documentation, packaging, CI.
+NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
+                "*/conftest.py", "conftest.py")
+
+
+@dataclass(frozen=True)
+class FreshRepo(rc.Repo):
+    half: str = ""  # "dev" or "sealed"
+
+
+def _repo(name: str, github: str, commit: str, what: str, half: str, include: tuple[str, ...] = ("**/*.py",),
+          exclude: tuple[str, ...] = ()) -> FreshRepo:
+    return FreshRepo(name, github, commit, what, include, NOT_TRAINING + exclude, half)
+
+
+REPOS: tuple[FreshRepo, ...] = (
+    # --- vision: engines, detection, segmentation, video, restoration
+    _repo("mmengine", "open-mmlab/mmengine", "254342938d9bde1775c39ea7d5181c5d294026c4",
+          "OpenMMLab's training engine: runner, loops, hooks, optimizer wrappers, evaluators", "dev"),
+    _repo("YOLOX", "Megvii-BaseDetection/YOLOX", "6ddff4824372906469a7fae2dc3206c7aa4bbaee",
+          "anchor-free detector: trainer, evaluators, EMA, exps", "sealed"),
+    _repo("nnUNet", "MIC-DKFZ/nnUNet", "0e495086eb108ff79afe106291e8c15bd2f2bc3a",
+          "medical segmentation: nnUNetTrainer variants, sliding-window inference", "sealed"),
+    _repo("SlowFast", "facebookresearch/SlowFast", "287ec0076846560f44a9327e931a5a2360240533",
+          "video recognition and detection: train_net, test_net, meters", "sealed"),
+    _repo("BasicSR", "XPixelGroup/BasicSR", "8d56e3a045f9fb3e1d8872f92ee4a4f07f886b0a",
+          "image restoration and super-resolution: models with optimize_parameters and validation", "dev"),
+    # --- generative
+    _repo("stable-diffusion", "CompVis/stable-diffusion", "21f890f9da3cfbeaba8e2ac3c425ee9e998d5229",
+          "latent diffusion (ldm): Lightning autoencoders and DDPM with EMA, sampling scripts", "sealed"),
+    # --- speech and audio
+    _repo("wenet", "wenet-e2e/wenet", "015469960db73eb19c49a48c020d5ac9db69bae5",
+          "end-to-end speech recognition: executor, train/recognize, models", "sealed",
+          exclude=("runtime/*",)),  # C++/Triton deployment glue
+    _repo("icefall", "k2-fsa/icefall", "36e0420c7e3e849a25b3d24dbf913c424f3d23c9",
+          "k2 speech recipes: the library and a spread of LibriSpeech, SSL, TTS and other recipes", "sealed",
+          include=("icefall/**/*.py",
+                   *(f"egs/librispeech/ASR/{recipe}/**/*.py" for recipe in (
+                       "zipformer", "conformer_ctc", "tdnn_lstm_ctc", "transducer_stateless",
+                       "pruned_transducer_stateless7_streaming", "local")),
+                   "egs/librispeech/SSL/hubert/**/*.py", "egs/ljspeech/TTS/vits/**/*.py",
+                   "egs/libricss/SURT/dprnn_zipformer/**/*.py", "egs/aishell/ASR/zipformer/**/*.py")),
+    _repo("pyannote-audio", "pyannote/pyannote-audio", "b749285c5cdd4636b2edc7f766f1352c8dde9369",
+          "speaker diarization: Lightning tasks, pipelines, inference", "dev"),
+    _repo("asteroid", "asteroid-team/asteroid", "92c8d83a9dbe7c3afd1cd097e31254e0b4f82881",
+          "audio source separation: System, losses, recipes (egs)", "sealed"),
+    _repo("coqui-TTS", "coqui-ai/TTS", "dbf1a08a0d4e47fdad6172e433eeb34bc6b13b4e",
+          "text-to-speech: train_step/eval_step models, vocoders, recipes", "dev"),
+    _repo("audiocraft", "facebookresearch/audiocraft", "896ec7c47f5e5d1e5aa1e4b260c4405328bf009d",
+          "music and audio generation: solvers (training loops), EnCodec, MusicGen", "dev"),
+    # --- LLM pre-training and post-training
+    _repo("Megatron-LM", "NVIDIA/Megatron-LM", "d98e8a64ddf34856e74b24714e3bedb2f5a39553",
+          "large-scale LM training: the training loop, distributed optimizer, pipeline schedules, RL", "dev",
+          include=("megatron/training/**/*.py", "megatron/rl/**/*.py", "megatron/post_training/**/*.py",
+                   "megatron/core/*.py", "megatron/core/distributed/**/*.py", "megatron/core/optimizer/**/*.py",
+                   "megatron/core/pipeline_parallel/**/*.py", "megatron/core/tensor_parallel/**/*.py",
+                   "megatron/core/models/gpt/**/*.py", "megatron/core/models/common/**/*.py",
+                   "pretrain_*.py", "train_rl.py", "tasks/**/*.py", "examples/**/*.py"),
+          exclude=("examples/multimodal/*",)),
+    _repo("nanotron", "huggingface/nanotron", "2411b022a75fb7f7561a1bb4166706da5e1b76de",
+          "3D-parallel LLM pre-training: trainer, pipeline engine, optimizers", "dev"),
+    _repo("open-instruct", "allenai/open-instruct", "e6c3044aa6201c8bfa4573c1b03142af599e730d",
+          "instruction tuning, DPO and RL with verifiable rewards (GRPO)", "sealed",
+          exclude=("scripts/data/*", "*/test_*.py", "test_*.py", "*_test.py")),
+    _repo("OLMo", "allenai/OLMo", "59a53e3f68e546330ca5a99ec626e58f9ab96494",
+          "open LM pre-training: trainer, FSDP checkpointing, downstream evaluation", "sealed",
+          include=("olmo/**/*.py", "hf_olmo/**/*.py", "scripts/**/*.py", "evaluation/**/*.py"),
+          exclude=("olmo/data/named_data_mixes.py",)),  # 3k lines of data paths
+    # --- vision-language
+    _repo("LAVIS", "salesforce/LAVIS", "506965b9c4a18c1e565bd32acaccabe0198433f7",
+          "vision-language: BLIP/BLIP-2/ALBEF runners, tasks, models", "dev",
+          exclude=("lavis/common/annotator/*",)),  # vendored ControlNet/mmseg annotators
+    # --- self-supervised
+    _repo("solo-learn", "vturrisi/solo-learn", "9187ea39c2c3f43c455ab06664d2b019a9802954",
+          "self-supervised methods in Lightning: momentum encoders, linear evaluation, kNN", "dev"),
+    _repo("vissl", "facebookresearch/vissl", "09270ed25a6c2cf71263d955b64cbe076d34ac45",
+          "self-supervised learning at scale: trainer, hooks, losses, meters", "sealed"),
+    # --- time series
+    _repo("Time-Series-Library", "thuml/Time-Series-Library", "4e938a1767106324dd753b2a44832bf870a0252e",
+          "forecasting/imputation/classification experiments (exp_* train/vali/test loops)", "dev"),
+    _repo("neuralforecast", "Nixtla/neuralforecast", "5ffa0d08b8bea5173d230f4fd23f734896e1e0e3",
+          "neural forecasting models on Lightning: BaseModel training/validation/predict steps", "dev",
+          exclude=("action_files/*",)),
+    # --- tabular and recommendation
+    _repo("pytorch_tabular", "manujosephv/pytorch_tabular", "023db2776f96a0f2854e837eef62840be1a12a5e",
+          "tabular deep learning on Lightning: models, tabular model wrapper, SSL", "dev"),
+    _repo("RecBole", "RUCAIBox/RecBole", "7b02be5ec80a88310f2d04a27a82adfcbb5dc211",
+          "recommendation: trainers, evaluators, samplers and dozens of models", "dev"),
+    _repo("torchrec", "pytorch/torchrec", "a48cef79ebc333da92af1311c04b041ee21a8e75",
+          "recommendation at scale: train pipelines, sharded embeddings, metrics, examples", "sealed",
+          exclude=("*/test_utils/*", "*/benchmark/*", "torchrec/distributed/planner/*", "tools/*",
+                   "torchrec/linter/*")),
+    # --- 3D
+    _repo("nerfstudio", "nerfstudio-project/nerfstudio", "50e0e3c70c775e89333256213363badbf074f29d",
+          "NeRF training: trainer, pipelines, data managers, models, eval scripts", "sealed",
+          exclude=("nerfstudio/viewer_legacy/*",)),  # the old viewer's server
+    # --- reinforcement learning
+    _repo("d3rlpy", "takuseno/d3rlpy", "38c34b6f99fde82875e2ad81d1ba1f7a7da34137",
+          "offline and online RL: algorithm impls with target networks, replay buffers", "sealed"),
+    _repo("rl_games", "Denys88/rl_games", "262cf20258360ce50c4b73694210bbdc8b0d58ad",
+          "GPU-simulation RL (A2C/PPO/SAC) used by IsaacGym: agents, players", "sealed"),
+    # --- graph learning
+    _repo("dgl-examples", "dmlc/dgl", "3d16000b4170fa741ed9e9667f22ba84d3493026",
+          "DGL's PyTorch examples: GNN training scripts (node, link, graph tasks, distributed)", "dev",
+          include=("examples/**/*.py",), exclude=("examples/mxnet/*", "examples/tensorflow/*")),
+    _repo("ogb", "snap-stanford/ogb", "61e9784ca76edeaa6e259ba0f836099608ff0586",
+          "Open Graph Benchmark: loaders, evaluators and baseline training examples", "sealed"),
+)
+BY_NAME = {repo.name: repo for repo in REPOS}
+
+
+def balanced_split(lines: dict[str, int], seed: int = SPLIT_SEED) -> dict[str, str]:
+    """Halves by repository: shuffle the names (sorted first) with ``seed``, then give each, in that
+    order, to the half with fewer lines so far (ties to dev)."""
+    names = sorted(lines)
+    random.Random(seed).shuffle(names)
+    totals = dict.fromkeys(HALVES, 0)
+    half_of = {}
+    for name in names:
+        half = min(HALVES, key=lambda h: totals[h])
+        half_of[name] = half
+        totals[half] += lines[name]
+    return half_of
+
+
+def materialise(repo: FreshRepo, mirror: Path | None) -> tuple[int, int, int]:
+    """Fetch ``repo`` into its half's folder; how many files it has, how many were skipped for
+    importing a held-out library, and its lines."""
+    target = rc.obtain(repo, mirror, CORPUS / repo.half / repo.name)
+    files, held_out = rc.source_files(target, repo)
+    return len(files), held_out, rc.count_lines(files)
+
+
+def fetch_only(repos: list[FreshRepo], mirror: Path | None, split: bool) -> int:
+    rows = [(repo, *materialise(repo, mirror)) for repo in repos]
+    head = f"{'repository':<24}{'half':<8}{'commit':>8}{'files':>7}{'held':>6}{'lines':>9}"
+    print(head)
+    print("-" * len(head))
+    for repo, files, held_out, lines in rows:
+        print(f"{repo.name:<24}{repo.half:<8}{repo.commit[:7]:>8}{files:>7}{held_out:>6}{lines:>9}")
+    print("-" * len(head))
+    for label, mine in [(f"total {half}", [row for row in rows if row[0].half == half]) for half in HALVES] + [
+            ("total", rows)]:
+        if mine:
+            print(f"{f'{label} ({len(mine)} repos)':<40}{sum(r[1] for r in mine):>7}"
+                  f"{sum(r[2] for r in mine):>6}{sum(r[3] for r in mine):>9}")
+    if split:
+        derived = balanced_split({repo.name: lines for repo, _, _, lines in rows})
+        differ = [repo.name for repo, *_ in rows if derived[repo.name] != repo.half]
+        print(f"seed {SPLIT_SEED} on these counts gives the recorded halves"
+              if not differ else f"seed {SPLIT_SEED} on these counts differs from the record for: {', '.join(differ)}")
+        return 1 if differ else 0
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = rc.build_parser(__doc__.splitlines()[0], list(BY_NAME))
+    parser.add_argument("--half", choices=HALVES, default=None,
+                        help="the half to check (required) or to materialise (default: both)")
+    parser.add_argument("--fetch-only", action="store_true", help="materialise and count lines, check nothing")
+    parser.add_argument("--split", action="store_true",
+                        help="materialise both halves and confirm the seeded split gives the recorded halves")
+    args = parser.parse_args(argv)
+    if args.split and (args.half or args.repo):
+        parser.error("--split needs every repository (no --half, no --repo)")
+    if not (args.fetch_only or args.split or args.half):
+        # checking both at once would show the sealed half's findings to whoever looks at dev's
+        parser.error("checking needs --half dev or --half sealed")
+    outside = [name for name in args.repo or () if args.half not in (None, BY_NAME[name].half)]
+    if outside:
+        parser.error(f"not in the {args.half} half: {', '.join(outside)}")
+    repos = [BY_NAME[name] for name in args.repo] if args.repo else [
+        repo for repo in REPOS if args.half in (None, repo.half)]
+    if args.fetch_only or args.split:
+        return fetch_only(repos, args.mirror, args.split)
+    args.repo = None  # already narrowed
+    return rc.check(args, repos, CORPUS, lambda repo: f"{repo.half}/{repo.name}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+# Fixed twin of case 01: step execution goes through the cached autocast path, so each weight
+#   is cast once per step however often the decoder runs.
+# Thread: https://github.com/Lightning-AI/pytorch-lightning/issues/21611
+# Class: autocast weight cache disabled around repeated calls to the same module in one step
+import torch
+import lightning.pytorch as pl
+
+
+class MixedPrecision:
+    def __init__(self, precision="bf16-mixed", device="cuda"):
+        self.precision = precision
+        self.device = device
+
+    def autocast_context_manager(self) -> torch.autocast:
+        dtype = torch.bfloat16 if self.precision == "bf16-mixed" else torch.half
+        return torch.autocast(self.device, dtype=dtype, cache_enabled=False)
+
+    def forward_context(self):
+        # step execution uses the cached path: each weight is cast once per step
+        dtype = torch.bfloat16 if self.precision == "bf16-mixed" else torch.half
+        return torch.autocast(self.device, dtype=dtype)
+
+
+class IterativeDecoder(pl.LightningModule):
+    def __init__(self, encoder, decoder, num_steps=64):
+        super().__init__()
+        self.encoder = encoder
+        self.decoder = decoder
+        self.num_steps = num_steps
+
+    def training_step(self, batch, batch_idx):
+        memory = self.encoder(batch["src"])
+        state = batch["init_state"]
+        losses = []
+        for t in range(self.num_steps):
+            state, logits = self.decoder(state, memory)
+            losses.append(torch.nn.functional.cross_entropy(logits, batch["tgt"][:, t]))
+        loss = torch.stack(losses).mean()
+        self.log("train_loss", loss.detach())
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.AdamW(self.parameters(), lr=1e-4)
+
+
+def run_step(plugin: MixedPrecision, module: IterativeDecoder, batch, batch_idx, optimizer):
+    with plugin.forward_context():
+        loss = module.training_step(batch, batch_idx)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    return loss.item()

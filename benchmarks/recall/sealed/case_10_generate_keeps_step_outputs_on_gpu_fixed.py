@@ -1,0 +1,59 @@
+# Fixed twin of case 10: each step's hidden states are detached and moved to the CPU as they are
+#   produced, the logits are dropped and no past key/values are computed.
+# Thread: https://github.com/jalammar/ecco/pull/12
+# Class: generation loop keeping per-token outputs on the device (with their graph)
+from typing import Optional
+
+import torch
+
+from .attribution import saliency, gradient_x_inputs_attribution
+from .utils import sample_output_token
+
+
+class LM:
+    def __init__(self, model, tokenizer):
+        self.model = model.to("cuda")
+        self.tokenizer = tokenizer
+        self.device = "cuda"
+        self.attributions = {}
+
+    def _get_embeddings(self, input_ids):
+        embedding_matrix = self.model.transformer.wte.weight
+        one_hot = torch.zeros(input_ids.shape[0], embedding_matrix.shape[0], device=self.device)
+        one_hot.scatter_(1, input_ids.to(self.device)[:, None], 1.0)
+        one_hot.requires_grad_(True)
+        return torch.matmul(one_hot, embedding_matrix), one_hot
+
+    def _generate_token(self, input_ids, do_sample, temperature, top_k, top_p, attribution_flag):
+        inputs_embeds, token_ids_tensor_one_hot = self._get_embeddings(input_ids)
+        output = self.model(inputs_embeds=inputs_embeds, return_dict=True,
+                            output_hidden_states=True, use_cache=False)
+        predict = output.logits
+        prediction_id = sample_output_token(predict[-1, :], do_sample, temperature, top_k, top_p)
+        prediction_logit = predict[inputs_embeds.shape[0] - 1][prediction_id]
+        if attribution_flag:
+            scores = saliency(prediction_logit, token_ids_tensor_one_hot)
+            self.attributions.setdefault("gradient", []).append(scores.cpu().detach().numpy())
+            grad_x_input = gradient_x_inputs_attribution(prediction_logit, inputs_embeds)
+            self.attributions.setdefault("grad_x_input", []).append(grad_x_input.cpu().detach().numpy())
+        del output.logits
+        # not used by the GPU during generation: detach and keep on the host
+        output.hidden_states = tuple(h.cpu().detach() for h in output.hidden_states)
+        return prediction_id, output
+
+    def generate(self, input_str: str, max_length: Optional[int] = 128, temperature=1.0, top_k=0,
+                 top_p=1.0, do_sample=False, attribution=True, get_model_output=False):
+        input_ids = self.tokenizer(input_str, return_tensors="pt")["input_ids"][0]
+        self.attributions = {}
+        outputs = []
+        cur_len = len(input_ids)
+        while cur_len < max_length:
+            output_token_id, output = self._generate_token(input_ids, do_sample, temperature,
+                                                           top_k, top_p, attribution)
+            if get_model_output:
+                outputs.append(output)
+            input_ids = torch.cat([input_ids, torch.tensor([int(output_token_id)])])
+            cur_len += 1
+            if output_token_id == self.model.config.eos_token_id:
+                break
+        return input_ids, output.hidden_states, self.attributions, outputs

@@ -1,0 +1,179 @@
+"""The outline of one module: what other modules of the project may ask of it without
+running its value-flow — its imports, its classes with their bases, its functions with their
+decorators — read with Python's own parser (a fifth of a libcst parse).
+
+An outline depends on the module's text alone, so it is cached by content and never goes
+stale because another module changed. The project index (:mod:`memlint.static.project`)
+follows outlines from module to module: a class's ancestry through the project's own base
+classes to a framework class, what an imported name is (a class, a function, a module).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class FunctionOutline:
+    name: str
+    decorators: tuple[str, ...]  # qualified names of the decorators (calls: their function)
+    positional: tuple[str, ...] = ()  # the parameters a positional argument fills, in order
+    keyword_only: tuple[str, ...] = ()
+    has_star_args: bool = False
+
+    @property
+    def is_static(self) -> bool:
+        return any(d.rsplit(".", 1)[-1] == "staticmethod" for d in self.decorators)
+
+    def parameters(self, bound: bool) -> tuple[list[str], list[str]]:
+        """The names a call's positional arguments fill, in order (without ``self`` when the
+        call goes through an instance), and every parameter a keyword may name."""
+        positional = list(self.positional)
+        if bound and positional and not self.is_static:
+            positional = positional[1:]
+        return positional, positional + list(self.keyword_only)
+
+
+@dataclass(frozen=True)
+class ClassOutline:
+    name: str
+    # Each base as a qualified name, resolved through the module's imports (``torch.nn.Module``,
+    # ``pkg.models.base.BaseModel``); a base defined in the module itself is ``<module>.<Name>``.
+    bases: tuple[str, ...]
+    methods: "dict[str, FunctionOutline]"
+    # ``Name = value`` in the class body (``training_step = _shared_step``): method aliases.
+    attributes: frozenset[str] = frozenset()
+
+
+@dataclass
+class ModuleOutline:
+    name: str  # dotted module name (``pkg.sub.mod``; ``pkg`` for ``pkg/__init__.py``)
+    is_package: bool
+    imports: dict[str, str] = field(default_factory=dict)  # local name -> qualified name
+    star_imports: list[str] = field(default_factory=list)  # ``from x import *``: modules
+    classes: dict[str, ClassOutline] = field(default_factory=dict)
+    functions: dict[str, FunctionOutline] = field(default_factory=dict)
+    # ``Alias = Other`` / ``Alias = pkg.Other`` at module level: a second name for a class or function
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    def qualify(self, dotted: str) -> str:
+        """A dotted name as written in this module, as a qualified name: through its imports,
+        or as one of its own definitions."""
+        head, _, rest = dotted.partition(".")
+        if head in self.imports:
+            base = self.imports[head]
+        elif head in self.classes or head in self.functions or head in self.aliases:
+            base = f"{self.name}.{head}" if self.name else head
+        else:
+            return dotted
+        return f"{base}.{rest}" if rest else base
+
+
+def resolve_relative(module: str, is_package: bool, level: int, target: str | None) -> str | None:
+    """The absolute module of ``from <level dots><target> import ...`` written in ``module``."""
+    if level == 0:
+        return target
+    parts = module.split(".") if module else []
+    if not is_package:
+        parts = parts[:-1]
+    if level > 1:
+        if level - 1 > len(parts):
+            return None
+        parts = parts[: len(parts) - (level - 1)]
+    if target:
+        parts.append(target)
+    return ".".join(parts) if parts else None
+
+
+def outline_of(source: str, name: str, is_package: bool) -> ModuleOutline | None:
+    """The outline of a module's text; None if Python cannot parse it."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    outline = ModuleOutline(name, is_package)
+    _read_block(tree.body, outline)
+    # Decorators and bases are qualified once every name of the module is known (a base
+    # class defined below its subclass, an import at the bottom of the file).
+    outline.classes = {
+        key: ClassOutline(value.name, tuple(outline.qualify(base) for base in value.bases),
+                          {name: _qualified(method, outline) for name, method in value.methods.items()},
+                          value.attributes)
+        for key, value in outline.classes.items()
+    }
+    outline.functions = {key: _qualified(value, outline) for key, value in outline.functions.items()}
+    outline.aliases = {key: outline.qualify(value) for key, value in outline.aliases.items()}
+    return outline
+
+
+def _read_block(statements: list[ast.stmt], outline: ModuleOutline) -> None:
+    for statement in statements:
+        if isinstance(statement, ast.Import):
+            for alias in statement.names:
+                if alias.asname:
+                    outline.imports[alias.asname] = alias.name
+                else:
+                    head = alias.name.split(".", 1)[0]
+                    outline.imports.setdefault(head, head)
+        elif isinstance(statement, ast.ImportFrom):
+            source = resolve_relative(outline.name, outline.is_package, statement.level, statement.module)
+            if source is None:
+                continue
+            for alias in statement.names:
+                if alias.name == "*":
+                    outline.star_imports.append(source)
+                else:
+                    outline.imports[alias.asname or alias.name] = f"{source}.{alias.name}"
+        elif isinstance(statement, ast.ClassDef):
+            methods, attributes = {}, set()
+            for item in statement.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    methods[item.name] = _function(item)
+                elif isinstance(item, ast.Assign) and len(item.targets) == 1 and isinstance(item.targets[0], ast.Name):
+                    attributes.add(item.targets[0].id)
+            bases = tuple(text for text in (_dotted(base) for base in statement.bases) if text)
+            outline.classes[statement.name] = ClassOutline(statement.name, bases, methods, frozenset(attributes))
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            outline.functions[statement.name] = _function(statement)
+        elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name):
+            value = _dotted(statement.value)
+            if value is not None:
+                outline.aliases[statement.targets[0].id] = value
+        elif isinstance(statement, ast.If):  # if TYPE_CHECKING: / version switches
+            _read_block(statement.body, outline)
+            _read_block(statement.orelse, outline)
+        elif isinstance(statement, ast.Try):  # try: import x  except ImportError: ...
+            _read_block(statement.body, outline)
+            for handler in statement.handlers:
+                _read_block(handler.body, outline)
+
+
+def _function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionOutline:
+    args = node.args
+    decorators = tuple(text for text in (_dotted(_callee(d)) for d in node.decorator_list) if text)
+    return FunctionOutline(node.name, decorators, tuple(a.arg for a in (*args.posonlyargs, *args.args)),
+                           tuple(a.arg for a in args.kwonlyargs), args.vararg is not None)
+
+
+def _qualified(function: FunctionOutline, outline: ModuleOutline) -> FunctionOutline:
+    return FunctionOutline(function.name, tuple(outline.qualify(d) for d in function.decorators),
+                           function.positional, function.keyword_only, function.has_star_args)
+
+
+def _callee(node: ast.expr) -> ast.expr:
+    return node.func if isinstance(node, ast.Call) else node
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    if isinstance(node, ast.Subscript):  # Generic[T], nn.Module subclass with a type parameter
+        return _dotted(node.value)
+    return None

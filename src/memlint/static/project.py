@@ -1,0 +1,532 @@
+"""The project a checked file belongs to: its other modules, found from the file's package,
+read as outlines (:mod:`memlint.static.outline`) and, on demand, as summaries of what their
+functions and classes do (:mod:`memlint.static.summaries`).
+
+A rule sees a class or function of another module of the project as it sees one of its own
+file: ``class Model(BaseModel)`` with ``BaseModel`` in ``models/base.py`` deriving from
+``LightningModule`` is a LightningModule; ``device = utils.get_device()`` sets the CUDA
+device if ``get_device`` does.
+
+Where the project is: the import root of a file is the folder above its top-level package
+(the folder of a file outside any package: a script's folder is on ``sys.path``); absolute
+imports are looked up from the import roots of the files checked, from the project root (the
+nearest folder above with ``pyproject.toml``, ``setup.py``, ``setup.cfg`` or ``.git``) and
+from its ``src/``; relative imports from the importing module's package. So a single file
+named on the command line (as pre-commit names them) still sees its package.
+
+Outlines and summaries depend on a module's text (summaries also on the outlines they read):
+they are kept per process by content, and summaries on disk beside the result cache
+(:mod:`memlint.static.summary_cache`), so that a changed module invalidates only the modules
+whose summaries read it.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import re
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from memlint.static.discovery import skip_folder_name
+from memlint.static.engine import FileChecker
+from memlint.static.frameworks import PLAIN, ClassKinds, external_kinds
+from memlint.static.outline import ClassOutline, FunctionOutline, ModuleOutline, outline_of
+from memlint.static.cache import code_fingerprint, summary_folder
+from memlint.static.source import UncheckableFile, content_digest, decode_source, file_digest, parse, read_bytes
+from memlint.static.summaries import MODULE_CODE, ModuleSummary
+
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+# A project with more Python files than this is not read whole (a question about all of its
+# modules is then answered "unknown").
+MAX_PROJECT_FILES = 20_000
+_MAX_DEPTH = 12  # re-exports and base-class chains followed at most this far
+
+
+@dataclass(frozen=True)
+class ModuleFile:
+    name: str  # dotted module name
+    path: str  # absolute path of the file
+    is_package: bool  # an __init__.py
+
+
+@dataclass(frozen=True)
+class Definition:
+    """What a qualified name is in the project: a class or a function of one of its modules."""
+
+    module: ModuleFile
+    outline: ModuleOutline
+    name: str  # the name in that module
+    kind: str  # "class" | "function"
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.module.name}.{self.name}" if self.module.name else self.name
+
+    @property
+    def key(self) -> str:
+        """``module:name``: how summaries and pending calls name it."""
+        return f"{self.module.name}:{self.name}"
+
+    @property
+    def class_outline(self) -> ClassOutline | None:
+        return self.outline.classes.get(self.name) if self.kind == "class" else None
+
+    @property
+    def function_outline(self) -> FunctionOutline | None:
+        return self.outline.functions.get(self.name) if self.kind == "function" else None
+
+
+def import_root(path: str) -> tuple[str, str, bool]:
+    """The folder a file's module is imported from, its dotted module name, and whether it is
+    a package's ``__init__.py``: ``/r/pkg/sub/m.py`` (with ``pkg/__init__.py`` and
+    ``pkg/sub/__init__.py``) -> (``/r``, ``pkg.sub.m``, False)."""
+    path = os.path.abspath(path)
+    folder, filename = os.path.split(path)
+    stem = filename[:-3] if filename.endswith(".py") else filename.rsplit(".", 1)[0]
+    is_package = stem == "__init__"
+    parts = [] if is_package else [stem]
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        parent, name = os.path.split(folder)
+        if not name.isidentifier() or parent == folder:
+            break
+        parts.append(name)
+        folder = parent
+    return folder, ".".join(reversed(parts)), is_package
+
+
+def project_root(folder: str) -> str:
+    """The nearest folder at or above ``folder`` holding a project marker, else ``folder``."""
+    current = folder
+    while True:
+        if any(os.path.exists(os.path.join(current, marker)) for marker in PROJECT_MARKERS):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return folder
+        current = parent
+
+
+class Project:
+    """The modules reachable from the files of one project, read lazily and remembered by
+    content (an edited module is read again)."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._search: list[str] = []  # import roots, most specific first
+        self._files: dict[str, ModuleFile | None] = {}  # module name -> its file
+        for candidate in (root, os.path.join(root, "src")):
+            self.add_import_root(candidate)
+        self._outlines: dict[str, tuple[str, ModuleOutline | None]] = {}  # path -> (digest, outline)
+        # path -> (digest, summary, what it was computed from: {path: digest})
+        self._summaries: dict[str, tuple[str, ModuleSummary | None, dict[str, str]]] = {}
+        self._summarising: set[str] = set()
+        # The reads being recorded (innermost last): each module whose outline or summary was
+        # read, with the digest it was read at. See recording().
+        self._logs: list[dict[str, str]] = []
+        self._all_files: list[str] | None = None  # every .py under the root (see modules_mentioning)
+        self._too_large = False
+        self._texts: dict[str, tuple[str | None, str | None]] = {}  # path -> (digest, text), for searches
+
+    def add_import_root(self, folder: str) -> None:
+        folder = os.path.abspath(folder)
+        if folder not in self._search and os.path.isdir(folder):
+            self._search.insert(0, folder)
+            self._files.clear()
+
+    # ----- what a result depends on -------------------------------------------------------------
+    @contextmanager
+    def recording(self) -> Iterator[dict[str, str]]:
+        """Record the modules read inside the block (and what their summaries were computed
+        from): ``{path: digest}``, what a check's result depends on besides its own file."""
+        log: dict[str, str] = {}
+        self._logs.append(log)
+        try:
+            yield log
+        finally:
+            self._logs.pop()
+
+    def _note(self, reads: dict[str, str]) -> None:
+        for log in self._logs:
+            log.update(reads)
+
+    # ----- files ------------------------------------------------------------------------------
+    def module_file(self, name: str) -> ModuleFile | None:
+        """The file of the module ``name`` in this project (``pkg.sub`` -> ``pkg/sub.py`` or
+        ``pkg/sub/__init__.py``), or None: a third-party or missing module."""
+        if name in self._files:
+            return self._files[name]
+        found = None
+        relative = name.replace(".", os.sep)
+        for folder in self._search:
+            for candidate, is_package in ((os.path.join(folder, relative + ".py"), False),
+                                          (os.path.join(folder, relative, "__init__.py"), True)):
+                if os.path.isfile(candidate):
+                    found = ModuleFile(name, candidate, is_package)
+                    break
+            if found is not None:
+                break
+        self._files[name] = found
+        return found
+
+    def file_of_path(self, path: str) -> ModuleFile:
+        path = os.path.realpath(path)
+        folder, name, is_package = import_root(path)
+        self.add_import_root(folder)
+        return ModuleFile(name, path, is_package)
+
+    def outline(self, module: ModuleFile) -> ModuleOutline | None:
+        digest = file_digest(module.path)
+        if digest is None:
+            return None
+        known = self._outlines.get(module.path)
+        if known is None or known[0] != digest:
+            text = _text_of(module.path)
+            known = self._outlines[module.path] = (
+                digest, outline_of(text, module.name, module.is_package) if text is not None else None)
+        if known[1] is not None:
+            self._note({module.path: digest})
+        return known[1]
+
+    def summary(self, module: ModuleFile) -> ModuleSummary | None:
+        """What the module's functions and classes do, computed once per content (and kept on
+        disk when a summary cache is set: :func:`use_summary_cache`); None while it is being
+        computed (a cycle of imports) or when it cannot be."""
+        digest = file_digest(module.path)
+        if digest is None or module.path in self._summarising:
+            return None
+        known = self._summaries.get(module.path)
+        if known is None or known[0] != digest or not _still_valid(known[2]):
+            known = _load_summary(module, digest)
+            if known is None:
+                known = self._compute_summary(module, digest)
+            self._summaries[module.path] = known
+        self._note({module.path: digest, **known[2]})
+        return known[1]
+
+    def _compute_summary(self, module: ModuleFile, digest: str) -> tuple[str, ModuleSummary | None, dict[str, str]]:
+        text = _text_of(module.path)
+        self._summarising.add(module.path)
+        try:
+            with self.recording() as reads:
+                summary = self._summarise(module, text) if text is not None else None
+        finally:
+            self._summarising.discard(module.path)
+        reads.pop(module.path, None)
+        entry = (digest, summary, reads)
+        _store_summary(module, entry)
+        return entry
+
+    def _summarise(self, module: ModuleFile, text: str) -> ModuleSummary | None:
+        try:
+            tree = parse(text)
+            checker = FileChecker(module.path, text, [], self)
+            checker.run(tree)
+            return checker.module_summary()
+        except (UncheckableFile, RecursionError):
+            return None
+        except Exception:  # a bug in memlint: the module is unknown, the file being checked is not hurt
+            return None
+
+    def remember_summary(self, path: str, source: str, summary: ModuleSummary, reads: dict[str, str]) -> None:
+        """The summary of a module just checked (its walk made it), when ``source`` is what is
+        on disk: no second walk when another module asks for it."""
+        digest = file_digest(path)
+        if digest is None or digest != content_digest(source.encode("utf-8")):
+            return  # an editor's unsaved text, or another encoding: other modules import the file
+        module = self.file_of_path(path)
+        entry = (digest, summary, {p: d for p, d in reads.items() if p != module.path})
+        self._summaries[module.path] = entry
+        _store_summary(module, entry)
+
+    # ----- names ------------------------------------------------------------------------------
+    def definition(self, qualified: str, _depth: int = 0) -> Definition | None:
+        """The class or function a qualified name stands for in this project, following
+        re-exports (``from .base import Model`` in a package's ``__init__``) and aliases."""
+        if _depth > _MAX_DEPTH or not qualified:
+            return None
+        module_name, _, name = qualified.rpartition(".")
+        if not name:
+            return None
+        module = self.module_file(module_name) if module_name else None
+        if module is None:
+            return None
+        outline = self.outline(module)
+        if outline is None:
+            return None
+        if name in outline.classes:
+            return Definition(module, outline, name, "class")
+        if name in outline.functions:
+            return Definition(module, outline, name, "function")
+        target = outline.imports.get(name) or outline.aliases.get(name)
+        if target is not None and target != qualified:
+            return self.definition(target, _depth + 1)
+        for star in outline.star_imports:
+            found = self.definition(f"{star}.{name}", _depth + 1)
+            if found is not None:
+                return found
+        # ``pkg.sub`` may be a submodule: a module, not a definition.
+        return None
+
+    def is_module(self, qualified: str) -> bool:
+        return self.module_file(qualified) is not None
+
+    def ancestors(self, qualified: str) -> Iterator[str]:
+        """The bases of a class, breadth first, through the project's own classes: each
+        qualified name once, ending with the classes outside the project (``torch.nn.Module``,
+        ``lightning.pytorch.LightningModule``) and with ``?`` for a base that names nothing
+        known (a name neither imported nor defined)."""
+        seen = {qualified}
+        queue = [qualified]
+        depth = 0
+        while queue and depth <= _MAX_DEPTH:
+            depth += 1
+            next_queue = []
+            for current in queue:
+                definition = self.definition(current)
+                outline = definition.class_outline if definition is not None else None
+                if outline is None:
+                    continue
+                for base in outline.bases:
+                    if base in seen:
+                        continue
+                    seen.add(base)
+                    yield base
+                    next_queue.append(base)
+            queue = next_queue
+
+    def function_summary(self, key: str):
+        """The summary (a ``FunctionSummary``) of ``module:function`` or ``module:Class.method``
+        (a method a class inherits from a base of the project included); None if unknown."""
+        module_name, _, name = key.partition(":")
+        module = self.module_file(module_name)
+        summary = self.summary(module) if module is not None else None
+        if summary is None:
+            return None
+        found = summary.functions.get(name)
+        if found is None and "." in name:
+            class_name, _, method = name.partition(".")
+            owner = self.method_owner(f"{module_name}.{class_name}", method)
+            if owner is not None and owner != key:
+                return self.function_summary(owner)
+        return found
+
+    def function_outline(self, key: str) -> FunctionOutline | None:
+        """The outline (decorators, parameters) of ``module:function`` / ``module:Class.method``."""
+        module_name, _, name = key.partition(":")
+        module = self.module_file(module_name)
+        outline = self.outline(module) if module is not None else None
+        if outline is None:
+            return None
+        class_name, _, method = name.partition(".")
+        if method:
+            owner = outline.classes.get(class_name)
+            return owner.methods.get(method) if owner is not None else None
+        return outline.functions.get(name)
+
+    def method_owner(self, class_qualified: str, method: str) -> str | None:
+        """``module:Class.method`` of the class (of the project) that defines ``method`` for
+        ``class_qualified``: itself or the nearest base that does."""
+        for qualified in (class_qualified, *self.ancestors(class_qualified)):
+            definition = self.definition(qualified)
+            outline = definition.class_outline if definition is not None else None
+            if outline is not None and method in outline.methods:
+                return f"{definition.key}.{method}"
+        return None
+
+    def has_effect(self, callee: str, effect: str, _seen: set[str] | None = None) -> bool | None:
+        """Does calling ``callee`` (``module:name``, or a qualified name as imported) do
+        ``effect`` (see :mod:`memlint.static.summaries`), itself or through what it calls?
+        True, False, or None when some function of the project on the way cannot be read; a
+        callee outside the project is False (its effects are not the project's to know)."""
+        seen = set() if _seen is None else _seen
+        if callee in seen or len(seen) > 200:
+            return False
+        seen.add(callee)
+        if ":" not in callee:
+            definition = self.definition(callee)
+            if definition is None:
+                return None if self._looks_first_party(callee) else False
+            if definition.kind == "class":
+                callee = f"{definition.key}.__init__"
+                if self.method_owner(definition.qualified, "__init__") is None:
+                    return False
+            else:
+                callee = definition.key
+        function = self.function_summary(callee)
+        if function is None:
+            return None
+        if effect in function.effects:
+            return True
+        unknown = False
+        for inner in function.calls:
+            found = self.has_effect(inner, effect, seen)
+            if found:
+                return True
+            unknown |= found is None
+        return None if unknown else False
+
+    def modules_mentioning(self, word: str) -> list[ModuleFile] | None:
+        """The modules of the project (under its root) whose text holds ``word`` as a whole
+        word: who may call a function, found without parsing anything. None when the project is
+        too large to read here (the answer is unknown)."""
+        files = self._project_files()
+        if files is None:
+            return None
+        pattern = re.compile(rf"\b{re.escape(word)}\b")
+        found = []
+        for path in files:
+            text = self._cached_text(path)
+            if text is not None and pattern.search(text):
+                found.append(self.file_of_path(path))
+        return found
+
+    def _cached_text(self, path: str) -> str | None:
+        digest = file_digest(path)
+        known = self._texts.get(path)
+        if known is None or known[0] != digest:
+            known = self._texts[path] = (digest, _text_of(path) if digest is not None else None)
+        return known[1]
+
+    def only_called_without_grad(self, name: str, here: ModuleFile, local_sites: dict[str, list],
+                                 _seen: frozenset[str] = frozenset()) -> bool:
+        """Is every call of a function named ``name`` in the project made with grad off: under
+        ``no_grad`` / ``inference_mode`` (a decorator, a ``with``, a ``@contextmanager`` that
+        yields under one), or from a function that is itself only called so? ``local_sites``
+        are the calls of the module being checked (``here``: its summary is being made). False
+        when the project makes no such call (it is called from outside: unknown)."""
+        if name in _seen:
+            return True  # a cycle adds no call with grad on
+        if len(_seen) > 8:
+            return False
+        seen = _seen | {name}
+        modules = self.modules_mentioning(name)
+        if modules is None:
+            return False
+        sites = [(site.mode, site.caller.name, site.inherited) for site in local_sites.get(name, ())]
+        for module in modules:
+            if module.path == here.path:
+                continue
+            summary = self.summary(module)
+            if summary is None:
+                return False
+            sites.extend(summary.call_sites.get(name, ()))
+        if not sites:
+            return False
+        for mode, caller, inherited in sites:
+            if mode.value == "off":
+                continue
+            if mode.value == "on" and inherited and caller != MODULE_CODE and self.only_called_without_grad(
+                    caller, here, local_sites, seen):
+                continue
+            return False
+        return True
+
+    def modules_mentioning_in(self, module: ModuleFile, word: str) -> bool:
+        text = _text_of(module.path)
+        return text is not None and re.search(rf"\b{re.escape(word)}\b", text) is not None
+
+    def _project_files(self) -> list[str] | None:
+        if self._all_files is None:
+            files: list[str] = []
+            for folder, dirnames, filenames in os.walk(self.root):
+                dirnames[:] = sorted(d for d in dirnames if not skip_folder_name(d))
+                files.extend(os.path.join(folder, name) for name in sorted(filenames) if name.endswith(".py"))
+                if len(files) > MAX_PROJECT_FILES:
+                    self._too_large = True
+                    break
+            self._all_files = files
+        return None if self._too_large else self._all_files
+
+    def _looks_first_party(self, qualified: str) -> bool:
+        """A name under a package of the project that names nothing memlint can read."""
+        return self.module_file(qualified.split(".", 1)[0]) is not None
+
+    def class_kinds(self, qualified: str) -> ClassKinds:
+        """What a class of the project is, from its bases (see :mod:`memlint.static.frameworks`)."""
+        kinds = PLAIN
+        for base in self.ancestors(qualified):
+            definition = self.definition(base)
+            if definition is None:
+                kinds = kinds.join(external_kinds(base))
+            elif definition.kind != "class":
+                kinds = kinds.join(ClassKinds(unknown_base=True))  # a class made by a function call
+        return kinds
+
+
+def _text_of(path: str) -> str | None:
+    try:
+        return decode_source(read_bytes(path))
+    except Exception:  # unreadable or undecodable: the module is unknown, never an error
+        return None
+
+
+def _still_valid(reads: dict[str, str]) -> bool:
+    return all(file_digest(path) == digest for path, digest in reads.items())
+
+
+# ----- summaries on disk ------------------------------------------------------------------------
+def _summary_file(module: ModuleFile, digest: str) -> Path | None:
+    """Where the summary of ``module`` at ``digest`` is kept: ``.memlint_cache/`` of the
+    project's root, when the run uses the cache (see memlint.static.cache.use_summary_cache)."""
+    folder = summary_folder(module.path)
+    if folder is None:
+        return None
+    key = content_digest(f"{code_fingerprint()}\0{module.name}\0{module.is_package}\0{digest}".encode())
+    return folder / key[:2] / key
+
+
+def _load_summary(module: ModuleFile, digest: str):
+    path = _summary_file(module, digest)
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            entry = pickle.load(fh)
+    except Exception:  # missing, half-written or from another version: a miss
+        return None
+    if not (isinstance(entry, tuple) and len(entry) == 3 and entry[0] == digest and _still_valid(entry[2])):
+        return None
+    return entry
+
+
+def _store_summary(module: ModuleFile, entry: tuple) -> None:
+    path = _summary_file(module, entry[0])
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(entry, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except OSError:
+        pass  # a read-only checkout: summaries stay in memory
+
+
+_projects: dict[str, Project] = {}
+
+
+def project_for(path: str) -> Project | None:
+    """The project a file on disk belongs to (one per project root and process); None for a
+    text that is no file (a snippet, an unsaved editor buffer)."""
+    if not os.path.isfile(path):
+        return None
+    path = os.path.realpath(path)  # a package reached through a symlinked folder is still one package
+    folder, _, _ = import_root(path)
+    root = project_root(folder)
+    project = _projects.get(root)
+    if project is None:
+        project = _projects[root] = Project(root)
+    project.add_import_root(folder)
+    return project

@@ -1,0 +1,56 @@
+"""What a module's functions and methods do, as other modules see them: the summary the
+engine's walk of the module leaves behind (:meth:`memlint.static.engine.FileChecker.module_summary`).
+
+A summary is computed from the module's text and the outlines of the modules it imports (never
+from other modules' summaries), so it is the same whichever module asked first; what it says
+about calls into other modules stays symbolic (a call by qualified name) and is resolved when
+a rule asks (:meth:`memlint.static.facts.Facts.resolve`, :meth:`memlint.static.project.Project.has_effect`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memlint.static.facts import GradMode, GraphValue
+
+# What a function does that other modules' rules ask about (directly, or through its calls).
+BACKWARD = "backward"  # runs a backward pass (or torch.autograd.grad)
+OPTIMIZER_STEP = "optimizer_step"
+SETS_DEVICE = "sets_device"  # torch.cuda.set_device, a torch.cuda.device context, one GPU per process
+PROCESS_GROUP = "process_group"  # torch.distributed.init_process_group
+MODULE_CALL = "module_call"  # runs an nn.Module's forward
+STEP_LOOP = "step_loop"  # holds a loop that runs training or evaluation steps
+
+MODULE_CODE = "<module>"  # the key of the module's top-level statements among its functions
+
+
+@dataclass(frozen=True)
+class FunctionSummary:
+    # What a call returns, in terms of the parameters (see Facts.summary_form); a call into
+    # another module stays a pending call by qualified name.
+    returns: "GraphValue"
+    # The grad mode a decorator or a framework imposes on the body (None: the caller's).
+    entry_grad_mode: "GradMode | None" = None
+    effects: frozenset[str] = frozenset()
+    # What it calls: ``module:function`` / ``module:Class.method`` when known here, else the
+    # qualified name as imported (``pkg.utils.get_device``), resolved when asked.
+    calls: tuple[str, ...] = ()
+    # (parameter, attribute): the method accumulates what it is passed into its object
+    # (``def update(self, val): self.sum += val``).
+    stores: tuple[tuple[str, str], ...] = ()
+    # A @contextmanager: the grad mode its body is in at ``yield`` (what ``with f():`` sets).
+    yield_grad_mode: "GradMode | None" = None
+
+
+@dataclass
+class ModuleSummary:
+    name: str
+    # "function" or "Class.method" -> its summary (nested functions are not summarised), and
+    # MODULE_CODE for the module's top-level statements
+    functions: dict[str, FunctionSummary] = field(default_factory=dict)
+    # The calls this module makes, by the callee's last name (``evaluate`` for ``self.task.evaluate()``):
+    # (the grad mode at the call, the calling function's name, whether that mode is the caller's own
+    # entry mode, set by nothing in it). See Project.only_called_without_grad.
+    call_sites: dict[str, tuple[tuple["GradMode", str, bool], ...]] = field(default_factory=dict)

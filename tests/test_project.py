@@ -1,0 +1,270 @@
+"""The project index: a checked file sees the classes and functions of the other modules of its
+project (relative and absolute imports, re-exports, base classes), results are re-checked when a
+module they read changes, and a single file named inside a package still sees its package."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from memlint.config import Config
+from memlint.static.cache import CACHE_DIR, FORMAT
+from memlint.static.outline import outline_of, resolve_relative
+from memlint.static.project import import_root, project_for
+from memlint.static.runner import check_paths
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+
+
+def codes(result, name: str | None = None) -> list[tuple[str, int, str]]:
+    return sorted((Path(f.path).name, f.line, f.code) for f in result.findings
+                  if name is None or Path(f.path).name == name)
+
+
+PACKAGE = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "",
+    "pkg/models/__init__.py": "from .base import BaseModel\n",
+    "pkg/models/base.py": """
+        import pytorch_lightning as pl
+
+        class BaseModel(pl.LightningModule):
+            pass
+    """,
+    "pkg/utils/__init__.py": "",
+    "pkg/utils/rewards.py": """
+        def detached_reward(loss):
+            return loss.detach() * 2
+
+        def kept_reward(loss):
+            return loss * 2
+    """,
+    "pkg/train.py": """
+        import torch
+        from pkg.models import BaseModel
+        from .utils.rewards import detached_reward
+
+        class Net(BaseModel):
+            def __init__(self):
+                super().__init__()
+                self.layer = torch.nn.Linear(3, 3)
+                self.validation_step_outputs = []
+
+            def forward(self, x):
+                return self.layer(x)
+
+            def validation_step(self, batch, batch_idx):
+                self.validation_step_outputs.append(self(batch))
+
+
+        def train(model, loader, opt):
+            total = 0
+            for x in loader:
+                loss = model(x).sum()
+                reward = detached_reward(loss)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                total += reward
+            return total
+    """,
+}
+
+
+def test_module_names_and_roots(tmp_path):
+    write(tmp_path, PACKAGE)
+    assert import_root(str(tmp_path / "pkg/utils/rewards.py")) == (str(tmp_path), "pkg.utils.rewards", False)
+    assert import_root(str(tmp_path / "pkg/models/__init__.py")) == (str(tmp_path), "pkg.models", True)
+    assert resolve_relative("pkg.train", False, 1, "utils.rewards") == "pkg.utils.rewards"
+    assert resolve_relative("pkg.models", True, 1, "base") == "pkg.models.base"
+    assert resolve_relative("pkg.models.base", False, 2, None) == "pkg"
+
+
+def test_outline_qualifies_bases_and_decorators_through_imports():
+    outline = outline_of(textwrap.dedent("""
+        import torch
+        from torch import nn
+        from .base import Base as B
+
+        class A(B, nn.Module):
+            @torch.no_grad()
+            def f(self, x, *, y=1):
+                pass
+
+        Alias = A
+    """), "pkg.mod", False)
+    assert outline.classes["A"].bases == ("pkg.base.Base", "torch.nn.Module")
+    assert outline.classes["A"].methods["f"].decorators == ("torch.no_grad",)
+    assert outline.classes["A"].methods["f"].parameters(bound=True) == (["x"], ["x", "y"])
+    assert outline.aliases["Alias"] == "pkg.mod.A"
+    assert outline_of("def f(:\n", "m", False) is None
+
+
+def test_ancestry_through_a_reexport_in_another_module(tmp_path):
+    write(tmp_path, PACKAGE)
+    project = project_for(str(tmp_path / "pkg/train.py"))
+    kinds = project.class_kinds("pkg.train.Net")
+    assert kinds.lightning and kinds.module and not kinds.unknown_base
+    assert project.definition("pkg.models.BaseModel").qualified == "pkg.models.base.BaseModel"
+
+
+def test_facts_of_another_module_decide_findings(tmp_path):
+    """Lightning runs validation_step under no-grad (the class is a LightningModule through a base
+    class in another module, re-exported by its package); the reward a helper of another module
+    returns is detached."""
+    write(tmp_path, PACKAGE)
+    assert codes(check_paths([str(tmp_path)], Config(), use_cache=False)) == []
+    # the same loop with the helper that keeps the graph
+    train = tmp_path / "pkg/train.py"
+    train.write_text(train.read_text().replace("detached_reward", "kept_reward"))
+    assert codes(check_paths([str(tmp_path)], Config(), use_cache=False)) == [("train.py", 26, "ML101")]
+
+
+def test_a_single_file_named_inside_a_package_sees_its_package(tmp_path, monkeypatch):
+    """pre-commit names single files, from the repository's root or anywhere else."""
+    write(tmp_path, PACKAGE)
+    (tmp_path / "pkg/train.py").write_text((tmp_path / "pkg/train.py").read_text().replace(
+        "detached_reward", "kept_reward"))
+    monkeypatch.chdir(tmp_path / "pkg" / "utils")
+    result = check_paths([str(tmp_path / "pkg/train.py")], Config(), use_cache=False)
+    assert codes(result) == [("train.py", 26, "ML101")]
+    monkeypatch.chdir(tmp_path)
+    assert codes(check_paths(["pkg/train.py"], Config(), use_cache=False)) == [("train.py", 26, "ML101")]
+
+
+def test_an_edit_in_another_module_rechecks_only_the_files_that_read_it(tmp_path, monkeypatch):
+    write(tmp_path, PACKAGE)
+    write(tmp_path, {"pkg/other.py": "import torch\n\ndef f(x):\n    return x\n"})
+    monkeypatch.chdir(tmp_path)
+    checked: list[str] = []
+    import memlint.static.file_check as file_check
+
+    original = file_check.check_file
+
+    def counting(path, *args, **kwargs):
+        checked.append(Path(path).name)
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(file_check, "check_file", counting)
+    assert codes(check_paths(["."], Config(), jobs=1)) == []
+    checked.clear()
+    assert codes(check_paths(["."], Config(), jobs=1)) == []
+    assert checked == []  # all cached
+    # the helper stops detaching: train.py (which read it) is checked again and now reports
+    rewards = tmp_path / "pkg/utils/rewards.py"
+    rewards.write_text(rewards.read_text().replace("loss.detach() * 2", "loss * 2"))
+    assert codes(check_paths(["."], Config(), jobs=1)) == [("train.py", 26, "ML101")]
+    assert sorted(checked) == ["rewards.py", "train.py"]
+    entries = [json.loads(p.read_text()) for p in (tmp_path / CACHE_DIR / FORMAT).rglob("*")
+               if p.is_file() and "summaries" not in p.parts and p.name != ".gitignore"]
+    depends = [entry["deps"] for entry in entries if entry["deps"]]
+    assert any(str(rewards) in deps for deps in depends)
+
+
+def test_summaries_are_kept_on_disk_and_a_warm_single_file_run_walks_no_other_module(tmp_path, monkeypatch):
+    write(tmp_path, PACKAGE)
+    monkeypatch.chdir(tmp_path)
+    check_paths(["."], Config(), jobs=1)
+    assert list((tmp_path / CACHE_DIR / FORMAT / "summaries").rglob("*"))
+    import memlint.static.project as project_module
+
+    walked: list[str] = []
+    monkeypatch.setattr(project_module.Project, "_summarise",
+                        lambda self, module, text: walked.append(module.name))
+    project_module._projects.clear()  # a new process: nothing in memory
+    train = tmp_path / "pkg/train.py"
+    train.write_text(train.read_text() + "\n")
+    assert codes(check_paths(["pkg/train.py"], Config(), jobs=1)) == []
+    assert walked == []
+
+
+def test_cycles_and_missing_modules_are_unknown_not_errors(tmp_path):
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "pkg/__init__.py": "",
+        "pkg/a.py": "import torch\nfrom .b import g\n\ndef f(x):\n    return g(x)\n",
+        "pkg/b.py": "import torch\nfrom .a import f\nfrom .missing import h\n\ndef g(x):\n    return f(h(x))\n",
+        "pkg/c.py": """
+            import torch
+            from .a import f
+
+            def train(model, loader, opt):
+                total = 0
+                for x in loader:
+                    loss = model(x).sum()
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    total += f(loss)
+                return total
+        """,
+    })
+    result = check_paths([str(tmp_path)], Config(), use_cache=False)
+    assert [f.code for f in result.findings] == []  # f's result is unknown: no evidence of a graph
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("torch.cuda.set_device(local_rank)", []),
+    ("pass", [("launch.py", 8, "ML301"), ("launch.py", 10, "ML301")]),
+])
+def test_set_device_in_a_helper_of_another_module(tmp_path, body, expected):
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "launcher/__init__.py": "",
+        "launcher/utils.py": f"""
+            import os
+            import torch
+
+            def get_device():
+                local_rank = int(os.environ["LOCAL_RANK"])
+                {body}
+                return torch.device("cuda", local_rank)
+        """,
+        "launcher/launch.py": """
+            import torch
+            import torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            from launcher import utils
+
+            def main(model):
+                device = utils.get_device()
+                dist.init_process_group("nccl")
+                model = DDP(model.to(device))
+                dist.barrier()
+        """,
+    })
+    assert codes(check_paths([str(tmp_path / "launcher/launch.py")], Config(), use_cache=False),
+                 "launch.py") == expected
+
+
+def test_files_outside_any_project_marker_still_resolve_their_siblings(tmp_path):
+    """A script folder (no package, no pyproject.toml): ``import utils`` finds utils.py beside it."""
+    write(tmp_path, {
+        "utils.py": "def accuracy(out, y):\n    return (out.argmax(1) == y).float().mean().item()\n",
+        "train.py": """
+            import torch
+            import utils
+
+            def train(model, loader, opt, crit):
+                acc = 0
+                for x, y in loader:
+                    out = model(x)
+                    loss = crit(out, y)
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    acc += utils.accuracy(out, y)
+                return acc
+        """,
+    })
+    assert codes(check_paths([str(tmp_path / "train.py")], Config(), use_cache=False)) == []
+    assert os.path.isfile(tmp_path / "utils.py")
