@@ -53,7 +53,7 @@ def test_a_leak_in_an_lbfgs_closure_names_a_short_holder_and_the_line_that_store
     sites = [site for site in report["sites"] if site["bytes_per_step"] > 0]
     assert [site["line"] for site in sites] == [line_of(name, "prediction = model(t)")]
     assert not any(_in_torch(site["path"]) or _in_torch(site["holder"]["path"] or "") for site in report["sites"])
-    assert report["tensor_bytes_per_step"] >= 4 * 1024  # 4 closure calls a step, 1 KiB each
+    assert report["tensor_bytes_per_step"] >= 1024  # up to 4 closure calls a step, 1 KiB each
 
 
 def test_two_optimizers_step_in_rounds():
