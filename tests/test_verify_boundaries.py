@@ -40,7 +40,11 @@ class Session:
             self.call(sub)
         self.boundaries._module_left(module, (), None)
 
-    def optimizer_step(self, optimizer) -> None:
+    def optimizer_step(self, optimizer, closure_calls=()) -> None:
+        """``optimizer.step()``; LBFGS's ``step(closure)`` calls the closure, and so the model, inside."""
+        self.boundaries._optimizer_starting(optimizer, (), {})
+        for module in closure_calls:
+            self.call(module)
         self.boundaries._optimizer_stepped(optimizer, (), {})
 
 
@@ -80,12 +84,36 @@ def test_a_higher_kind_appearing_late_restarts_the_count():
     assert (s.boundaries.kind, s.steps, s.restarts) == ("optimizer", 2, 1)
 
 
-def test_only_the_first_optimizer_defines_the_step():
+def test_two_optimizers_that_step_in_turn_make_one_step_per_round():
     s, generator, discriminator = Session(), Optimizer(), Optimizer()
     for _ in range(3):
         s.optimizer_step(discriminator)
         s.optimizer_step(generator)
-    assert s.steps == 3
+    assert (s.steps, s.boundaries.owner_label) == (3, "the 2 optimizers")
+
+
+def test_one_optimizer_per_layer_trained_in_turn_counts_every_layer():
+    s, layers = Session(), [Optimizer(), Optimizer(), Optimizer()]
+    for optimizer in layers:  # 4 steps each: the first step of a new layer's optimizer joins a round
+        for _ in range(4):
+            s.optimizer_step(optimizer)
+    assert (s.steps, s.restarts, s.boundaries.owner_label) == (10, 0, "")
+
+
+def test_module_calls_inside_an_optimizer_step_are_part_of_it():
+    s, optimizer, model = Session(), Optimizer(), Module()
+    s.call(model)  # before the first step, as the closure's first call would be
+    for _ in range(5):
+        s.optimizer_step(optimizer, closure_calls=[model] * 20)  # LBFGS: max_iter closure calls
+    assert (s.boundaries.kind, s.steps) == ("optimizer", 5)
+
+
+def test_the_first_step_of_an_optimizer_ends_module_calls_as_steps_when_it_begins():
+    s, optimizer, model = Session(), Optimizer(), Module()
+    for _ in range(30):  # an inference warm-up that calls the model, before training starts
+        s.call(model)
+    s.boundaries._optimizer_starting(optimizer, (), {})
+    assert (s.boundaries.kind, s.steps, s.restarts) == ("optimizer", 0, 1)
 
 
 def test_memlint_step_outranks_the_optimizer():
@@ -133,3 +161,20 @@ def test_step_on_forces_one_kind(forced, expected):
         s.optimizer_step(optimizer)
     s.boundaries.marker()
     assert (s.boundaries.kind, s.steps) == expected
+
+
+def test_an_optimizer_stepped_inside_another_ones_step_is_part_of_it():
+    s, outer, inner = Session(), Optimizer(), Optimizer()
+    for _ in range(3):  # a wrapper (Lookahead, say) steps the optimizer it wraps inside its own step
+        s.boundaries._optimizer_starting(outer, (), {})
+        s.optimizer_step(inner)
+        s.boundaries._optimizer_stepped(outer, (), {})
+    assert (s.steps, s.boundaries.owner_label) == (3, "")
+
+
+def test_a_step_that_raised_does_not_leave_the_next_ones_inside_it():
+    s, optimizer = Session(), Optimizer()
+    s.boundaries._optimizer_starting(optimizer, (), {})  # raised: out of memory, caught by the loop
+    for _ in range(3):
+        s.optimizer_step(optimizer)
+    assert s.steps == 3

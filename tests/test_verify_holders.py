@@ -132,3 +132,25 @@ def test_a_global_of_another_module_of_the_user_is_named_with_its_module(tmp_pat
     run_metrics.HISTORY.append(_loss())
     [found] = _search().find([run_metrics.HISTORY[0]])
     assert (found.name, found.kind, found.container) == ("run_metrics.HISTORY", "global", "list")
+
+
+def test_optimizer_state_is_named_in_one_short_line_and_no_library_line_is_blamed():
+    from memlint.dynamic.recorder import holder_json
+
+    weight = torch.nn.Parameter(torch.randn(51, 1))
+    optimizer = torch.optim.LBFGS([weight], history_size=5, max_iter=3)
+
+    def closure():
+        optimizer.zero_grad()
+        loss = (weight * torch.linspace(0, 1, 51).unsqueeze(1)).pow(2).sum()
+        loss.backward()
+        return loss
+
+    for _ in range(3):
+        optimizer.step(closure)
+    history = optimizer.state[weight]["old_dirs"]
+    [found] = _search(optimizer=optimizer).find([history[0]])
+    assert found.name == "optimizer.state[<Parameter 51×1>]['old_dirs']"  # never the tensor's values
+    assert (found.container, found.items) == ("list", len(history))
+    # LBFGS's own `state["func_evals"] += 1` stores no tensor, and is not the user's line anyway
+    assert holder_json(found, UserFiles())["line"] is None

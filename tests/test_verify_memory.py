@@ -21,7 +21,7 @@ from memlint.dynamic.measure import measure_peak
 from memlint.dynamic.memory import CATEGORIES, PHASES
 from memlint.report.verify_text import memory_lines
 
-GiB, MiB = 1 << 30, 1 << 20
+GiB, MiB, KiB = 1 << 30, 1 << 20, 1 << 10
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -283,7 +283,7 @@ def test_memory_json_has_exactly_the_designed_shape():
     record = _record({"forward": [100, 10, 20, 30, 15, 5], "backward": [90, 10, 20, 30, 0, 0]})
     data = build_memory(_raw(record), warmup=0).to_json()
     assert set(data) == {"peak_bytes", "peak_step", "peak_phase", "peak_by_category", "high_water_by_category",
-                         "fit", "levers"}
+                         "fit", "levers", "levers_matter", "warmup_only"}  # the last two added, as the contract allows
     assert data["peak_by_category"] == {"parameters": 10, "gradients": 20, "optimizer_state": 30,
                                         "activations": 20, "other": 20}
     assert set(data["high_water_by_category"]) == set(CATEGORIES) and data["fit"] is None
@@ -462,3 +462,79 @@ def test_an_inference_run_shows_no_rows_for_gradients_and_optimizer_state():
     rows = [line.split()[0] for line in memory_lines(build_memory(_raw(record), warmup=0))[2:5]]
     assert rows == ["parameters", "activations", "other"]
     assert "no backward pass or optimizer step ran" in "\n".join(memory_lines(build_memory(_raw(record), warmup=0)))
+
+
+def test_a_peak_of_warmup_steps_only_says_what_was_measured():
+    records = [_record({"forward": [100 * MiB, 0, 0, 0, 0, 50 * MiB]}, step=step) for step in (1, 2)]
+    memory = build_memory(_raw(*records), warmup=3)
+    assert memory.warmup_only and memory.to_json()["warmup_only"]
+    text = "\n".join(memory_lines(memory))
+    assert "the highest of the 2 warm-up steps that ran: no measured step ran" in text
+    assert "measured steps" not in text.splitlines()[0].split(":")[1]
+
+
+def test_an_unfinished_step_counts_only_when_the_script_raised_in_it():
+    done = _record({"forward": [100 * MiB, 0, 0, 0, 0, 0]}, step=1)
+    after = _record({"forward": [300 * MiB, 0, 0, 0, 0, 0]}, step=2)
+    raw = {**_raw(done), "partial": after}
+    assert build_memory(raw, warmup=0, unfinished=False).peak_step == 1  # evaluation after the last step
+    memory = build_memory(raw, warmup=0, unfinished=True)
+    assert (memory.peak_step, memory.unfinished_step) == (2, 2)
+    assert "in step 2, unfinished when the script raised" in memory_lines(memory)[0]
+
+
+def test_the_peak_rises_with_the_growth_only_when_it_does():
+    flat = [_record({"forward": [100 * MiB, 0, 0, 0, 0, 0]}, step=step) for step in range(1, 7)]
+    rising = [_record({"forward": [100 * MiB + step * MiB, 0, 0, 0, 0, 0]}, step=step) for step in range(1, 7)]
+    assert "rises" not in memory_lines(build_memory(_raw(*flat), warmup=1), growing=True)[0]
+    assert "(it rises 1.0 MiB/step with the growth above)" in memory_lines(build_memory(_raw(*rising), warmup=1),
+                                                                        growing=True)[0]
+
+
+def test_levers_are_not_shown_when_the_model_is_too_small_for_any_to_matter():
+    record = _record({"forward": [176 * KiB, 0, 0, 0, 0, 120 * KiB]}, batch=64)
+    memory = build_memory(_raw(record), warmup=0)
+    assert memory.levers and not memory.levers_matter  # computed, each >= 1% of the peak, but not shown
+    text = "\n".join(memory_lines(memory))
+    assert ("levers on the peak: none shown; the peak is under 1% of a T4 (14.56 GiB): the model is too small "
+            "for any lever to matter") in text
+    assert "of 32 instead of one" not in text
+    big = build_memory(_raw(record), warmup=0, capacity=parse_capacity("8MiB"))  # a card it is large for
+    assert big.levers_matter and "2 chunks of 32 instead of one batch of 64" in "\n".join(memory_lines(big))
+    tiny = _record({"forward": [176 * KiB, 0, 0, 0, 0, 1 * KiB]}, batch=64)  # saves 0.3%: never offered
+    assert not [lever for lever in build_memory(_raw(tiny), warmup=0).levers if "chunks" in lever.what]
+
+
+def test_waste_findings_on_code_the_run_never_reached_are_not_said_to_raise_the_peak():
+    from memlint.dynamic.report import VerifiedFinding
+    from memlint.findings import Finding
+
+    memory = build_memory(_raw(_record({"forward": [3 * GiB, GiB, 0, 0, 0, 2 * GiB]}, batch=32)), warmup=0)
+    ran = Finding("train.py", 20, 9, 20, 20, "ML207", "eval-outputs-on-gpu", "warning", "outputs kept on the GPU")
+    never = Finding("train.py", 40, 9, 40, 20, "ML201", "grad-enabled-inference", "warning", "eval with grad")
+    text = "\n".join(memory_lines(memory, [VerifiedFinding(ran, False), VerifiedFinding(never, False, reached=False)]))
+    assert "static findings that raise the peak: ML207 (train.py:20)\n" in text + "\n"
+    assert "static findings on code this run never reached (not measured): ML201 (train.py:40)" in text
+
+
+def test_a_time_first_model_reads_its_batch_from_the_second_dimension():
+    class WordModel(nn.Module):  # as PyTorch's word language model: inputs are (sequence, batch)
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed, self.rnn, self.out = nn.Embedding(100, 16), nn.LSTM(16, 16), nn.Linear(16, 100)
+
+        def forward(self, tokens, hidden):
+            output, hidden = self.rnn(self.embed(tokens), hidden)
+            return self.out(output), hidden
+
+    model = WordModel()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with measure_peak() as measured:
+        for _ in range(2):
+            hidden = (torch.zeros(1, 20, 16), torch.zeros(1, 20, 16))
+            logits, _ = model(torch.randint(0, 100, (35, 20)), hidden)
+            optimizer.zero_grad()
+            logits.float().mean().backward()
+            optimizer.step()
+    assert measured.memory.batch["size"] == 20  # not the sequence length, 35
+    assert any("micro-batches of 10 instead of one of 20" in lever.what for lever in measured.memory.levers)

@@ -251,3 +251,50 @@ def test_a_traceback_names_files_under_here_as_the_report_does(monkeypatch, tmp_
     lines = render_text(report).splitlines()
     assert lines[5:8] == ['    File "src/train.py", line 26, in <module>',
                           '    File "/usr/lib/python3/runpy.py", line 3, in run', "  ValueError: bad"]
+
+
+def test_a_growing_line_that_no_static_finding_explains_says_so():
+    report = growth_report()
+    report.findings, report.static_checked = [], True
+    text = render_text(report, sources=SOURCES)
+    assert text.count("= no static rule covers this line") == 2  # the tensor site and the graph site
+    report.static_checked = False  # no static check ran: nothing to say
+    assert "no static rule covers" not in render_text(report, sources=SOURCES)
+    assert "no static rule covers" not in render_text(growth_report(), sources=SOURCES)  # confirmed: covered
+
+
+def test_numbers_read_as_people_read_them():
+    report = stable_report()
+    report.verdict, report.graph_nodes_per_step, report.tensor_bytes_per_step = "growth", -5.14706, 312.5
+    report.sites[0].count_per_step = 0.166667
+    report.memory = None
+    text = render_text(report, sources=SOURCES)
+    assert "per step: tensors +313 B, graph -5.1 nodes, RSS +520.0 KiB" in text
+    assert "(1 allocation every 6 steps)" in text and "0.166667" not in text
+    report.sites = [Site("train.py", _line("all_logits.append"), "main", 0, 312.96, None)]
+    assert "autograd graph +313 nodes/step" in render_text(report, sources=SOURCES)
+
+
+def test_notes_come_under_the_run_line():
+    report = stable_report()
+    report.notes = ["the 23 steps ran training only; `evaluate()` was never reached — run with more steps or "
+                    "--step-on"]
+    lines = render_text(report, sources=SOURCES).splitlines()
+    assert lines[2] == "  note: " + report.notes[0]
+
+
+def test_a_multi_line_exception_is_quoted_by_its_first_line_without_terminal_escapes():
+    from memlint.dynamic.assess import assess
+    from memlint.dynamic.child import headline
+    from memlint.dynamic.launcher import ChildOutcome
+    from memlint.dynamic.options import build_options
+
+    error = RuntimeError("Weights only load failed.\n\x1b[1mIn PyTorch 2.6\x1b[0m the default changed.\n"
+                         "Check the documentation of torch.load to learn more about types accepted by default.")
+    trace = f"Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\nRuntimeError: {error}"
+    result = {"rank": 0, "status": "raised", "step": 0, "device": "cpu", "traceback": trace,
+              "headline": headline(error)}
+    [rank] = assess(ChildOutcome(0, results={0: result}), build_options(script="train.py"))
+    assert rank.reason == ("the script raised before the first of 23 steps (3 warmup + 20 measured): "
+                           "RuntimeError: Weights only load failed.")
+    assert "\x1b" not in rank.details and "In PyTorch 2.6 the default changed." in rank.details

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from memlint.dynamic.bindings import binding_line
+from memlint.dynamic.bindings import binding, binding_line
 from memlint.dynamic.confirm import mark_confirmed
 from memlint.dynamic.report import Holder, Sample, Site, VerifyReport
 from memlint.dynamic.verdict import rising_share, steps_until_exhausted, theil_sen, trend
@@ -253,3 +253,140 @@ def test_holder_text_names_closures_and_graphs():
     graph = Holder("scores", "main", "train.py", 29, "graph", "list", 10, "appended")
     assert _holder_text(closure) == "'outputs' in a closure cell of keep() (list, 9 items, appended at train.py:27)"
     assert _holder_text(graph) == "the autograd graph of 'scores' (appended at train.py:29)"
+
+
+def test_a_holder_line_is_one_that_can_store_what_grows(tmp_path):
+    source = tmp_path / "train.py"
+    source.write_text(textwrap.dedent("""\
+        def train(model, optimizer, batches, metrics):
+            state = {}
+            cache = []
+            outputs = []
+            for x in batches:
+                out = model(x)
+                outputs.extend(out.unbind(0))
+                metrics['acc'] += 1
+                metrics['loss'].append(out.sum())
+                state["func_evals"] += 1
+                model.cache = cache
+    """))
+    path = str(source)
+    assert binding(path, "train", 1, "outputs") == (7, "train", "extended")
+    assert binding(path, "train", 1, "metrics['loss']") == (9, "train", "appended")  # not the 'acc' line
+    assert binding(path, "train", 1, "optimizer.state[<Parameter 51×1>]['old_dirs']") is None
+    assert binding(path, "train", 1, "model.cache") == (11, "train", "assigned")  # not `cache = []`
+    assert binding(path, "train", 1, "cache") is None  # `cache = []` stores nothing that grows
+
+
+PHASED = textwrap.dedent("""\
+    import torch
+
+
+    def train(model, loader, optimizer):
+        model.train()
+        for x, y in loader:
+            loss = model(x).sub(y).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+    def test(model, loader):
+        model.eval()
+        return sum(model(x).sum().item() for x, _ in loader)
+
+
+    def main(model, loader, optimizer, epochs):
+        for epoch in range(epochs):
+            log(epoch)
+            train(model, loader, optimizer)
+            test(model, loader)
+        torch.save(model.state_dict(), "model.pt")
+
+
+    def one_function(model, loader, optimizer, epochs):
+        for epoch in range(epochs):
+            for x, y in loader:
+                step(model, x, y, optimizer)
+            evaluate(model)
+        torch.save(model.state_dict(), "model.pt")
+
+
+    def step(model, x, y, optimizer):
+        model(x).sum().backward()
+        optimizer.step()
+
+
+    def evaluate(model):
+        return model
+
+
+    def log(epoch):
+        print(epoch)
+""")
+
+
+def _frame(path, function, text, since_first_step=True):
+    source = PHASED.splitlines()
+    line = next(i for i, code in enumerate(source, 1) if text in code)
+    first = 1 if function == "<module>" else next(i for i, code in enumerate(source, 1)
+                                                 if code.startswith(f"def {function}("))
+    return {"path": path, "function": function, "first_line": first, "line": line,
+            "since_first_step": since_first_step}
+
+
+def test_what_runs_after_the_measured_loop_is_named_as_never_reached(tmp_path):
+    from memlint.dynamic.phases import note, unreached
+
+    path = tmp_path / "train.py"
+    path.write_text(PHASED)
+    path = str(path)
+    stack = [_frame(path, "main", "        train(model, loader, optimizer)"), _frame(path, "train", "optimizer.step()")]
+    found = unreached(stack, loaders_ended=0)
+    assert [name for name, _, _ in found.calls] == ["test()", "torch.save()"]  # not log(), before the call
+    assert found.covers(path, PHASED.splitlines().index("def test(model, loader):") + 2)  # test()'s body
+    assert note(found, 23, training=True) == ("the 23 steps ran training only; `test()` and `torch.save()` were "
+                                              "never reached — run with more steps or --step-on")
+    # the frame of train() is a new one: an epoch ended since the first step, test() ran; the save did not
+    stack[1]["since_first_step"] = False
+    assert [name for name, _, _ in unreached(stack, loaders_ended=1).calls] == ["torch.save()"]
+
+
+def test_after_an_inner_loop_only_a_loader_that_never_ended_proves_nothing_ran(tmp_path):
+    from memlint.dynamic.phases import unreached
+
+    path = tmp_path / "train.py"
+    path.write_text(PHASED)
+    path = str(path)
+    stack = [_frame(path, "one_function", "            step(model, x, y, optimizer)"),
+             _frame(path, "step", "optimizer.step()", since_first_step=False)]  # a fresh call every step
+    assert [name for name, _, _ in unreached(stack, loaders_ended=0).calls] == ["evaluate()", "torch.save()"]
+    assert [name for name, _, _ in unreached(stack, loaders_ended=2).calls] == ["torch.save()"]
+    assert [name for name, _, _ in unreached(stack, loaders_ended=None).calls] == ["torch.save()"]
+    # a caller blocked in one call since the first step ran nothing after it, whatever the loaders did
+    blocked = unreached(stack[:1] + [dict(stack[1], since_first_step=True)], loaders_ended=2)
+    assert [name for name, _, _ in blocked.calls] == ["evaluate()", "torch.save()"]
+
+
+def test_a_child_that_cannot_start_leaves_a_result_naming_the_cause(tmp_path, monkeypatch):
+    import json
+
+    import memlint.dynamic.runtime as runtime
+    from memlint.dynamic import child
+    from memlint.dynamic.assess import assess
+    from memlint.dynamic.launcher import ChildOutcome
+    from memlint.dynamic.options import build_options
+
+    def broken(config, rank):
+        raise ImportError("libtorch_cpu.so: cannot open shared object file")  # torch half-installed
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"result_dir": str(tmp_path), "script": "train.py"}))
+    monkeypatch.setenv(child.CONFIG_ENV, str(config))
+    monkeypatch.setattr(runtime, "start_session", broken)
+    child.main()
+    result = json.loads((tmp_path / "result-0.json").read_text())
+    [rank] = assess(ChildOutcome(1, results={0: result}), build_options(script="train.py", steps=8, warmup=2))
+    assert rank.verdict == "inconclusive"
+    assert rank.reason == ("memlint could not start the script before the first of 10 steps (2 warmup + 8 measured): "
+                           "ImportError: libtorch_cpu.so: cannot open shared object file")

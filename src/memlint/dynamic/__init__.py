@@ -10,6 +10,7 @@ Parent side (never imports torch):
   assess.py    child results -> verdict and reason per rank (and every failure mode)
   verdict.py   Theil–Sen slope, rising share, thresholds
   confirm.py   ``memlint check`` on the script; mark findings confirmed by growth sites
+  phases.py    what the run never reached: the code after the loop whose steps it measured
   report.py    the report dataclasses and their JSON
   memory.py, budget.py, levers.py, cards.py   the step's peak: its JSON, the fit on a GPU, the levers,
                --gpu-memory sizes and card names
@@ -22,6 +23,7 @@ Child side (``python -m memlint.dynamic.child``):
   runtime.py   sampling at step boundaries, stop with StopVerify, result file
   boundaries.py where a step ends: optimizer step, DataLoader batch, outermost module call, memlint.step()
   recorder.py  samples and final attribution (shared with the in-process pytest fixture)
+  bounded.py   optimizer state bounded by construction (LBFGS's history), left out of the growth
   storages.py  TorchDispatchMode tracking live storages and the user line that made them
   peak.py      the peak inside each step, its phase, and its bytes by class (parameters, gradients, ...)
   graph.py     the tracker extended: tensors behind each storage, autograd nodes they keep alive

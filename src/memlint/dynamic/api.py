@@ -15,6 +15,7 @@ from memlint.dynamic.cards import parse_capacity
 from memlint.dynamic.confirm import mark_confirmed, static_findings
 from memlint.dynamic.launcher import run_child
 from memlint.dynamic.options import VerifyOptions, build_options
+from memlint.dynamic.phases import note, unreached
 from memlint.dynamic.plot import write_plot
 from memlint.dynamic.report import VerifyReport
 
@@ -57,23 +58,30 @@ def run_verify(opts: VerifyOptions, on_progress=None) -> VerifyReport:
     ranks = assess(outcome, opts)
     capacity = parse_capacity(opts.gpu_memory)
     for rank in ranks:
-        raw = outcome.results.get(rank.rank, {}).get("memory")
-        rank.memory = build_memory(raw, warmup=opts.warmup, capacity=capacity,
-                                   device=outcome.results.get(rank.rank, {}).get("device", opts.device))
+        result = outcome.results.get(rank.rank, {})
+        rank.memory = build_memory(result.get("memory"), warmup=opts.warmup, capacity=capacity,
+                                   device=result.get("device") or opts.device,
+                                   unfinished=result.get("status") == "raised")
     top = worst(ranks)
-    device = next((r["device"] for r in outcome.results.values()), opts.device)
+    device = next((r["device"] for r in outcome.results.values() if r.get("device")), None) or next(
+        (d for _, d in sorted(outcome.devices.items()) if d), opts.device)
     report = VerifyReport(
         script=name, device=device, steps=opts.steps, warmup=opts.warmup, verdict=top.verdict,
         reason=(f"rank {top.rank}: " if len(ranks) > 1 else "") + top.reason,
         tensor_bytes_per_step=top.tensor_bytes_per_step, graph_nodes_per_step=top.graph_nodes_per_step,
         rss_bytes_per_step=top.rss_bytes_per_step, samples=top.samples, sites=top.sites,
         ranks=ranks if opts.nproc_per_node > 1 else [], exhausted_at_step=top.exhausted_at_step,
-        details=top.details, memory=worst_memory(r.memory for r in ranks),
+        details=top.details, memory=worst_memory(r.memory for r in ranks), notes=list(top.notes),
     )
     first = outcome.results.get(top.rank) or next(iter(outcome.results.values()), {})
     report.step_boundary, report.step_owner = first.get("step_boundary"), first.get("step_owner") or ""
+    never_ran = unreached(first.get("stack"), first.get("loaders_ended"))
+    phase = note(never_ran, len(report.samples), report.step_boundary == "optimizer")
+    if phase and report.verdict != "inconclusive":
+        report.notes.append(phase)
     static.join()
-    report.findings = mark_confirmed(static.findings, report.sites, report.verdict == "growth")
+    report.static_checked = static.path is not None
+    report.findings = mark_confirmed(static.findings, report.sites, report.verdict == "growth", never_ran)
     if opts.plot and report.samples:
         write_plot(report, opts.plot, opts.threshold, opts.node_threshold)
     return report

@@ -6,6 +6,7 @@ with a plain reason (and the user's traceback or output tail in ``details``).
 
 from __future__ import annotations
 
+import re
 import signal
 
 from memlint.dynamic.boundaries import STEP_ON, nothing_stepped
@@ -15,6 +16,8 @@ from memlint.dynamic.report import Holder, RankReport, Sample, Site
 from memlint.dynamic.verdict import steps_until_exhausted, trend
 
 OUTPUT_TAIL_LINES = 15
+# Terminal escapes (colours, bold) that a script or a library writes into its messages.
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)")
 # growth is a proven leak and wins; a rank that could not be measured beats a stable one.
 _SEVERITY = {"growth": 2, "inconclusive": 1, "stable": 0}
 
@@ -33,7 +36,8 @@ def assess(outcome: ChildOutcome, options: VerifyOptions) -> list[RankReport]:
 def _assess_rank(rank: int, outcome: ChildOutcome, options: VerifyOptions, total: int) -> RankReport:
     result = outcome.results.get(rank)
     step = result["step"] if result else outcome.progress.get(rank, 0)
-    where = f"after {step} of {total} steps ({options.warmup} warmup + {options.steps} measured)"
+    where = (f"after {step} of {total} steps" if step else f"before the first of {total} steps") + (
+        f" ({options.warmup} warmup + {options.steps} measured)")
     tail = _tail(outcome.output)
     if outcome.interrupted:
         return RankReport(rank, "inconclusive", f"interrupted {where}; the script and its processes were stopped")
@@ -45,8 +49,10 @@ def _assess_rank(rank: int, outcome: ChildOutcome, options: VerifyOptions, total
         return RankReport(rank, "inconclusive", _vanished(outcome.returncode, where), details=tail)
     status = result["status"]
     if status == "raised":
-        last = result["traceback"].strip().splitlines()[-1]
-        return RankReport(rank, "inconclusive", f"the script raised {where}: {last}", details=result["traceback"])
+        trace = plain_text(result["traceback"])
+        headline = plain_text(result.get("headline") or trace.strip().splitlines()[-1])
+        who = "memlint could not start the script" if result.get("stage") == "start" else "the script raised"
+        return RankReport(rank, "inconclusive", f"{who} {where}: {headline}", details=trace)
     if status == "exited":
         return RankReport(rank, "inconclusive",
                           f"the script called sys.exit({result['exit_code']}) {where}", details=tail)
@@ -93,18 +99,21 @@ def judge(rank: int, result: dict, options: VerifyOptions) -> RankReport:
         report.reason = ("another torch.profiler was active during the measured steps; memlint cannot "
                          "measure under it: run without the script's own profiler")
         return report
+    bounded = result.get("bounded_state")
+    if bounded:
+        report.notes.append(bounded_note(bounded))
     growing = []
     if tensor.grows:
         growing.append(f"live tensor memory grows {human_bytes(tensor.slope)}/step")
     if nodes.grows:
         held = f" (held by {graph_holder['name']})" if graph_holder and graph_holder.get("name") else ""
-        growing.append(f"the autograd graph grows {nodes.slope:g} nodes/step{held}")
+        growing.append(f"the autograd graph grows {human_count(nodes.slope)} nodes/step{held}")
     if rss.grows:
         growing.append(f"RSS grows {human_bytes(rss.slope)}/step")
     if not growing:
         report.reason = (f"no signal grows over {options.steps} steps: tensors {human_bytes(tensor.slope)}/step "
-                         f"(threshold {human_bytes(options.threshold)}), graph {nodes.slope:g} nodes/step "
-                         f"(threshold {options.node_threshold:g}), RSS {human_bytes(rss.slope)}/step")
+                         f"(threshold {human_bytes(options.threshold)}), graph {human_count(nodes.slope)} nodes/step "
+                         f"(threshold {human_count(options.node_threshold)}), RSS {human_bytes(rss.slope)}/step")
         return report
     report.verdict = "growth"
     report.reason = "; ".join(growing)
@@ -134,20 +143,51 @@ def _graph_site(graph_holder: dict) -> Site | None:
     return None
 
 
+def bounded_note(bounded: dict) -> str:
+    """What the measured steps left out: an optimizer's history that fills up to a bound."""
+    parts = []
+    for history in bounded["histories"]:
+        entries = ", ".join(history["entries"])
+        parts.append(f"{history['optimizer']}'s history ({entries}) holds {history['length']} of at most "
+                     f"{history['hyperparameter']}={history['bound']} entries")
+    return (f"{'; '.join(parts)}: it grew {human_bytes(bounded['bytes_per_step'])}/step while filling, and is "
+            "bounded, so it is left out of the live tensor bytes")
+
+
+def plain_text(text: str) -> str:
+    """``text`` without terminal escapes (torch.load's message is bold on a terminal)."""
+    return _ANSI.sub("", text)
+
+
 def _tail(output: str) -> str:
     """The end of the script's output, without memlint's and runpy's frames in a crash dump."""
+    output = plain_text(output)
     lines = [line for line in output.rstrip().splitlines()
              if "memlint/dynamic/" not in line and "<frozen runpy>" not in line
              and not line.startswith("Extension modules:")]
     return "\n".join(lines[-OUTPUT_TAIL_LINES:])
 
 
+def human_count(value: float) -> str:
+    """A count per step as people read it: 312.96 -> '313', 5.14706 -> '5.1', 6.0 -> '6', -0.04 -> '0'."""
+    if abs(value) >= 10:
+        return f"{_half_up(value):,}"
+    text = f"{_half_up(value * 10) / 10:.1f}".removesuffix(".0")
+    return "0" if text == "-0" else text
+
+
+def _half_up(value: float) -> int:
+    """Rounded half away from zero (Python's round() takes 312.5 to 312)."""
+    return int(value + 0.5) if value >= 0 else -int(-value + 0.5)
+
+
 def human_bytes(value: float) -> str:
-    """1536 -> '1.5 KiB'; signed values keep their sign."""
+    """1536 -> '1.5 KiB'; signed values keep their sign; halves round up, as in :func:`human_count`."""
     sign = "-" if value < 0 else ""
     value = abs(value)
     for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{sign}{value:,.0f} {unit}" if unit == "B" else f"{sign}{value:,.1f} {unit}"
+        shown = _half_up(value) if unit == "B" else _half_up(value * 10) / 10
+        if shown < 1024 or unit == "GiB":
+            return f"{sign}{shown:,} {unit}" if unit == "B" else f"{sign}{shown:,.1f} {unit}"
         value /= 1024
     raise AssertionError("unreachable")

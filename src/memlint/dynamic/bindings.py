@@ -5,23 +5,53 @@ The runtime knows *which* variable holds the growth (``total_loss`` in
 We pick, in this order, inside the holder's function (then the whole file):
 
 1. an augmented assignment ``total_loss += loss``;
-2. an assignment in a loop whose value reads the name (``running = 0.9 * running + loss``);
+2. an assignment whose value reads the name (``running = 0.9 * running + loss``);
 3. a growing call or item store: ``outputs.append(out)``, ``self.cache[k] = y``;
-4. an assignment in a loop; 5. any assignment.
+4. an assignment in a loop; 5. any other assignment.
+
+A line is named only when it can store what grows: never an assignment of an empty
+container or a constant (``outputs = []``), never a variable ``cache`` for a holder reached
+through an attribute (``model.cache``) nor an attribute for a variable, never an item under
+another key than the holder's (``state["func_evals"] += 1`` for ``state['old_dirs']``).
 """
 
 from __future__ import annotations
 
 import ast
+import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 _GROWING_METHODS = {"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "__setitem__"}
-_APPENDING = {"append", "extend", "insert", "add", "appendleft"}
+_ACTION_OF_METHOD = {"append": "appended", "appendleft": "appended", "insert": "appended", "extend": "extended",
+                     "add": "added"}  # the others store
+_TRAILING_ITEM = re.compile(r"\[[^\[\]]*\]$")
+
+
+@dataclass(frozen=True)
+class HolderName:
+    """What a holder's path (``model.block.cache``, ``metrics['loss']``) is called in the source."""
+
+    name: str  # the last attribute or the variable: ``cache``, ``metrics``
+    attribute: bool  # reached through an attribute: ``self.cache`` matches it, a variable ``cache`` does not
+    key: str | None  # the string key right after it: ``'loss'`` of ``metrics['loss']``
+
+
+def holder_name(holder: str, kind: str = "variable") -> HolderName:
+    """``trainer.callbacks[1].buffer`` -> buffer (an attribute); ``metrics['loss']`` -> metrics, key
+    'loss'. A global of another module (``run_metrics.HISTORY``) is a variable in its own file."""
+    base, items = holder, []
+    while (match := _TRAILING_ITEM.search(base)) is not None:
+        items.insert(0, match.group()[1:-1])
+        base = base[:match.start()]
+    key = items[0][1:-1] if items and len(items[0]) >= 2 and items[0][0] == items[0][-1] == "'" else None
+    return HolderName(base.rsplit(".", 1)[-1], "." in base and kind != "global", key)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
 @lru_cache(maxsize=64)
-def _parse(path: str) -> ast.Module | None:
+def parse_source(path: str) -> ast.Module | None:
+    """The file's syntax tree (cached); None when it cannot be read or parsed."""
     try:
         with open(path, encoding="utf-8") as fh:
             return ast.parse(fh.read(), filename=path)
@@ -29,17 +59,32 @@ def _parse(path: str) -> ast.Module | None:
         return None
 
 
-def _matches(node: ast.AST, name: str) -> bool:
+def _matches(node: ast.AST, name: HolderName) -> bool:
     if isinstance(node, ast.Name):
-        return node.id == name
+        return node.id == name.name and not name.attribute
     if isinstance(node, ast.Attribute):
-        return node.attr == name
+        return node.attr == name.name and name.attribute
     if isinstance(node, ast.Subscript):
-        return _matches(node.value, name)
+        inner = node.value
+        if name.key is not None and not isinstance(inner, ast.Subscript):  # the item right after the name
+            index = node.slice
+            if isinstance(index, ast.Constant) and isinstance(index.value, str) and index.value != name.key:
+                return False
+        return _matches(inner, name)
     return False
 
 
-def _reads(node: ast.AST, name: str) -> bool:
+def _empty(value: ast.AST | None) -> bool:
+    """An empty container or a constant: ``[]``, ``{}``, ``0.0``, ``None``, ``list()``."""
+    if value is None or isinstance(value, ast.Constant):
+        return True
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
+        return not (value.elts if not isinstance(value, ast.Dict) else value.keys)
+    return (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and not value.args
+            and not value.keywords and value.func.id in ("list", "dict", "set", "tuple", "deque"))
+
+
+def _reads(node: ast.AST, name: HolderName) -> bool:
     return any(_matches(n, name) for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute)))
 
 
@@ -54,7 +99,7 @@ def _function(tree: ast.Module, function: str, first_line: int) -> ast.AST:
     return tree
 
 
-def _candidates(scope: ast.AST, name: str, function: str):
+def _candidates(scope: ast.AST, name: HolderName, function: str):
     """(priority, line, enclosing function, action) for every statement that could rebind or grow ``name``."""
     def visit(node: ast.AST, in_loop: bool, function: str):
         for child in ast.iter_child_nodes(node):
@@ -69,32 +114,33 @@ def _candidates(scope: ast.AST, name: str, function: str):
     yield from visit(scope, False, function)
 
 
-def _priorities(child: ast.AST, name: str, in_loop: bool):
+def _priorities(child: ast.AST, name: HolderName, in_loop: bool):
     if isinstance(child, ast.AugAssign) and _matches(child.target, name):
         yield 1, "accumulated"
     elif isinstance(child, (ast.Assign, ast.AnnAssign)):
         targets = child.targets if isinstance(child, ast.Assign) else [child.target]
         for target in targets:
-            if isinstance(target, ast.Subscript) and _matches(target.value, name):
+            if isinstance(target, ast.Subscript) and _matches(target, name):
                 yield 3, "stored"
-            elif _matches(target, name):
-                if in_loop and child.value is not None and _reads(child.value, name):
+            elif _matches(target, name) and not _empty(child.value):
+                if _reads(child.value, name):
                     yield 2, "rebound"
                 else:
                     yield (4 if in_loop else 5), "assigned"
     elif (isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute)
           and child.func.attr in _GROWING_METHODS and _matches(child.func.value, name)):
-        yield 3, "appended" if child.func.attr in _APPENDING else "stored"
+        yield 3, _ACTION_OF_METHOD.get(child.func.attr, "stored")
 
 
-def binding(path: str, function: str, first_line: int, holder: str) -> tuple[int, str, str] | None:
+def binding(path: str, function: str, first_line: int, holder: str,
+            kind: str = "variable") -> tuple[int, str, str] | None:
     """(line, function there, action) most telling for ``holder`` (a name or a path such as
-    ``model.cache``); the action says what the line does to it: appended, stored, accumulated,
-    rebound or assigned."""
-    tree = _parse(path)
+    ``model.cache``; ``kind`` as in the report's holder); the action says what the line does to
+    it: appended, extended, added, stored, accumulated, rebound or assigned."""
+    tree = parse_source(path)
     if tree is None:
         return None
-    name = last_name(holder)
+    name = holder_name(holder, kind)
     scope = _function(tree, function, first_line)
     for scope, scope_name in ((scope, function), (tree, "<module>")):
         found = sorted(_candidates(scope, name, scope_name))
@@ -103,12 +149,12 @@ def binding(path: str, function: str, first_line: int, holder: str) -> tuple[int
     return None
 
 
-def grows(path: str, line: int, holder: str) -> bool:
+def grows(path: str, line: int, holder: str, kind: str = "variable") -> bool:
     """Whether the statement at ``line`` appends to, stores in, accumulates into or rebinds ``holder``."""
-    tree = _parse(path)
+    tree = parse_source(path)
     if tree is None:
         return False
-    name = last_name(holder)
+    name = holder_name(holder, kind)
     for node in ast.walk(tree):
         if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, *_LOOPS, ast.If, ast.With,
@@ -122,7 +168,7 @@ def grows(path: str, line: int, holder: str) -> bool:
 
 def last_name(holder: str) -> str:
     """``trainer.callbacks[1].buffer`` -> ``buffer``; ``metrics['loss']`` -> ``metrics``."""
-    return holder.split("[", 1)[0].rsplit(".", 1)[-1] if holder.endswith("]") else holder.rsplit(".", 1)[-1]
+    return holder_name(holder).name
 
 
 def binding_line(path: str, function: str, first_line: int, holder: str) -> tuple[int, str] | None:

@@ -3,7 +3,7 @@
 Four kinds of boundary, by precedence:
 
 ``marker``       each ``memlint.step()`` (the script says where its steps end);
-``optimizer``    each ``Optimizer.step()`` of the first optimizer that steps (a global post hook);
+``optimizer``    each ``Optimizer.step()`` of the closing optimizer (a global post hook; see below);
 ``dataloader``   each batch drawn from a ``torch.utils.data.DataLoader``: a step ends when the
                  next batch is asked for (or the loader is exhausted);
 ``module_call``  each call of an outermost ``nn.Module`` (one not called from another module's
@@ -18,6 +18,17 @@ batches and module calls the busiest source defines the step: the DataLoader (by
 its dataset) or module that has drawn or been called most, so a loader used once
 for statistics, or a module called once at set-up, gives way to the real loop.
 ``--step-on`` forces one kind and ignores the others.
+
+With several optimizers a step is one round of them: it ends at the step of the *closing*
+optimizer, at first the first one that steps. A GAN's discriminator and generator, or one
+optimizer per parameter group, step once each per round. When another optimizer steps twice
+with no step of the closing one in between (one optimizer per layer, trained in turn), the
+rounds have changed: that step ends a step, and that optimizer closes the rounds from then on.
+
+Whatever runs inside an ``Optimizer.step()`` is part of that step: LBFGS calls its closure,
+and so the model, up to ``max_iter`` times per step, and an optimizer that wraps another steps
+it inside its own step; those module calls, batches and inner steps end no step, and an
+optimizer step that begins takes over from module calls and batches at once.
 
 Module hooks cost a little on every module call, so they come off as soon as a
 higher kind is chosen (or never go on when another kind is forced).
@@ -37,7 +48,7 @@ _PRECEDENCE = {kind: rank for rank, kind in enumerate(KINDS)}
 def describe(kind: str | None, owner: str = "") -> str:
     """How a step ends, in words, for the report's header."""
     if kind == "optimizer":
-        return "a step is one optimizer step"
+        return f"a step is one round of {owner}" if owner else "a step is one optimizer step"
     if kind == "dataloader":
         return f"a step is one batch from {owner or 'a DataLoader'}"
     if kind == "module_call":
@@ -81,13 +92,19 @@ class StepBoundaries:
         self._pid = os.getpid()
         self._module_hooks: list = []
         self._original_next = None
+        self._in_optimizer: list[int] = []  # ids of the optimizers whose step() is in progress, outermost first
+        self._round: set[int] = set()  # ids of the optimizers that stepped since the last step ended
+        self.loaders_ended: int | None = None  # DataLoader passes that reached their end (None: not watched)
 
     # -- installing ------------------------------------------------------------------------
     def install(self) -> None:
-        from torch.optim.optimizer import register_optimizer_step_post_hook  # torch: child side only
+        from torch.optim.optimizer import (  # torch: child side only
+            register_optimizer_step_post_hook,
+            register_optimizer_step_pre_hook,
+        )
 
-        if self._wants("optimizer"):
-            register_optimizer_step_post_hook(self._optimizer_stepped)
+        register_optimizer_step_pre_hook(self._optimizer_starting)
+        register_optimizer_step_post_hook(self._optimizer_stepped)
         if self._wants("dataloader"):
             self._patch_dataloader()
         if self._wants("module_call"):
@@ -105,11 +122,16 @@ class StepBoundaries:
         def __next__(iterator):
             key = id(getattr(iterator, "_dataset", iterator))
             boundaries._batch_starting(key, iterator)
-            batch = original(iterator)
+            try:
+                batch = original(iterator)
+            except StopIteration:
+                boundaries.loaders_ended += 1
+                raise
             boundaries._batch_started(key)
             return batch
 
         self._original_next = original
+        self.loaders_ended = 0
         _BaseDataLoaderIter.__next__ = __next__
 
     def _hook_modules(self) -> None:
@@ -132,37 +154,57 @@ class StepBoundaries:
         if self._here() and self._take("marker"):
             self.on_step()
 
-    def _optimizer_stepped(self, optimizer, args, kwargs) -> None:
-        if not self._here():
+    def _optimizer_starting(self, optimizer, args, kwargs) -> None:
+        if not self._here() or not self._wants("optimizer"):
             return
+        if id(optimizer) in self._in_optimizer:  # its previous step raised before its post hook
+            del self._in_optimizer[self._in_optimizer.index(id(optimizer)):]
+        self._in_optimizer.append(id(optimizer))
         if self.kind != "optimizer":
-            if not self._take("optimizer"):
-                return
+            self._take("optimizer")
+
+    def _optimizer_stepped(self, optimizer, args, kwargs) -> None:
+        if not self._here() or not self._wants("optimizer"):
+            return
+        if id(optimizer) in self._in_optimizer:
+            del self._in_optimizer[self._in_optimizer.index(id(optimizer)):]
+        if self._in_optimizer:
+            return  # a step inside another optimizer's step (a wrapper such as Lookahead) is part of it
+        if self.kind != "optimizer" and not self._take("optimizer"):
+            return
+        closing = self._owner() if self._owner is not None else None
+        if closing is None:
             self._owner = weakref.ref(optimizer)
-        elif self._owner() is not optimizer:
-            return  # with several optimizers, the first that steps defines the step
+        elif closing is not optimizer:
+            if id(optimizer) not in self._round:
+                self._round.add(id(optimizer))
+                return
+            self._owner = weakref.ref(optimizer)  # stepped twice in one round: it closes the rounds now
+        stepped = len(self._round | {id(optimizer)})
+        self.owner_label = f"the {stepped} optimizers" if stepped > 1 else ""
+        self._round = set()
         self.on_step()
 
     def _batch_starting(self, key: int, iterator) -> None:
-        if self._here():
+        if self._here() and not self._in_optimizer:
             self._started(key, "dataloader", lambda: _loader_label(iterator))
 
     def _batch_started(self, key: int) -> None:
-        if self.kind == "dataloader":
+        if self.kind == "dataloader" and not self._in_optimizer:
             self._counts[key] = self._counts.get(key, 0) + 1  # batches drawn (not the call that ends an epoch)
             if self._owner == key:
                 self._armed = True
 
     def _module_entering(self, module, args) -> None:
         self._depth += 1
-        if self._depth == 1 and self._here():
+        if self._depth == 1 and self._here() and not self._in_optimizer:
             if self.kind == "module_call":
                 self._counts[id(module)] = self._counts.get(id(module), 0) + 1
             self._started(id(module), "module_call", lambda: _module_label(module))
 
     def _module_left(self, module, args, output) -> None:
         self._depth -= 1
-        if self._depth == 0 and self.kind == "module_call" and self._owner == id(module):
+        if self._depth == 0 and self.kind == "module_call" and self._owner == id(module) and not self._in_optimizer:
             self._armed = True
 
     # -- deciding --------------------------------------------------------------------------
@@ -180,7 +222,7 @@ class StepBoundaries:
             return False
         if self.kind is not None:
             self.on_restart()
-        self.kind, self._owner, self._armed, self._counts = kind, None, False, {}
+        self.kind, self._owner, self._armed, self._counts, self._round = kind, None, False, {}, set()
         self.owner_label = ""
         if _PRECEDENCE[kind] < _PRECEDENCE["module_call"] and self.forced is None:
             self._unhook_modules()

@@ -18,9 +18,10 @@ from __future__ import annotations
 import math
 
 from memlint.dynamic.assess import human_bytes
-from memlint.dynamic.cards import Capacity
+from memlint.dynamic.cards import CARDS, GiB, Capacity
 from memlint.dynamic.levers import levers
 from memlint.dynamic.memory import PHASES, Composition, Fit, MemoryReport, StepPeak, other_bytes
+from memlint.dynamic.verdict import RISING_SHARE, rising_share, theil_sen
 
 MiB = 1 << 20
 
@@ -38,6 +39,10 @@ MIN_PEAK_TO_MEASURE_ALLOCATOR = 256 * MiB
 # Optimizers whose default CUDA step (foreach) copies every parameter once (torch/optim/adam.py,
 # _multi_tensor_adam: torch._foreach_sqrt of the second moments; measured with foreach=True on CPU).
 FOREACH_COPIES = {"Adam", "AdamW", "NAdam", "RAdam", "Adamax"}
+# A peak under this share of the card (the one given, the one it ran on, else the smallest card
+# people train on) leaves nothing for a lever to win: the levers are not shown, and the report says why.
+MIN_SHARE_OF_CARD = 0.01
+SMALLEST_CARD = "T4"
 
 
 def _step_peak(record: dict) -> StepPeak:
@@ -52,29 +57,49 @@ def _step_peak(record: dict) -> StepPeak:
 
 
 def build_memory(raw: dict | None, *, warmup: int, capacity: Capacity | None = None,
-                 device: str = "cpu") -> MemoryReport | None:
-    """The memory section from the child's raw record; None when no step had a peak."""
+                 device: str = "cpu", unfinished: bool = True) -> MemoryReport | None:
+    """The memory section from the child's raw record; None when no step had a peak.
+
+    ``unfinished``: the step in progress when the script ended counts too (it raised: out of
+    memory, say); not when it ended on its own, when what ran after the last step is no step.
+    """
     if not raw or raw.get("error"):
         return None
-    # The step in progress when the script ended (it raised: out of memory, say) counts too.
-    records = [r for r in [*raw.get("steps", []), raw.get("partial")] if r and r.get("phases")]
+    partial = raw.get("partial") if unfinished else None
+    records = [r for r in [*raw.get("steps", []), partial] if r and r.get("phases")]
     if not records:
         return None
     steps = [_step_peak(r) for r in records]
     if not any(s.peak_bytes for s in steps):
         return None
-    measured = [s for s in steps if s.step > warmup] or steps
+    measured = [s for s in steps if s.step > warmup]
+    warmup_only = not measured
+    measured = measured or steps
     top = max(measured, key=lambda s: (s.peak_bytes, -s.step))
     record = next(r for r in records if r["step"] == top.step)
     high = Composition(*(max(values) for values in zip(*(s.high_water.as_tuple() for s in measured))))
     report = MemoryReport(top.peak_bytes, top.step, top.phase, top.at_peak, high, steps=steps,
-                          measured_steps=len(measured), batch=record.get("batch"), allocator=raw.get("allocator"))
+                          measured_steps=len(measured), batch=record.get("batch"), allocator=raw.get("allocator"),
+                          warmup_only=warmup_only, unfinished_step=partial["step"] if record is partial else None,
+                          rises_per_step=_rising(measured))
     if capacity is None and device == "cuda" and raw.get("device_total_bytes"):
         capacity = Capacity(raw["device_total_bytes"], f"this GPU ({human_bytes(raw['device_total_bytes'])})")
     if capacity is not None:
         report.fit = project(record, top, capacity, raw.get("allocator"), foreach_step_bytes(record, raw, device))
     report.levers = levers(record, raw)
+    smallest = CARDS[SMALLEST_CARD]
+    reference = capacity or Capacity(int(smallest * GiB), f"a {SMALLEST_CARD} ({smallest:.2f} GiB)")
+    if top.peak_bytes < MIN_SHARE_OF_CARD * reference.bytes:
+        report.levers_matter = False
+        report.too_small_for = reference.label
     return report
+
+
+def _rising(steps: list[StepPeak]) -> float:
+    """How fast the per-step peak rises over the measured steps (bytes/step), 0 when it does not."""
+    peaks = [s.peak_bytes for s in steps]
+    slope = theil_sen(peaks)
+    return slope if slope > 0 and rising_share(peaks) >= RISING_SHARE else 0.0
 
 
 def project(record: dict, top: StepPeak, capacity: Capacity, allocator: dict | None,

@@ -45,15 +45,39 @@ def user_traceback(exc: BaseException, is_user) -> str:
     return "".join(lines).rstrip("\n")
 
 
+def headline(exc: BaseException) -> str:
+    """``ValueError: the first line of the message``, as a traceback's last line would start."""
+    name = type(exc).__qualname__
+    if type(exc).__module__ not in ("builtins", "__main__"):
+        name = f"{type(exc).__module__}.{name}"
+    lines = str(exc).strip().splitlines()
+    return f"{name}: {lines[0]}" if lines else name
+
+
+def _failed_to_start(config: dict, rank: int, exc: BaseException) -> None:
+    """memlint's own start failed (torch could not be imported, say): leave a result that says so."""
+    data = {"rank": rank, "status": "raised", "stage": "start", "step": 0, "device": None, "samples": [],
+            "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip("\n"),
+            "headline": headline(exc)}
+    path = os.path.join(config["result_dir"], f"result-{rank}.json")
+    with open(path, "w") as fh:
+        json.dump(data, fh)
+
+
 def main() -> None:
     faulthandler.enable()  # a segfault still leaves the Python stack in the captured output
     with open(os.environ[CONFIG_ENV]) as fh:
         config = json.load(fh)
-    import memlint.dynamic.runtime as runtime  # torch: imported once the crash handler is on
+    rank = int(os.environ.get("RANK", "0"))
+    try:
+        import memlint.dynamic.runtime as runtime  # torch: imported once the crash handler is on
 
-    session = runtime.start_session(config, int(os.environ.get("RANK", "0")))
+        session = runtime.start_session(config, rank)
+    except Exception as exc:  # reported by the parent, with its cause
+        _failed_to_start(config, rank, exc)
+        return
     if session.device_error:
-        session.record_end("raised", traceback=session.device_error)
+        session.record_end("raised", traceback=session.device_error, headline=session.device_error)
         return
     try:
         _run_target(config)
@@ -63,7 +87,7 @@ def main() -> None:
         code = exc.code if isinstance(exc.code, int) or exc.code is None else 1
         session.record_end("exited", exit_code=code or 0)
     except BaseException as exc:  # the user's error, reported by the parent
-        session.record_end("raised", traceback=user_traceback(exc, session.is_user))
+        session.record_end("raised", traceback=user_traceback(exc, session.is_user), headline=headline(exc))
     else:
         session.record_end("finished")
     sys.stdout.flush()

@@ -13,6 +13,7 @@ import os
 import re
 
 from memlint.dynamic.bindings import grows, last_name
+from memlint.dynamic.phases import Unreached
 from memlint.dynamic.report import Site, VerifiedFinding
 from memlint.static.runner import check_paths
 
@@ -52,7 +53,7 @@ def confirms(finding, site: Site) -> bool:
         return False
     if _same_file(finding.path, holder.path) and finding.line == holder.line:
         return True
-    if grows(finding.path, finding.line, holder.name):
+    if grows(finding.path, finding.line, holder.name, holder.kind):
         return True
     if _same_file(finding.path, site.path) or _same_file(finding.path, holder.path):
         name = last_name(holder.name)
@@ -64,10 +65,17 @@ def is_confirmed(finding, sites: list[Site]) -> bool:
     return any(confirms(finding, site) for site in sites)
 
 
-def mark_confirmed(findings: list, sites: list[Site], growth: bool) -> list[VerifiedFinding]:
-    """Wrap findings; only a run that showed growth can confirm one. Each keeps the sites it explains."""
+def mark_confirmed(findings: list, sites: list[Site], growth: bool,
+                   never_ran: Unreached | None = None) -> list[VerifiedFinding]:
+    """Wrap findings; only a run that showed growth can confirm one. Each keeps the sites it
+    explains, and says whether the run reached its line (``never_ran``: code it provably did not)."""
     marked = []
     for finding in findings:
         explained = [site for site in sites if confirms(finding, site)] if growth else []
-        marked.append(VerifiedFinding(finding, bool(explained), explained))
+        reached = never_ran is None or not _in(never_ran, finding.path, finding.line)
+        marked.append(VerifiedFinding(finding, bool(explained), explained, reached))
     return marked
+
+
+def _in(never_ran: Unreached, path: str, line: int) -> bool:
+    return any(_same_file(path, ran) and never_ran.covers(ran, line) for ran in never_ran.ranges)

@@ -17,6 +17,7 @@ kept its graph, ``out.cpu()``) are followed too, for the graph only.
 
 from __future__ import annotations
 
+import gc
 import weakref
 
 import torch
@@ -150,6 +151,32 @@ def _reach(start, seen: set) -> None:
             if child is not None and child not in seen:
                 seen.add(child)
                 stack.append(child)
+
+
+def tensors_sharing(keys: set[int], skip: set[int], per_key: int = 4) -> tuple[list[int], list[torch.Tensor]]:
+    """(storage keys, tensors): live tensors on the storages ``keys`` other than those in ``skip``
+    (ids), at most ``per_key`` each, found in one pass over the objects the garbage collector tracks.
+
+    Used once, at the end, for storages whose known tensors lead to no holder: what is kept is
+    often another view of the storage than the one the tracker saw made last (``q`` of
+    ``qkv.chunk(3)``, ``out.squeeze()`` before ``out.view(-1)``), or a tensor made outside the
+    dispatcher around an output it saw (a compiled graph's output, a model output's field).
+    """
+    found_keys: list[int] = []
+    found: list[torch.Tensor] = []
+    per: dict[int, int] = {}
+    for obj in gc.get_objects():
+        if not issubclass(type(obj), torch.Tensor) or id(obj) in skip:  # type(): no __class__ lookups
+            continue
+        try:
+            key = id(obj.untyped_storage())
+        except (RuntimeError, NotImplementedError):
+            continue
+        if key in keys and per.get(key, 0) < per_key:
+            per[key] = per.get(key, 0) + 1
+            found_keys.append(key)
+            found.append(obj)
+    return found_keys, found
 
 
 def saved_storages(tensor: torch.Tensor, wanted: set[int], limit: int = MAX_GRAPH_NODES) -> set[int]:

@@ -188,7 +188,7 @@ def render(root: Root, chain: list[tuple[object, Edge]], target) -> HeapHolder:
             private = private or (isinstance(label, str) and label.startswith("_") and label != "__self__")
             owner = type(owner_obj)
         elif kind in ("key", "index"):
-            text += f"[{label!r}]"
+            text += f"[{key_text(label)}]"
         elif kind == "member":
             text += "{…}"
         elif kind == "ref":
@@ -206,6 +206,22 @@ def render(root: Root, chain: list[tuple[object, Edge]], target) -> HeapHolder:
         rank = USER_INSTANCE if root.kind == "instance" else USER_ROOT
     owner_file = _class_file(owner) if owner is not None else None
     return HeapHolder(text, root.kind, root.function, root.path, root.first_line, container, items, owner_file, rank)
+
+
+MAX_KEY_CHARS = 40
+
+
+def key_text(key) -> str:
+    """A dict key or index as a holder's path shows it, on one short line: ``'loss'``, ``3``,
+    ``<Parameter 51×1>`` (a tensor key, such as an optimizer's state, never its values), ``<Step>``."""
+    if isinstance(key, str):
+        return repr(key if len(key) <= MAX_KEY_CHARS else key[:MAX_KEY_CHARS - 1] + "…")
+    if isinstance(key, (int, float, bool, type(None))):
+        return repr(key)
+    shape = getattr(key, "shape", None) if _is_tensor(key) else None
+    if shape is not None:
+        return f"<{type(key).__name__} {'×'.join(map(str, shape)) if len(shape) else 'scalar'}>"
+    return f"<{type(key).__name__}>"
 
 
 def _class_file(cls) -> str:

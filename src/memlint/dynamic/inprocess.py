@@ -85,7 +85,8 @@ def verify_function(fn, *, steps: int = 20, warmup: int = 3, device: str = "auto
         peaks.uninstall()
     headroom = (torch.cuda.mem_get_info()[0] if device == "cuda" else available_ram())
     result = {"samples": recorder.samples, "sites": sites, "graph_holder": graph_holder,
-              "headroom_bytes": headroom, "device": device, "profiler_conflict": False}
+              "headroom_bytes": headroom, "device": device, "profiler_conflict": False,
+              "bounded_state": recorder.bounded_summary()}
     rank = judge(0, result, options)
     name = getattr(fn, "__qualname__", None) or repr(fn)
     return VerifyReport(name, device, steps, warmup, rank.verdict, rank.reason, rank.tensor_bytes_per_step,

@@ -44,6 +44,7 @@ class ChildOutcome:
     interrupted: bool = False
     results: dict[int, dict] = field(default_factory=dict)  # rank -> result file
     progress: dict[int, int] = field(default_factory=dict)  # rank -> steps reached
+    devices: dict[int, str] = field(default_factory=dict)  # rank -> the device it measured ("cpu", "cuda")
     output: str = ""  # the child's stdout and stderr, profiler noise removed
 
 
@@ -106,6 +107,7 @@ def run_child(options: VerifyOptions, workdir: str, on_progress=None) -> ChildOu
             kill_tree(proc)
         outcome.returncode = proc.returncode
     outcome.progress = _progress(workdir)
+    outcome.devices = _devices(workdir)
     outcome.results = _results(workdir)
     outcome.output = _clean_output(log_path)
     return outcome
@@ -132,12 +134,21 @@ def kill_tree(proc: subprocess.Popen) -> None:
 
 
 def _progress(workdir: str) -> dict[int, int]:
+    return _per_rank(workdir, "progress-", lambda text: int(text or 0))
+
+
+def _devices(workdir: str) -> dict[int, str]:
+    return _per_rank(workdir, "device-", str.strip)
+
+
+def _per_rank(workdir: str, prefix: str, parse) -> dict:
+    """rank -> ``parse(text)`` of each ``<prefix><rank>`` file the child wrote (one being written is skipped)."""
     out = {}
     for name in os.listdir(workdir):
-        if name.startswith("progress-"):
+        if name.startswith(prefix):
             try:
                 with open(os.path.join(workdir, name)) as fh:
-                    out[int(name.split("-", 1)[1])] = int(fh.read() or 0)
+                    out[int(name[len(prefix):])] = parse(fh.read())
             except (OSError, ValueError):
                 continue
     return out

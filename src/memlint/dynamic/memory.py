@@ -111,10 +111,16 @@ class MemoryReport:
     measured_steps: int = 0
     batch: dict | None = None  # {"size", "module"} of the peak step, when seen
     allocator: dict | None = None  # CUDA: {"max_allocated", "max_reserved"}, since the start of the run
+    warmup_only: bool = False  # no measured step ran: the peak is the warm-up steps'
+    unfinished_step: int | None = None  # the peak is in this step, unfinished when the script raised
+    rises_per_step: float = 0.0  # how fast the per-step peak rises over the measured steps (0: it does not)
+    levers_matter: bool = True  # False: the peak is under 1% of the card, no lever can matter
+    too_small_for: str = ""  # the card the peak was compared with, when levers_matter is False
 
     def to_json(self) -> dict[str, Any]:
         return {"peak_bytes": self.peak_bytes, "peak_step": self.peak_step, "peak_phase": self.peak_phase,
                 "peak_by_category": self.peak_by_category.to_json(),
                 "high_water_by_category": self.high_water_by_category.to_json(),
                 "fit": self.fit.to_json() if self.fit else None,
-                "levers": [lever.to_json() for lever in self.levers]}
+                "levers": [lever.to_json() for lever in self.levers], "levers_matter": self.levers_matter,
+                "warmup_only": self.warmup_only}

@@ -107,6 +107,8 @@ class PeakAccountant:
         self.roots: dict[int, weakref.ref] = {}  # outermost modules seen
         self.parameters: dict[int, weakref.ref] = {}
         self.optimizers: dict[int, dict] = {}
+        self._optimizer_refs: dict[int, weakref.ref] = {}
+        self._batch_dimensions: dict[int, int] = {}  # outermost module -> the dimension of its inputs' batch
         self.autocast = False
         self.steps: list[dict] = []
         self.blocks: dict | None = None  # repeated blocks and what they saved, in the highest measured step
@@ -354,7 +356,10 @@ class PeakAccountant:
             del stack[stack.index(module):]
         if not stack and self.batch is None:
             kwargs = rest[0] if len(rest) == 2 else {}
-            size = _leading_dimension(args, kwargs)
+            dimension = self._batch_dimensions.get(id(module))
+            if dimension is None:
+                dimension = self._batch_dimensions[id(module)] = _batch_dimension(module)
+            size = _batch_size(args, kwargs, dimension)
             if size is not None:
                 self.batch = {"size": size, "module": type(module).__name__}
 
@@ -362,6 +367,9 @@ class PeakAccountant:
     def _optimizer_pre(self, optimizer, args, kwargs) -> None:
         self.optimizer_depth += 1
         self.forward_pending = False
+        ref = self._optimizer_refs.get(id(optimizer))
+        if ref is None or ref() is not optimizer:
+            self._optimizer_refs[id(optimizer)] = weakref.ref(optimizer)
         if id(optimizer) not in self.optimizers:
             defaults = getattr(optimizer, "defaults", {}) or {}
             self.optimizers[id(optimizer)] = {"class": type(optimizer).__name__,
@@ -383,6 +391,10 @@ class PeakAccountant:
                     for item in value:
                         if isinstance(item, torch.Tensor):
                             self.classify(item, STATE)
+
+    def live_optimizers(self) -> list:
+        """Every optimizer that stepped and is still alive."""
+        return [optimizer for ref in list(self._optimizer_refs.values()) if (optimizer := ref()) is not None]
 
     # -- steps -------------------------------------------------------------
     def _start_step(self) -> None:
@@ -490,13 +502,24 @@ class PeakAccountant:
         return total
 
 
-def _leading_dimension(args, kwargs) -> int | None:
-    """The batch size a module was called with: the first dimension of its first tensor input."""
+def _batch_dimension(module) -> int:
+    """1 when the model runs its sequences time-first (an RNN, a transformer or attention layer
+    with ``batch_first=False``, torch's default: inputs are (sequence, batch, ...)), else 0."""
+    for sub in module.modules():
+        batch_first = getattr(sub, "batch_first", None)
+        if isinstance(batch_first, bool):
+            return 0 if batch_first else 1
+    return 0
+
+
+def _batch_size(args, kwargs, dimension: int = 0) -> int | None:
+    """The batch size a module was called with: dimension ``dimension`` of its first tensor input
+    (the first, for a one-dimensional input)."""
     for value in (*args, *kwargs.values()):
         if isinstance(value, dict):
             value = next((v for v in value.values() if isinstance(v, torch.Tensor)), None)
         elif isinstance(value, (list, tuple)):
             value = next((v for v in value if isinstance(v, torch.Tensor)), None)
         if isinstance(value, torch.Tensor) and value.dim() >= 1:
-            return int(value.shape[0])
+            return int(value.shape[dimension if value.dim() > dimension else 0])
     return None

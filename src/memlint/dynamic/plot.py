@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Callable, Sequence
 
-from memlint.dynamic.assess import human_bytes
+from memlint.dynamic.assess import human_bytes, human_count
 from memlint.dynamic.axes import Axis, byte_axis, count_axis, step_ticks
 from memlint.dynamic.report import VerifyReport
 from memlint.dynamic.verdict import DEFAULT_NODE_THRESHOLD, DEFAULT_THRESHOLD, theil_sen, trend
@@ -97,7 +97,7 @@ class Signal:
     def rate(self, slope: float) -> str:
         if self.is_bytes:
             return f"{human_bytes(slope)}/step"
-        return f"{slope:,.0f} nodes/step" if abs(slope) >= 100 else f"{slope:.3g} nodes/step"
+        return f"{human_count(slope)} nodes/step"
 
 
 def signal_reading(signal: Signal, steps: Sequence[int], warmup: int) -> str:

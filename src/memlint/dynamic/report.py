@@ -95,9 +95,10 @@ class VerifiedFinding:
     finding: Any  # memlint.findings.Finding
     confirmed: bool
     sites: list = field(default_factory=list)  # the growth sites it explains (not in the JSON)
+    reached: bool = True  # False when the run provably never ran its line (code after the measured loop)
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.finding.to_json(), "confirmed": self.confirmed}
+        return {**self.finding.to_json(), "confirmed": self.confirmed, "reached": self.reached}
 
 
 @dataclass
@@ -115,6 +116,7 @@ class RankReport:
     exhausted_at_step: int | None = None  # step at which memory runs out at this rate
     details: str = ""  # traceback or output tail for failures
     memory: MemoryReport | None = None  # the in-step peak and what it is made of
+    notes: list[str] = field(default_factory=list)  # what the verdict left out or did not see, in words
 
     def to_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "verdict": self.verdict, "reason": self.reason,
@@ -122,7 +124,7 @@ class RankReport:
                 "graph_nodes_per_step": self.graph_nodes_per_step,
                 "rss_bytes_per_step": self.rss_bytes_per_step,
                 "samples": [s.to_json() for s in self.samples], "sites": [s.to_json() for s in self.sites],
-                "memory": self.memory.to_json() if self.memory else None}
+                "memory": self.memory.to_json() if self.memory else None, "notes": list(self.notes)}
 
 
 @dataclass
@@ -147,6 +149,8 @@ class VerifyReport:
     memory: MemoryReport | None = None  # the rank with the highest peak
     step_boundary: str | None = None  # optimizer | dataloader | module_call | marker; None: no step ended
     step_owner: str = ""  # the module's class, or the DataLoader's dataset, that defined the step
+    notes: list[str] = field(default_factory=list)  # what the verdict left out or did not see, in words
+    static_checked: bool = False  # memlint check ran on the script (so a line no finding covers is news)
 
     @property
     def exit_code(self) -> int:
@@ -164,4 +168,5 @@ class VerifyReport:
             "findings": [f.to_json() for f in self.findings],
             "memory": self.memory.to_json() if self.memory else None,
             "ranks": [r.to_json() for r in self.ranks],
+            "notes": list(self.notes),
         }

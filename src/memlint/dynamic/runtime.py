@@ -30,6 +30,12 @@ from memlint.dynamic.usercode import UserFiles, user_frames
 _SESSION: "Session | None" = None
 
 
+def _running_since_the_first_step(frame, event, arg) -> None:
+    """The mark on a frame that ran the first step (see Session._mark_stack); as a local trace
+    function, which it would be under a trace function set later, it traces nothing."""
+    return None
+
+
 class StopVerify(BaseException):
     """Ends the user's script after the last measured step.
 
@@ -66,6 +72,7 @@ class Session:
         self.profiler_conflict = False
         self.profiler = None
         self.done = False
+        self.loaders_ended_before: int | None = None  # DataLoader passes ended before the first step
         step_on = config.get("step_on")
         self.boundaries = StepBoundaries(self.on_step, self.restart, STEP_ON[step_on] if step_on else None)
 
@@ -77,6 +84,8 @@ class Session:
         self.device_error = None
         if requested == "cuda" and not cuda:
             self.device_error = "RuntimeError: --device cuda, but torch.cuda.is_available() is False"
+        with open(os.path.join(self.result_dir, f"device-{self.rank}"), "w") as fh:
+            fh.write(self.device)  # the parent names the device even when the script never ends a step
         self._torch = torch
         self.is_user = UserFiles()  # after importing torch, so that its folder counts as library code
         self.tracker = GraphTracker(self.device, self.is_user)
@@ -99,6 +108,8 @@ class Session:
         if self.done:
             raise StopVerify
         self.step += 1
+        if self.step == 1:
+            self._mark_stack()
         self._watch_profiler()
         self._sample()
         self._write_progress()
@@ -115,6 +126,30 @@ class Session:
         frames = user_frames(sys._getframe(1), self.is_user)
         try:
             return heap.frame_roots(frames, self.is_user)
+        finally:
+            del frames
+
+    def _mark_stack(self) -> None:
+        """Mark the user's frames running at the first step, to tell at the end which ones never
+        returned since (their code after the current line never ran: see memlint.dynamic.phases).
+
+        A frame's ``f_trace`` is read only while a trace function is set (a debugger, coverage):
+        when one is, nothing is marked."""
+        self.loaders_ended_before = self.boundaries.loaders_ended
+        if sys.gettrace() is not None:
+            return
+        for frame in user_frames(sys._getframe(1), self.is_user):
+            if frame.f_trace is None:
+                frame.f_trace = _running_since_the_first_step
+
+    def _stack(self) -> list[dict]:
+        """The user's frames at the end, outermost first, and whether each ran since the first step."""
+        frames = user_frames(sys._getframe(1), self.is_user)
+        try:
+            return [{"path": frame.f_code.co_filename, "function": frame.f_code.co_name,
+                     "first_line": frame.f_code.co_firstlineno, "line": frame.f_lineno,
+                     "since_first_step": frame.f_trace is _running_since_the_first_step}
+                    for frame in reversed(frames)]
         finally:
             del frames
 
@@ -142,7 +177,10 @@ class Session:
         if self.profiler is not None:
             self.profiler.stop()  # writes the trace
         sites, graph_holder = self.recorder.attribute(self._roots())
-        self._write_result("done", sites=sites, graph_holder=graph_holder)
+        ended = self.boundaries.loaders_ended
+        self._write_result("done", sites=sites, graph_holder=graph_holder,
+                           bounded_state=self.recorder.bounded_summary(), stack=self._stack(),
+                           loaders_ended=None if ended is None else ended - (self.loaders_ended_before or 0))
         if threading.current_thread() is not threading.main_thread():
             sys.stdout.flush()
             sys.stderr.flush()

@@ -130,11 +130,12 @@ class StorageTracker(TorchDispatchMode):
             frame = frame.f_back
         return None
 
-    def by_site(self) -> dict[Site, tuple[int, int]]:
-        """Live bytes and storage count per allocation site (sites outside the user's code skipped)."""
+    def by_site(self, left_out: set[int] = frozenset()) -> dict[Site, tuple[int, int]]:
+        """Live bytes and storage count per allocation site (sites outside the user's code skipped),
+        without the storages ``left_out``."""
         totals: dict[Site, list[int]] = defaultdict(lambda: [0, 0])
-        for survivor in self.live.values():
-            if survivor.site is not None:
+        for key, survivor in self.live.items():
+            if survivor.site is not None and key not in left_out:
                 entry = totals[survivor.site]
                 entry[0] += survivor.nbytes
                 entry[1] += 1

@@ -20,7 +20,7 @@ import tokenize
 from dataclasses import replace
 from typing import TYPE_CHECKING, Sequence
 
-from memlint.dynamic.assess import human_bytes
+from memlint.dynamic.assess import human_bytes, human_count
 from memlint.dynamic.boundaries import describe
 from memlint.dynamic.report import Holder, RankReport, Site, VerifiedFinding, VerifyReport
 from memlint.findings import Finding
@@ -54,7 +54,7 @@ def render_text(report: VerifyReport, colour: bool = False, sources: dict[str, s
         out.append(style.paint(heading + rank + ":", BOLD))
         for site in report.sites:
             out.append("")
-            out.extend(site_block(site, report.findings, report.verdict, files, style))
+            out.extend(site_block(site, report.findings, report.verdict, files, style, report.static_checked))
     if report.memory is not None:
         out.append("")
         out.extend(memory_lines(report.memory, report.findings, ranks=report.ranks,
@@ -83,6 +83,7 @@ def headline_lines(report: VerifyReport, style: Style) -> list[str]:
     lines.append(f"  {style.paint(one_line(where(report.script)), BOLD)} ({run})")
     if report.tensor_bytes_per_step is not None and report.verdict != "stable":  # a stable reason gives them
         lines.append(f"  per step{_of_rank(report)}: {signals(report)}")
+    lines.extend(f"  note: {one_line(note)}" for note in report.notes)
     for rank in report.ranks:
         rank_word = style.paint(rank.verdict, BOLD, VERDICT_COLOURS.get(rank.verdict, YELLOW))
         lines.append(f"  rank {rank.rank}: {rank_word}: {one_line(rank.reason)}")
@@ -92,8 +93,8 @@ def headline_lines(report: VerifyReport, style: Style) -> list[str]:
 def signals(r: RankReport | VerifyReport) -> str:
     """``tensors +10.0 KiB, graph +6 nodes, RSS +34.2 KiB``: the slope of each signal."""
     tensors, nodes, rss = r.tensor_bytes_per_step, r.graph_nodes_per_step, r.rss_bytes_per_step
-    return (f"tensors {'+' if tensors > 0 else ''}{human_bytes(tensors)}, "
-            f"graph {'+' if nodes > 0 else ''}{nodes:g} nodes, RSS {'+' if rss > 0 else ''}{human_bytes(rss)}")
+    return (f"tensors {'+' if tensors > 0 else ''}{human_bytes(tensors)}, graph {'+' if nodes > 0 else ''}"
+            f"{human_count(nodes)} nodes, RSS {'+' if rss > 0 else ''}{human_bytes(rss)}")
 
 
 def _of_rank(report: VerifyReport) -> str:
@@ -153,16 +154,23 @@ def _what_grows(site: Site, function: str) -> str:
     """``+10.0 KiB/step in forward() (1 allocation/step), held by ...``."""
     if site.is_graph:
         made = site.holder is None or site.holder.line is None
-        text = f"autograd graph +{site.count_per_step:g} nodes/step" + (" made" if made else "") + function
+        text = f"autograd graph +{human_count(site.count_per_step)} nodes/step" + (" made" if made else "") + function
         return text + (f", kept alive by {holder_text(site.holder)}" if site.holder else "")
-    count = site.count_per_step
-    text = (f"+{human_bytes(site.bytes_per_step)}/step{function} "
-            f"({count:g} allocation{'' if count == 1 else 's'}/step)")
+    text = f"+{human_bytes(site.bytes_per_step)}/step{function} ({allocations(site.count_per_step)})"
     return text + (f", held by {holder_text(site.holder)}" if site.holder else "")
 
 
-_ACTIONS = {"appended": "appended to {} here", "stored": "stored in {} here",
-            "accumulated": "accumulated into {} here", "rebound": "{} rebound here", "assigned": "{} assigned here"}
+def allocations(per_step: float) -> str:
+    """``1 allocation/step``, ``3 allocations/step``, ``1 allocation every 6 steps`` (not 0.166667/step)."""
+    if 0 < per_step < 0.95:
+        return f"1 allocation every {human_count(1 / per_step)} steps"
+    count = human_count(per_step)
+    return f"{count} allocation{'' if count == '1' else 's'}/step"
+
+
+_ACTIONS = {"appended": "appended to {} here", "extended": "{} extended here", "added": "added to {} here",
+            "stored": "stored in {} here", "accumulated": "accumulated into {} here", "rebound": "{} rebound here",
+            "assigned": "{} assigned here"}
 
 
 def _holder_label(holder: Holder) -> str:
@@ -175,8 +183,9 @@ def confirmed_by(site: Site, findings: Sequence[VerifiedFinding]) -> list[Findin
 
 
 def site_block(site: Site, findings: Sequence[VerifiedFinding], verdict: str, sources: Sources,
-               style: Style) -> list[str]:
-    """One growing site, drawn like a finding of ``memlint check``."""
+               style: Style, static_checked: bool = False) -> list[str]:
+    """One growing site, drawn like a finding of ``memlint check``; with ``static_checked``, a
+    growing site that no static finding explains says so (what the rules should learn next)."""
     severity = _SITE_SEVERITY.get(verdict, "info")
     text = sources.lines(_at(site.path, site.line))
     code = _code_span(text, site.line)
@@ -204,12 +213,15 @@ def site_block(site: Site, findings: Sequence[VerifiedFinding], verdict: str, so
     confirmed = confirmed_by(site, findings)
     width = _gutter_width(marks)
     pad = " " * width
-    if confirmed:
+    if confirmed or (static_checked and verdict == "growth"):
         if drawn:
             lines.append(f"{pad} {style.gutter('|')}")
         for finding in confirmed:
             what = f"confirms {finding.code} at {where(finding.path, finding.line)}"
             lines.append(f"{pad} {style.gutter('=')} {style.paint(what, BOLD)} ({finding.name})")
+        if not confirmed:
+            lines.append(f"{pad} {style.gutter('=')} no static rule covers this line (memlint check finds nothing "
+                         "that explains this growth)")
     return lines
 
 
@@ -303,11 +315,17 @@ def memory_lines(memory: MemoryReport, findings=(), ranks=(), growing: bool = Fa
                  style: Style | None = None) -> list[str]:
     """The peak, its composition and high-water marks as a short table; the fit; the levers."""
     style = style or Style(False)
-    counted = (f"the highest of {memory.measured_steps} measured steps" if memory.measured_steps > 1
-               else "the only measured step")
-    if growing:
-        counted += " (it rises with the growth above)"
-    peak = f"peak memory: {human_bytes(memory.peak_bytes)} in step {memory.peak_step} ({memory.peak_phase})"
+    if memory.warmup_only:
+        ran = len(memory.steps)
+        counted = ((f"the highest of the {ran} warm-up steps that ran" if ran > 1 else "the one warm-up step that ran")
+                   + ": no measured step ran, and a peak is otherwise taken over the measured steps only")
+    else:
+        counted = (f"the highest of {memory.measured_steps} measured steps" if memory.measured_steps > 1
+                   else "the only measured step")
+    if growing and memory.rises_per_step:
+        counted += f" (it rises {human_bytes(memory.rises_per_step)}/step with the growth above)"
+    step = f"step {memory.peak_step}" + (", unfinished when the script raised" if memory.unfinished_step else "")
+    peak = f"peak memory: {human_bytes(memory.peak_bytes)} in {step} ({memory.peak_phase})"
     lines = [f"{style.paint(peak, BOLD)}, {counted}"]
     measured_ranks = [r for r in ranks if r.memory is not None]
     if len(measured_ranks) > 1:
@@ -349,12 +367,17 @@ def memory_lines(memory: MemoryReport, findings=(), ranks=(), growing: bool = Fa
         if fit.max_batch is not None:
             lines.append(f"  largest batch that would fit: ~{fit.max_batch:,} (measured at {fit.batch:,}; "
                          "activations and other scale with the batch)")
-    if memory.levers:
+    if not memory.levers_matter:
+        lines.append(f"levers on the peak: none shown; the peak is under 1% of {memory.too_small_for}: "
+                     "the model is too small for any lever to matter")
+    elif memory.levers:
         lines.append(style.paint("levers on the peak (estimated from this measurement):", BOLD))
         width = max(len(human_bytes(lever.saves_bytes)) for lever in memory.levers) + 1
         lines.extend(f"  {'-' + human_bytes(lever.saves_bytes):>{width}}  {lever.what}" for lever in memory.levers)
-    waste = [vf.finding for vf in findings if vf.finding.code.startswith("ML2")]
-    if waste:
-        lines.append("static findings that raise the peak: "
-                     + ", ".join(f"{f.code} ({where(f.path, f.line)})" for f in waste))
+    waste = [vf for vf in findings if vf.finding.code.startswith("ML2")]
+    for reached, heading in ((True, "static findings that raise the peak: "),
+                             (False, "static findings on code this run never reached (not measured): ")):
+        listed = [vf.finding for vf in waste if vf.reached == reached]
+        if listed:
+            lines.append(heading + ", ".join(f"{f.code} ({where(f.path, f.line)})" for f in listed))
     return lines
