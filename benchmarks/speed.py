@@ -16,11 +16,16 @@ Installs a pinned corpus (skorch, torchtnt, pytorch-ignite sources, no dependenc
 and prints each time with its ratio to the bare parse. ``--instructions`` adds the one-file runs
 counted in CPU instructions by valgrind's callgrind, which a busy machine does not change, and
 ``--baseline SRC`` (another memlint's ``src`` folder, e.g. a checkout of the last release) puts
-its counts beside ours: the before/after figures of a change. The corpus runs use no server, so that
+its counts beside ours: the before/after figures of a change. Its last row is a changed module
+inside a project whose other modules were checked before (results and module summaries cached):
+what pre-commit pays when one module of a package is edited. ``--index`` instead prints the CPU
+time to build the project index of the corpus from cold (every module summarised) beside a cold
+check of it. The corpus runs use no server, so that
 their CPU time is all in this process's children. Targets (issue 4): cold <= 1.5x,
 warm <= 0.1x, one file < 0.3 s with the server.
 
     python3 benchmarks/speed.py [--runs 5] [--jobs 0] [--instructions [--baseline OTHER/src]]
+    python3 benchmarks/speed.py --index
 """
 
 from __future__ import annotations
@@ -219,6 +224,42 @@ def instruction_table(work: str, one: str, baseline: str | None) -> None:
                 count = instructions([path], work, root)
             row.append(f"{count / 1e6:16,.0f}" if count else f"{'n/a':>16}")
         print(f"{'  ' + label:36}" + "".join(row))
+    # A changed file inside a project whose other modules were all checked before (their
+    # results and summaries are cached): what pre-commit pays on an edit of one module.
+    row = []
+    for index, (_, root) in enumerate(versions):
+        project = os.path.join(work, f"project_{index}")
+        shutil.copytree(SITE / "ignite", os.path.join(project, "ignite"))
+        Path(project, "pyproject.toml").write_text("")
+        env = dict(LOCAL_ENV, PYTHONPATH=root)
+        subprocess.run([sys.executable, "-m", "memlint", "check", "ignite"], cwd=project, capture_output=True, env=env)
+        edited = Path(project, ONE_FILE)
+        edited.write_text(edited.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+        count = instructions([ONE_FILE], project, root)
+        row.append(f"{count / 1e6:16,.0f}" if count else f"{'n/a':>16}")
+    print(f"{'  changed module of a warm project':36}" + "".join(row))
+
+
+def index_cost(files: list[str]) -> None:
+    """CPU seconds to summarise every module of a cold project (the index), beside a cold check
+    of the same files, in this process: the index must cost at most one cold check."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    from memlint.config import Config
+    from memlint.static import project as project_module
+    from memlint.static.runner import check_paths
+
+    project_module._projects.clear()
+    start = time.process_time()
+    for path in files:
+        project = project_module.project_for(path)
+        project.summary(project.file_of_path(path))
+    index = time.process_time() - start
+    project_module._projects.clear()
+    start = time.process_time()
+    check_paths(files, Config(), use_cache=False, jobs=1)
+    check = time.process_time() - start
+    print(f"index of a cold project: {index:.2f} s CPU for {len(files)} modules; a cold check: {check:.2f} s "
+          f"({index / check:.2f}x)")
 
 
 def main() -> None:
@@ -228,6 +269,8 @@ def main() -> None:
     parser.add_argument("--instructions", action="store_true",
                         help="also count the one-file runs in CPU instructions (valgrind; slow)")
     parser.add_argument("--baseline", metavar="SRC", help="with --instructions: another memlint's src folder")
+    parser.add_argument("--index", action="store_true",
+                        help="only: CPU time to build the project index of the corpus, beside a cold check of it")
     options = parser.parse_args()
     jobs = options.jobs or os.cpu_count() or 1
 
@@ -235,6 +278,9 @@ def main() -> None:
     files = corpus_files()
     lines = sum(Path(f).read_bytes().count(b"\n") for f in files)
     print(f"corpus: {len(files)} files, {lines} lines ({', '.join(PINNED)}); {jobs} processes")
+    if options.index:
+        index_cost(files)
+        return
 
     # Run from a scratch folder (no pyproject.toml above it) so the cache is ours alone.
     work = tempfile.mkdtemp(prefix="memlint-speed-")

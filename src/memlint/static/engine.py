@@ -1388,17 +1388,9 @@ def _is_true(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
 
 
-# Module methods that return the module itself: ``m.eval().requires_grad_(False).to(device)``.
-_SELF_RETURNING_METHODS = frozenset({"eval", "train", "requires_grad_", "to", "cuda", "cpu", "half", "float",
-                                     "double", "bfloat16", "type"})
-
-
 def _mode_target(receiver: cst.BaseExpression) -> str | None:
     """The module a mode change applies to: ``sampler`` for ``sampler.eval().requires_grad_(False)``."""
-    while (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute)
-           and receiver.func.attr.value in _SELF_RETURNING_METHODS):
-        receiver = receiver.func.value
-    return dotted_name(receiver)
+    return dotted_name(F.without_self_returning_calls(receiver))
 
 
 def _mode_change(method: str, call: cst.Call) -> str | None:

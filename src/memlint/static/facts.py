@@ -726,20 +726,12 @@ class FunctionScope(Scope):
         """Is all of ``place`` (``losses``, ``self.history``, ``totals['loss']``) backpropagated
         here: ``sum(losses).backward()``, ``total = torch.stack(losses).sum(); total.backward()``?
         Backpropagating one element (``history[-1].backward()``) is not."""
-        seen: set[str] = set()
-        frontier = list(self.backward_places)
-        while frontier:
-            current = frontier.pop()
-            if current in seen:
-                continue
-            seen.add(current)
-            if current == place:
-                return True
-            if current in self.inputs:
-                continue
-            for value in self.stored_values.get(current, ()):
-                frontier.extend(places_in(value))
-        return False
+        def stored_in(current: str) -> Iterator[str]:
+            if current not in self.inputs:
+                for value in self.stored_values.get(current, ()):
+                    yield from places_in(value)
+
+        return reaches(self.backward_places, stored_in, lambda current: current == place)
 
     def derives_from(self, sources: Iterable[str], targets: Iterable[str], skip: Iterable[str] = ()) -> bool:
         """Are any of ``targets`` among ``sources`` or what they were computed from (following
@@ -747,17 +739,28 @@ class FunctionScope(Scope):
         targets, skip = set(targets), set(skip)
         if not targets:
             return False
-        seen: set[str] = set()
-        frontier = list(sources)
-        while frontier:
-            name = frontier.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            if name in targets:
-                return True
-            frontier.extend(n for n in self.derived_from.get(name, ()) if n not in skip)
-        return False
+        return reaches(sources, lambda name: (n for n in self.derived_from.get(name, ()) if n not in skip),
+                       targets.__contains__)
+
+
+def visit(starts: Iterable[str], step: Callable[[str], Iterable[str]], limit: int = 5_000) -> Iterator[str]:
+    """Every name reached from ``starts`` by ``step`` (what a name was computed from, stored
+    from, passed to...), each once, depth first: the one walk over a function's value-flow
+    edges that facts and rules ask questions of (:func:`reaches`)."""
+    seen: set[str] = set()
+    frontier = list(starts)
+    while frontier and len(seen) < limit:
+        name = frontier.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        yield name
+        frontier.extend(step(name))
+
+
+def reaches(starts: Iterable[str], step: Callable[[str], Iterable[str]], goal: Callable[[str], bool]) -> bool:
+    """Does a walk from ``starts`` along ``step`` reach a name ``goal`` accepts?"""
+    return any(goal(name) for name in visit(starts, step))
 
 
 class ClassScope(Scope):
@@ -1172,49 +1175,24 @@ class Facts:
         return not any(self.grad_mode_explicit)
 
     def outlives_iteration(self, target: cst.BaseExpression) -> bool:
-        """Does the place ``target`` names survive the current loop iteration?
-
-        Attributes (``self.x``) and subscripts of them always do; a plain name does unless it
-        was (re)bound earlier in this iteration of the innermost loop.
-        """
+        """Does the place ``target`` names survive the current loop iteration? A name or an
+        attribute (``self.x``, and subscripts of them) does unless it was (re)bound earlier in
+        this iteration of the innermost loop (``self.loss = self._make_empty_loss()`` at its top)."""
         name = storage_name(target)
         if name is None:
             return False
         loop = self.loop
         if loop is None:
             return False
-        if "." in name:
-            return True
         return name not in loop.bound_this_iteration
 
     def outlived_loops(self, target: cst.BaseExpression) -> list[Loop]:
         """The loops of this function, innermost first, whose iteration the place ``target``
-        names survives (an attribute survives them all; a name those it was not bound in)."""
+        names survives: those it was not (re)bound in, earlier in the iteration."""
         name = storage_name(target)
         if name is None:
             return []
-        loops = self.loops_in_function()
-        if "." in name:
-            return loops[::-1]
-        return [loop for loop in reversed(loops) if name not in loop.bound_this_iteration]
-
-    def project_class(self, node: cst.BaseExpression) -> str | None:
-        """The qualified name of the class of another module of the project that ``node`` is an
-        instance of: a name or ``self.x`` bound to ``Meter(...)`` with ``Meter`` imported from the
-        project, or an element of one bound to ``defaultdict(Meter)``."""
-        container = type(node) is cst.Subscript
-        dotted = dotted_name(node.value if container else node)
-        binding = self.lookup(dotted) if dotted is not None else None
-        built = binding.node if binding is not None else None
-        if type(built) is not cst.Call:
-            return None
-        cls = built.func
-        if container:
-            if (dotted_name(built.func) or "").rsplit(".", 1)[-1] != "defaultdict" or not built.args:
-                return None
-            cls = built.args[0].value
-        definition = self.project_definition(self.qualified_name(cls))
-        return definition.qualified if definition is not None and definition.kind == "class" else None
+        return [loop for loop in reversed(self.loops_in_function()) if name not in loop.bound_this_iteration]
 
     def project_stores(self, class_qualified: str, method: str, arguments: Iterable["str | int"]) -> dict:
         """What ``method`` of a class of another module of the project keeps of a call's
@@ -1312,8 +1290,7 @@ class Facts:
         ``torch.empty_like(x)``, ``x.new_zeros(...)``): writes into it overwrite its slots."""
         binding = self.lookup(node.value) if type(node) is _NAME else None
         value = binding.node if binding is not None else None
-        while type(value) is cst.Call and type(value.func) is _ATTRIBUTE and value.func.attr.value in _SELF_RETURNING:
-            value = value.func.value  # torch.zeros(...).float().to(device)
+        value = without_self_returning_calls(value)  # torch.zeros(...).float().to(device)
         if type(value) is not cst.Call:
             return False
         qualified = self.qualified_name(value.func) or ""
@@ -1341,8 +1318,7 @@ class Facts:
         dotted = dotted_name(call.func)
         binding = self.lookup(dotted) if dotted is not None else None
         built = binding.node if binding is not None else None
-        while type(built) is cst.Call and type(built.func) is _ATTRIBUTE and built.func.attr.value in _SELF_RETURNING:
-            built = built.func.value
+        built = without_self_returning_calls(built)
         if type(built) is cst.Call:
             qualified = self.qualified_name(built.func) or ""
             if qualified.startswith("torch.nn.") and not qualified.startswith("torch.nn.parallel"):
@@ -1850,17 +1826,25 @@ class Facts:
         return GraphValue.pending_call(PendingCall(key, tuple(sorted(arguments.items())), starred, module_call))
 
     def constructed_by(self, node: cst.BaseExpression) -> str | None:
-        """The qualified name of what built the object a name (or ``self.x``) holds:
-        ``accelerate.Accelerator`` for ``accelerator = Accelerator(...)``."""
-        dotted = dotted_name(node)
+        """The qualified name of what built the object ``node`` holds: a name or ``self.x`` bound
+        to ``X(...)`` (``.to(device)``, ``.cuda()``, ``.eval()`` on the way), or an element of one
+        bound to ``defaultdict(X)``: ``accelerate.Accelerator`` for ``accelerator = Accelerator(...)``."""
+        element = type(node) is cst.Subscript
+        dotted = dotted_name(node.value if element else node)
         binding = self.lookup(dotted) if dotted is not None else None
         value = binding.node if binding is not None else None
-        return self.qualified_name(value.func) if type(value) is cst.Call else None
+        value = without_self_returning_calls(value)
+        if type(value) is not cst.Call:
+            return None
+        if element:
+            if (dotted_name(value.func) or "").rsplit(".", 1)[-1] != "defaultdict" or not value.args:
+                return None
+            return self.qualified_name(value.args[0].value)
+        return self.qualified_name(value.func)
 
     def project_instance_class(self, node: cst.BaseExpression) -> str | None:
         """The qualified name of the class of another module of the project that ``node`` is an
-        instance of: ``self`` in a class deriving from one, or a name or ``self.x`` bound to
-        ``Cls(...)`` (``.to(device)``, ``.cuda()``, ``.eval()`` on the way)."""
+        instance of: ``self`` in a class deriving from one, or what :meth:`constructed_by` names."""
         if self.project is None:
             return None
         if type(node) is _NAME and node.value == "self":
@@ -1869,14 +1853,7 @@ class Facts:
                 return None
             return f"{self.module_name}.{info.name}" if any(
                 self.project_definition(base) is not None for base in info.base_names) else None
-        dotted = dotted_name(node)
-        binding = self.lookup(dotted) if dotted is not None else None
-        value = binding.node if binding is not None else None
-        while type(value) is cst.Call and type(value.func) is _ATTRIBUTE and value.func.attr.value in _SELF_RETURNING:
-            value = value.func.value
-        if type(value) is not cst.Call:
-            return None
-        definition = self.project_definition(self.qualified_name(value.func))
+        definition = self.project_definition(self.constructed_by(node))
         return definition.qualified if definition is not None and definition.kind == "class" else None
 
     def summary_form(self, value: GraphValue, function: "FunctionScope") -> GraphValue:
@@ -2406,8 +2383,8 @@ _ALLOCATING_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full
 # What makes a loop's body a step's work (see Loop.runs_steps).
 _WORK = frozenset({"module_call", "backward", "optimizer_step"})
 # Module methods that return the module: ``Net().to(device).eval()`` is the Net.
-_SELF_RETURNING = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16",
-                             "requires_grad_"})
+SELF_RETURNING_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16",
+                                    "requires_grad_", "type"})
 # Builtins whose result is computed from the values (or the elements) they are given.
 _COMBINING_BUILTINS = frozenset({"max", "min", "sum", "abs", "pow", "divmod"})
 # Conventional names of loss modules (their calls return the loss first).
@@ -2470,6 +2447,14 @@ def _returns_own_state(function: cst.FunctionDef) -> bool:
 def agreed_grad_mode(modes: "set[GradMode | None]") -> "GradMode | None":
     """The mode every yield agrees on, or None."""
     return next(iter(modes)) if len(modes) == 1 else None
+
+
+def without_self_returning_calls(node: "cst.CSTNode | None") -> "cst.CSTNode | None":
+    """``Net().to(device).eval()`` -> ``Net()``: what a chain of module (or tensor) methods that
+    return their receiver was called on."""
+    while type(node) is cst.Call and type(node.func) is _ATTRIBUTE and node.func.attr.value in SELF_RETURNING_METHODS:
+        node = node.func.value
+    return node
 
 
 def _holds_callable(binding: "Binding | None") -> bool:

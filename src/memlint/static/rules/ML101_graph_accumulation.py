@@ -15,7 +15,7 @@ from typing import Callable
 import libcst as cst
 
 from memlint.static.facts import (
-    GraphValue, builds_a_sequence, concatenated_onto, dotted_name, expression_children, names_in, operands,
+    GraphValue, reaches, builds_a_sequence, concatenated_onto, dotted_name, expression_children, names_in, operands,
     parameter_for, place_of, storage_name,
 )
 from memlint.static.fixes import call_method, detach_fix, detached_text, graph_accumulation_fix, item_text
@@ -229,7 +229,7 @@ class GraphAccumulation(Rule):
         class_name = facts.instance_class_name(receiver)  # the class may be defined further down
         # self.meters[k].update(v): the class is read once every method has filled self.meters
         held_in_object = class_name is None and (storage_name(held) or "").startswith("self.")
-        elsewhere = facts.project_class(receiver) if class_name is None and not held_in_object else None
+        elsewhere = facts.project_instance_class(receiver) if class_name is None and not held_in_object else None
         if class_name is None and not held_in_object and elsewhere is None:
             return
         passed = []
@@ -330,20 +330,16 @@ class GraphAccumulation(Rule):
         facts = self.facts
         loop = facts.loop
         derived = facts.function.derived_from
-        frontier = set().union(*(_value_names(v) for v in values))
-        seen: set[str] = set()
-        while frontier:
-            current = frontier.pop()
-            if current in seen:
-                continue
-            seen.add(current)
-            if current == name:
-                return True
-            if loop is not None and current in loop.bound_this_iteration:
-                binding = facts.lookup(current)
-                if binding is not None and binding.graph.state != 0:  # not an index or a count
-                    frontier |= derived.get(current, set())
-        return False
+
+        def computed_from(current: str) -> set[str]:
+            if loop is None or current not in loop.bound_this_iteration:
+                return set()
+            binding = facts.lookup(current)
+            if binding is None or binding.graph.state == 0:  # an index or a count
+                return set()
+            return derived.get(current, set())
+
+        return reaches(set().union(*(_value_names(v) for v in values)), computed_from, lambda current: current == name)
 
     def _growing_key(self, node: cst.Assign, target: cst.Subscript, value: cst.BaseExpression) -> None:
         """``d[step] = out`` with a key that changes every iteration or call."""

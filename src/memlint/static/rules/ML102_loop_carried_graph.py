@@ -23,12 +23,13 @@ itself (a warning when its graph comes from the forward's input, named in the me
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterator
 
 import libcst as cst
 
 from memlint.static.facts import (
     GRAPH_ENDING_METHODS, TENSOR_METHODS, backpropagated_expr, builds_a_sequence, concatenated_onto,
-    FunctionScope, Graph, GraphValue, Loop, dotted_name, names_in, root_name, storage_name,
+    FunctionScope, Graph, GraphValue, Loop, dotted_name, names_in, reaches, root_name, storage_name,
 )
 from memlint.static.triggers import TORCH_PACKAGES
 from memlint.static.rule import Invalid, Rule
@@ -1457,19 +1458,13 @@ class MyBatchNorm2d(nn.BatchNorm2d):
 def _derives_from_place(names: set[str], place: str, function: FunctionScope) -> bool:
     """Were ``names`` computed, in ``function``, from ``place`` (through any value a name was
     bound to: ``memories = torch.stack([self.memory[a] for a in agents])`` reads ``self.memory``)?"""
-    seen: set[str] = set()
-    frontier = list(names)
-    while frontier and len(seen) < 200:
-        name = frontier.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        if name == place or name.startswith(place + "."):  # self.memory.get(agent) reads self.memory
-            return True
+    def computed_from(name: str) -> Iterator[str]:
         for value in function.stored_values.get(name, ()):
-            frontier.extend(names_in(value))
-        frontier.extend(function.derived_from.get(name, ()))
-    return False
+            yield from names_in(value)
+        yield from function.derived_from.get(name, ())
+
+    # self.memory.get(agent) reads self.memory
+    return reaches(names, computed_from, lambda name: name == place or name.startswith(place + "."))
 
 
 def _state_names(name: str, function: FunctionScope) -> set[str]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import FunctionScope, Graph, Kind, Loop, backpropagated_expr, names_in
+from memlint.static.facts import FunctionScope, Graph, Kind, Loop, backpropagated_expr, names_in, visit
 from memlint.static.fixes import remove_keyword_fix
 from memlint.static.rule import Invalid, Rule
 from memlint.static.rules.ML101_graph_accumulation import fit, source_of
@@ -171,22 +171,17 @@ class RetainGraphInLoop(Rule):
 
     def _graph_ancestors(self, function: FunctionScope, names: frozenset[str]) -> set[str]:
         """The names that hold (or may hold) a graph, that the backpropagated tensor comes from."""
-        found: set[str] = set()
-        frontier = list(names)
-        while frontier:
-            name = frontier.pop()
-            if name in found:
-                continue
+        def holds_a_graph(name: str) -> bool:
             binding = self._binding(function, name)
             if binding is None or binding.kind is Kind.MODULE or binding.called:
-                continue  # (a module or another callable: not a tensor with a graph)
+                return False  # (a module or another callable: not a tensor with a graph)
             # The backpropagated tensor itself has a graph whatever its binding says (a loop
             # target such as `loss` in `for loss in losses` is bound without one).
-            if binding.graph.state is Graph.NONE and name not in names:
-                continue
-            found.add(name)
-            frontier.extend(function.derived_from.get(name, ()))
-        return found
+            return binding.graph.state is not Graph.NONE or name in names
+
+        holding = [name for name in visit(names, lambda name: function.derived_from.get(name, ())
+                                          if holds_a_graph(name) else ()) if holds_a_graph(name)]
+        return set(holding)
 
     def _graph_from_outside(self, function: FunctionScope, record: _Backward, ancestors: set[str],
                             bound: set[str]) -> bool:

@@ -15,7 +15,9 @@ libraries do to support models users wrapped themselves; a module that also offe
 launches: ignite's ``auto_model``, transformers' Trainer without ``torchrun``); a
 framework's DataParallel strategy class (a base named ``*Strategy``: Lightning's
 ``strategy="dp"``), which runs only when the user asks for it; tests (``test_*`` files and
-functions). Said less (info): a wrapped module of this file whose ``forward`` computes the
+functions); a wrapper used for inference only where it is made (a local that does not leave a
+function running no backward pass and no optimizer step): each batch's gathered outputs are
+used and freed. Said less (info): a wrapped module of this file whose ``forward`` computes the
 loss, the documented fix for the imbalance (only the losses are gathered).
 """
 
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.static.facts import FUNCTIONAL_LOSS_WORDS, dotted_name, is_test_file
+from memlint.static.facts import FUNCTIONAL_LOSS_WORDS, dotted_name, is_test_file, names_in
 from memlint.static.rule import Invalid, Rule
 from memlint.static.rules.ML101_graph_accumulation import source_of
 
@@ -53,9 +55,24 @@ class DataParallel(Rule):
         if isinstance(wrapped, cst.Name):  # what the name is bound to, looked up now (decided at the end)
             binding = self.facts.lookup(wrapped.value)
             wrapped = binding.node if binding is not None else None
-        self.at_module_exit(lambda: self._decide(node, qualified.rsplit(".", 1)[-1], wrapped))
+        function, bound = self.facts.function, self._checker.assign_targets
+        self.at_module_exit(lambda: self._decide(node, qualified.rsplit(".", 1)[-1], wrapped, function, bound))
 
-    def _decide(self, node: cst.Call, name: str, wrapped: cst.CSTNode | None) -> None:
+    @staticmethod
+    def _inference_only(function, bound: frozenset[str]) -> bool:
+        """Is the wrapped model used for inference only, where it is made: bound to a local name
+        that does not leave the function (not returned, not stored on an object), in a function
+        that runs no backward pass and no optimizer step?"""
+        if not bound or function.has_backward or function.has_optimizer_step or function.name == "<module>":
+            return False
+        if any(name in function.returned_names or "." in name for name in bound):
+            return False
+        return not any(name in names_in(value) for place, values in function.stored_values.items()
+                       if "." in place for value in values for name in bound)
+
+    def _decide(self, node: cst.Call, name: str, wrapped: cst.CSTNode | None, function, bound: frozenset[str]) -> None:
+        if self._inference_only(function, bound):
+            return  # each batch's outputs are gathered, used and freed: no loss, no gradients pile up
         cls = self.facts.instance_class(wrapped) if wrapped is not None else None
         forward = self.facts.find_method(cls, "forward") if cls is not None else None
         if forward is not None and any(_is_loss(callee) for callee in self.facts.calls_made(forward, depth=1)):
@@ -77,6 +94,19 @@ class DataParallel(Rule):
         )
 
     VALID = [
+        # inference only, where it is made: each batch's outputs gathered, moved to the CPU, freed
+        """
+import torch
+from torch import nn
+
+def embed(model, loader):
+    model = nn.DataParallel(model.cuda()).eval()
+    embeddings = []
+    with torch.no_grad():
+        for x in loader:
+            embeddings.append(model(x.cuda()).cpu())
+    return torch.cat(embeddings)
+""",
         # DistributedDataParallel, one process per GPU
         """
 import os
