@@ -181,9 +181,10 @@ def cold_breakdown(path: str, work: str) -> dict[str, float]:
     return seconds
 
 
-def instructions(args: list[str], cwd: str, source_root: str) -> int | None:
+def instructions(args: list[str], cwd: str, source_root: str, before=None) -> int | None:
     """CPU instructions of ``memlint check ARGS`` (no server), counted by callgrind; None
-    without valgrind."""
+    without valgrind. ``before``: called between the uncounted warm-up run and the counted one
+    (to edit a file, so that the counted run sees it changed)."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         return None
@@ -193,6 +194,8 @@ def instructions(args: list[str], cwd: str, source_root: str) -> int | None:
     env = {key: value for key, value in LOCAL_ENV.items() if key != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = source_root
     subprocess.run([sys.executable, "-m", "memlint", "check", *args], cwd=cwd, capture_output=True, env=env)
+    if before is not None:
+        before()
     done = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
                            "-m", "memlint", "check", *args], cwd=cwd, capture_output=True, text=True, env=env)
     for line in done.stderr.splitlines():
@@ -234,8 +237,11 @@ def instruction_table(work: str, one: str, baseline: str | None) -> None:
         env = dict(LOCAL_ENV, PYTHONPATH=root)
         subprocess.run([sys.executable, "-m", "memlint", "check", "ignite"], cwd=project, capture_output=True, env=env)
         edited = Path(project, ONE_FILE)
-        edited.write_text(edited.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
-        count = instructions([ONE_FILE], project, root)
+
+        def edit() -> None:
+            edited.write_text(edited.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+
+        count = instructions([ONE_FILE], project, root, before=edit)
         row.append(f"{count / 1e6:16,.0f}" if count else f"{'n/a':>16}")
     print(f"{'  changed module of a warm project':36}" + "".join(row))
 

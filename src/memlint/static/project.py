@@ -99,13 +99,15 @@ def import_root(path: str) -> tuple[str, str, bool]:
 
 
 def project_root(folder: str) -> str:
-    """The nearest folder at or above ``folder`` holding a project marker, else ``folder``."""
+    """The nearest folder at or above ``folder`` holding a project marker, else ``folder``. A
+    folder memlint never checks on the way (a virtualenv, ``site-packages``, a hidden or build
+    folder) ends the search there: what lies in it is not the project above it."""
     current = folder
     while True:
         if any(os.path.exists(os.path.join(current, marker)) for marker in PROJECT_MARKERS):
             return current
-        parent = os.path.dirname(current)
-        if parent == current:
+        parent, name = os.path.split(current)
+        if parent == current or skip_folder_name(name) or name == "site-packages":
             return folder
         current = parent
 
@@ -369,14 +371,16 @@ class Project:
             unknown |= found is None
         return None if unknown else False
 
-    def modules_mentioning(self, word: str) -> list[ModuleFile] | None:
+    def modules_mentioning(self, word: str, called: bool = False) -> list[ModuleFile] | None:
         """The modules of the project (under its root) whose text holds ``word`` as a whole
-        word: who may call a function, found without parsing anything. None when the project is
-        too large to read here (the answer is unknown)."""
+        word (``called``: followed by an opening parenthesis, not in a ``def``): who may call a
+        function, found without parsing anything. None when the project is too large to read
+        here (the answer is unknown)."""
         files = self._project_files()
         if files is None:
             return None
-        pattern = re.compile(rf"\b{re.escape(word)}\b")
+        escaped = re.escape(word)
+        pattern = re.compile(rf"(?<!def )\b{escaped}\s*\(" if called else rf"\b{escaped}\b")
         found = []
         for path in files:
             text = self._cached_text(path)
@@ -403,10 +407,12 @@ class Project:
         if len(_seen) > 8:
             return False
         seen = _seen | {name}
-        modules = self.modules_mentioning(name)
+        sites = [(site.mode, site.caller.name, site.inherited) for site in local_sites.get(name, ())]
+        if any(mode.value == "on" and not inherited for mode, _, inherited in sites):
+            return False  # called here with grad on, explicitly: no need to read further
+        modules = self.modules_mentioning(name, called=True)
         if modules is None:
             return False
-        sites = [(site.mode, site.caller.name, site.inherited) for site in local_sites.get(name, ())]
         for module in modules:
             if module.path == here.path:
                 continue

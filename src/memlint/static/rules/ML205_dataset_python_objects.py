@@ -17,7 +17,10 @@ class (or for a dataset it cannot name). ``num_workers`` counts as above zero wh
 literal above 0 or any non-literal expression (``args.workers``, ``os.cpu_count()``): a
 configurable worker count is there to be raised. No ``num_workers`` (the default, 0) or a
 literal 0 is not flagged; small attributes named like ``classes``, ``transforms``,
-``columns``, ``keys`` are not flagged either.
+``columns``, ``keys`` are not flagged either; nor a container that ``__getitem__`` does not
+read one entry per sample (not indexed by the item index, or by a key looked up with it, and
+not what ``__len__`` counts): one entry per file or shard, found with ``bisect`` over offsets,
+is bounded by the number of files.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import ClassInfo, dotted_name
+from memlint.static.facts import ClassInfo, dotted_name, names_in
 from memlint.static.rule import Invalid, Rule
 
 _LOADERS = frozenset({"json.load", "json.loads", "pickle.load", "pickle.loads", "yaml.load", "yaml.safe_load",
@@ -153,6 +156,8 @@ class DatasetPythonObjects(Rule):
         ):
             return
         attribute = storage.attribute
+        if self._read_per_sample(storage.info, attribute) is False:
+            return  # one entry per file or shard (read by another index): bounded by the file count
         if "pandas." in storage.how:
             message = f"'{attribute}' holds a pandas frame ({storage.how}) whose string columns workers copy"
             help = "convert the columns to numpy arrays in __init__ (strings as one fixed-width or arrow array)"
@@ -165,6 +170,23 @@ class DatasetPythonObjects(Rule):
             message = f"'{attribute}' holds Python objects ({storage.how}) that workers copy as they read them"
             help = "store the samples in numpy arrays, an arrow table, or one serialized buffer with offsets"
         self.report(storage.node, message, help=help, needs_grad=False)
+
+    def _read_per_sample(self, info: ClassInfo, attribute: str) -> bool | None:
+        """Is ``attribute`` read one entry per sample: indexed by ``__getitem__``'s index
+        (``self.rows[idx]``, ``self.rows.iloc[idx]``), or its length is ``__len__``'s? None when
+        the class defines no ``__getitem__`` to tell (a base's, an iterable dataset's)."""
+        methods = self.facts.class_methods.get(info.name, {})
+        getitem = methods.get("__getitem__")
+        if getitem is None:
+            return None
+        params = [p.name.value for p in getitem.params.params]
+        index = params[1] if len(params) > 1 else None
+        reads = _Reads(attribute if attribute.startswith("self.") else f"self.{attribute}", index)
+        getitem.body.visit(reads)
+        length = methods.get("__len__")
+        if length is not None:
+            length.body.visit(reads)
+        return reads.per_sample
 
     def _class_and_subclasses(self, info: ClassInfo) -> set[str]:
         names = {info.name}
@@ -257,6 +279,30 @@ class DatasetPythonObjects(Rule):
         return None
 
     VALID = [
+        # one entry per file, read through offsets: bounded by the file count, not the samples
+        """
+import bisect
+from torch.utils.data import DataLoader, Dataset
+
+class FolderDataset(Dataset):
+    def __init__(self, paths):
+        self.files = []
+        for path in paths:
+            self.files.append(FileDataset(path))
+        self.offsets = [0]
+        for f in self.files:
+            self.offsets.append(self.offsets[-1] + len(f))
+
+    def __len__(self):
+        return self.offsets[-1]
+
+    def __getitem__(self, item):
+        index = bisect.bisect(self.offsets, item) - 1
+        return self.files[index][item - self.offsets[index]]
+
+def loader(paths):
+    return DataLoader(FolderDataset(paths), num_workers=4)
+""",
         # samples in a numpy array
         """
 import numpy as np
@@ -465,6 +511,46 @@ def make_loader(dataset, workers):
     return DataLoader(dataset, batch_size=32, num_workers=workers, persistent_workers=True)
 """, line=11),
     ]
+
+
+class _Reads(cst.CSTVisitor):
+    """Whether a method reads ``place`` at ``index`` (``place[index]``, ``place.iloc[index]``,
+    ``place[index][...]``), or returns ``len(place)``."""
+
+    def __init__(self, place: str, index: str | None) -> None:
+        self.place = place
+        self.from_index = {index} if index is not None else set()  # the index and names computed from it
+        self.per_sample = False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        # key = self.keys[index], i = index % n: still one sample's; not through a call
+        # (file = bisect(self.offsets, index): many samples to one entry)
+        if self._sample_key(node.value):
+            for target in node.targets:
+                self.from_index |= names_in(target.target) - {"self"}
+
+    def _sample_key(self, value: cst.BaseExpression) -> bool:
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            return bool(names_in(value) & self.from_index)
+        if isinstance(value, cst.BinaryOperation):
+            return self._sample_key(value.left) or self._sample_key(value.right)
+        if isinstance(value, cst.Subscript):
+            return any(isinstance(element.slice, cst.Index) and self._sample_key(element.slice.value)
+                       for element in value.slice)
+        return False
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        owner = node.value
+        if isinstance(owner, cst.Attribute) and owner.attr.value in ("iloc", "loc", "at", "iat"):
+            owner = owner.value
+        if dotted_name(owner) == self.place and any(
+                isinstance(element.slice, cst.Index) and self._sample_key(element.slice.value)
+                for element in node.slice):
+            self.per_sample = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if dotted_name(node.func) == "len" and node.args and dotted_name(node.args[0].value) == self.place:
+            self.per_sample = True
 
 
 def _is_small(attribute: str) -> bool:
