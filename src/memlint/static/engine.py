@@ -206,15 +206,9 @@ class FileChecker:
         if project is None:
             return False
         here = project.file_of_path(self.path)
-        while isinstance(function, FunctionScope) and function is not self.facts.module_scope:
-            if not function.has_backward and project.only_called_without_grad(
-                    function.name, here, self.facts.call_sites):
-                return True
-            parent = function.parent
-            while parent is not None and not isinstance(parent, FunctionScope):
-                parent = parent.parent
-            function = parent
-        return False
+        return any(scope is not self.facts.module_scope and not scope.has_backward
+                   and project.only_called_without_grad(scope.name, here, self.facts.call_sites)
+                   for scope in _enclosing_functions(function))
 
     def _run_deferred(self, scope: F.Scope) -> None:
         while scope.deferred:
@@ -1448,12 +1442,15 @@ def _inside(inner: FunctionScope, outer: FunctionScope) -> bool:
     return False
 
 
-def _inside_function_named(function: object, names: set[str]) -> bool:
+def _enclosing_functions(function: object) -> Iterable[FunctionScope]:
+    """``function`` and the functions it is nested in, innermost first."""
     while isinstance(function, FunctionScope):
-        if function.name in names:
-            return True
+        yield function
         parent = function.parent
         while parent is not None and not isinstance(parent, FunctionScope):
             parent = parent.parent
         function = parent
-    return False
+
+
+def _inside_function_named(function: object, names: set[str]) -> bool:
+    return any(scope.name in names for scope in _enclosing_functions(function))

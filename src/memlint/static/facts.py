@@ -1643,17 +1643,7 @@ class Facts:
             if summary is None and self.deciding and not self.module_done:
                 raise Pending
             return UNKNOWN_VALUE  # a recursive call, or a function never walked (a lambda)
-        self._resolving.add(call.callee)
-        try:
-            result = self.resolve(_instantiate(summary, dict(call.arguments), call.starred))
-        finally:
-            self._resolving.discard(call.callee)
-        if call.module_call:
-            result = _floored(result)
-        for key in call.path:
-            part = result.part(key)
-            result = part if part is not None else result.element
-        return result
+        return self._call_returns(call, summary)
 
     def _resolve_project_call(self, call: "PendingCall") -> GraphValue:
         """A call of a function of another module of the project: its summary's return value,
@@ -1663,9 +1653,15 @@ class Facts:
         function = self.project.function_summary(call.callee) if self.project is not None else None
         if function is None or call.callee in self._resolving:
             return UNKNOWN_VALUE
+        return self._call_returns(call, function.returns)
+
+    def _call_returns(self, call: "PendingCall", returns: GraphValue) -> GraphValue:
+        """What ``call`` gets back from a function whose summary says it returns ``returns``
+        (in terms of its parameters): the call's arguments put in, a module's output floored to
+        a graph, the part the call's result was unpacked into."""
         self._resolving.add(call.callee)
         try:
-            result = self.resolve(_instantiate(function.returns, dict(call.arguments), call.starred))
+            result = self.resolve(_instantiate(returns, dict(call.arguments), call.starred))
         finally:
             self._resolving.discard(call.callee)
         if call.module_call:
