@@ -341,3 +341,18 @@ def test_no_exception_escapes_check_source_on_generated_programs():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)  # hypothesmith compiles odd programs
         run()
+
+
+def test_syntax_newer_than_this_python_is_no_syntax_error(tmp_path):
+    """A file in Python 3.12's syntax (``type`` statements, generic functions) checked by an older
+    Python: libcst reads it, so it is checked, not reported as a syntax error."""
+    import sys
+
+    from memlint.static.file_check import check_file
+
+    (tmp_path / "types.py").write_text("type FeatureDict = dict[str, int]\n\ndef first[T](xs: list[T]) -> T:\n"
+                                       "    return xs[0]\n")
+    (tmp_path / "broken.py").write_text("def f(:\n    pass\n")
+    assert [f.code for f in check_file(str(tmp_path / "types.py"), ["ML101", "ML901"])] == []
+    assert [f.code for f in check_file(str(tmp_path / "broken.py"), ["ML101", "ML901"])] == ["ML901"]
+    assert sys.version_info >= (3, 10)

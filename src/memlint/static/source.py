@@ -194,6 +194,19 @@ def python_parse(source: str):
         return ast.parse(source)
 
 
+def syntax_error(source: str) -> UncheckableFile | None:
+    """The syntax error of ``source``, for a file no rule reads: Python's own, unless libcst
+    parses it (syntax newer than the Python memlint runs on: ``type X = ...`` on 3.11)."""
+    error = python_syntax_error(source)
+    if error is None or too_deeply_bracketed(source) or has_long_line(source):
+        return error
+    try:
+        parse_module(source)
+    except Exception:
+        return error
+    return None
+
+
 def python_syntax_error(source: str, too_deep: bool = False) -> UncheckableFile | None:
     """The syntax error Python itself reports for ``source`` (None if it parses). When
     Python's parser gives up (too deep, out of memory): None, or with ``too_deep`` an error

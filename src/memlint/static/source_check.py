@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 
 from memlint.catalogue import RUNNER_CODES
 from memlint.findings import Finding
-from memlint.static.source import python_syntax_error
+from memlint.static.source import syntax_error
 from memlint.static.suppress import UNUSED_CODE, parse_suppressions, unused_suppressions
 from memlint.static.triggers import codes_that_could_match
 
@@ -29,7 +29,7 @@ def check_source(source: str, path: str, codes: Sequence[str], ignored: Sequence
         from memlint.static.module_check import check_module
 
         return check_module(source, path, to_run, selected, parser)
-    error = python_syntax_error(source)
+    error = syntax_error(source)
     if error is not None:
         raise error
     if to_run:  # only ML903 could report: the comments suffice
