@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 import stat
+import sys
 import threading
 import tokenize
 import warnings
@@ -198,13 +199,27 @@ def syntax_error(source: str) -> UncheckableFile | None:
     """The syntax error of ``source``, for a file no rule reads: Python's own, unless libcst
     parses it (syntax newer than the Python memlint runs on: ``type X = ...`` on 3.11)."""
     error = python_syntax_error(source)
-    if error is None or too_deeply_bracketed(source) or has_long_line(source):
+    if error is None or not _newer_syntax_on(source, error.line) or too_deeply_bracketed(source) \
+            or has_long_line(source):
         return error
     try:
         parse_module(source)
     except Exception:
         return error
     return None
+
+
+# Statements of Python 3.12's grammar that older Pythons reject: ``type X = ...`` and generic
+# ``def f[T]`` / ``class C[T]``. Only an error on such a line is worth libcst's second opinion
+# (a plain broken file stays libcst-free).
+_NEWER_SYNTAX = re.compile(r"^\s*(type\s+\w+\s*(\[|=)|(async\s+)?def\s+\w+\s*\[|class\s+\w+\s*\[)")
+
+
+def _newer_syntax_on(source: str, line: int) -> bool:
+    if sys.version_info >= (3, 12):
+        return False
+    lines = source.splitlines()
+    return 0 < line <= len(lines) and _NEWER_SYNTAX.match(lines[line - 1]) is not None
 
 
 def python_syntax_error(source: str, too_deep: bool = False) -> UncheckableFile | None:
