@@ -318,3 +318,52 @@ def test_a_meter_of_another_module_that_keeps_what_it_is_given(tmp_path):
     write(tmp_path, METERS)
     result = check_paths([str(tmp_path / "pkg" / "train.py")], Config(select=["ML101"]), use_cache=False, jobs=1)
     assert codes(result) == [("train.py", 11, "ML101"), ("train.py", 13, "ML101")]
+
+
+COUNTS = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "",
+    "pkg/collate.py": """
+        def num_tokens(batch):
+            keys = [k for k in batch if k.endswith("attention_mask")]
+            if keys:
+                return sum(batch[k].sum().item() for k in keys)
+            return sum(v.numel() for v in batch.values())
+
+        def kept_tokens(batch):
+            return batch["weights"].sum()
+    """,
+    "pkg/train.py": """
+        import torch
+        from pkg import collate
+
+        class Module:
+            def __init__(self, model):
+                self.model = model
+                self.metrics = {"loss": torch.zeros(())}
+
+            def train_batch(self, micro_batches):
+                counts = [collate.num_tokens(mb) for mb in micro_batches]
+                total = sum(counts)
+                for v in self.metrics.values():
+                    v.zero_()
+                for i, mb in enumerate(micro_batches):
+                    loss, step_metrics = self.model.step_loss(mb)
+                    n = counts[i]
+                    for k, v in step_metrics.items():
+                        self.metrics[k] += v.detach() * n
+                    (loss * (n / total)).backward()
+    """,
+}
+
+
+def test_counts_a_helper_of_another_module_returns_as_numbers(tmp_path):
+    """Token counts a helper of another module returns as numbers (sums of ``.item()``, taken per
+    micro-batch in a list comprehension) do not make a detached metric carry a graph by scaling
+    the loss; with the helper that returns a tensor sum, the metric is reported again."""
+    write(tmp_path, COUNTS)
+    assert codes(check_paths([str(tmp_path)], Config(select=["ML101"]), use_cache=False, jobs=1)) == []
+    train = tmp_path / "pkg/train.py"
+    train.write_text(train.read_text().replace("collate.num_tokens(mb)", "collate.kept_tokens(mb)"))
+    assert codes(check_paths([str(tmp_path)], Config(select=["ML101"]), use_cache=False, jobs=1)) == [
+        ("train.py", 18, "ML101")]

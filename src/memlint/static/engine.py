@@ -972,6 +972,9 @@ class FileChecker:
             else:
                 facts.grad_mode_names.pop(target.value, None)
         if isinstance(target, cst.Subscript):  # stats["loss"] = loss: the container holds it
+            slot = F.place_of(target)
+            if slot is not None and graph.state is Graph.NONE and facts.function is not None:
+                facts.function.graph_free_slots.add(slot)
             self._store(target.value, value, graph, F.subscript_key(target), derive=False)
             return
         kind = Kind.MODULE if _binds_module(target, value, graph, facts) else Kind.VALUE

@@ -688,6 +688,8 @@ class FunctionScope(Scope):
         # backpropagated, and the values assigned or stored into each place: ``history[-1]``
         # reads one element of ``history``, ``sum(history)`` all of it (see places_in).
         self.backward_places: set[str] = set()
+        # Constant-key slots given a value without a graph (``out["loss"] = out["loss"].detach()``).
+        self.graph_free_slots: set[str] = set()
         self.stored_values: dict[str, list[cst.BaseExpression]] = {}
         # What other modules may ask of this function (see memlint.static.summaries): the
         # effects of its own statements, and what it calls (``module:name`` when known here,
@@ -717,10 +719,21 @@ class FunctionScope(Scope):
         # carry graphs, the variable does not.
         modules = {name for name, binding in self.bindings.items() if binding.kind is Kind.MODULE}
         skip = self.inputs | (self.bound_without_graph - self.bound_with_graph) | CONFIG_NAMES | modules
-        sources = set(self.backward_names)
+        sources = set(self.backward_names) - self._backpropagated_only_in_cleared_slots()
         if through_attributes:
             sources |= {name.rpartition(".")[0] for name in self.backward_names if name.count(".") >= 2}
         return self.derives_from(sources, names, skip=skip | set(besides))
+
+    def _backpropagated_only_in_cleared_slots(self) -> set[str]:
+        """Containers backpropagated only through constant-key slots that this function then
+        gives graph-free values: ``out["loss"].backward(); out["loss"] = out["loss"].detach()``
+        is no evidence that ``out`` still holds a graph (its other entries are unknown)."""
+        cleared = set()
+        for name in self.backward_names:
+            slots = {place for place in self.backward_places if place.startswith(name + "[")}
+            if slots and name not in self.backward_places and slots <= self.graph_free_slots:
+                cleared.add(name)
+        return cleared
 
     def backpropagates_whole(self, place: str) -> bool:
         """Is all of ``place`` (``losses``, ``self.history``, ``totals['loss']``) backpropagated
@@ -933,6 +946,9 @@ def subscript_key(node: cst.Subscript) -> "Key | None":
         return None
     index = node.slice[0].slice
     return constant_key(index.value) if type(index) is cst.Index else None
+
+
+_ELEMENT_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp)
 
 
 def place_of(node: cst.BaseExpression) -> str | None:
@@ -2201,6 +2217,36 @@ class Facts:
             return self._graph(node.value if isinstance(node, cst.StarredElement) else node.expression)
         if node_type is cst.NamedExpr:
             return self._graph(node.value)
+        if node_type in _ELEMENT_COMPREHENSIONS:
+            return self._comprehension_elements(node)
+        return UNKNOWN_VALUE
+
+    def _comprehension_elements(self, node: "cst.ListComp | cst.SetComp | cst.GeneratorExp") -> GraphValue:
+        """What ``[len(mb) for mb in batches]``, ``(x.item() for x in xs)`` or
+        ``[helper(mb) for mb in batches]`` holds: its element computed with each loop variable
+        bound to an element of what it iterates. Known only when that says no graph, or leaves
+        it to what a function of the project returns (its summary decides); else unknown."""
+        scope = self.scope
+        saved: dict[str, Binding | None] = {}
+        clause = node.for_in
+        try:
+            while clause is not None:
+                element = self._graph(clause.iter).element
+                for name in names_in(clause.target):
+                    if "." not in name and name not in saved:
+                        saved[name] = scope.bindings.get(name)
+                    if "." not in name:
+                        scope.bindings[name] = Binding(Kind.VALUE, element, clause.iter)
+                clause = clause.inner_for_in
+            value = self._graph(node.elt)
+        finally:
+            for name, binding in saved.items():
+                if binding is None:
+                    scope.bindings.pop(name, None)
+                else:
+                    scope.bindings[name] = binding
+        if value.state is Graph.NONE or (value.pending and not value.names and value.settled is Graph.NONE):
+            return value
         return UNKNOWN_VALUE
 
     def _tensor_test(self, test: cst.BaseExpression) -> "tuple[str, bool] | None":

@@ -26,6 +26,7 @@ import os
 import pickle
 import re
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,8 @@ PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # A project with more Python files than this is not read whole (a question about all of its
 # modules is then answered "unknown").
 MAX_PROJECT_FILES = 20_000
+# How long a listing of the project's files is trusted by a process that outlives a run.
+FILE_LIST_SECONDS = 60.0
 _MAX_DEPTH = 12  # re-exports and base-class chains followed at most this far
 
 
@@ -130,8 +133,10 @@ class Project:
         # read, with the digest it was read at. See recording().
         self._logs: list[dict[str, str]] = []
         self._all_files: list[str] | None = None  # every .py under the root (see modules_mentioning)
+        self._listed_at = 0.0  # time.monotonic() of that listing: files come and go in an editor
         self._too_large = False
         self._texts: dict[str, tuple[str | None, str | None]] = {}  # path -> (digest, text), for searches
+        self._mentions: dict[tuple[str, bool], tuple] = {}  # modules_mentioning's answers
 
     def add_import_root(self, folder: str) -> None:
         folder = os.path.abspath(folder)
@@ -379,6 +384,10 @@ class Project:
         files = self._project_files()
         if files is None:
             return None
+        key = (word, called)
+        known = self._mentions.get(key)
+        if known is not None and known[0] is files:  # the same listing: this run, or the last minute
+            return list(known[1])
         escaped = re.escape(word)
         pattern = re.compile(rf"(?<!def )\b{escaped}\s*\(" if called else rf"\b{escaped}\b")
         found = []
@@ -386,6 +395,7 @@ class Project:
             text = self._cached_text(path)
             if text is not None and pattern.search(text):
                 found.append(self.file_of_path(path))
+        self._mentions[key] = (files, tuple(found))
         return found
 
     def _cached_text(self, path: str) -> str | None:
@@ -435,8 +445,16 @@ class Project:
         text = _text_of(module.path)
         return text is not None and re.search(rf"\b{re.escape(word)}\b", text) is not None
 
+    def forget_file_list(self) -> None:
+        """List the project's files again when next asked (a run starts; files were added)."""
+        self._all_files = None
+
     def _project_files(self) -> list[str] | None:
+        if self._all_files is not None and time.monotonic() - self._listed_at > FILE_LIST_SECONDS:
+            self._all_files = None  # a long-lived process (the language server): files come and go
         if self._all_files is None:
+            self._listed_at = time.monotonic()
+            self._too_large = False
             files: list[str] = []
             for folder, dirnames, filenames in os.walk(self.root):
                 dirnames[:] = sorted(d for d in dirnames if not skip_folder_name(d))
@@ -521,6 +539,12 @@ def _store_summary(module: ModuleFile, entry: tuple) -> None:
 
 
 _projects: dict[str, Project] = {}
+
+
+def forget_file_lists() -> None:
+    """Each project lists its files again when next asked: called as a run starts."""
+    for project in _projects.values():
+        project.forget_file_list()
 
 
 def project_for(path: str) -> Project | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 from typing import Sequence
 
 from memlint.catalogue import RUNNER_CODES, all_codes, default_codes
@@ -114,6 +115,9 @@ def check_paths(
     for every file, else (``configs``, by default) the nearest ``[tool.memlint]`` above it."""
     if configs is None:
         configs = Configs.single(config) if config is not None else Configs()
+    projects = sys.modules.get("memlint.static.project")  # loaded by an earlier run in this process
+    if projects is not None:
+        projects.forget_file_lists()  # files may have been added since
     discovered = discover(paths, configs, force_exclude)
     files, problems = discovered.files, discovered.problems
     known, defaults = all_codes(), default_codes()

@@ -395,6 +395,21 @@ class GraphAccumulation(Rule):
         self.at_function_exit(decide)
 
     VALID = [
+        # the backpropagated entry is replaced by its detached value before the dict is kept;
+        # what the other entries hold is unknown, so there is no evidence of a graph
+        """
+import torch
+def train(module, loader, optimizer):
+    outputs = []
+    for i, batch in enumerate(loader):
+        optimizer.zero_grad()
+        output = module.training_step(batch, i)
+        output["loss"].backward()
+        optimizer.step()
+        output["loss"] = output["loss"].detach()
+        outputs.append(output)
+    return outputs
+""",
         # a write operator filling a tensor it allocated, position by position, within one forward
         """
 import torch
@@ -989,6 +1004,19 @@ class WMSELoss(nn.Module):
     ]
 
     INVALID = [
+        # the dict whose "loss" was backpropagated is kept whole, graph and all
+        Invalid("""
+import torch
+def train(module, loader, optimizer):
+    outputs = []
+    for i, batch in enumerate(loader):
+        optimizer.zero_grad()
+        output = module.training_step(batch, i)
+        output["loss"].backward()
+        optimizer.step()
+        outputs.append(output)
+    return outputs
+""", line=10),
         Invalid("""
 import torch
 def train(model, loader, opt, crit):

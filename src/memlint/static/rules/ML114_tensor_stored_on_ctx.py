@@ -22,7 +22,7 @@ Evidence that the stored value is a tensor (names alone are never enough): it is
 ``forward`` (an output; in ``setup_context``, the ``output`` argument), it comes from a
 ``torch`` function or a tensor method, or it is an argument that ``forward``/``backward`` use
 as a tensor (a tensor-only method such as ``.view()``/``.contiguous()``/``.t()`` on it, an
-annotation ``Tensor``, ``save_for_backward``/``mark_dirty`` of it). Numbers, shapes, dtypes,
+annotation ``Tensor`` / ``Optional[Tensor]``, not ``Request[Tensor]``, ``save_for_backward``/``mark_dirty`` of it). Numbers, shapes, dtypes,
 flags, callables and modules on ``ctx`` are what ``ctx`` is for and are not flagged.
 """
 
@@ -309,6 +309,27 @@ class TensorStoredOnCtx(Rule):
         return "tensor"
 
     VALID = [
+        # a handle object parameterised by Tensor (an Awaitable the backward waits on) is no tensor
+        """
+import torch
+from torch import Tensor
+from torch.autograd import Function
+class AllToAllReq(Function):
+    @staticmethod
+    def forward(ctx, pg, myreq: "Request[Tensor]", a2ai, inputs):
+        myreq.req = torch.distributed.all_to_all_single(myreq.buffer, inputs, group=pg, async_op=True)
+        ctx.myreq = myreq
+        ctx.pg = pg
+        return myreq.dummy_tensor
+
+    @staticmethod
+    def backward(ctx, *unused):
+        myreq = ctx.myreq
+        myreq.req.wait()
+        grad = myreq.tensor
+        myreq.tensor = None
+        return (None, None, None, grad)
+""",
         # tensors saved with save_for_backward, numbers and flags on ctx
         """
 import torch
@@ -393,17 +414,18 @@ class ClampedExp(torch.autograd.Function):
         # an input kept on ctx: a warning (it lives as long as the graph)
         Invalid("""
 import torch
+from typing import Optional
 from torch.autograd import Function
 class StraightThrough(Function):
     @staticmethod
-    def forward(ctx, logits, hard: torch.Tensor):
+    def forward(ctx, logits, hard: Optional[torch.Tensor]):
         ctx.hard = hard
         return logits + (hard - logits).detach()
 
     @staticmethod
     def backward(ctx, grad):
         return grad, None
-""", line=7),
+""", line=8),
         # intermediates kept on ctx, one of them used as a tensor in backward (sru#171)
         Invalid("""
 import torch
@@ -473,8 +495,22 @@ def _parameter_index(function: FunctionScope, name: str) -> int | None:
 
 
 def _annotated_tensor(param: cst.Param) -> bool:
-    annotation = param.annotation
-    return annotation is not None and "Tensor" in cst.Module(body=()).code_for_node(annotation.annotation)
+    """Annotated ``Tensor``, ``torch.Tensor``, ``Optional[Tensor]`` or ``Tensor | None``: not a
+    container or a handle parameterised by it (``List[Tensor]``, ``Request[Tensor]``)."""
+    return param.annotation is not None and _is_tensor_type(param.annotation.annotation)
+
+
+def _is_tensor_type(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):  # Tensor | None
+        sides = [node.left, node.right]
+        return any(_is_tensor_type(side) for side in sides) and all(
+            _is_tensor_type(side) or (isinstance(side, cst.Name) and side.value == "None") for side in sides)
+    if isinstance(node, cst.Subscript) and (dotted_name(node.value) or "").rsplit(".", 1)[-1] == "Optional" \
+            and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        return _is_tensor_type(node.slice[0].slice.value)
+    if isinstance(node, cst.SimpleString):  # "Tensor", "torch.Tensor"
+        return node.evaluated_value in ("Tensor", "torch.Tensor")
+    return dotted_name(node) in ("Tensor", "torch.Tensor")
 
 
 def _short(node: cst.BaseExpression) -> str:
