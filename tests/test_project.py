@@ -367,3 +367,85 @@ def test_counts_a_helper_of_another_module_returns_as_numbers(tmp_path):
     train.write_text(train.read_text().replace("collate.num_tokens(mb)", "collate.kept_tokens(mb)"))
     assert codes(check_paths([str(tmp_path)], Config(select=["ML101"]), use_cache=False, jobs=1)) == [
         ("train.py", 18, "ML101")]
+
+
+NORMALISER = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "",
+    "pkg/agent.py": """
+        import torch
+        from torch import nn
+
+        class RunningMeanStd(nn.Module):
+            def __init__(self, shape, epsilon=1e-5):
+                super().__init__()
+                self.shape = shape
+                self.epsilon = epsilon
+                self.axis = [0]
+                self.register_buffer("mean", torch.zeros(shape))
+                self.register_buffer("var", torch.ones(shape))
+
+            def forward(self, x):
+                return (x - self.mean) / torch.sqrt(self.var + self.epsilon)
+
+        class LearnedScale(RunningMeanStd):
+            def __init__(self, shape):
+                super().__init__(shape)
+                self.scale = nn.Parameter(torch.ones(shape))
+
+        class Agent:
+            def __init__(self, shape):
+                self.value_norm = RunningMeanStd(shape)
+
+            def evaluate(self, batches):
+                self.value_norm.eval()
+                scores = []
+                for values in batches:
+                    scores.append(self.value_norm(values).mean().item())
+                return scores
+    """,
+}
+
+
+def test_a_module_that_holds_no_parameters(tmp_path):
+    """A normaliser of buffers (no nn.Parameter, no submodule, through its bases) called in eval
+    mode on data without a graph records nothing: ML201 stays quiet; a subclass that adds a
+    parameter is reported."""
+    write(tmp_path, NORMALISER)
+    config = Config(select=["ML201"])
+    assert codes(check_paths([str(tmp_path)], config, use_cache=False, jobs=1)) == []
+    agent = tmp_path / "pkg/agent.py"
+    agent.write_text(agent.read_text().replace("self.value_norm = RunningMeanStd", "self.value_norm = LearnedScale"))
+    assert codes(check_paths([str(tmp_path)], config, use_cache=False, jobs=1)) == [("agent.py", 29, "ML201")]
+
+
+def test_which_classes_make_no_parameters():
+    outline = outline_of(textwrap.dedent("""
+        import torch
+        from torch import nn
+        from torchvision import models
+
+        class Buffers(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.n = n
+                self.register_buffer("count", torch.zeros(()))
+            def forward(self, x):
+                self.count += 1
+                self.mean, self.var = self._moments(x)
+                return x.view(self.n, -1)
+
+        class Backbone(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = models.resnet18()
+
+        class Wrapper(nn.Module):
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = inner
+            def forward(self, x):
+                return self.inner(x)
+    """), "m", False)
+    assert {name: c.makes_no_parameters for name, c in outline.classes.items()} == {
+        "Buffers": True, "Backbone": False, "Wrapper": False}

@@ -535,7 +535,8 @@ class FileChecker:
                         walks_steps=F.walks_steps((node.iter, node.target)),
                         mentions_epoch=F.mentions_epoch((node.iter, node.target)),
                         over_parts=F.is_parts_of_a_value(node.iter),
-                        bounded=_is_literal_iterable(node.iter))
+                        bounded=_is_literal_iterable(node.iter),
+                        counts_in_module_method=_is_range(node.iter) and _in_module_method(facts))
             self._run_loop(loop, lambda: self._bind(node.target, node.iter, iter_graph), node.body)
             if node.orelse is not None:
                 self._walk_block(node.orelse.body)
@@ -1255,6 +1256,17 @@ def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
 
 def _turns_grad_off(node: cst.BaseExpression, facts: Facts) -> bool:
     return grad_mode_of(node, facts) is GradMode.OFF
+
+
+def _is_range(iterable: cst.BaseExpression) -> bool:
+    return isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"
+
+
+def _in_module_method(facts: Facts) -> bool:
+    """Is the walk in a method of an nn.Module subclass (known through its bases, across the
+    project)?"""
+    function = facts.function
+    return function is not None and function.class_info is not None and function.class_info.is_module
 
 
 def _callee_grad_modes(call_sites: dict[str, list[F.CallSite]]) -> tuple[set[str], set[str]]:

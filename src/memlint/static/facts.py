@@ -552,6 +552,9 @@ class Loop:
     mentions_epoch: bool = False
     contains_step_loop: bool = False  # a loop nested in this one walks steps: this is an epoch loop
     over_parts: bool = False  # over the parts of one value: ``for chunk in batch.split(n)``
+    # ``for i in range(...)`` in a method of an nn.Module: counts within one forward computation
+    # (stages, layers, heads) unless it draws data, backpropagates or steps an optimizer
+    counts_in_module_method: bool = False
     # What the body does, for telling steps by behaviour (see runs_steps):
     bounded: bool = False  # over a literal (``for i in [2]:``, ``range(3)``): a fixed few iterations
     runs_model: bool = False  # a module is called in the body
@@ -599,7 +602,7 @@ class Loop:
             return False
         if self.draws:
             return True  # batch = next(it): whatever it counts, it pulls batches
-        if not self.iterates_data:
+        if not self.iterates_data or self.counts_in_module_method:
             return False
         if self.runs_model:
             return True

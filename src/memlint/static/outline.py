@@ -44,6 +44,10 @@ class ClassOutline:
     methods: "dict[str, FunctionOutline]"
     # ``Name = value`` in the class body (``training_step = _shared_step``): method aliases.
     attributes: frozenset[str] = frozenset()
+    # Its own methods create no parameter or submodule: every ``self.x = ...`` is data (numbers,
+    # literals, tensors from torch functions, buffers), nothing assigned is called, and nothing
+    # makes an ``nn.Parameter``. Its bases decide the rest (see Project.without_parameters).
+    makes_no_parameters: bool = False
 
 
 @dataclass
@@ -99,7 +103,7 @@ def outline_of(source: str, name: str, is_package: bool) -> ModuleOutline | None
     outline.classes = {
         key: ClassOutline(value.name, tuple(outline.qualify(base) for base in value.bases),
                           {name: _qualified(method, outline) for name, method in value.methods.items()},
-                          value.attributes)
+                          value.attributes, value.makes_no_parameters)
         for key, value in outline.classes.items()
     }
     outline.functions = {key: _qualified(value, outline) for key, value in outline.functions.items()}
@@ -133,7 +137,9 @@ def _read_block(statements: list[ast.stmt], outline: ModuleOutline) -> None:
                 elif isinstance(item, ast.Assign) and len(item.targets) == 1 and isinstance(item.targets[0], ast.Name):
                     attributes.add(item.targets[0].id)
             bases = tuple(text for text in (_dotted(base) for base in statement.bases) if text)
-            outline.classes[statement.name] = ClassOutline(statement.name, bases, methods, frozenset(attributes))
+            outline.classes[statement.name] = ClassOutline(statement.name, bases, methods, frozenset(attributes),
+                                                           _makes_no_parameters(statement, set(methods),
+                                                                                set(outline.imports)))
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             outline.functions[statement.name] = _function(statement)
         elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
@@ -148,6 +154,61 @@ def _read_block(statements: list[ast.stmt], outline: ModuleOutline) -> None:
             _read_block(statement.body, outline)
             for handler in statement.handlers:
                 _read_block(handler.body, outline)
+
+
+# Calls whose result is plain data, never a module: builtins, and torch's lower-case functions
+# (``torch.zeros``, ``torch.tensor``); ``register_buffer`` keeps a tensor that is no parameter.
+_DATA_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "list", "tuple", "dict", "set", "range", "max",
+                            "min", "sum", "abs", "round", "sorted", "getattr"})
+_PARAMETER_MAKERS = ("Parameter", "register_parameter", "add_module", "register_module", "ParameterList",
+                     "ParameterDict", "ModuleList", "ModuleDict", "Sequential")
+
+
+def _makes_no_parameters(node: ast.ClassDef, methods: set[str], imported: set[str]) -> bool:
+    """See :attr:`ClassOutline.makes_no_parameters` (``RunningMeanStd``: numbers and buffers)."""
+    assigned: set[str] = set()
+    for item in ast.walk(node):
+        if isinstance(item, ast.Call):
+            callee = _dotted(item.func) or ""
+            if callee.rsplit(".", 1)[-1] in _PARAMETER_MAKERS:
+                return False
+        if isinstance(item, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+            for target in targets:
+                for element in (target.elts if isinstance(target, ast.Tuple) else [target]):
+                    if isinstance(element, ast.Attribute) and isinstance(element.value, ast.Name) \
+                            and element.value.id == "self":
+                        if item.value is None or not _is_data(item.value, imported):
+                            return False
+                        assigned.add(element.attr)
+    for item in ast.walk(node):  # a stored callable, called: a module or a function passed in
+        if isinstance(item, ast.Call) and isinstance(item.func, ast.Attribute) \
+                and isinstance(item.func.value, ast.Name) and item.func.value.id == "self" \
+                and item.func.attr in assigned and item.func.attr not in methods:
+            return False
+    return True
+
+
+def _is_data(value: ast.expr, imported: set[str]) -> bool:
+    """Plain data: constants, containers of data, names and attributes (what a parameter or a
+    local holds is judged by whether it is ever called), arithmetic, subscripts, tensors from
+    torch's lower-case functions, methods of values (``x.view(...)``, ``self._update(...)``).
+    Not a call of anything else imported (``models.resnet18()``) or of a plain name."""
+    for item in ast.walk(value):
+        if isinstance(item, (ast.Lambda, ast.FunctionDef)):
+            return False
+        if isinstance(item, ast.Call):
+            callee = _dotted(item.func)
+            if callee is None:
+                continue  # x.mean(0).sqrt(): a method of a computed value
+            head, _, last = callee.rpartition(".")
+            root = callee.split(".", 1)[0]
+            if callee in _DATA_BUILTINS or (root in ("torch", "np", "numpy", "math") and last[:1].islower()):
+                continue
+            if head and root not in imported and not last[:1].isupper():
+                continue  # a method of a value, not a constructor
+            return False
+    return True
 
 
 def _function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionOutline:

@@ -305,6 +305,24 @@ class Project:
                     next_queue.append(base)
             queue = next_queue
 
+    def without_parameters(self, qualified: str) -> bool:
+        """Does an instance of the project's class ``qualified`` hold no parameter and no
+        submodule (a running normaliser of buffers)? Its own methods make none, and each base is
+        ``torch.nn.Module`` or such a class of the project. Called on data without a graph, it
+        records none."""
+        definition = self.definition(qualified)
+        outline = definition.class_outline if definition is not None else None
+        if outline is None or not outline.makes_no_parameters:
+            return False
+        for base in self.ancestors(qualified):
+            if base in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+                continue
+            base_definition = self.definition(base)
+            base_outline = base_definition.class_outline if base_definition is not None else None
+            if base_outline is None or not base_outline.makes_no_parameters:
+                return False
+        return True
+
     def function_summary(self, key: str):
         """The summary (a ``FunctionSummary``) of ``module:function`` or ``module:Class.method``
         (a method a class inherits from a base of the project included); None if unknown."""

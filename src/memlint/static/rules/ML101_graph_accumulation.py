@@ -395,6 +395,22 @@ class GraphAccumulation(Rule):
         self.at_function_exit(decide)
 
     VALID = [
+        # a module's method filling a dict per proposal stage: range() counts within one forward
+        """
+import torch
+from torch import nn
+class Nerf(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.renderer_depth = nn.Linear(4, 1)
+
+    def get_outputs(self, weights_list):
+        outputs = {"rgb": weights_list[-1]}
+        for i in range(self.config.num_proposal_iterations):
+            outputs[f"prop_depth_{i}"] = self.renderer_depth(weights_list[i])
+        return outputs
+""",
         # the backpropagated entry is replaced by its detached value before the dict is kept;
         # what the other entries hold is unknown, so there is no evidence of a graph
         """

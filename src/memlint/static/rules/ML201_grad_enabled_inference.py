@@ -35,7 +35,7 @@ import libcst as cst
 
 from memlint.static.facts import (
     FUNCTIONAL_LOSS_WORDS, GRAPH_ENDING_FUNCTIONS, GRAPH_ENDING_METHODS, FunctionScope, Graph, Kind, Loop, dotted_name, expression_children,
-    names_in,
+    names_in, without_self_returning_calls,
 )
 from memlint.static.fixes import no_grad_fix
 from memlint.static.rule import Invalid, Rule
@@ -518,8 +518,24 @@ class GradEnabledInference(Rule):
 
     # ----- messages -----------------------------------------------------------------------------------
     def _report(self, call: _ModuleCall, finding: tuple[str, str]) -> None:
+        if not call.input_carries and self._holds_no_parameters(call):
+            return  # a normaliser of buffers on data without a graph records nothing
         message, help = finding
         self.report(call.node, message, help=help, fix=no_grad_fix(call.node, self.facts), function=call.function)
+
+    def _holds_no_parameters(self, call: _ModuleCall) -> bool:
+        """Was the module built from a class of the project that holds no parameter?"""
+        project = self.facts.project
+        info = call.function.class_info
+        binding = info.attributes.get(call.target) if info is not None and call.target.startswith("self.") \
+            else call.function.lookup(call.target)
+        built = without_self_returning_calls(binding.node) if binding is not None else None
+        qualified = self.facts.qualified_name(built.func) if isinstance(built, cst.Call) else None
+        if project is None or qualified is None:
+            return False
+        if qualified in self.facts.class_nodes and self.facts.module_name:
+            qualified = f"{self.facts.module_name}.{qualified}"  # a class of this module
+        return project.without_parameters(qualified)
 
     def _eval_message(self, call: _ModuleCall, collected: _Collection | None) -> tuple[str, str]:
         if collected is not None:

@@ -4,7 +4,8 @@ that runs one process per GPU.
 Without it, every tensor comes back on the device it was saved from: a checkpoint written by
 rank 0 lands on ``cuda:0`` in every process of a DDP job (each rank then holds a full copy on
 GPU 0 and runs it out of memory). Flagged in a file that uses ``torch.distributed`` / DDP /
-``LOCAL_RANK``, unless only the first rank loads (``if rank == 0:``, or ``if rank != 0: return``
+``LOCAL_RANK`` or gives a Lightning ``Trainer`` a strategy that runs the script in every rank
+(``strategy="ddp"``, ``"fsdp"``, ``"deepspeed"``; not ``"ddp_spawn"``), unless only the first rank loads (``if rank == 0:``, or ``if rank != 0: return``
 first). In a program of one process the tensors come back on the GPU they were saved from,
 which in practice is the process's own (a reload of what this run saved, a CPU-saved file, one
 default GPU): at most a transient copy, which depends on the file, not on this line, so it is
@@ -54,6 +55,13 @@ _NOT_CHECKPOINT_WORDS = ("rng", "random", "seed", "sched", "sampler", "scaler", 
 _PER_RANK_WORDS = ("rank", "process_index")
 # Text that marks a distributed program (a finding there is an error).
 _DISTRIBUTED_TEXT = ("LOCAL_RANK", "DistributedDataParallel", "init_process_group", "local_rank")
+# A Lightning Trainer given a strategy that launches one process per device by running this
+# script again in each (``strategy="ddp"``; older ``accelerator=`` / ``distributed_backend=``):
+# every rank runs what follows ``trainer.fit`` too. Not ``ddp_spawn`` / ``ddp_notebook`` /
+# ``ddp_fork``, whose workers end with ``fit``.
+_RANKS_LAUNCHED = re.compile(
+    r"""\b(strategy|accelerator|distributed_backend)\s*=\s*(?:[^,()]*?\s)?["']"""
+    r"""(ddp(?!_spawn|_notebook|_fork)\w*|fsdp\w*|deepspeed\w*)["']""")
 
 
 @dataclass
@@ -192,9 +200,9 @@ class LoadWithoutMapLocation(Rule):
     def _report(self, load: _Load) -> None:
         if self._cpu_only_file and load.path_text in self._saved_paths:
             return  # the tutorial's round trip: saved by this CPU-only file, to the same path
+        source = self._checker.source
         distributed = not load.rank_zero_only and (self.facts.imports.uses_distributed or any(
-            text in self._checker.source for text in _DISTRIBUTED_TEXT
-        ))
+            text in source for text in _DISTRIBUTED_TEXT) or _RANKS_LAUNCHED.search(source) is not None)
         if not distributed:
             # One process: the tensors come back on the GPU they were saved from, which is in
             # practice this process's own (a save and reload in one run, a CPU-saved checkpoint,
@@ -206,6 +214,16 @@ class LoadWithoutMapLocation(Rule):
                     fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
 
     VALID = [
+        # "ddp_spawn" workers end with fit: only the launching process loads afterwards
+        """
+import torch
+import pytorch_lightning as pl
+def main(system, checkpoint):
+    trainer = pl.Trainer(accelerator="gpu", strategy="ddp_spawn", devices=2, callbacks=[checkpoint])
+    trainer.fit(system)
+    state_dict = torch.load(checkpoint.best_model_path)
+    system.load_state_dict(state_dict["state_dict"])
+""",
         # one process: the checkpoint comes back on the GPU it was saved from, in practice this
         # process's own (a reload of this run's save, a CPU-saved file, one default GPU): at most
         # a transient copy, which the file's producer, not this line, decides
@@ -339,6 +357,16 @@ def setup(config_path, loader):
 
     # Each in a program that runs one process per GPU (torch.distributed, DDP, LOCAL_RANK).
     INVALID = [
+        # Lightning's "ddp" strategy runs the script again in each rank: all of them load after fit
+        Invalid("""
+import torch
+import pytorch_lightning as pl
+def main(system, checkpoint):
+    trainer = pl.Trainer(accelerator="gpu", strategy="ddp", devices="auto", callbacks=[checkpoint])
+    trainer.fit(system)
+    state_dict = torch.load(checkpoint.best_model_path)
+    system.load_state_dict(state_dict["state_dict"])
+""", line=7),
         Invalid("""
 import torch
 import torch.distributed as dist
