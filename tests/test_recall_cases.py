@@ -1,4 +1,4 @@
-"""benchmarks/recall/ and benchmarks/recall/sealed/: every case is well formed (a thread, a
+"""benchmarks/recall/, benchmarks/recall/sealed/ and sealed2/: every case is well formed (a thread, a
 confirmed cause, a class, markers naming real codes, valid Python), every twin has its case, no
 thread is reconstructed twice across both parts, and score.py classifies findings as its
 docstring says. The recall numbers themselves are measured by hand (score.py), not here; the
@@ -31,20 +31,22 @@ def _load_score():
 score = _load_score()
 CASES = score.discover(RECALL)
 SEALED = score.discover(RECALL / "sealed")
+SEALED2 = score.discover(RECALL / "sealed2")  # the second sealed part, written after the first was spent
 
 
 def test_collection_is_big_enough():
     assert len(CASES) >= 30
     assert len(SEALED) >= 28
     assert len(CASES) + len(SEALED) >= 100
-    threads = [c.thread for c in CASES + SEALED]
+    assert len(SEALED2) >= 20
+    threads = [c.thread for c in CASES + SEALED + SEALED2]
     assert len(set(threads)) == len(threads), "two cases reconstruct the same thread"
 
 
 @pytest.mark.parametrize(
     "case",
-    CASES + SEALED,
-    ids=[c.name for c in CASES] + [f"sealed/{c.name}" for c in SEALED],
+    CASES + SEALED + SEALED2,
+    ids=[c.name for c in CASES] + [f"sealed/{c.name}" for c in SEALED] + [f"sealed2/{c.name}" for c in SEALED2],
 )
 def test_case_is_well_formed(case):
     text = case.path.read_text(encoding="utf-8")
