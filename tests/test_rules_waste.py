@@ -74,14 +74,18 @@ def test_ml301_set_device_anywhere_in_the_module_is_enough():
 import os
 import torch
 import torch.distributed as dist
-def init():
+def init(model):
     dist.init_process_group("nccl")
+    model.cuda()
     dist.barrier()
 def later():
     torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
 """
     assert _findings(source, "ML301") == []
     assert len(_findings(source.replace("torch.cuda.set_device", "print"), "ML301")) == 2
+    # every device named by rank: nothing runs on the current device, NCCL follows the tensors
+    explicit = source.replace("torch.cuda.set_device", "print").replace("model.cuda()", "model.to(rank)")
+    assert _findings(explicit, "ML301") == []
 
 
 def test_ml302_reports_the_accumulation_condition_once():

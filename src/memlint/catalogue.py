@@ -124,6 +124,10 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "A dict on an object caches a tensor per shape or length and never evicts: every new size adds a "
              "tensor for the life of the object.",
              triggers=("] = ", "functools.cache", "@cache", "lru_cache")),
+    RuleInfo("ML118", "cycle-keeps-every-batch", "warning",
+             "itertools.cycle over a DataLoader keeps every batch of the first pass to replay it: a whole "
+             "epoch of batches stays in memory.",
+             triggers=("cycle",)),
     # ML2xx waste: the peak is higher than it needs to be.
     RuleInfo("ML201", "grad-enabled-inference", "warning",
              "A forward pass that is only inference (eval mode, an inference loop, a teacher or target model) runs "

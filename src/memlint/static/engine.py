@@ -749,7 +749,7 @@ class FileChecker:
         if method in F.BACKWARD_METHODS or qualified in F.AUTOGRAD_FUNCTIONS:
             tensor = F.backpropagated_expr(node, facts)
             if tensor is not None and function is not None:
-                function.backward_names |= names_in(tensor) - {"self", "cls"}
+                function.backward_names |= names_in(tensor) - {"self", "cls"} - _non_tensor_receivers(tensor)
                 function.backward_places |= F.places_in(tensor)
                 function.backward_nodes |= _call_ids(tensor)
                 function.has_backward = True
@@ -1256,6 +1256,22 @@ def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
 
 def _turns_grad_off(node: cst.BaseExpression, facts: Facts) -> bool:
     return grad_mode_of(node, facts) is GradMode.OFF
+
+
+def _non_tensor_receivers(expression: cst.BaseExpression) -> set[str]:
+    """Objects an expression only calls a method of that no tensor has, given the values:
+    ``scaler`` in ``scaler.scale(loss)`` (the graph is the argument's, not the scaler's)."""
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [expression]
+    while stack:
+        node = stack.pop()
+        stack.extend(F.expression_children(node))
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.args \
+                and node.func.attr.value not in F.TENSOR_API:
+            receiver = dotted_name(node.func.value)
+            if receiver is not None:
+                found |= {receiver, f"{receiver}.{node.func.attr.value}"}
+    return found
 
 
 def _is_range(iterable: cst.BaseExpression) -> bool:

@@ -658,6 +658,18 @@ class LoopCarriedGraph(Rule):
         return message, f"compute the update {fix} or under torch.no_grad()"
 
     VALID = [
+        # a model handed through a helper and back; the scaler scales the loss (AMP), it holds no graph
+        """
+import torch
+def train_epoch(loader, model, optimizer, scaler, cfg, forward_step):
+    for inputs, labels in loader:
+        optimizer.zero_grad()
+        with torch.cuda.amp.autocast():
+            model, preds, loss = forward_step(model, cfg, inputs, scaler)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
         # truncated BPTT done right: repackage_hidden once per batch (word_language_model)
         """
 import torch

@@ -21,7 +21,10 @@ leaves each rank exactly one visible GPU, so ``cuda:0`` is its own. Not flagged:
 parameter that is not read from the environment (frameworks pick it and set the device
 elsewhere), ``gloo``, no backend at all, and a module that does no GPU work itself (no
 collective, no DDP wrap, no ``.cuda()`` / ``.to(...)``): the code it hands over to may set the
-device before the first collective.
+device before the first collective; nor a module where nothing runs on the current device
+(every tensor and module is moved to ``cuda:{rank}`` / ``.to(rank)``, no ``.cuda()``, no bare
+``"cuda"``, no ``torch.cuda`` function of the current device): NCCL makes its communicators at
+the first collective, on the device of its tensors.
 """
 
 from __future__ import annotations
@@ -32,6 +35,15 @@ from memlint.static.facts import DEVICE_CONTEXTS, INIT_PROCESS_GROUP
 from memlint.static.rule import Invalid, Rule
 from memlint.static.summaries import SETS_DEVICE
 
+# torch.cuda functions that act on the current device when called without one.
+CURRENT_DEVICE_FUNCTIONS = frozenset({
+    "torch.cuda.synchronize", "torch.cuda.empty_cache", "torch.cuda.current_device", "torch.cuda.memory_allocated",
+    "torch.cuda.max_memory_allocated", "torch.cuda.memory_reserved", "torch.cuda.max_memory_reserved",
+    "torch.cuda.reset_peak_memory_stats", "torch.cuda.mem_get_info", "torch.cuda.memory_stats",
+    "torch.cuda.current_stream", "torch.cuda.Stream", "torch.cuda.Event"})
+# Collectives of picklable objects: they stage the bytes on torch.cuda.current_device().
+OBJECT_COLLECTIVES = frozenset({"all_gather_object", "gather_object", "broadcast_object_list",
+                                "scatter_object_list", "send_object_list", "recv_object_list"})
 BARRIER = frozenset({"torch.distributed.barrier", "torch.distributed.distributed_c10d.barrier"})
 SET_DEVICE_METHODS = frozenset({"set_device", "set_device_index"})
 COLLECTIVES = frozenset({"barrier", "all_reduce", "all_gather", "all_gather_object", "all_gather_into_tensor",
@@ -56,6 +68,10 @@ class NcclWithoutSetDevice(Rule):
         self._pins: dict[int, list[cst.Call]] = {}
         self._barriers: list[cst.Call] = []
         self._scheduled = False
+        # Something runs on the *current* device: ``.cuda()``, a bare ``"cuda"``, torch.cuda's
+        # functions of the current device. Without it, every tensor names its rank's GPU and NCCL
+        # follows the tensors (its communicators are made at the first collective, on their device).
+        self._current_device_use = False
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -72,8 +88,17 @@ class NcclWithoutSetDevice(Rule):
     def _is_environ(self, node: cst.BaseExpression) -> bool:
         return self.facts.qualified_name(node) == "os.environ"
 
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if node.evaluated_value == "cuda":
+            self._current_device_use = True
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        qualified_here = self.facts.qualified_name(func)
+        if not node.args and (isinstance(func, cst.Attribute) and func.attr.value == "cuda"
+                              or qualified_here in CURRENT_DEVICE_FUNCTIONS) \
+                or (qualified_here or "").rsplit(".", 1)[-1] in OBJECT_COLLECTIVES:
+            self._current_device_use = True
         if self._pins_by_call(node):
             self._pin()
             return
@@ -137,6 +162,8 @@ class NcclWithoutSetDevice(Rule):
     def _decide(self) -> None:
         if self._sets_device or not self._gpu_work:
             return  # no GPU work here: whoever runs it (a framework, a later module) sets the device
+        if not self._current_device_use:
+            return  # every device named (cuda:{rank}, .to(rank)): nothing lands on GPU 0
         if self.facts.effect_through_project(SETS_DEVICE) is not False:
             return  # a helper of another module sets it (or may: it could not be read)
         if self._pins:  # CUDA_VISIBLE_DEVICES pins each rank, unless set after the group started
@@ -187,6 +214,30 @@ class NcclWithoutSetDevice(Rule):
         return False
 
     VALID = [
+        # every device named by rank: NCCL makes its communicators on the tensors' devices, and a
+        # barrier without device_ids uses the devices of earlier collectives (or rank % GPUs)
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(model):
+    dist.init_process_group(backend="nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    model = DDP(model.to(local_rank), device_ids=[local_rank])
+    dist.barrier()
+    return model
+""",
+        """
+import torch.distributed as dist
+
+def setup(rank, world_size):
+    dist.init_process_group("nccl", rank=rank, world_size=world_size)
+    if rank == 0:
+        download_dataset()
+    dist.barrier()
+""",
         # the usual torchrun setup
         """
 import os
@@ -283,17 +334,6 @@ def worker(rank, world_size):
     ]
 
     INVALID = [
-        # every process sees all four GPUs: cuda:0 is GPU 0 for each of them
-        Invalid("""
-import os
-import torch.distributed as dist
-
-os.environ["CUDA_VISIBLE_DEVICES"] = "0,1,2,3"
-
-def setup(rank, world_size):
-    dist.init_process_group("nccl", rank=rank, world_size=world_size)
-    dist.barrier()
-""", line=8),
         # pinned after the group started in the same function: too late for NCCL's context
         Invalid("""
 import os
@@ -305,6 +345,7 @@ def setup(rank, world_size):
     os.environ["CUDA_VISIBLE_DEVICES"] = str(rank)
     torch.nn.Linear(2, 2).cuda()
 """, line=7),
+        # a bare "cuda" device: the current device, GPU 0 in every rank
         Invalid("""
 import os
 import torch
@@ -313,36 +354,24 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 def main(model):
     dist.init_process_group(backend="nccl")
-    local_rank = int(os.environ["LOCAL_RANK"])
-    model = DDP(model.to(local_rank), device_ids=[local_rank])
+    device = torch.device("cuda")
+    model = DDP(model.to(device))
+    dist.barrier()
     return model
 """, line=8),
-        # the barrier opens a context on GPU 0 too
-        Invalid("""
-import torch.distributed as dist
-
-def setup(rank, world_size):
-    dist.init_process_group("nccl", rank=rank, world_size=world_size)
-    if rank == 0:
-        download_dataset()
-    dist.barrier()
-""", line=8),
-        # the backend from the environment, or chosen by availability
+        # object collectives run on torch.cuda.current_device()
         Invalid("""
 import os
 import torch
-from torch.distributed import init_process_group
+from torch.distributed import init_process_group, all_gather_object, get_world_size
 
 def ddp_setup():
     init_process_group(backend=os.environ.get("DIST_BACKEND", "nccl"))
 
-def ddp_setup_any():
-    backend = "nccl" if torch.cuda.is_available() else "gloo"
-    init_process_group(backend)
-
-def train(model, loader):
-    ddp_setup()
-    model = model.to(int(os.environ["LOCAL_RANK"]))
+def gather_results(results):
+    gathered = [None] * get_world_size()
+    all_gather_object(gathered, results)
+    return gathered
 """, line=7),
     ]
 
