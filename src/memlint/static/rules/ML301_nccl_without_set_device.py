@@ -23,7 +23,8 @@ elsewhere), ``gloo``, no backend at all, and a module that does no GPU work itse
 collective, no DDP wrap, no ``.cuda()`` / ``.to(...)``): the code it hands over to may set the
 device before the first collective; nor a module where nothing runs on the current device
 (every tensor and module is moved to ``cuda:{rank}`` / ``.to(rank)``, no ``.cuda()``, no bare
-``"cuda"``, no ``torch.cuda`` function of the current device): NCCL makes its communicators at
+``"cuda"``, no ``torch.cuda`` function of the current device, no object collective, no DataLoader with
+``pin_memory=True``, whose pinning thread runs on the current device): NCCL makes its communicators at
 the first collective, on the device of its tensors.
 """
 
@@ -97,7 +98,8 @@ class NcclWithoutSetDevice(Rule):
         qualified_here = self.facts.qualified_name(func)
         if not node.args and (isinstance(func, cst.Attribute) and func.attr.value == "cuda"
                               or qualified_here in CURRENT_DEVICE_FUNCTIONS) \
-                or (qualified_here or "").rsplit(".", 1)[-1] in OBJECT_COLLECTIVES:
+                or (qualified_here or "").rsplit(".", 1)[-1] in OBJECT_COLLECTIVES \
+                or _is_true(_keyword(node, "pin_memory")):  # the pinning thread works on the current device
             self._current_device_use = True
         if self._pins_by_call(node):
             self._pin()
@@ -359,6 +361,22 @@ def main(model):
     dist.barrier()
     return model
 """, line=8),
+        # every device named, but the loader pins memory from a thread on the current device
+        Invalid("""
+import os
+import torch
+from torch.distributed import init_process_group
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader
+
+def ddp_setup():
+    init_process_group(backend="nccl")
+
+def build(model, dataset):
+    local_rank = int(os.environ["LOCAL_RANK"])
+    loader = DataLoader(dataset, batch_size=32, pin_memory=True)
+    return DDP(model.to(local_rank), device_ids=[local_rank]), loader
+""", line=9),
         # object collectives run on torch.cuda.current_device()
         Invalid("""
 import os
@@ -396,6 +414,10 @@ def _one_device(value: cst.BaseExpression) -> bool:
     list of several (``"0,1,2,3"``) does not."""
     literal = _string(value)
     return literal is None or "," not in literal
+
+
+def _is_true(value: cst.BaseExpression | None) -> bool:
+    return isinstance(value, cst.Name) and value.value == "True"
 
 
 def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
