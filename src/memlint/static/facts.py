@@ -1512,9 +1512,17 @@ class Facts:
             function = function or self.function
             # Names that turned out to hold a callable or a module (clf(x), net.parameters())
             # carry no graph themselves, whatever flows from them into a backward pass.
-            names = {name for name in value.names if not _holds_callable(function.lookup(name))}
+            names = {name for name in value.names if not _holds_callable(function.lookup(name))
+                     and name not in ("self", "cls") and not self._names_a_method(name, function)}
             return bool(function and function.is_backpropagated(names))
         return False
+
+    def _names_a_method(self, name: str, function: "FunctionScope | None") -> bool:
+        """``self.forward_step``: a method of the function's class, called, not data. (What two
+        results of one call were computed from is shared; the method is not what carries a graph.)"""
+        if function is None or function.class_info is None or not name.startswith("self.") or name.count(".") != 1:
+            return False
+        return name[5:] in self.class_methods.get(function.class_info.name, {})
 
     def graph_names_in(self, node: cst.CSTNode) -> set[str]:
         """The names (as :func:`names_in` gives them) a value's graph can come from: not the

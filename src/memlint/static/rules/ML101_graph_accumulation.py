@@ -395,6 +395,36 @@ class GraphAccumulation(Rule):
         self.at_function_exit(decide)
 
     VALID = [
+        # the loss a method returns is backpropagated; the outputs it returns beside it are its
+        # own values (detached here), not evidence of a graph because they come from one call
+        """
+import torch
+class Engine:
+    def __init__(self, module, logprobs_from_logits):
+        self.module = module
+        self.logprobs_from_logits = logprobs_from_logits
+
+    def forward_step(self, micro_batch, loss_function, forward_only):
+        logits = self.module(input_ids=micro_batch["input_ids"]).logits
+        log_probs = self.logprobs_from_logits(logits, micro_batch["responses"])
+        entropy = -(logits.softmax(-1) * logits.log_softmax(-1)).sum(-1)
+        model_output = {"log_probs": log_probs, "entropy": entropy}
+        if forward_only:
+            return None, {"model_output": model_output}
+        loss, metrics = loss_function(model_output=model_output, data=micro_batch)
+        return loss, {"model_output": {k: v.detach() for k, v in model_output.items()},
+                      "loss": loss.detach().item(), "metrics": metrics}
+
+    def forward_backward(self, micro_batches, loss_function, forward_only=False):
+        outputs = []
+        for micro_batch in micro_batches:
+            with torch.set_grad_enabled(not forward_only):
+                loss, output = self.forward_step(micro_batch, loss_function, forward_only)
+            if not forward_only:
+                (loss / len(micro_batches)).backward()
+            outputs.append(output)
+        return outputs
+""",
         # a module's method filling a dict per proposal stage: range() counts within one forward
         """
 import torch
