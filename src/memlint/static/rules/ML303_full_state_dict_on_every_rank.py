@@ -13,7 +13,8 @@ Flagged: ``FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT[, config])`
 does not set both ``offload_to_cpu=True`` and ``rank0_only=True`` (a config held in a name
 is followed to its assignment). Not flagged: a config it cannot see (a parameter, an
 attribute) or whose flags are variables; a ``with FSDP.state_dict_type(...)`` block that
-only loads (``load_state_dict``: the config only affects ``state_dict()``);
+only loads (``load_state_dict``: the config only affects ``state_dict()``), or where no
+``state_dict()`` / save is in view;
 ``SHARDED_STATE_DICT`` / ``LOCAL_STATE_DICT``; comparisons with ``FULL_STATE_DICT``;
 accelerate's ``FullyShardedDataParallelPlugin`` (it defaults to offload + rank 0 only).
 """
@@ -100,8 +101,8 @@ class FullStateDictOnEveryRank(Rule):
     def leave_With(self, node: cst.With) -> None:
         while self._blocks and self._blocks[-1].node is node:
             block = self._blocks.pop()
-            if block.loads and not block.saves:
-                continue  # loading: the config only affects state_dict()
+            if not block.saves:
+                continue  # loading (the config only affects state_dict()), or what the block does is not in view
             self._report(block.call, block.problem)
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -111,8 +112,8 @@ class FullStateDictOnEveryRank(Rule):
                 self._fsdp_trainer = True
         if isinstance(func, cst.Attribute) and func.attr.value == "state_dict" and not self._blocks:
             self._note_state_dict(node, dotted_name(func.value))
-        if isinstance(func, cst.Attribute) and self._blocks:
-            method = func.attr.value
+        if self._blocks and isinstance(func, (cst.Attribute, cst.Name)):
+            method = func.attr.value if isinstance(func, cst.Attribute) else func.value
             if method in _SAVING_METHODS:
                 for block in self._blocks:
                     block.saves = True
@@ -235,6 +236,18 @@ class FullStateDictOnEveryRank(Rule):
         return " and ".join(missing)
 
     VALID = [
+        # a restore: the block fills the parameters from a file (helpers of the project), no state_dict()
+        """
+import torch
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, StateDictType, FullStateDictConfig
+
+def restore_checkpoint(dist_model, optim, load_path):
+    with FSDP.state_dict_type(dist_model, StateDictType.FULL_STATE_DICT,
+                              FullStateDictConfig(rank0_only=False, offload_to_cpu=True)):
+        state_dict_to_load = load_state_dict(load_path, "model.pt", map_location="cpu")
+        copy_into_flat_params(dist_model, state_dict_to_load)
+        load_fsdp_optim_state(dist_model, optim, load_state_dict(load_path, "optim.pt", map_location="cpu"))
+""",
         # offloaded to CPU, rank 0 only
         """
 import torch
