@@ -37,6 +37,29 @@ _RELATIVE_COMM_IMPORT = re.compile(r"^\s*from \.+(?:\w+\.)*comm import [^\n]*\ba
 _GROWING_METHODS = frozenset({"append", "extend", "update", "add", "insert", "setdefault"})
 
 
+# Calls that reduce what they are given to a number: ``sum(losses) / len(losses)`` gathers a float.
+_REDUCING = frozenset({"sum", "len", "max", "min", "any", "all", "float", "int", "round", "mean", "median", "std",
+                       "average", "fsum"})
+
+
+def _names_kept_whole(node: cst.BaseExpression) -> set[str]:
+    """The names whose values the gathered object holds: not those only reduced to a number on
+    the way (``sum(loss_logs) / len(loss_logs)``)."""
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call) and (dotted_name(current.func) or "").rsplit(".", 1)[-1] in _REDUCING:
+            continue
+        if isinstance(current, (cst.Name, cst.Attribute)):
+            dotted = dotted_name(current)
+            if dotted is not None:
+                found |= names_in(current)
+                continue
+        stack.extend(child for child in current.children if isinstance(child, cst.CSTNode))
+    return found
+
+
 class AllGatherObjectResults(Rule):
     code = "ML304"
 
@@ -100,7 +123,7 @@ class AllGatherObjectResults(Rule):
             return
         function = self.facts.function
         grown = self._grown.get(id(function), set())
-        names = sorted(name for name in names_in(gathered) if name in grown)
+        names = sorted(name for name in _names_kept_whole(gathered) if name in grown)
         if names:
             self._report(node, names[0], how)
         elif isinstance(gathered, cst.Name) and gathered.value in function.inputs and function.name != "<module>":
@@ -152,6 +175,21 @@ class AllGatherObjectResults(Rule):
         )
 
     VALID = [
+        # the mean of the epoch's losses, one float per rank
+        """
+import torch.distributed as dist
+def train_epoch(model, loader, optimizer, ce, world_size):
+    loss_logs = []
+    for seqs, labels in loader:
+        optimizer.zero_grad()
+        loss = ce(model(seqs), labels)
+        loss.backward()
+        optimizer.step()
+        loss_logs.append(loss.item())
+    outputs = [None] * world_size
+    dist.all_gather_object(outputs, sum(loss_logs) / len(loss_logs))
+    return sum(outputs) / len(outputs)
+""",
         # counters reduced as a small dict
         """
 import torch
