@@ -175,7 +175,10 @@ class DatasetPythonObjects(Rule):
         """Is ``attribute`` read one entry per sample: indexed by ``__getitem__``'s index
         (``self.rows[idx]``, ``self.rows.iloc[idx]``), or its length is ``__len__``'s? None when
         the class defines no ``__getitem__`` to tell (a base's, an iterable dataset's)."""
-        methods = self.facts.class_methods.get(info.name, {})
+        methods = self.facts.class_methods.get(info.name)
+        if methods is None:  # a class defined in a function or under ``if __name__ == "__main__":``
+            body = info.node.body.body if isinstance(info.node.body, cst.IndentedBlock) else ()
+            methods = {item.name.value: item for item in body if isinstance(item, cst.FunctionDef)}
         getitem = methods.get("__getitem__")
         if getitem is None:
             return None
@@ -279,6 +282,27 @@ class DatasetPythonObjects(Rule):
         return None
 
     VALID = [
+        # a handful of whole-split tensors (one per hop), each indexed per sample: not a list per sample
+        """
+import numpy as np
+import torch
+from torch.utils.data import DataLoader
+
+if __name__ == "__main__":
+    class HopFeatures(torch.utils.data.Dataset):
+        def __init__(self, paths):
+            self.xs = []
+            for path in paths:
+                self.xs.append(torch.from_numpy(np.load(path)))
+
+        def __len__(self):
+            return self.xs[0].size(0)
+
+        def __getitem__(self, idx):
+            return [x[idx] for x in self.xs]
+
+    loader = DataLoader(HopFeatures(["x_1.npy", "x_2.npy"]), batch_size=1024, num_workers=6)
+""",
         # one entry per file, read through offsets: bounded by the file count, not the samples
         """
 import bisect
