@@ -238,7 +238,7 @@ def test_set_device_in_a_helper_of_another_module(tmp_path, body, expected):
             def main(model):
                 device = utils.get_device()
                 dist.init_process_group("nccl")
-                model = DDP(model.to(device))
+                model = DDP(model.cuda())
                 dist.barrier()
         """,
     })
