@@ -1,7 +1,7 @@
 """The ``memory`` section of a verify report: dataclasses and their JSON.
 
 Built by :mod:`memlint.dynamic.budget` from what the child measured; the JSON keys
-are a contract (DESIGN.md, "Dynamic pass", ``memory``).
+are a contract (docs/json.md, "memory").
 """
 
 from __future__ import annotations

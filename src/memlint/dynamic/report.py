@@ -1,6 +1,6 @@
 """The verify report: dataclasses returned by ``memlint.verify_script`` and their JSON.
 
-The JSON keys are a contract (DESIGN.md, "Dynamic pass"); :meth:`VerifyReport.to_json`
+The JSON keys are a contract (docs/json.md, "memlint verify"); :meth:`VerifyReport.to_json`
 emits exactly those keys. Everything else (text, plot) is rendered from these objects.
 """
 
