@@ -812,6 +812,8 @@ class FileChecker:
         elif qualified == "next":
             for loop in self.facts.loops_in_function():
                 loop.draws = True
+        elif qualified in F.CHECKPOINT_FILE_FUNCTIONS and self.facts.loop is not None:
+            self.facts.loop.moves_files = True  # torch.load / torch.save in its body: a loop over files
         elif qualified is not None and F.stops_memory_history(node, qualified):
             effects.add(STOPS_MEMORY_HISTORY)
 

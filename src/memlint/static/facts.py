@@ -128,6 +128,10 @@ _NOT_MODULE_CLASS = re.compile(r"Tokenizer|Config|Processor|FeatureExtractor|Ext
 MODULE_BASE_SUFFIXES = ("Module", "LightningModule", "PreTrainedModel", "Sequential", "ModuleList",
                         "ModuleDict", "Loss", "_Loss", "_WeightedLoss")
 
+# Functions that read or write a whole checkpoint file.
+CHECKPOINT_FILE_FUNCTIONS = frozenset({"torch.load", "torch.save", "torch.serialization.load",
+                                       "torch.serialization.save", "safetensors.torch.load_file",
+                                       "safetensors.torch.save_file"})
 BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 INIT_PROCESS_GROUP = frozenset({"torch.distributed.init_process_group",
                                 "torch.distributed.distributed_c10d.init_process_group"})
@@ -558,6 +562,8 @@ class Loop:
     # What the body does, for telling steps by behaviour (see runs_steps):
     bounded: bool = False  # over a literal (``for i in [2]:``, ``range(3)``): a fixed few iterations
     runs_model: bool = False  # a module is called in the body
+    # torch.load / torch.save directly in the body: one file (a checkpoint shard) per iteration
+    moves_files: bool = False
     draws: bool = False  # ``next(...)`` in the body: it pulls batches from an iterator
     # Whether what the body calls (this module's functions, the project's) runs a module, a
     # backward pass or an optimizer step: True / False / None (unknown). Set by the engine.
@@ -585,6 +591,8 @@ class Loop:
         parts of a value)? Complete only once the loop has been walked (decide at function exit)."""
         if self.mentions_epoch or self.contains_step_loop:
             return False
+        if self.moves_files and not self.runs_model and not self.draws and not self.is_training_loop:
+            return False  # for f in tqdm(shard_files): load, rewrite, save: files, not steps
         return self.is_training_loop or self.walks_steps
 
     @property

@@ -49,6 +49,19 @@ class GcCollectInLoop(PerStepCallRule):
         )
 
     VALID = [
+        # once per checkpoint shard of a conversion script (even in tqdm): files, not steps
+        """
+import gc
+import glob
+import torch
+from tqdm import tqdm
+def split_files(model_path, out_path):
+    for part, file_path in enumerate(tqdm(glob.glob(model_path + "/pytorch_model-*.bin"))):
+        state_dict = torch.load(file_path, map_location="cpu")
+        torch.save({k: v.half() for k, v in state_dict.items()}, f"{out_path}/part-{part}.bin")
+        state_dict = None
+        gc.collect()
+""",
         # a helper that collects, called only when a step runs out of memory
         """
 import gc
