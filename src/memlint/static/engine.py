@@ -369,9 +369,7 @@ class FileChecker:
                 facts.class_nodes[name] = statement
                 facts.class_bases[name] = tuple(
                     (dotted_name(arg.value) or "").rsplit(".", 1)[-1] for arg in statement.bases if arg.keyword is None)
-                body = statement.body.body if isinstance(statement.body, cst.IndentedBlock) else ()
-                facts.class_methods[name] = {
-                    item.name.value: item for item in body if isinstance(item, cst.FunctionDef)}
+                facts.class_methods[name] = F.methods_of_class(statement)
                 for method in facts.class_methods[name].values():
                     facts.definition_keys[id(method)] = f"{name}.{method.name.value}"
         facts.module_functions = {name: nodes[0] for name, nodes in functions.items() if len(nodes) == 1}

@@ -129,9 +129,9 @@ MODULE_BASE_SUFFIXES = ("Module", "LightningModule", "PreTrainedModel", "Sequent
                         "ModuleDict", "Loss", "_Loss", "_WeightedLoss")
 
 # Functions that read or write a whole checkpoint file.
-CHECKPOINT_FILE_FUNCTIONS = frozenset({"torch.load", "torch.save", "torch.serialization.load",
-                                       "torch.serialization.save", "safetensors.torch.load_file",
-                                       "safetensors.torch.save_file"})
+TORCH_LOAD = frozenset({"torch.load", "torch.serialization.load"})
+TORCH_SAVE = frozenset({"torch.save", "torch.serialization.save"})
+CHECKPOINT_FILE_FUNCTIONS = TORCH_LOAD | TORCH_SAVE | {"safetensors.torch.load_file", "safetensors.torch.save_file"}
 BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 INIT_PROCESS_GROUP = frozenset({"torch.distributed.init_process_group",
                                 "torch.distributed.distributed_c10d.init_process_group"})
@@ -960,6 +960,12 @@ def subscript_key(node: cst.Subscript) -> "Key | None":
 
 
 _ELEMENT_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp)
+
+
+def methods_of_class(node: cst.ClassDef) -> dict[str, cst.FunctionDef]:
+    """The methods a class body defines, by name (the last definition of a name wins)."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    return {item.name.value: item for item in body if isinstance(item, cst.FunctionDef)}
 
 
 def place_of(node: cst.BaseExpression) -> str | None:

@@ -221,8 +221,9 @@ class OomRetryInExcept(Rule):
         qualified = facts.qualified_name(call.func) or callee
         if qualified.startswith(("torch.cuda.", "gc.", "logging.", "warnings.", "time.", "sys.", "os.")):
             return None
-        if facts.qualified_name(call.func) is not None and qualified.split(".", 1)[0] in sys.stdlib_module_names:
-            return None  # json.dumps(ret): the standard library allocates no device memory
+        resolved = facts.qualified_name(call.func)
+        if resolved is not None and "." in resolved and resolved.split(".", 1)[0] in sys.stdlib_module_names:
+            return None  # json.dumps(ret), as imported: the standard library runs no model
         function = handler.function
         if function.name != "<module>" and last == function.name:
             return "recurses"

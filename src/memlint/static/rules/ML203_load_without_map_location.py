@@ -40,12 +40,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import dotted_name, names_in, root_name
+from memlint.static.facts import TORCH_LOAD, TORCH_SAVE, dotted_name, names_in, root_name
 from memlint.static.fixes import add_keyword_fix
 from memlint.static.rule import Invalid, Rule
 
-LOAD_FUNCTIONS = frozenset({"torch.load", "torch.serialization.load"})
-SAVE_FUNCTIONS = frozenset({"torch.save", "torch.serialization.save"})
 # Words in the file argument or the assigned name that say what is loaded.
 _CHECKPOINT_WORDS = ("ckpt", "checkpoint", "weight", "model", "state", "pretrained", "resume", "snapshot",
                      "optim", "param", "best", "last", "net")
@@ -92,6 +90,7 @@ class LoadWithoutMapLocation(Rule):
         self._saved_paths: set[str] = set()  # the file arguments of torch.save in this module, as written
         # Nothing in the file moves a tensor to an accelerator: what it saves itself is on the CPU.
         self._cpu_only_file = _MOVES_TO_ACCELERATOR.search(checker.source) is None
+        self._code: str | None = None  # the source without comments, made when first needed
 
     def visit_If(self, node: cst.If) -> None:
         self._ifs[id(node)] = node
@@ -103,7 +102,7 @@ class LoadWithoutMapLocation(Rule):
             self._note_state_dict_load(node)
             return
         qualified = facts.qualified_name(func)
-        if qualified in SAVE_FUNCTIONS:
+        if qualified in TORCH_SAVE:
             positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
             target = positional[1] if len(positional) > 1 else _keyword(node, "f")
             if target is not None:
@@ -112,7 +111,7 @@ class LoadWithoutMapLocation(Rule):
                     self._saved_to.setdefault(id(facts.function), set()).add(name)
                 self._saved_paths.add(_text(target))
             return
-        if qualified not in LOAD_FUNCTIONS:
+        if qualified not in TORCH_LOAD:
             return
         if any(arg.star for arg in node.args):
             return  # *args / **kwargs may carry map_location
@@ -197,12 +196,19 @@ class LoadWithoutMapLocation(Rule):
                 if load is not None:
                     load.restores_state = True
 
+    def _code_text(self) -> str:
+        """The module's text without its comments: a comment that mentions ``LOCAL_RANK`` or
+        ``strategy="ddp"`` starts no process."""
+        if self._code is None:
+            self._code = _COMMENT.sub("", self._checker.source)
+        return self._code
+
     def _report(self, load: _Load) -> None:
         if self._cpu_only_file and load.path_text in self._saved_paths:
             return  # the tutorial's round trip: saved by this CPU-only file, to the same path
-        source = self._checker.source
+        code = self._code_text()
         distributed = not load.rank_zero_only and (self.facts.imports.uses_distributed or any(
-            text in source for text in _DISTRIBUTED_TEXT) or _RANKS_LAUNCHED.search(source) is not None)
+            text in code for text in _DISTRIBUTED_TEXT) or _RANKS_LAUNCHED.search(code) is not None)
         if not distributed:
             # One process: the tensors come back on the GPU they were saved from, which is in
             # practice this process's own (a save and reload in one run, a CPU-saved checkpoint,
@@ -214,6 +220,17 @@ class LoadWithoutMapLocation(Rule):
                     fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
 
     VALID = [
+        # one process: the DDP strategy is only mentioned in a comment
+        """
+import torch
+import pytorch_lightning as pl
+def main(system, checkpoint):
+    # for several GPUs, pass strategy="ddp" and devices="auto"
+    trainer = pl.Trainer(accelerator="gpu", devices=1, callbacks=[checkpoint])
+    trainer.fit(system)
+    state_dict = torch.load(checkpoint.best_model_path)
+    system.load_state_dict(state_dict["state_dict"])
+""",
         # "ddp_spawn" workers end with fit: only the launching process loads afterwards
         """
 import torch
@@ -434,6 +451,8 @@ def main(model, args):
 _RANK_WORDS = ("rank", "main_process", "is_master", "is_main", "master_process")
 # A move of a tensor or module off the CPU: .cuda(), .to(<anything but a dtype>), device="cuda...",
 # accelerator.prepare(...), XLA devices.
+# A comment to the end of its line (a "#" inside a string may cut a little more: less evidence, never more).
+_COMMENT = re.compile(r"#[^\n]*")
 _MOVES_TO_ACCELERATOR = re.compile(
     r"\.cuda\(|\.to\((?!\s*(?:dtype\s*=|(?:torch\.)?(?:float|half|double|bfloat16|int|long|bool|uint8|complex)))"
     r"|device\s*=\s*f?['\"](?:cuda|mps|xpu|npu)|\.prepare\(|xla_device|xm\.")

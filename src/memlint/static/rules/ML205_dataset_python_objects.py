@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import ClassInfo, dotted_name, names_in
+from memlint.static.facts import ClassInfo, dotted_name, methods_of_class, names_in
 from memlint.static.rule import Invalid, Rule
 
 _LOADERS = frozenset({"json.load", "json.loads", "pickle.load", "pickle.loads", "yaml.load", "yaml.safe_load",
@@ -177,8 +177,7 @@ class DatasetPythonObjects(Rule):
         the class defines no ``__getitem__`` to tell (a base's, an iterable dataset's)."""
         methods = self.facts.class_methods.get(info.name)
         if methods is None:  # a class defined in a function or under ``if __name__ == "__main__":``
-            body = info.node.body.body if isinstance(info.node.body, cst.IndentedBlock) else ()
-            methods = {item.name.value: item for item in body if isinstance(item, cst.FunctionDef)}
+            methods = methods_of_class(info.node)
         getitem = methods.get("__getitem__")
         if getitem is None:
             return None

@@ -22,8 +22,9 @@ parameter that is not read from the environment (frameworks pick it and set the 
 elsewhere), ``gloo``, no backend at all, and a module that does no GPU work itself (no
 collective, no DDP wrap, no ``.cuda()`` / ``.to(...)``): the code it hands over to may set the
 device before the first collective; nor a module where nothing runs on the current device
-(every tensor and module is moved to ``cuda:{rank}`` / ``.to(rank)``, no ``.cuda()``, no bare
-``"cuda"``, no ``torch.cuda`` function of the current device, no object collective, no DataLoader with
+(every tensor and module is moved to ``cuda:{rank}`` / ``.to(rank)``, no ``.cuda()``, no device
+without an index — ``"cuda"``, ``torch.device("cuda")``; a device *type* such as
+``autocast(device_type="cuda")`` is none —, no ``torch.cuda`` function of the current device, no object collective, no DataLoader with
 ``pin_memory=True``, whose pinning thread runs on the current device): NCCL makes its communicators at
 the first collective, on the device of its tensors.
 """
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.static.facts import DEVICE_CONTEXTS, INIT_PROCESS_GROUP
+from memlint.static.facts import DEVICE_CONTEXTS, INIT_PROCESS_GROUP, dotted_name
 from memlint.static.rule import Invalid, Rule
 from memlint.static.summaries import SETS_DEVICE
 
@@ -75,6 +76,8 @@ class NcclWithoutSetDevice(Rule):
         self._current_device_use = False
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if _current_device(node.value):  # device = "cuda" (if torch.cuda.is_available() else ...)
+            self._current_device_use = True
         for target in node.targets:
             if isinstance(target.target, cst.Subscript) and self._is_environ(target.target.value) \
                     and _subscript_key(target.target) == VISIBLE_DEVICES and _one_device(node.value):
@@ -89,17 +92,14 @@ class NcclWithoutSetDevice(Rule):
     def _is_environ(self, node: cst.BaseExpression) -> bool:
         return self.facts.qualified_name(node) == "os.environ"
 
-    def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        if node.evaluated_value == "cuda":
-            self._current_device_use = True
-
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         qualified_here = self.facts.qualified_name(func)
         if not node.args and (isinstance(func, cst.Attribute) and func.attr.value == "cuda"
                               or qualified_here in CURRENT_DEVICE_FUNCTIONS) \
                 or (qualified_here or "").rsplit(".", 1)[-1] in OBJECT_COLLECTIVES \
-                or _is_true(_keyword(node, "pin_memory")):  # the pinning thread works on the current device
+                or _is_true(_keyword(node, "pin_memory")) \
+                or self._places_on_current_device(node, qualified_here):
             self._current_device_use = True
         if self._pins_by_call(node):
             self._pin()
@@ -131,6 +131,16 @@ class NcclWithoutSetDevice(Rule):
             if _keyword(node, "device_ids") is None and not any(arg.star for arg in node.args):
                 self._barriers.append(node)
                 self._schedule()
+
+    def _places_on_current_device(self, node: cst.Call, qualified: str | None) -> bool:
+        """``torch.device("cuda")``, ``.to("cuda")``, ``device="cuda"``, ``map_location="cuda"``:
+        a device without an index. Not a device *type* (``autocast(device_type="cuda")``,
+        ``GradScaler("cuda")``), which picks no GPU."""
+        if qualified == "torch.device" or isinstance(node.func, cst.Attribute) and node.func.attr.value == "to":
+            if any(arg.keyword is None and _current_device(arg.value) for arg in node.args):
+                return True
+        return any(arg.keyword is not None and arg.keyword.value in ("device", "map_location")
+                   and _current_device(arg.value) for arg in node.args)
 
     def _is_dtype(self, node: cst.BaseExpression) -> bool:
         """``torch.float32``, ``th.half``: ``.to(dtype)`` converts, it moves nothing to a GPU."""
@@ -216,6 +226,25 @@ class NcclWithoutSetDevice(Rule):
         return False
 
     VALID = [
+        # every device named by rank; "cuda" here is a device type for autocast, not a device
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def train(model, loader, optimizer):
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    model = DDP(model.to(local_rank), device_ids=[local_rank])
+    scaler = torch.amp.GradScaler("cuda")
+    for x, y in loader:
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.mse_loss(model(x.to(local_rank)), y.to(local_rank))
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
         # every device named by rank: NCCL makes its communicators on the tensors' devices, and a
         # barrier without device_ids uses the devices of earlier collectives (or rank % GPUs)
         """
@@ -414,6 +443,17 @@ def _one_device(value: cst.BaseExpression) -> bool:
     list of several (``"0,1,2,3"``) does not."""
     literal = _string(value)
     return literal is None or "," not in literal
+
+
+def _current_device(value: cst.BaseExpression | None) -> bool:
+    """``"cuda"`` (in either branch of a conditional) or ``torch.device("cuda")``: the current GPU."""
+    if isinstance(value, cst.SimpleString):
+        return value.evaluated_value == "cuda"
+    if isinstance(value, cst.IfExp):
+        return _current_device(value.body) or _current_device(value.orelse)
+    if isinstance(value, cst.Call) and dotted_name(value.func) in ("torch.device", "device") and value.args:
+        return value.args[0].keyword is None and len(value.args) == 1 and _current_device(value.args[0].value)
+    return False
 
 
 def _is_true(value: cst.BaseExpression | None) -> bool:
