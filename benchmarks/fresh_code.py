@@ -37,6 +37,9 @@ before the draw): the names, sorted, are shuffled with ``random.Random(22)``, th
 goes to the half with fewer lines so far. Result: dev 14 repositories, 596,433 lines; sealed 15
 repositories, 560,978 lines (1,157,411 in all). ``--split`` checks the record against the counts.
 
+A third sealed half (``sealed3``, twelve repositories, 346,276 lines) was chosen at the start of the
+next round, before memlint was run on any of it.
+
 Triage: benchmarks/triage/fresh.md. Run by hand, not by CI.
 """
 
@@ -57,6 +60,9 @@ SPLIT_HALVES = ("dev", "sealed")  # the seeded split of the first 29 repositorie
 # A second sealed half, chosen 2026-11-25 after the first was spent (run once, at the end of that
 # round): the unread candidates the first selection fetched and left out (benchmarks/triage/fresh.md).
 HALVES = SPLIT_HALVES + ("sealed2",)
+# A third sealed half, chosen 2026-11-25 at the start of the next round, before memlint was run on
+# any of it: twelve repositories no benchmark or triage here had used (every one so far is dev now).
+HALVES = HALVES + ("sealed3",)
 SPLIT_SEED = 22  # the issue's number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -180,6 +186,31 @@ REPOS: tuple[FreshRepo, ...] = (
           "visual instruction tuning: trainer, model builder, evaluation scripts", "sealed2"),
     _repo("FastChat", "lm-sys/FastChat", "0e6d3e4beaab66f4d3f93db72541a4abab8af28d",
           "chat model training and serving: train scripts, model workers, evaluation", "sealed2"),
+    # --- sealed3: every repository whole (tests, docs and packaging left out as above)
+    _repo("dinov2", "facebookresearch/dinov2", "b8931f7bf91576930313be2c6d6af376033b35f0",
+          "self-supervised ViT pre-training: FSDP trainer, evaluation (linear, kNN, log-regression)", "sealed3"),
+    _repo("OpenRLHF", "OpenRLHF/OpenRLHF", "3c3be6234e0cb353e76bb8019947db9dfe99fca7",
+          "RLHF: SFT/RM/DPO/PPO trainers on DeepSpeed and Ray", "sealed3"),
+    _repo("Swin-Transformer", "microsoft/Swin-Transformer", "f82860bfb5225915aca09c3227159ee9e1df874d",
+          "hierarchical vision transformer: classification training and evaluation", "sealed3"),
+    _repo("doctr", "mindee/doctr", "8a88feaf7ff5140e5f4c5c860cb9414dda128656",
+          "OCR: detection and recognition models, training references", "sealed3"),
+    _repo("catalyst", "catalyst-team/catalyst", "e99f90655d0efcf22559a46e928f0f98c9807ebf",
+          "training framework: runners, callbacks, loggers, metrics", "sealed3"),
+    _repo("pytorchvideo", "facebookresearch/pytorchvideo", "f3142bb05cdb56af0704ab6f0adfb0c7bbafe4a0",
+          "video understanding: models, transforms, Lightning tutorials and projects", "sealed3"),
+    _repo("Open-Sora", "hpcaitech/Open-Sora", "7ad6a96a135feb81f755c84fb391818718f6beb2",
+          "video diffusion: training with ColossalAI, VAE, inference", "sealed3"),
+    _repo("hifi-gan", "jik876/hifi-gan", "4769534d45265d52a904b850da5a622601885777",
+          "GAN vocoder: training and inference scripts", "sealed3"),
+    _repo("lit-llama", "Lightning-AI/lit-llama", "2a464de2a1d2f266614d15091d3d7f30330c3ede",
+          "LLaMA pre-training and fine-tuning scripts on Fabric (LoRA, adapter, full)", "sealed3"),
+    _repo("FlagEmbedding", "FlagOpen/FlagEmbedding", "7ed43d67ec03fbe5c31c0992dbfa941fb1860549",
+          "embedding and reranker fine-tuning and evaluation (BGE)", "sealed3"),
+    _repo("sd-scripts", "kohya-ss/sd-scripts", "48d368fa557731ad0488c07304dfeba8c07910eb",
+          "Stable Diffusion fine-tuning, LoRA and DreamBooth training scripts", "sealed3"),
+    _repo("modded-nanogpt", "KellerJordan/modded-nanogpt", "f411b3d346aa52d3504324ca93c230fd84c6c07f",
+          "speed-run GPT-2 training scripts (records) with custom optimizers", "sealed3"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
