@@ -446,6 +446,62 @@ def test_which_classes_make_no_parameters():
                 self.inner = inner
             def forward(self, x):
                 return self.inner(x)
+
+        class BeamSearch(nn.Module):
+            def __init__(self, model, beam=5):
+                super().__init__()
+                self.model = model
+                self.beam = beam
+            def forward(self, src):
+                return self.model.decoder(self.model.encoder(src))
+
+        class Scaled(nn.Module):
+            def __init__(self, factor):
+                super().__init__()
+                self.factor = factor
+            def forward(self, x):
+                return x * self.factor.clamp(0, 1)
     """), "m", False)
     assert {name: c.makes_no_parameters for name, c in outline.classes.items()} == {
-        "Buffers": True, "Backbone": False, "Wrapper": False}
+        "Buffers": True, "Backbone": False, "Wrapper": False, "BeamSearch": False, "Scaled": True}
+
+
+GENERATOR = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "",
+    "pkg/search.py": """
+        import torch
+        from torch import nn
+
+        class SequenceGenerator(nn.Module):
+            def __init__(self, model, beam=5):
+                super().__init__()
+                self.model = model
+                self.beam = beam
+
+            @torch.no_grad()
+            def forward(self, src):
+                return self.model.decoder(self.model.encoder(src))
+    """,
+    "pkg/evaluate.py": """
+        import torch
+        from pkg.search import SequenceGenerator
+
+        def test(model, loader):
+            generator = SequenceGenerator(model).cuda()
+            generator.eval()
+            return [generator(src).cpu() for src in loader]
+    """,
+}
+
+
+def test_a_forward_that_turns_grad_off_in_another_module(tmp_path):
+    """A module class of another module whose forward is decorated with ``@torch.no_grad()``
+    records nothing when called in eval mode (ML201 quiet); without the decorator it holds the
+    model it was given (it calls its parts) and the eval-mode call is reported."""
+    write(tmp_path, GENERATOR)
+    config = Config(select=["ML201"])
+    assert codes(check_paths([str(tmp_path)], config, use_cache=False, jobs=1)) == []
+    search = tmp_path / "pkg/search.py"
+    search.write_text(search.read_text().replace("@torch.no_grad()", ""))
+    assert codes(check_paths([str(tmp_path)], config, use_cache=False, jobs=1)) == [("evaluate.py", 7, "ML201")]

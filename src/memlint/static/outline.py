@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from memlint.static.tensor_api import TENSOR_API
+
 
 @dataclass(frozen=True)
 class FunctionOutline:
@@ -167,7 +169,15 @@ _PARAMETER_MAKERS = ("Parameter", "register_parameter", "add_module", "register_
 def _makes_no_parameters(node: ast.ClassDef, methods: set[str], imported: set[str]) -> bool:
     """See :attr:`ClassOutline.makes_no_parameters` (``RunningMeanStd``: numbers and buffers)."""
     assigned: set[str] = set()
+    passed_in: set[str] = set()  # self.x = x, x a parameter: an object from outside, maybe a module
     for item in ast.walk(node):
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            parameters = {a.arg for a in (*item.args.posonlyargs, *item.args.args, *item.args.kwonlyargs)}
+            for statement in ast.walk(item):
+                if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name) \
+                        and statement.value.id in parameters:
+                    passed_in.update(target.attr for target in statement.targets if isinstance(target, ast.Attribute)
+                                     and isinstance(target.value, ast.Name) and target.value.id == "self")
         if isinstance(item, ast.Call):
             callee = _dotted(item.func) or ""
             if callee.rsplit(".", 1)[-1] in _PARAMETER_MAKERS:
@@ -186,6 +196,10 @@ def _makes_no_parameters(node: ast.ClassDef, methods: set[str], imported: set[st
                 and isinstance(item.func.value, ast.Name) and item.func.value.id == "self" \
                 and item.func.attr in assigned and item.func.attr not in methods:
             return False
+        # ... or a part of an object passed in, called (self.model.encoder(x)): its submodules
+        parts = (_dotted(item.func) or "").split(".") if isinstance(item, ast.Call) else []
+        if len(parts) >= 3 and parts[0] == "self" and parts[1] in passed_in and parts[2] not in TENSOR_API:
+            return False  # (not a tensor's own method: self.scale.clamp(0, 1))
     return True
 
 

@@ -34,7 +34,7 @@ from pathlib import PurePath
 import libcst as cst
 
 from memlint.static.facts import (
-    FUNCTIONAL_LOSS_WORDS, GRAPH_ENDING_FUNCTIONS, GRAPH_ENDING_METHODS, FunctionScope, Graph, Kind, Loop, dotted_name, expression_children,
+    FUNCTIONAL_LOSS_WORDS, GRAPH_ENDING_FUNCTIONS, GRAPH_ENDING_METHODS, FunctionScope, Graph, GradMode, Kind, Loop, dotted_name, expression_children,
     names_in, without_self_returning_calls,
 )
 from memlint.static.fixes import no_grad_fix
@@ -520,22 +520,46 @@ class GradEnabledInference(Rule):
     def _report(self, call: _ModuleCall, finding: tuple[str, str]) -> None:
         if not call.input_carries and self._holds_no_parameters(call):
             return  # a normaliser of buffers on data without a graph records nothing
+        if self._forward_turns_grad_off(call):
+            return  # @torch.no_grad() on the class's forward: the call records nothing
         message, help = finding
         self.report(call.node, message, help=help, fix=no_grad_fix(call.node, self.facts), function=call.function)
 
-    def _holds_no_parameters(self, call: _ModuleCall) -> bool:
-        """Was the module built from a class of the project that holds no parameter?"""
-        project = self.facts.project
+    def _built_from(self, call: _ModuleCall) -> str | None:
+        """The name (as this module knows it) of the class the called object was built from."""
         info = call.function.class_info
         binding = info.attributes.get(call.target) if info is not None and call.target.startswith("self.") \
             else call.function.lookup(call.target)
         built = without_self_returning_calls(binding.node) if binding is not None else None
-        qualified = self.facts.qualified_name(built.func) if isinstance(built, cst.Call) else None
+        return self.facts.qualified_name(built.func) if isinstance(built, cst.Call) else None
+
+    def _holds_no_parameters(self, call: _ModuleCall) -> bool:
+        """Was the module built from a class of the project that holds no parameter?"""
+        project = self.facts.project
+        qualified = self._built_from(call)
         if project is None or qualified is None:
             return False
         if qualified in self.facts.class_nodes and self.facts.module_name:
             qualified = f"{self.facts.module_name}.{qualified}"  # a class of this module
         return project.without_parameters(qualified)
+
+    def _forward_turns_grad_off(self, call: _ModuleCall) -> bool:
+        """Was the module built from a class (of this module or the project) whose ``forward``
+        runs with grad off whoever calls it (``@torch.no_grad()`` on it)?"""
+        qualified = self._built_from(call)
+        if qualified is None:
+            return False
+        facts = self.facts
+        if qualified in facts.class_nodes:
+            scopes = [facts.function_scopes.get(id(node)) for node in facts.methods_of(qualified, "forward")]
+            return bool(scopes) and all(scope is not None and scope.entry_grad_mode is GradMode.OFF
+                                        and scope.entry_grad_mode_explicit for scope in scopes)
+        project = facts.project
+        if project is None or facts.project_definition(qualified) is None:
+            return False
+        key = project.method_owner(qualified, "forward")
+        summary = project.function_summary(key) if key is not None else None
+        return summary is not None and summary.entry_grad_mode is GradMode.OFF
 
     def _eval_message(self, call: _ModuleCall, collected: _Collection | None) -> tuple[str, str]:
         if collected is not None:
@@ -1022,9 +1046,40 @@ class Learner:
         (self.out - y).pow(2).mean().backward()
         self.optimizer.step()
 """,
+        # the class's forward turns grad off itself: calling the module records nothing
+        """
+import torch
+import torch.nn as nn
+class Generator(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+    @torch.no_grad()
+    def forward(self, src):
+        return self.model.decoder(self.model.encoder(src))
+def test(model, loader):
+    generator = Generator(model).cuda()
+    generator.eval()
+    return [generator(src).cpu() for src in loader]
+""",
     ]
 
     INVALID = [
+        # a module that holds a model passed in and runs its parts: it has parameters
+        Invalid("""
+import torch.nn as nn
+class Generator(nn.Module):
+    def __init__(self, model, beam=5):
+        super().__init__()
+        self.model = model
+        self.beam = beam
+    def forward(self, src):
+        return self.model.decoder(self.model.encoder(src))
+def test(model, loader):
+    generator = Generator(model).cuda()
+    generator.eval()
+    return [generator(src).cpu() for src in loader]
+""", line=13),
         # an ensemble over every batch: the loop over the models sits inside the loop over data
         Invalid("""
 import torch

@@ -421,6 +421,8 @@ class OutputsKeptOnDevice(Rule):
                 continue
             if loop_id in self._decoding and not self._feeds_back(self._decoding[loop_id][0]):
                 continue  # steps of something else than decoding (an episode, a sampler's schedule)
+            if loop_id in self._decoding and _walks_positions(self._decoding[loop_id][0]):
+                continue  # one position of a given input per step: together, one forward's outputs
             moved = f"{value_text}.cpu()" if len(value_text) <= 40 else ".cpu() on each"
             growing = ("through predict()" if loop_id in self._hooks
                        else "with every decoding step" if loop_id in self._decoding else "through the loop")
@@ -690,6 +692,23 @@ def run(task, loader):
     for batch in loader:
         preds.append(task.predict(batch))
     return preds
+""",
+    ]
+
+    VALID += [
+        # teacher-forced scoring with a cache: one step per position of the given tokens, the
+        # logits together are what one forward over them returns
+        """
+import torch
+def score(model, lang_x, device="cuda"):
+    lang_x = lang_x.to(device)
+    logits, past = [], None
+    for token_idx in range(lang_x.shape[1]):
+        with torch.inference_mode():
+            out = model(lang_x[:, token_idx].reshape(-1, 1), past_key_values=past, use_cache=True)
+        past = out.past_key_values
+        logits.append(out.logits)
+    return torch.cat(logits, dim=1)
 """,
     ]
 
@@ -990,6 +1009,20 @@ def _predict_hook_values(function: FunctionScope) -> tuple[str, ...]:
     if info.kinds.lightning_callback:
         return parameters[2:4]
     return parameters[:2] if info.is_lightning else ()
+
+
+def _walks_positions(loop: Loop) -> bool:
+    """``for t in range(x.shape[1])`` / ``range(x.size(1))``: a pass over the positions of an
+    input the function was given (teacher-forced scoring with a cache). What it keeps per step
+    adds up to the outputs of one forward over that input, bounded by the input, not by a run."""
+    node = loop.node
+    if not (isinstance(node, cst.For) and isinstance(node.iter, cst.Call) and len(node.iter.args) == 1):
+        return False
+    bound = node.iter.args[0].value
+    if isinstance(bound, cst.Subscript) and isinstance(bound.value, cst.Attribute):
+        return bound.value.attr.value == "shape"
+    return (isinstance(bound, cst.Call) and isinstance(bound.func, cst.Attribute)
+            and bound.func.attr.value == "size" and len(bound.args) == 1)
 
 
 def _target_names(target: cst.BaseExpression) -> list[str]:
