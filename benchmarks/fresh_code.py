@@ -38,7 +38,9 @@ goes to the half with fewer lines so far. Result: dev 14 repositories, 596,433 l
 repositories, 560,978 lines (1,157,411 in all). ``--split`` checks the record against the counts.
 
 A third sealed half (``sealed3``, twelve repositories, 346,276 lines) was chosen at the start of the
-next round, before memlint was run on any of it.
+next round, before memlint was run on any of it. A fourth (``sealed4``, fourteen more) was chosen
+the same day after the third had been run once (288,265 lines), likewise before memlint was run
+on it.
 
 Triage: benchmarks/triage/fresh.md. Run by hand, not by CI.
 """
@@ -63,6 +65,9 @@ HALVES = SPLIT_HALVES + ("sealed2",)
 # A third sealed half, chosen 2026-11-25 at the start of the next round, before memlint was run on
 # any of it: twelve repositories no benchmark or triage here had used (every one so far is dev now).
 HALVES = HALVES + ("sealed3",)
+# A fourth, chosen the same day after the third was run once (and fixed against): fourteen more
+# repositories no benchmark or triage here had used, registered before memlint was run on them.
+HALVES = HALVES + ("sealed4",)
 SPLIT_SEED = 22  # the issue's number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -211,6 +216,35 @@ REPOS: tuple[FreshRepo, ...] = (
           "Stable Diffusion fine-tuning, LoRA and DreamBooth training scripts", "sealed3"),
     _repo("modded-nanogpt", "KellerJordan/modded-nanogpt", "f411b3d346aa52d3504324ca93c230fd84c6c07f",
           "speed-run GPT-2 training scripts (records) with custom optimizers", "sealed3"),
+    # --- sealed4: every repository whole (tests, docs and packaging left out as above)
+    _repo("alpaca-lora", "tloen/alpaca-lora", "8bb8579e403dc78e37fe81ffbb253c413007323f",
+          "LLaMA LoRA instruction tuning with PEFT and the HF Trainer", "sealed4"),
+    _repo("trlx", "CarperAI/trlx", "3340c2f3a56d1d14fdd5f13ad575121fa26b6d92",
+          "RLHF: PPO and ILQL trainers on accelerate, NeMo glue, examples", "sealed4"),
+    _repo("MiniGPT-4", "Vision-CAIR/MiniGPT-4", "d94738a7626ec43eba6c2cddf3cd2043f1a9689a",
+          "vision-language instruction tuning: runners, tasks, models, demos", "sealed4"),
+    _repo("generative-models", "Stability-AI/generative-models", "0ad7de9a5cb53fd63d6d30a4f385485e72e08597",
+          "Stable Diffusion XL / video diffusion: Lightning training (sgm), samplers, scripts", "sealed4"),
+    _repo("PixArt-alpha", "PixArt-alpha/PixArt-alpha", "cac2fd3b4544cf7620d8fbbf8b19d97ffcb85892",
+          "diffusion transformer text-to-image: training scripts, samplers, tools", "sealed4"),
+    _repo("lightning-hydra-template", "ashleve/lightning-hydra-template", "bddbc24b82ab6ccfa6243e815a49dc5bfe8d4144",
+          "Lightning + Hydra project template: module, datamodule, train/eval entry points", "sealed4"),
+    _repo("openfold", "aqlaboratory/openfold", "ce0029e1199b65fd834fe822be50d936cfe57fd4",
+          "protein structure prediction: Lightning/DeepSpeed training, data pipeline, inference", "sealed4"),
+    _repo("DiffDock", "gcorso/DiffDock", "b4704d94de74d8cb2acbe7ec84ad234c09e78009",
+          "diffusion docking: training and inference scripts, score models", "sealed4"),
+    _repo("schnetpack", "atomistic-machine-learning/schnetpack", "4c967da8d6f1183b5127cce90e62eb3ae9ab4543",
+          "atomistic neural networks on Lightning: tasks, representations, MD", "sealed4"),
+    _repo("torchmd-net", "torchmd/torchmd-net", "833c07708e7d507fc33bdcd835ed083a321cc651",
+          "equivariant neural potentials on Lightning: module, models, training script", "sealed4"),
+    _repo("BERT-pytorch", "codertimo/BERT-pytorch", "d10dc4f9d5a6f2ca74380f62039526eb7277c671",
+          "BERT pre-training: trainer, dataset, model", "sealed4"),
+    _repo("edm", "NVlabs/edm", "008a4e5316c8e3bfe61a62f874bddba254295afb",
+          "diffusion models (EDM): training loop, sampling, metrics", "sealed4"),
+    _repo("InternVL", "OpenGVLab/InternVL", "2410d1dbf208f0e799459aff9376e5747dbf41a2",
+          "vision-language chat models: fine-tuning with the HF Trainer, evaluation suites", "sealed4"),
+    _repo("fairseq2", "facebookresearch/fairseq2", "027bdebca4b9177f1ac1df1cc981b9288465d68e",
+          "sequence modelling library: trainers, recipes, generation, data pipelines", "sealed4"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
