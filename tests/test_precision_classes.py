@@ -231,6 +231,63 @@ def test_6_gradient_penalty_and_grad_norm_measurement_backpropagated_right_after
     assert findings(source) == []
 
 
+def test_6_a_gradient_penalty_returned_to_the_caller():
+    """retain_graph=True beside create_graph=True changes nothing (retain_graph defaults to
+    create_graph); the caller backpropagates the penalty. Without create_graph it is reported."""
+    source = """
+        import torch
+        from torch import nn
+
+        class GradientPenaltyLoss(nn.Module):
+            def forward(self, fake, real, critic):
+                alpha = torch.rand((real.size(0), 1, 1, 1), device=real.device)
+                mixed = (alpha * real + (1 - alpha) * fake).detach().requires_grad_(True)
+                scores = critic(mixed)
+                grads = torch.autograd.grad(outputs=scores, inputs=mixed, grad_outputs=torch.ones_like(scores),
+                                            create_graph=True, retain_graph=True)[0]
+                return ((grads.view(grads.size(0), -1).norm(2, dim=1) - 1) ** 2).mean()
+    """
+    assert findings(source) == []
+    assert findings(source.replace("create_graph=True, ", "")) == [(10, "ML103")]
+
+
+def test_2_an_argument_the_callee_does_not_pass_on():
+    """A batch drawn with ``loader.next_batch(cfg.batch_size)`` and then backpropagated does not
+    make ``cfg.batch_size`` carry a graph: the method (of this module) returns slices of its own
+    tokens, not its argument, so the position it adds the size to holds a number. When the method
+    returns what it is given, the argument is backpropagated and its running sum is reported."""
+    source = """
+        import torch
+        from dataclasses import dataclass
+
+        class Loader:
+            def __init__(self, tokens):
+                self.tokens = tokens
+                self.position = 0
+
+            def next_batch(self, batch_size):
+                chunk = self.tokens[self.position:self.position + batch_size + 1]
+                self.position += batch_size
+                return chunk[:-1].cuda(), chunk[1:].cuda()
+
+        @dataclass
+        class Hyperparameters:
+            batch_size: int = 64
+
+        hp = Hyperparameters()
+        model = torch.nn.Linear(4, 4).cuda()
+        loader = Loader(torch.arange(100000))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(100):
+            inputs, targets = loader.next_batch(hp.batch_size)
+            model(inputs, targets).backward()
+            opt.step()
+    """
+    assert findings(source) == []
+    passing = source.replace("return chunk[:-1].cuda(), chunk[1:].cuda()", "return batch_size, chunk[1:].cuda()")
+    assert findings(passing) == [(24, "ML101")]
+
+
 def test_6_data_parallel_for_inference_with_outputs_moved_to_the_cpu():
     source = """
         import torch

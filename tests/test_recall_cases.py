@@ -32,6 +32,7 @@ score = _load_score()
 CASES = score.discover(RECALL)
 SEALED = score.discover(RECALL / "sealed")
 SEALED2 = score.discover(RECALL / "sealed2")  # the second sealed part, written after the first was spent
+SEALED3 = score.discover(RECALL / "sealed3")  # the third, written blind at the start of the next round
 
 
 def test_collection_is_big_enough():
@@ -39,14 +40,16 @@ def test_collection_is_big_enough():
     assert len(SEALED) >= 28
     assert len(CASES) + len(SEALED) >= 100
     assert len(SEALED2) >= 20
-    threads = [c.thread for c in CASES + SEALED + SEALED2]
+    assert len(SEALED3) >= 26
+    threads = [c.thread for c in CASES + SEALED + SEALED2 + SEALED3]
     assert len(set(threads)) == len(threads), "two cases reconstruct the same thread"
 
 
 @pytest.mark.parametrize(
     "case",
-    CASES + SEALED + SEALED2,
-    ids=[c.name for c in CASES] + [f"sealed/{c.name}" for c in SEALED] + [f"sealed2/{c.name}" for c in SEALED2],
+    CASES + SEALED + SEALED2 + SEALED3,
+    ids=[c.name for c in CASES] + [f"sealed/{c.name}" for c in SEALED] + [f"sealed2/{c.name}" for c in SEALED2] + [
+        f"sealed3/{c.name}" for c in SEALED3],
 )
 def test_case_is_well_formed(case):
     text = case.path.read_text(encoding="utf-8")

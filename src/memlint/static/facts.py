@@ -1572,7 +1572,8 @@ class Facts:
                             ("math.", "numpy.", "np.", "time.", "os.", "json.", "random.", "logging."))):
                     continue
                 stack.append(func)
-                stack.extend(arg.value for arg in current.args)
+                passed_on = self._arguments_passed_on(current)
+                stack.extend(arg.value for arg in current.args) if passed_on is None else stack.extend(passed_on)
             elif current_type is cst.Subscript:
                 stack.append(current.value)
             elif current_type in _NO_NAMES or current_type is cst.Comparison:
@@ -1580,6 +1581,37 @@ class Facts:
             else:
                 stack.extend(expression_children(current))
         return found
+
+    def _arguments_passed_on(self, call: cst.Call) -> "list[cst.BaseExpression] | None":
+        """The arguments of a call of this module's functions that their summaries say the result
+        may carry a graph from (``loader.next_batch(args.batch_size)``: none, when the method
+        returns slices of its own tokens); None when that is not known (not this module's, not
+        summarised yet, starred arguments)."""
+        if not self.summaries or any(arg.star for arg in call.args):
+            return None
+        callees = self.callees(call)
+        if callees is None:
+            return None
+        carried: set[str] = set()
+        for callee in callees[0]:
+            summary = self.summaries.get(id(callee))
+            if summary is None or summary.pending:
+                return None
+            carried |= _all_names(summary)  # (OPAQUE: unknown for a reason other than the arguments)
+        positional = _parameters(callees[0][0], callees[1])[0] if len(callees[0]) == 1 else None
+        if positional is None:
+            return None
+        kept, index = [], 0
+        for arg in call.args:
+            if arg.keyword is not None:
+                name = arg.keyword.value
+            elif index < len(positional):
+                name, index = positional[index], index + 1
+            else:
+                return None
+            if name in carried:
+                kept.append(arg.value)
+        return kept
 
     def parameters_carried(self, value: cst.BaseExpression) -> frozenset[str]:
         """The parameters of the current function whose graph ``value`` may carry here, as its
@@ -2554,6 +2586,14 @@ def _floored(value: GraphValue) -> GraphValue:
     if value.parts is not None:
         return GraphValue.container((key, _floored(part)) for key, part in value.parts)
     return CARRIES_VALUE if value.state is Graph.UNKNOWN else value
+
+
+def _all_names(value: "GraphValue") -> set[str]:
+    """The names a value (and each of its parts) may carry a graph from."""
+    names = set(value.names)
+    for _, part in value.parts or ():
+        names |= _all_names(part)
+    return names
 
 
 def _bind_arguments(call: cst.Call, positional: list[str],

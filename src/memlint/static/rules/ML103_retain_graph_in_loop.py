@@ -68,6 +68,11 @@ class RetainGraphInLoop(Rule):
                       and isinstance(arg.value, cst.Name) and arg.value.value == "True" for arg in node.args)
         creates = any(arg.keyword is not None and arg.keyword.value == "create_graph"
                       and isinstance(arg.value, cst.Name) and arg.value.value == "True" for arg in node.args)
+        if creates:
+            # retain_graph defaults to create_graph: with create_graph=True the graph is kept
+            # whatever retain_graph says, for the higher-order graph that reads it (a gradient
+            # penalty backpropagated by the caller). retain_graph=True changes nothing there.
+            retains = False
         created = self._checker.assign_targets if creates and facts.qualified_name(func) == "torch.autograd.grad" \
             else frozenset()
         through: set[str] = set()
@@ -360,6 +365,23 @@ def train(model, loader, opt, crit, aux_crit, use_aux, step_aux):
             if i % 2:
                 aux_crit(out).backward()
         opt.step()
+""",
+    ]
+
+    VALID += [
+        # a gradient penalty returned to the caller, who backpropagates it: create_graph=True
+        # keeps the graph anyway (retain_graph defaults to it)
+        """
+import torch
+from torch import nn
+class GradientPenaltyLoss(nn.Module):
+    def forward(self, fake, real, critic):
+        alpha = torch.rand((real.size(0), 1, 1, 1), device=real.device)
+        mixed = (alpha * real + (1 - alpha) * fake).detach().requires_grad_(True)
+        scores = critic(mixed)
+        grads = torch.autograd.grad(outputs=scores, inputs=mixed, grad_outputs=torch.ones_like(scores),
+                                    create_graph=True, retain_graph=True)[0]
+        return ((grads.view(grads.size(0), -1).norm(2, dim=1) - 1) ** 2).mean()
 """,
     ]
 

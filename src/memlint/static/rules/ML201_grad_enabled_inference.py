@@ -376,7 +376,7 @@ class GradEnabledInference(Rule):
                 self._report(call, self._untrained_message(call, evidence))
             return
         if collected is not None and not call.input_carries and not function.requires_grad_inputs \
-                and not function.is_per_step_method:
+                and not function.is_per_step_method and not self._module_method(function):
             self._report(call, self._loop_message(call, collected))
             return
         cache = self._cached_prediction(call, record)
@@ -388,6 +388,18 @@ class GradEnabledInference(Rule):
         kept = self._kept_untrainable(call, record)
         if kept is not None:
             self._report(call, self._untrainable_message(call, kept))
+
+    def _module_method(self, function: FunctionScope) -> bool:
+        """A method of an nn.Module that hands what it computes on to its caller (``encode``,
+        ``tiled_decode`` returning the joined tiles): its submodules' outputs are part of the
+        module's own computation, run in whatever grad mode its caller chose. Not one that
+        returns no graph (``predict`` returning an argmax): there the graphs serve nothing."""
+        info = function.class_info
+        classes = self.facts.classes
+        if info is None or classes.get(info.name) is None or not classes[info.name].is_module:
+            return False
+        returned = self.facts.summaries.get(id(function.node))
+        return returned is not None and returned.state is not Graph.NONE
 
     @staticmethod
     def _returned(call: _ModuleCall, record: _FunctionRecord) -> bool:
@@ -1045,6 +1057,30 @@ class Learner:
     def step(self, y):
         (self.out - y).pow(2).mean().backward()
         self.optimizer.step()
+""",
+        # a module's own method that runs its parts tile by tile and returns the joined output:
+        # part of the module's computation, in whatever grad mode its caller chose
+        """
+import torch
+from torch import nn
+class AutoencoderKL(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Conv3d(3, 8, 3, padding=1)
+    def tiled_encode(self, x, tile=64):
+        rows = []
+        for i in range(0, x.shape[-2], tile):
+            row = []
+            for j in range(0, x.shape[-1], tile):
+                time = []
+                for k in range(x.shape[2] // 4):
+                    time.append(self.encoder(x[:, :, 4 * k:4 * k + 4, i:i + tile, j:j + tile]))
+                row.append(torch.cat(time, dim=2))
+            rows.append(row)
+        result_rows = []
+        for row in rows:
+            result_rows.append(torch.cat([t[..., :tile, :tile] for t in row], dim=-1))
+        return torch.cat(result_rows, dim=-2)
 """,
         # the class's forward turns grad off itself: calling the module records nothing
         """

@@ -34,12 +34,34 @@ DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParal
                            "torch.nn.parallel.data_parallel.data_parallel"})
 
 
+# Methods of a module that run no forward: the wrapper's own bookkeeping.
+_MODE_AND_DEVICE = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "bfloat16", "requires_grad_"})
+
+
 class DataParallel(Rule):
     code = "ML206"
 
+    def __init__(self, checker) -> None:
+        super().__init__(checker)
+        # How each ``self.x`` / name is used in the module: called (runs its forward), or handed
+        # on (an argument, a return value, another name bound to it)
+        self._called: set[str] = set()
+        self._handed_on: set[str] = set()
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self._handed_on.add(dotted_name(node.value) or "")
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._handed_on.add(dotted_name(node.value) or "")
+
     def visit_Call(self, node: cst.Call) -> None:
+        func = dotted_name(node.func)
+        if func is not None:
+            self._called.add(func[:-len(".forward")] if func.endswith(".forward") else func)
         qualified = self.facts.qualified_name(node.func)
         if qualified not in DATA_PARALLEL:
+            self._handed_on.update(dotted_name(arg.value) or "" for arg in node.args)
             return
         if "DistributedDataParallel" in self._checker.source:
             return  # the code offers DDP too: DataParallel is the fallback the user picks
@@ -70,9 +92,22 @@ class DataParallel(Rule):
         return not any(name in names_in(value) for place, values in function.stored_values.items()
                        if "." in place for value in values for name in bound)
 
+    def _never_run(self, bound: frozenset[str]) -> bool:
+        """Is the wrapper, kept on an object (``self.model = DataParallel(self.model)``), never
+        called nor handed on anywhere in the module: only other methods of the model used
+        through it (``self.model.get_text_features(...)``, which DataParallel does not split)?"""
+        names = bound - {"self", "cls"}
+        return bool(names) and all(
+            "." in name and name not in self._called and name not in self._handed_on
+            and any(called.startswith(f"{name}.") and called.rsplit(".", 1)[-1] not in _MODE_AND_DEVICE
+                    for called in self._called)  # used, and only through other methods
+            for name in names)
+
     def _decide(self, node: cst.Call, name: str, wrapped: cst.CSTNode | None, function, bound: frozenset[str]) -> None:
         if self._inference_only(function, bound):
             return  # each batch's outputs are gathered, used and freed: no loss, no gradients pile up
+        if self._never_run(bound):
+            return  # its forward never runs: nothing is scattered, nothing gathered
         cls = self.facts.instance_class(wrapped) if wrapped is not None else None
         forward = self.facts.find_method(cls, "forward") if cls is not None else None
         if forward is not None and any(_is_loss(callee) for callee in self.facts.calls_made(forward, depth=1)):
@@ -94,6 +129,21 @@ class DataParallel(Rule):
         )
 
     VALID = [
+        # kept on the object but never called: only other methods of the model are used through
+        # it, which DataParallel does not split (nothing is scattered or gathered)
+        """
+import torch
+from transformers import AutoModel
+class Encoder:
+    def __init__(self, name):
+        self.model = AutoModel.from_pretrained(name).cuda()
+        if torch.cuda.device_count() > 1:
+            self.model = torch.nn.DataParallel(self.model)
+    @torch.no_grad()
+    def encode(self, inputs):
+        self.model.eval()
+        return self.model.get_text_features(**inputs).cpu()
+""",
         # inference only, where it is made: each batch's outputs gathered, moved to the CPU, freed
         """
 import torch

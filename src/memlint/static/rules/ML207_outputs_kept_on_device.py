@@ -35,8 +35,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from memlint.static.facts import (
-    GRAPH_ENDING_METHODS, TENSOR_METHODS, FunctionScope, Graph, Loop, builds_a_sequence, concatenated_onto,
-    dotted_name, expression_children, names_in, root_name,
+    FUNCTIONAL_LOSS_WORDS, GRAPH_ENDING_METHODS, TENSOR_METHODS, FunctionScope, Graph, Loop, builds_a_sequence, concatenated_onto,
+    dotted_name, expression_children, names_in, root_name, without_self_returning_calls,
 )
 from memlint.static.rule import Invalid, Rule
 
@@ -159,7 +159,7 @@ class OutputsKeptOnDevice(Rule):
         detached = chain.detached or self.facts.in_no_grad
         if isinstance(base, cst.Call):
             func = base.func
-            if self.facts.is_module_expr(func) and not _is_loss_callee(func):
+            if self.facts.is_module_expr(func) and not _is_loss_callee(func) and not self._forward_returns_a_loss(func):
                 return _Output(detached)
             if _generates_scores(base, self.facts) and not _reads_sequences(value):
                 return _Output(True, generated=True)  # model.generate(..., output_scores=True): every step's scores
@@ -176,6 +176,34 @@ class OutputsKeptOnDevice(Rule):
                 return None
             return _Output(detached or outputs[name].detached, outputs[name].generated)
         return None
+
+    def _forward_returns_a_loss(self, module: cst.BaseExpression) -> bool:
+        """Is ``module`` an instance of a class of this file whose ``forward`` returns a loss
+        (``return F.cross_entropy(logits, targets)``, ``loss.mean()``): one number per batch,
+        not the outputs?"""
+        facts = self.facts
+        class_name = facts.instance_class_name(module)
+        dotted = dotted_name(module)
+        binding = facts.lookup(dotted) if class_name is None and dotted is not None else None
+        built = without_self_returning_calls(binding.node) if binding is not None else None
+        if isinstance(built, cst.Call) and isinstance(built.func, cst.Name) and built.func.value in facts.class_nodes:
+            class_name = built.func.value  # model = GPT(...).cuda()
+        forwards = facts.methods_of(class_name, "forward") if class_name is not None else []
+        returns = [value for forward in forwards for value in _returned_values(forward)]
+        return bool(returns) and all(self._is_a_loss(value) for value in returns)
+
+    def _is_a_loss(self, value: cst.BaseExpression) -> bool:
+        if not isinstance(value, cst.Call):
+            return False
+        if any(arg.keyword is not None and arg.keyword.value == "reduction" for arg in value.args if
+               isinstance(arg.value, cst.SimpleString) and "none" in arg.value.value):
+            return False  # per-element losses: the size of the outputs
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("mean", "sum") and not value.args:
+            return True
+        qualified = self.facts.qualified_name(func) or ""
+        return qualified.startswith("torch.nn.functional.") and any(
+            word in qualified.rsplit(".", 1)[-1] for word in FUNCTIONAL_LOSS_WORDS)
 
     # ----- where data goes ---------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -696,6 +724,25 @@ def run(task, loader):
     ]
 
     VALID += [
+        # the model's forward returns a loss (one number per batch), not outputs
+        """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class GPT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+    def forward(self, inputs, targets):
+        return F.cross_entropy(self.proj(inputs), targets, reduction="sum")
+model = GPT().cuda()
+@torch.no_grad()
+def calibrate(batches):
+    losses = []
+    for inputs, targets in batches:
+        losses.append(model(inputs, targets).detach().float())
+    return torch.stack(losses).mean().item()
+""",
         # teacher-forced scoring with a cache: one step per position of the given tokens, the
         # logits together are what one forward over them returns
         """
@@ -713,6 +760,25 @@ def score(model, lang_x, device="cuda"):
     ]
 
     INVALID = [
+        # per-element losses (reduction="none") are the size of the outputs
+        Invalid("""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class GPT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+    def forward(self, inputs, targets):
+        return F.cross_entropy(self.proj(inputs), targets, reduction="none")
+model = GPT().cuda()
+@torch.no_grad()
+def calibrate(batches):
+    losses = []
+    for inputs, targets in batches:
+        losses.append(model(inputs, targets).detach().float())
+    return torch.cat(losses).mean().item()
+""", line=16),
         # a running concatenation of each batch's logits (the HF Trainer's old prediction loop)
         Invalid("""
 import torch
@@ -948,6 +1014,22 @@ def _to_cpu(call: cst.Call) -> bool:
         if dotted_name(value) in ("cpu", "cpu_device"):
             return True
     return False
+
+
+def _returned_values(function: cst.FunctionDef) -> list[cst.BaseExpression]:
+    """What the function's own ``return`` statements return (not those of nested functions)."""
+    found: list[cst.BaseExpression] = []
+
+    class _Returns(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_Return(self, node: cst.Return) -> None:
+            if node.value is not None:
+                found.append(node.value)
+
+    function.visit(_Returns())
+    return found
 
 
 def _is_loss_callee(func: cst.BaseExpression) -> bool:
