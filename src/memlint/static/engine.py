@@ -578,6 +578,7 @@ class FileChecker:
         callees: list[object] = []  # this module's defs and the project's keys the body calls
         self._loop_callees[id(loop)] = callees
         loop.callees_work = lambda: facts.callees_work(callees)
+        loop.callees_train = lambda: facts.callees_train(callees)
         loop.within_a_step = lambda: facts.within_a_step(function)
         if loop.walks_steps:
             for outer in facts.loops_in_function():

@@ -568,6 +568,7 @@ class Loop:
     # Whether what the body calls (this module's functions, the project's) runs a module, a
     # backward pass or an optimizer step: True / False / None (unknown). Set by the engine.
     callees_work: "Callable[[], bool | None] | None" = None
+    callees_train: "Callable[[], bool | None] | None" = None  # a backward pass or an optimizer step only
     # The loop is in a function that runs within one step (forward, or only called from one).
     within_a_step: "Callable[[], bool] | None" = None
 
@@ -610,6 +611,8 @@ class Loop:
             return False
         if self.draws:
             return True  # batch = next(it): whatever it counts, it pulls batches
+        if self.callees_train is not None and self.callees_train():
+            return True  # for step in range(n): learner.update(batch), which backpropagates and steps
         if not self.iterates_data or self.counts_in_module_method:
             return False
         if self.runs_model:
@@ -1315,6 +1318,10 @@ class Facts:
         if last in ("forward", "module"):
             owner = name.rsplit(".", 1)[0]
             return owner != name and self.is_module_expr(_name_expr(owner))
+        if "." in name and self.class_nodes:
+            owner_class = self.instance_class_name(_name_expr(name.rsplit(".", 1)[0]))
+            if owner_class is not None and self.methods_of(owner_class, last):
+                return False  # self.learner.update_model(x): a method of a class of this file
         # build_model / get_model / load_model are factories: calling one returns a module
         return names_a_module_object(last)
 
@@ -1807,39 +1814,44 @@ class Facts:
         summary = self.project.function_summary(definition.key)
         return summary.context_grad_mode if summary is not None else None
 
-    def callees_work(self, callees: list[object]) -> bool | None:
+    def callees_train(self, callees: list[object]) -> bool | None:
+        """Does any of ``callees`` run a backward pass or an optimizer step (see :meth:`callees_work`)?"""
+        return self.callees_work(callees, _TRAINING)
+
+    def callees_work(self, callees: list[object], work: frozenset[str] = None) -> bool | None:
         """Does any of ``callees`` (``id()`` of a ``def`` of this module, or a qualified name
         as imported) run a module, a backward pass or an optimizer step, itself or through what
         it calls? True, False, or None when one could not be read (defined further down and
         not walked yet, or a module of the project that cannot be summarised)."""
+        work = _WORK if work is None else work
         unknown = False
         for callee in callees:
             if isinstance(callee, int):
                 scope = self.function_scopes.get(callee)
                 if scope is None:
                     unknown = True
-                elif scope.effects & _WORK or scope.has_backward or scope.has_optimizer_step:
+                elif scope.effects & work or scope.has_backward or scope.has_optimizer_step:
                     return True
                 else:
                     for key in scope.call_keys:
-                        found = self._project_work(key)
+                        found = self._project_work(key, work)
                         if found:
                             return True
                         unknown |= found is None
                 continue
-            found = self._project_work(callee)
+            found = self._project_work(callee, work)
             if found:
                 return True
             unknown |= found is None
         return None if unknown else False
 
-    def _project_work(self, callee: str) -> bool | None:
+    def _project_work(self, callee: str, work: frozenset[str]) -> bool | None:
         if self.project is None or callee.startswith(f"{self.module_name}:"):
             return None if self.project is not None else False
         if ":" not in callee and self.project_definition(callee) is None:
             return False  # outside the project: a library call (torch.load, os.listdir, tqdm)
         found = None
-        for effect in _WORK:
+        for effect in work:
             result = self.project.has_effect(callee, effect)
             if result:
                 return True
@@ -2481,6 +2493,7 @@ _ALLOCATING_FUNCTIONS = frozenset(f"torch.{name}" for name in (
 _ALLOCATING_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full", "clone", "zero_"})
 # What makes a loop's body a step's work (see Loop.runs_steps).
 _WORK = frozenset({"module_call", "backward", "optimizer_step"})
+_TRAINING = frozenset({"backward", "optimizer_step"})
 # Module methods that return the module: ``Net().to(device).eval()`` is the Net.
 SELF_RETURNING_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16",
                                     "requires_grad_", "type"})
