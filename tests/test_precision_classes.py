@@ -202,6 +202,41 @@ def test_5_loops_that_are_not_steps():
 
 
 # ----- 6. single rules ----------------------------------------------------------------------------------
+def test_5_steps_by_what_the_callees_do_and_methods_named_like_models():
+    """``for step in range(n_updates)`` calling a learner's update (which backpropagates and
+    steps) runs steps whatever its names: the update's returned loss tensors kept in a list are
+    reported. ``update_model`` is a method of a class of this file, not a module call: when it
+    returns numbers (``.item()``), nothing is reported."""
+    source = """
+        import torch
+        import torch.nn as nn
+
+        class Learner:
+            def __init__(self, device):
+                self.network = nn.Linear(4, 1).to(device)
+                self.optimizer = torch.optim.Adam(self.network.parameters())
+
+            def update_model(self, x):
+                loss = self.network(x).pow(2).mean()
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+                return loss, loss.detach()
+
+        class Agent:
+            def __init__(self, device):
+                self.learner = Learner(device)
+                self.update_info = []
+
+            def train(self, n_updates):
+                for step in range(n_updates):
+                    info = self.learner.update_model(torch.randn(8, 4))
+                    self.update_info.append(info)
+    """
+    assert findings(source) == [(25, "ML101")]
+    assert findings(source.replace("return loss, loss.detach()", "return loss.item(), loss.detach()")) == []
+
+
 def test_6_gradient_penalty_and_grad_norm_measurement_backpropagated_right_after():
     source = """
         import torch
@@ -249,6 +284,38 @@ def test_6_a_gradient_penalty_returned_to_the_caller():
     """
     assert findings(source) == []
     assert findings(source.replace("create_graph=True, ", "")) == [(10, "ML103")]
+
+
+def test_2_a_number_returned_beside_the_loss_on_one_path():
+    """``get_loss`` returns ``(loss, auc)`` when asked for the AUC and ``loss`` otherwise: the
+    AUC unpacked from it is a number (its part of the tuple), not the loss's graph, even though
+    the loop around it trains (through a helper) and so runs steps. The loss part is reported."""
+    source = """
+        import torch
+        from sklearn.metrics import roc_auc_score
+
+        def get_loss(out, label, loss_func, get_auc=True):
+            loss = loss_func(out, label)
+            if get_auc:
+                return loss, roc_auc_score(label.cpu().numpy(), out.detach().cpu().numpy())
+            return loss
+
+        def train_model(model, x, label, loss_func, optimizer):
+            loss = get_loss(model(x), label, loss_func, get_auc=False)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+        def main(model, x, label, loss_func, optimizer, epochs):
+            aucs = []
+            for epoch in range(epochs):
+                train_model(model, x, label, loss_func, optimizer)
+                loss, auc = get_loss(model(x), label, loss_func)
+                aucs.append(auc)
+            return aucs
+    """
+    assert findings(source) == []
+    assert findings(source.replace("aucs.append(auc)", "aucs.append(loss)")) == [(22, "ML101")]
 
 
 def test_2_an_argument_the_callee_does_not_pass_on():

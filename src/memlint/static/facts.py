@@ -436,6 +436,12 @@ class GraphValue:
             return self
         if other.parts is not None and self.state is Graph.NONE:
             return other
+        for whole, plain in ((self, other), (other, self)):
+            if whole.parts is not None and plain.parts is None and not plain.pending and not whole.pending:
+                # ``return loss, auc`` on one path, ``return loss`` on another: where the result is
+                # unpacked, the plain value's elements are unknown, each part keeps its own state
+                unknown = GraphValue(Graph.UNKNOWN, plain.names)
+                return GraphValue.container((key, part.join(unknown)) for key, part in whole.parts)
         return GraphValue.combine((self, other))
 
     def with_names(self, names: frozenset[str]) -> "GraphValue":

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from memlint.static.facts import (
-    FUNCTIONAL_LOSS_WORDS, GRAPH_ENDING_METHODS, TENSOR_METHODS, FunctionScope, Graph, Loop, builds_a_sequence, concatenated_onto,
+    FUNCTIONAL_LOSS_WORDS, GRAPH_ENDING_METHODS, TENSOR_METHODS, ClassInfo, FunctionScope, Graph, GradMode, Loop, builds_a_sequence, concatenated_onto,
     dotted_name, expression_children, names_in, root_name, without_self_returning_calls,
 )
 from memlint.static.rule import Invalid, Rule
@@ -404,31 +404,48 @@ class OutputsKeptOnDevice(Rule):
         method_output = None if output is not None else self._method_output(value)
         if method_output is None and (output is None or not output.detached):
             return  # not an output, or still graph-carrying (ML101 reports that one)
+        if method_output is not None:  # and is it graph-free where it is kept? (else ML101's finding)
+            method_output = (*method_output, self.facts.in_no_grad or _call_chain(value).detached)
         self._pending.append((node, target, _text(value), batches, method_output))
         self._schedule()
 
     def visit_Return(self, node: cst.Return) -> None:
         function = self.facts.function
-        if (node.value is not None and function.name in _PREDICTING_METHODS and function.class_info is not None
+        if (node.value is not None and function.class_info is not None
                 and self._classify(node.value, self._function_outputs()) is not None):
             self._returns_output.add(id(function))
 
-    def _method_output(self, value: cst.BaseExpression) -> tuple[cst.CSTNode, str] | None:
-        """``task.predict(batch)``: (what ``task`` is bound to, "predict"), to be checked at the
-        end against what the method of that class returns."""
+    def _method_output(self, value: cst.BaseExpression) -> "tuple[object, str] | None":
+        """``task.predict(batch)``, ``self.forward(x)`` (also through a name bound to such a
+        call): (the class's instance, or the class of ``self``; the method), to be checked at
+        the end against what that method of a class of this file returns."""
+        if isinstance(value, cst.Name):
+            binding = self.facts.lookup(value.value)
+            value = binding.node if binding is not None else None
         if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
-                and value.func.attr.value in _PREDICTING_METHODS and isinstance(value.func.value, cst.Name)):
+                and isinstance(value.func.value, cst.Name)):
             return None
-        binding = self.facts.lookup(value.func.value.value)
+        method = value.func.attr.value
+        if method not in _PREDICTING_METHODS and not self.facts.class_nodes:
+            return None
+        receiver = value.func.value.value
+        if receiver == "self":
+            info = self.facts.class_info
+            return (info, method) if info is not None else None
+        binding = self.facts.lookup(receiver)
         if binding is None or binding.node is None:
             return None
-        return binding.node, value.func.attr.value
+        return binding.node, method
 
-    def _returns_model_output(self, method_output: tuple[cst.CSTNode, str]) -> bool:
-        bound_to, method = method_output
-        cls = self.facts.instance_class(bound_to)
+    def _returns_model_output(self, method_output: "tuple[object, str, bool]") -> bool:
+        """Does the method return a model output without a graph where it is kept (kept under
+        no_grad or detached, or the method runs with grad off itself)?"""
+        bound_to, method, graph_free_here = method_output
+        cls = bound_to if isinstance(bound_to, ClassInfo) else self.facts.instance_class(bound_to)
         scope = self.facts.find_method(cls, method) if cls is not None else None
-        return scope is not None and id(scope) in self._returns_output
+        if scope is None or id(scope) not in self._returns_output:
+            return False
+        return graph_free_here or scope.entry_grad_mode is GradMode.OFF
 
     def _decide(self) -> None:
         reported: set[int] = set()
@@ -760,6 +777,24 @@ def score(model, lang_x, device="cuda"):
     ]
 
     INVALID = [
+        # the output of one of the object's own methods, through a name, kept under no_grad
+        Invalid("""
+import torch
+from torch.utils.data import DataLoader
+class BaseProcess:
+    def __init__(self, classifier):
+        self.device = torch.device("cuda")
+        self.classifier = classifier.to(self.device)
+    def forward(self, *inputs):
+        return self.classifier(*inputs)
+    def predict(self, dataset):
+        predictions = []
+        with torch.no_grad():
+            for batch in DataLoader(dataset, batch_size=64):
+                outputs = self.forward(batch.to(self.device))
+                predictions.append(outputs)
+        return torch.cat(predictions).cpu().numpy()
+""", line=15),
         # per-element losses (reduction="none") are the size of the outputs
         Invalid("""
 import torch
