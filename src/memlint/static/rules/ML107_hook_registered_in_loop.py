@@ -18,7 +18,9 @@ Flagged (error):
 - building an object of a class of this module whose ``__init__`` registers hooks (directly
   or through the objects it builds) in such a loop, when the class does not remove them in
   ``__del__`` and the loop does not remove them (a method of the object that calls
-  ``remove()``, or ``with Cls(...) as cam:`` when ``__exit__`` removes them);
+  ``remove()``, or ``with Cls(...) as cam:`` when ``__exit__`` removes them); in any loop
+  (one over settings too) when the object is only bound to a local name the next iteration
+  rebinds (its hooks outlive it on what it hooked);
 - calling a function of this module that registers hooks on what it is given and never
   removes them, in such a loop;
 - a method hooking a module its object was given (``self.target_layer``) without removing
@@ -88,6 +90,7 @@ class _Site:
     args: tuple[cst.BaseExpression, ...]  # arguments (construct/call)
     callee: str  # method name (register), class or function name
     with_item: bool = False
+    bound_to: frozenset[str] = frozenset()  # the names the call's result is assigned to
 
 
 class HookRegisteredInLoop(Rule):
@@ -162,7 +165,7 @@ class HookRegisteredInLoop(Rule):
                 self._note_handed(node, function, func.value)
                 if loops:
                     self._add_site(node, "call" if func.value not in facts.classes else "construct", function,
-                                   loops, None, None, func.value)
+                                   loops, None, None, func.value, self._checker.assign_targets)
             return
         if method in _MODULE_HOOKS or method in _TENSOR_HOOKS:
             self._registration(node, method, func.value, function, loops)
@@ -223,10 +226,11 @@ class HookRegisteredInLoop(Rule):
         # every registration: the function it is in may turn out to run per step or per forward pass
         self._add_site(node, "register", function, loops, receiver, hook, method)
 
-    def _add_site(self, node, kind, function, loops, receiver, hook, callee) -> None:
+    def _add_site(self, node, kind, function, loops, receiver, hook, callee, bound_to=frozenset()) -> None:
         ifs = tuple((if_node.test, loop) for if_node, if_function, loop in self._ifs if if_function is function)
         args = tuple(arg.value for arg in node.args)
-        self._sites.append(_Site(node, kind, function, loops, ifs, receiver, hook, args, callee))
+        self._sites.append(_Site(node, kind, function, loops, ifs, receiver, hook, args, callee,
+                                 bound_to=frozenset(bound_to)))
         if not self._scheduled:
             self._scheduled = True
             self.at_module_exit(self._decide)
@@ -415,7 +419,8 @@ class HookRegisteredInLoop(Rule):
         exit_method = self.facts.find_method(cls, "__exit__")
         if site.with_item and exit_method is not None and self._removes(exit_method):
             return
-        if self._repeating_loop(site, None, list(site.args), needs_all=True) is None:
+        if self._repeating_loop(site, None, list(site.args), needs_all=True,
+                                any_loop=self._dropped_next_iteration(site)) is None:
             return
         self.report(
             site.node,
@@ -423,6 +428,26 @@ class HookRegisteredInLoop(Rule):
             help="build it once before the loop, or remove its hooks in the same iteration (a with block or its "
                  "release method)",
         )
+
+    @staticmethod
+    def _dropped_next_iteration(site: _Site) -> bool:
+        """Is the object built bound only to local names that the next iteration rebinds (not
+        stored, appended or returned)? Its hooks then outlive it on the object it hooked: the
+        loop is not setting up one hook per item, whatever it walks over."""
+        names = site.bound_to - {"self", "cls"}
+        if not names or any("." in name for name in names):
+            return False
+        function = site.function
+        kept: set[str] = set()
+        for place, values in function.stored_values.items():
+            for value in values:
+                if "." in place:
+                    kept |= names_in(value)  # self.cam = cam, or anything made from it
+                elif isinstance(value, cst.Name):
+                    kept.add(value.value)  # cams.append(cam), other = cam (not logits = cam(x))
+                elif isinstance(value, (cst.Tuple, cst.List, cst.Set)):
+                    kept |= {e.value.value for e in value.elements if isinstance(e.value, cst.Name)}
+        return not (names & (kept | function.returned_names))
 
     def _hooks_hold(self, cls) -> bool:
         """Does the class register hooks bound to its own instances (``self.save``)? The module
@@ -455,7 +480,7 @@ class HookRegisteredInLoop(Rule):
         )
 
     def _repeating_loop(self, site: _Site, receiver: cst.BaseExpression | None,
-                        others: list[cst.BaseExpression], needs_all: bool = False) -> Loop | None:
+                        others: list[cst.BaseExpression], needs_all: bool = False, any_loop: bool = False) -> Loop | None:
         """The innermost enclosing loop in which the hooked object is the same every iteration,
         whose iterations all register (no condition that changes) and none removes; None if
         there is none. ``others`` (the hook, the arguments) must be the same every iteration
@@ -467,7 +492,7 @@ class HookRegisteredInLoop(Rule):
             if receiver is not None and self._varies(receiver, loop, inner):
                 continue
             fixed = [not self._varies(other, loop, inner) for other in others if names_in(other)]
-            per_step = loop.iterates_data or loop.walks_steps or loop.is_training_loop
+            per_step = any_loop or loop.iterates_data or loop.walks_steps or loop.is_training_loop
             if needs_all and not any(fixed):
                 continue
             if not per_step and not all(fixed):
@@ -599,6 +624,22 @@ class HookRegisteredInLoop(Rule):
         return function.derives_from([root], function.inputs)
 
     VALID = [
+        # one wrapper per setting, all kept: hooks set up once per item, on purpose
+        """
+import torch
+class Probe:
+    def __init__(self, model, layer_name):
+        self.outputs = []
+        model.get_submodule(layer_name).register_forward_hook(self._keep)
+    def _keep(self, module, inputs, output):
+        self.outputs.append(output.detach().cpu())
+def attach(model, layer_names):
+    probes = []
+    for name in layer_names:
+        probe = Probe(model, name)
+        probes.append(probe)
+    return probes
+""",
         # handle removed in the same iteration
         """
 import torch
@@ -890,6 +931,28 @@ class Probed(nn.Module):
     ]
 
     INVALID = [
+        # a wrapper built per setting and dropped at the next iteration: its hooks stay on the
+        # model it was given (the loop walks settings, not data, and each is a new hook)
+        Invalid("""
+import torch
+class FaultInjector:
+    def __init__(self, model, rate):
+        self.model, self.rate = model, rate
+        self._add_hooks()
+    def _add_hooks(self):
+        for module in self.model.modules():
+            module.register_forward_hook(self._make_hook())
+    def _make_hook(self):
+        def hook(module, inputs, output):
+            return output * (torch.rand_like(output) > self.rate)
+        return hook
+def campaign(model, images, rates):
+    results = []
+    for rate in rates:
+        injector = FaultInjector(model, rate)
+        results.append(model(images).argmax(1).cpu())
+    return results
+""", line=17),
         # a method hooking the layer its object was given, on every call, called per image
         Invalid("""
 import torch
