@@ -33,6 +33,7 @@ CASES = score.discover(RECALL)
 SEALED = score.discover(RECALL / "sealed")
 SEALED2 = score.discover(RECALL / "sealed2")  # the second sealed part, written after the first was spent
 SEALED3 = score.discover(RECALL / "sealed3")  # the third, written blind at the start of the next round
+SEALED4 = score.discover(RECALL / "sealed4")  # the fourth, written blind after the third was scored
 
 
 def test_collection_is_big_enough():
@@ -41,15 +42,16 @@ def test_collection_is_big_enough():
     assert len(CASES) + len(SEALED) >= 100
     assert len(SEALED2) >= 20
     assert len(SEALED3) >= 26
-    threads = [c.thread for c in CASES + SEALED + SEALED2 + SEALED3]
+    assert len(SEALED4) >= 26
+    threads = [c.thread for c in CASES + SEALED + SEALED2 + SEALED3 + SEALED4]
     assert len(set(threads)) == len(threads), "two cases reconstruct the same thread"
 
 
 @pytest.mark.parametrize(
     "case",
-    CASES + SEALED + SEALED2 + SEALED3,
+    CASES + SEALED + SEALED2 + SEALED3 + SEALED4,
     ids=[c.name for c in CASES] + [f"sealed/{c.name}" for c in SEALED] + [f"sealed2/{c.name}" for c in SEALED2] + [
-        f"sealed3/{c.name}" for c in SEALED3],
+        f"sealed3/{c.name}" for c in SEALED3] + [f"sealed4/{c.name}" for c in SEALED4],
 )
 def test_case_is_well_formed(case):
     text = case.path.read_text(encoding="utf-8")

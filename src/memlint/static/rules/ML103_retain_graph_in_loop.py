@@ -94,6 +94,8 @@ class RetainGraphInLoop(Rule):
             if record.created and any(function.derives_from(other.names, record.created)
                                       for other in records if other is not record):
                 continue  # a gradient penalty: its gradients (and the retained graph) are backpropagated later
+            if function.derives_from(function.returned_names, record.names):
+                continue  # the tensor goes back to the caller with its graph: it may backpropagate it
             if record.loops and not record.loops[-1].runs_steps and any(
                     other is not record and record.loops[-1] not in other.loops and record.through & other.through
                     for other in records):
@@ -382,6 +384,26 @@ class GradientPenaltyLoss(nn.Module):
         grads = torch.autograd.grad(outputs=scores, inputs=mixed, grad_outputs=torch.ones_like(scores),
                                     create_graph=True, retain_graph=True)[0]
         return ((grads.view(grads.size(0), -1).norm(2, dim=1) - 1) ** 2).mean()
+""",
+    ]
+
+    VALID += [
+        # importance scores taken with autograd.grad in forward; the loss goes back to the
+        # caller, which backpropagates it: the graph is retained for that pass
+        """
+import torch
+from types import SimpleNamespace
+from torch import nn
+class Nucleus(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.encoder = nn.Linear(8, 8)
+        self.peer_weights = nn.Parameter(torch.ones(n))
+    def forward(self, inputs, peers):
+        w = torch.softmax(self.peer_weights, dim=0)
+        loss = ((self.encoder(inputs) - (w.view(-1, 1, 1) * peers).sum(0)) ** 2).mean()
+        scores = torch.autograd.grad(loss, self.peer_weights, retain_graph=True)[0].abs()
+        return SimpleNamespace(loss=loss, scores=scores)
 """,
     ]
 
