@@ -318,6 +318,61 @@ def test_2_a_number_returned_beside_the_loss_on_one_path():
     assert findings(source.replace("aucs.append(auc)", "aucs.append(loss)")) == [(22, "ML101")]
 
 
+def test_2_later_outputs_of_a_loss_function_passed_in():
+    """``loss_tuple = loss_fn(...)``; ``loss_tuple[0]`` is backpropagated: that says the first
+    output carries a graph, not ``loss_tuple[1:]`` (a loss function passed in returns the loss
+    first, then values for logging, often detached). Keeping the first output is reported."""
+    source = """
+        import torch
+
+        class AverageMeter:
+            def __init__(self):
+                self.acc = []
+            def add(self, vals):
+                self.acc.append(vals)
+
+        def train_epoch(model, loader, optimizer, loss_fn):
+            meter = AverageMeter()
+            for data in loader:
+                optimizer.zero_grad()
+                loss_tuple = loss_fn(model(data), data)
+                loss = loss_tuple[0]
+                loss.backward()
+                optimizer.step()
+                meter.add([loss.cpu().detach(), *loss_tuple[1:]])
+            return meter
+    """
+    assert findings(source) == []
+    assert findings(source.replace("*loss_tuple[1:]]", "*loss_tuple[:2]]")) == [(18, "ML101")]
+
+
+def test_2_a_sum_converted_with_numpy_and_a_frozen_model():
+    """A running sum later converted with ``.cpu().numpy()`` holds no graph in a program that runs
+    (numpy() raises on a tensor that requires grad); a model frozen with ``requires_grad_(False)``
+    and fed data records none. With ``.detach()`` before ``.numpy()`` (or no freezing), the
+    evidence is gone and the sum is reported."""
+    source = """
+        import torch
+
+        def feature_stats(detector_net, loader, device):
+            mu = torch.zeros([2048], dtype=torch.float64, device=device)
+            for images in loader:
+                features = detector_net(images.to(device)).to(torch.float64)
+                mu += features.sum(0)
+            return mu.cpu().numpy()
+
+        def score_all(reward_model, batches):
+            reward_model.requires_grad_(False)
+            total = 0
+            for input_ids in batches:
+                total += reward_model(input_ids).sum()
+            return total
+    """
+    assert findings(source) == []
+    assert findings(source.replace("mu.cpu().numpy()", "mu.detach().cpu().numpy()")) == [(8, "ML101")]
+    assert (15, "ML101") in findings(source.replace("reward_model.requires_grad_(False)", "reward_model.eval()"))
+
+
 def test_2_an_argument_the_callee_does_not_pass_on():
     """A batch drawn with ``loader.next_batch(cfg.batch_size)`` and then backpropagated does not
     make ``cfg.batch_size`` carry a graph: the method (of this module) returns slices of its own

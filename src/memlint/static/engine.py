@@ -745,6 +745,10 @@ class FileChecker:
             function.call_keys.add(qualified)  # maybe another module of the project: resolved when asked
             for loop in facts.loops_in_function():
                 self._loop_callees[id(loop)].append(qualified)
+        if method == "numpy" and not node.args and function is not None:
+            converted = _numpy_converted(func.value)
+            if converted is not None:
+                function.numpy_converted.add(converted)
         if method in F.BACKWARD_METHODS or qualified in F.AUTOGRAD_FUNCTIONS:
             tensor = F.backpropagated_expr(node, facts)
             if tensor is not None and function is not None:
@@ -1257,6 +1261,21 @@ def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
 
 def _turns_grad_off(node: cst.BaseExpression, facts: Facts) -> bool:
     return grad_mode_of(node, facts) is GradMode.OFF
+
+
+# Tensor methods that keep requires_grad (``x.cpu().numpy()`` still raises on a graph-carrying x).
+_KEEPING_GRAD = frozenset({"cpu", "to", "float", "double", "half", "bfloat16", "contiguous", "clone", "squeeze",
+                           "unsqueeze", "view", "reshape", "flatten", "t", "permute"})
+
+
+def _numpy_converted(receiver: cst.BaseExpression) -> str | None:
+    """The name ``receiver`` of ``.numpy()`` reads through methods that keep requires_grad
+    (``mu.cpu()``), or None (``x.detach().cpu()``, ``x.data``, anything else)."""
+    while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) \
+            and receiver.func.attr.value in _KEEPING_GRAD:
+        receiver = receiver.func.value
+    return dotted_name(receiver) if isinstance(receiver, (cst.Name, cst.Attribute)) and not (
+        isinstance(receiver, cst.Attribute) and receiver.attr.value in ("data", "T", "mT")) else None
 
 
 def _non_tensor_receivers(expression: cst.BaseExpression) -> set[str]:

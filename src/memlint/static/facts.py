@@ -685,6 +685,9 @@ class FunctionScope(Scope):
         self.mode_changes: list[ModeChange] = []
         self.requires_grad_inputs = False  # x.requires_grad_() / requires_grad=True / autograd.grad seen
         self.has_backward = False
+        # Names converted with .numpy() without a detach on the way (mu.cpu().numpy()): numpy()
+        # raises on a tensor that requires grad, so a program that runs holds none in them there.
+        self.numpy_converted: set[str] = set()
         self.has_optimizer_step = False
         self.incremented: set[str] = set()  # names changed with += in this function
         self.inputs: set[str] = set()  # parameters and loop targets: data coming in
@@ -772,6 +775,8 @@ class FunctionScope(Scope):
         targets, skip = set(targets), set(skip)
         if not targets:
             return False
+        # losses[0] is reached when losses is (sum(losses).backward()), not the other way round
+        targets |= {name.split("[", 1)[0] for name in targets if name.endswith("]") and "[" in name}
         return reaches(sources, lambda name: (n for n in self.derived_from.get(name, ()) if n not in skip),
                        targets.__contains__)
 
@@ -958,6 +963,12 @@ def constant_key(node: cst.BaseExpression) -> "Key | None":
     if node_type is cst.UnaryOperation and isinstance(node.operator, cst.Minus) and type(node.expression) is cst.Integer:
         return -int(node.expression.evaluated_value)
     return None
+
+
+def element_name(container: str, position: int) -> str:
+    """The name value-flow gives one element of a local sequence (``losses[0]``): backpropagating
+    it says nothing of ``losses[1]``; backpropagating ``losses`` says it of every element."""
+    return f"{container}[{position}]"
 
 
 def subscript_key(node: cst.Subscript) -> "Key | None":
@@ -1371,6 +1382,27 @@ class Facts:
                 return False  # nn.LSTM, nn.GRU, nn.MultiheadAttention: tensors throughout
         return True
 
+    def _later_output(self, node: cst.Subscript) -> GraphValue | None:
+        """``loss_tuple[1:]`` / ``losses[2]`` of a name bound to a call of a loss module whose
+        forward memlint cannot read (the loss first, then logging values): unknown, decided by
+        their own use, not by the first output's backward pass."""
+        if type(node.value) is not _NAME or len(node.slice) != 1:
+            return None
+        index = node.slice[0].slice
+        if type(index) is cst.Index:
+            position = constant_key(index.value)
+        elif type(index) is cst.Slice and index.lower is not None:
+            position = constant_key(index.lower)
+        else:
+            return None
+        if type(position) is not int or position < 1:
+            return None
+        binding = self.lookup(node.value.value)
+        bound = binding.node if binding is not None else None
+        if type(bound) is not cst.Call or not self.is_loss_module_call(bound):
+            return None
+        return GraphValue(Graph.UNKNOWN, frozenset({element_name(node.value.value, position)}))
+
     def is_loss_module_call(self, call: cst.Call) -> bool:
         """A loss module called (``criterion(model, sample)``, ``loss_fn(out, y)`` with
         ``loss_fn = nn.CrossEntropyLoss()``), not one of this file: its first output is the
@@ -1580,6 +1612,8 @@ class Facts:
                     stack.append(func.value)  # out.view(c.n, -1): sizes and dims carry no graph
                     continue
                 qualified = self.qualified_name(func)
+                if qualified == "torch.autograd.grad" and self._graph_of_call(current).state is Graph.NONE:
+                    continue  # gradients without create_graph: plain tensors
                 if qualified is not None and qualified not in _PASSING_ELEMENTS and (
                         qualified in GRAPH_ENDING_FUNCTIONS or qualified.startswith(
                             ("math.", "numpy.", "np.", "time.", "os.", "json.", "random.", "logging."))):
@@ -1588,7 +1622,11 @@ class Facts:
                 passed_on = self._arguments_passed_on(current)
                 stack.extend(arg.value for arg in current.args) if passed_on is None else stack.extend(passed_on)
             elif current_type is cst.Subscript:
-                stack.append(current.value)
+                key = subscript_key(current)
+                if type(key) is int and type(current.value) is _NAME:
+                    found.add(element_name(current.value.value, key))
+                else:
+                    stack.append(current.value)
             elif current_type in _NO_NAMES or current_type is cst.Comparison:
                 continue
             else:
@@ -2247,6 +2285,9 @@ class Facts:
                 return GraphValue(Graph.UNKNOWN, frozenset({dotted}), None, base.pending, base.settled)
             return base
         if node_type is cst.Subscript:
+            later = self._later_output(node)
+            if later is not None:
+                return later
             base = self._graph(node.value)
             key = subscript_key(node)
             if key is not None and (base.parts is not None or (base.pending and base.settled is Graph.NONE)):
@@ -2255,6 +2296,10 @@ class Facts:
             if isinstance(key, str) and type(node.value) is _ATTRIBUTE and base.state is Graph.CARRIES \
                     and not (dotted_name(node.value) or "").startswith("self."):
                 return UNKNOWN_VALUE  # results[0].speed["inference"]: a dict field of an output object
+            if type(key) is int and type(node.value) is _NAME and base.state is Graph.UNKNOWN \
+                    and base.parts is None and not base.pending:
+                # losses[0] of what an unknown call returned: decided by its own use (see element_name)
+                return GraphValue(Graph.UNKNOWN, frozenset({element_name(node.value.value, key)}))
             return base.element
         if node_type is cst.Call:
             return self._graph_of_call(node)
@@ -2448,6 +2493,10 @@ class Facts:
     def _module_call(self, call: cst.Call, module: cst.BaseExpression) -> GraphValue:
         """A module called: it carries a graph, shaped as its ``forward`` returns when the
         module is a class of this file (``loss, sample_size, log = criterion(model, sample)``)."""
+        if dotted_name(module) in self.frozen_modules:
+            # reward_model.requires_grad_(False): no parameter records a graph; what it returns
+            # carries what its inputs carry
+            return GraphValue.combine(self._graph(arg.value) for arg in call.args)
         class_name = self.instance_class_name(module)
         if class_name is not None and self.classes.get(class_name) is not None and self.classes[class_name].is_module:
             forward = self.methods_of(class_name, "forward")

@@ -179,6 +179,8 @@ class GraphAccumulation(Rule):
                 return
             if not facts.is_graph_carrying(graph):
                 return
+            if root in function.numpy_converted:
+                return  # mu.cpu().numpy() later: numpy() raises on a graph, so none is kept there
             if function.backpropagates_whole(place):
                 return  # summing sub-losses on purpose: total.backward() / sum(losses).backward()
             if not isinstance(node, cst.Call) and function.is_backpropagated({name}):

@@ -37,6 +37,9 @@ _NOT_STEP_WORDS = ("sched", "log", "print", "warn", "adjust", "reset", "reduce",
                    "clear", "cache", "collect", "sync", "empty", "zero_grad", "oom", "memory")
 # Calls that never re-run work, even when the try body called them too.
 _HARMLESS_METHODS = frozenset({
+    # a module's own listings: they run no forward (for p in model.parameters(): del p.grad)
+    "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children",
+    "named_children",
     "to", "cpu", "cuda", "detach", "item", "append", "extend", "pop", "get", "format", "join", "split",
     "update", "add", "info", "debug", "warning", "warn", "error", "exception", "critical", "log",
     "write", "flush", "set_postfix", "set_description", "close", "keys", "values", "items",
@@ -240,6 +243,25 @@ class OomRetryInExcept(Rule):
         return None
 
     VALID = [
+        # the handler frees the gradients and skips the batch: listing parameters runs no forward
+        """
+import torch
+def train_epoch(model, loader, optimizer, ema):
+    for data in loader:
+        try:
+            loss = model(data).mean()
+            loss.backward()
+            optimizer.step()
+            ema.update(model.parameters())
+        except RuntimeError as e:
+            if "out of memory" in str(e):
+                for p in model.parameters():
+                    if p.grad is not None:
+                        del p.grad
+                torch.cuda.empty_cache()
+                continue
+            raise
+""",
         # a streaming server answers with an error message: json.dumps runs in both, it re-runs no work
         """
 import json
