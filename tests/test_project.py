@@ -505,3 +505,47 @@ def test_a_forward_that_turns_grad_off_in_another_module(tmp_path):
     search = tmp_path / "pkg/search.py"
     search.write_text(search.read_text().replace("@torch.no_grad()", ""))
     assert codes(check_paths([str(tmp_path)], config, use_cache=False, jobs=1)) == [("evaluate.py", 7, "ML201")]
+
+
+NO_SYNC_HELPER = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "",
+    "pkg/misc.py": """
+        import contextlib
+
+        @contextlib.contextmanager
+        def ddp_sync(module, sync):
+            if sync:
+                yield
+            else:
+                with module.no_sync():
+                    yield
+    """,
+    "pkg/train.py": """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        from pkg import misc
+
+        def train(model, loader, optimizer, criterion, k, rank):
+            ddp = DDP(model.to(rank), device_ids=[rank])
+            for x, y in loader:
+                x, y = x.to(rank), y.to(rank)
+                for i, (xc, yc) in enumerate(zip(x.chunk(k), y.chunk(k))):
+                    with misc.ddp_sync(ddp, i == k - 1):
+                        loss = criterion(ddp(xc), yc) / k
+                        loss.backward()
+                optimizer.step()
+                optimizer.zero_grad()
+    """,
+}
+
+
+def test_no_sync_entered_by_a_helper_of_another_module(tmp_path):
+    """Gradient accumulation under a helper of the project that enters ``no_sync()`` is not
+    reported (ML302); the same helper without it is."""
+    write(tmp_path, NO_SYNC_HELPER)
+    config = Config(select=["ML302"])
+    assert codes(check_paths([str(tmp_path)], config, use_cache=False, jobs=1)) == []
+    misc = tmp_path / "pkg/misc.py"
+    misc.write_text(misc.read_text().replace("with module.no_sync():", "with contextlib.nullcontext():"))
+    assert [code for _, _, code in codes(check_paths([str(tmp_path)], config, use_cache=False, jobs=1))] == ["ML302"]

@@ -13,7 +13,8 @@ optimizer steps after it (micro-batches: ``zip(x.chunk(k), y.chunk(k))``, ``rang
 Flagged: in a loop that backpropagates every iteration, an ``if`` with a modulo test
 (``(step + 1) % accum == 0``, ``step % k == 0``) whose body steps the optimizer and does
 not backpropagate itself, in a module that wraps a model with ``DistributedDataParallel``.
-Not flagged: a module that uses ``no_sync`` or sets ``require_backward_grad_sync``; FSDP
+Not flagged: a module that uses ``no_sync`` or sets ``require_backward_grad_sync``, or
+imports from a module of its project that calls ``no_sync()`` (``misc.ddp_sync(ddp, sync)``); FSDP
 (``FullyShardedDataParallel`` / ``fully_shard``: ``no_sync`` there keeps unsharded
 gradients and raises memory, so skipping it is a valid choice); accelerate's
 ``accelerator.accumulate(model)``, Lightning and DeepSpeed, which handle it; a model
@@ -124,12 +125,27 @@ class AccumulationWithoutNoSync(Rule):
             for record in self._open:
                 record.steps = True
 
+    def _no_sync_imported(self) -> bool:
+        """Does this module import something from a module of its project that calls
+        ``no_sync`` (a helper such as ``ddp_sync(module, sync)``)? Unknown counts as yes."""
+        project = self.facts.project
+        if project is None:
+            return False
+        modules = project.modules_mentioning("no_sync", called=True)
+        if modules is None:
+            return True
+        names = {module.name for module in modules}
+        return any(qualified == name or qualified.startswith(f"{name}.") or name.startswith(f"{qualified}.")
+                   for qualified in self.facts.imports.aliases.values() for name in names)
+
     def _decide(self) -> None:
         source = self._checker.source
         if not self._wraps_ddp or self._uses_fsdp or self.facts.imports.uses_lightning:
             return
         if any(text in source for text in _HANDLED_TEXT) or "FullyShardedDataParallel" in source:
             return
+        if self._candidates and self._no_sync_imported():
+            return  # with misc.ddp_sync(ddp, sync): a helper of the project that enters no_sync()
         for record in self._candidates:
             chunks = isinstance(record.node, cst.For)
             unit, units = ("chunk", "chunks") if chunks else ("micro-batch", "micro-batches")
