@@ -1,6 +1,6 @@
-"""benchmarks/recall/, benchmarks/recall/sealed/ and sealed2/: every case is well formed (a thread, a
+"""benchmarks/recall/ and its sealed parts (sealed/ to sealed4/): every case is well formed (a thread, a
 confirmed cause, a class, markers naming real codes, valid Python), every twin has its case, no
-thread is reconstructed twice across both parts, and score.py classifies findings as its
+thread is reconstructed twice across the parts, and score.py classifies findings as its
 docstring says. The recall numbers themselves are measured by hand (score.py), not here; the
 sealed part is scored once, at the end, by the lead."""
 

@@ -220,8 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="print the per-case table as Markdown")
     parser.add_argument("--all-rules", action="store_true", help="enable every rule, also those off by default")
     parser.add_argument("-j", "--jobs", type=int, default=0, help="worker processes (default: all cores)")
-    parser.add_argument("--sealed", nargs="?", const="sealed", choices=("sealed", "sealed2", "sealed3", "sealed4"), default=None,
-                        help="score a sealed part (sealed/, or sealed2/) instead of the dev part: once, at the end "
+    parser.add_argument("--sealed", nargs="?", const="sealed", choices=("sealed", "sealed2", "sealed3", "sealed4"),
+                        default=None, help="score a sealed part (sealed/ to sealed4/) instead of the dev part: once, at the end "
                              "of a round")
     args = parser.parse_args(argv)
 
