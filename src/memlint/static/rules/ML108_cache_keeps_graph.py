@@ -22,7 +22,9 @@ caches are ``functools.lru_cache``, ``functools.cache`` and wrappers of them wit
 class-level cache (transformers' ``compile_compatible_method_lru_cache``). Not flagged:
 caches of shapes, ints, strings, or constant tensors built from plain arguments (a cached
 causal mask or position table in a module-level function), static and class methods of other
-classes, cached computations under ``torch.no_grad()`` that take no module.
+classes, cached computations under ``torch.no_grad()`` that take no module. Also flagged
+(warning): an unbounded cache on a method of any class that computes tensors from its object's
+attributes (``self._mean.mean(dim=0)``): the cache keeps every instance and its tensors.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import libcst as cst
 
 from memlint.static.facts import MODULE_NAME_SUFFIXES, MODULE_NAME_WORDS, ClassScope, Graph, dotted_name
 from memlint.static.rule import Invalid, Rule
+from memlint.static.tensor_api import TENSOR_API
 
 _CACHES = frozenset({"functools.lru_cache", "functools.cache"})
 # Wrappers of lru_cache with the same class-level cache (transformers' pytorch_utils).
@@ -94,6 +97,16 @@ class CacheKeepsGraph(Rule):
                     decorator,
                     f"'{name}' is cached with @{cache}, which keeps every {info.name} alive",
                     help="cache a module-level function of plain arguments, or compute the value once in __init__",
+                    needs_grad=False, severity="warning",
+                )
+                return
+            if is_method and info is not None and is_unbounded_cache(node, cache) and _computes_tensors_of_self(
+                    node, facts):
+                # functools' own warning: the cache holds self in every key (flake8-bugbear B019)
+                self.report(
+                    decorator,
+                    f"'{name}' is cached with @{cache}: every {info.name} and the tensors it holds stay alive",
+                    help="cache the value on the instance (compute it once and keep it in an attribute)",
                     needs_grad=False, severity="warning",
                 )
                 return
@@ -172,6 +185,20 @@ def is_base_model(model_id: str) -> bool:
     ]
 
     INVALID = [
+        # an unbounded cache on a method of an object that holds tensors: every posterior built
+        # (one per step) stays alive in the cache's keys, with its tensors
+        Invalid("""
+from functools import lru_cache
+import torch
+class Posterior:
+    def __init__(self, mean, variance):
+        self._mean, self._variance = mean, variance
+
+    @property
+    @lru_cache(maxsize=None)
+    def mixture_mean(self):
+        return self._mean.mean(dim=-3)
+""", line=9),
         # a learned position embedding whose forward is cached with a few entries (warning)
         Invalid("""
 import functools
@@ -244,6 +271,32 @@ def embed_labels(encoder, labels):
         return encoder(labels)
 """, line=4),
     ]
+
+
+# Tensor methods whose names containers and strings share: no evidence of a tensor.
+_AMBIGUOUS_METHODS = frozenset({"values", "index", "split", "count", "copy", "get", "items", "keys", "item",
+                                "tolist", "numpy", "type", "to", "join", "format", "strip", "lower", "upper"})
+
+
+def _computes_tensors_of_self(function: cst.FunctionDef, facts) -> bool:
+    """Does the method compute tensors from its object's attributes (``self._mean.mean(dim=0)``,
+    ``torch.distributions.Normal(loc=self.mixture_mean, ...)``): instances hold tensors."""
+    found = False
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in TENSOR_API \
+                    and func.attr.value not in _AMBIGUOUS_METHODS \
+                    and (dotted_name(func.value) or "").startswith("self."):
+                found = True
+            elif (facts.qualified_name(func) or "").startswith("torch.") and any(
+                    (dotted_name(arg.value) or "").startswith("self.") for arg in node.args):
+                found = True
+
+    function.body.visit(_Calls())
+    return found
 
 
 def is_unbounded_cache(function: cst.FunctionDef, cache: str) -> bool:
