@@ -1293,7 +1293,12 @@ class Facts:
             return False
         if root in ("self", "cls"):
             return "." in name
-        return root not in function.bindings and self.module_scope.lookup(root) is not None
+        binding = function.bindings.get(root)
+        if binding is not None:
+            # stat = self.statistics[category]: an alias of what the object holds
+            return (storage_name(binding.node) or "").startswith("self.") if isinstance(
+                binding.node, (cst.Subscript, cst.Attribute)) else False
+        return self.module_scope.lookup(root) is not None
 
     def mode_of(self, target: str) -> ModeChange | None:
         """The last mode change of ``target`` seen so far in this function (or module level)."""
@@ -1573,7 +1578,28 @@ class Facts:
             # carry no graph themselves, whatever flows from them into a backward pass.
             names = {name for name in value.names if not _holds_callable(function.lookup(name))
                      and name not in ("self", "cls") and not self._names_a_method(name, function)}
-            return bool(function and function.is_backpropagated(names))
+            if function and function.is_backpropagated(names):
+                return True
+            return self._stored_backpropagated(names, function)
+        return False
+
+    def _stored_backpropagated(self, names: set[str], function: "FunctionScope | None") -> bool:
+        """Does one of ``names`` (``self.batch_loss``) name an attribute that a method of the
+        class sets to a value that very method backpropagates (``self.batch_loss = loss`` after
+        ``loss.backward()``)? The attribute then holds a graph-carrying tensor wherever it is read."""
+        info = function.class_info if function is not None else None
+        if info is None:
+            return False
+        for name in names:
+            if not name.startswith("self.") or name.count(".") != 1:
+                continue
+            for method in info.methods.values():
+                if method is function:
+                    continue
+                for stored in method.stored_values.get(name, ()):
+                    sources = self.graph_names_in(stored) - {"self", "cls"}
+                    if sources and method.is_backpropagated(sources):
+                        return True
         return False
 
     def _names_a_method(self, name: str, function: "FunctionScope | None") -> bool:
@@ -2158,8 +2184,9 @@ class Facts:
             if site.no_grad or not self.may_run_with_grad(site.caller):
                 continue  # a call under no_grad builds no graph
             for loop in site.loops:
-                if loop.has_backward_pass or loop.has_optimizer_step:
-                    return True  # a training loop
+                if loop.has_backward_pass or loop.has_optimizer_step or (
+                        loop.callees_train is not None and loop.callees_train()):
+                    return True  # a training loop (itself, or through what it calls)
                 # A loop over data in an entry point (a script, run(), train_epoch()); not the
                 # loop over the frames of one call of a helper this file calls (once) itself.
                 if loop.iterates_data and not any(

@@ -150,6 +150,8 @@ class GraphAccumulation(Rule):
             where = "every iteration"
         elif function.is_per_step_method and facts.outlives_call(kept_in):
             where = f"on every {function.name}() call"
+        elif function is not facts.module_scope and function.class_info is not None and facts.outlives_call(kept_in):
+            where = f"on every {function.name}() call"  # if it runs per step: decided at the end
         else:
             return
         name = storage_name(accumulator) or source_of(accumulator)
@@ -166,6 +168,8 @@ class GraphAccumulation(Rule):
             step_loop = next((outer for outer in outlived if outer.runs_steps), None)
             if loop is not None and step_loop is None:
                 return
+            if loop is None and not function.is_per_step_method and not facts.runs_per_step(function):
+                return  # a method keeping into its object, not known to run once per step
             if step_loop is not None and not step_loop.is_training_loop and function.is_per_step_method and (
                 "." not in name and name in function.bindings
             ):
@@ -177,7 +181,7 @@ class GraphAccumulation(Rule):
                 # an episode / decoding / unrolling loop handing its sequence to the caller, or
                 # keeping it in a local of a function that returns (a beam search's scores)
                 return
-            if not facts.is_graph_carrying(graph):
+            if not facts.is_graph_carrying(graph, function):
                 return
             if root in function.numpy_converted:
                 return  # mu.cpu().numpy() later: numpy() raises on a graph, so none is kept there
@@ -206,7 +210,10 @@ class GraphAccumulation(Rule):
                 return
             report()
 
-        self.at_function_exit(decide)
+        if loop is None and not function.is_per_step_method:
+            self.at_module_exit(decide)  # whether the method runs per step is known at the end
+        else:
+            self.at_function_exit(decide)
 
     # ----- methods of this module that keep an argument: meter.update(loss) -------------------
     def _method_call(self, node: cst.Call, func: cst.Attribute) -> None:
@@ -1051,7 +1058,53 @@ class WMSELoss(nn.Module):
 """,
     ]
 
+    VALID += [
+        # the same trainer keeping the detached loss: the attribute holds no graph
+        """
+import torch
+class Trainer:
+    def __init__(self, model, loss_fn):
+        self.model, self.loss_fn, self.stats = model, loss_fn, {"loss": []}
+        self.optim = torch.optim.Adam(model.parameters())
+    def batch_step(self, data):
+        loss = self.loss_fn(self.model(data), data)
+        self.optim.zero_grad()
+        loss.backward()
+        self.optim.step()
+        self.batch_loss = loss.detach()
+        self.log_batch()
+    def log_batch(self):
+        stat = self.stats
+        stat["loss"] += [self.batch_loss]
+    def epoch(self, loader):
+        for data in loader:
+            self.batch_step(data)
+""",
+    ]
+
     INVALID = [
+        # a method keeps the backpropagated loss on the object; another method, run once per
+        # batch, collects it into the epoch's statistics
+        Invalid("""
+import torch
+class Trainer:
+    def __init__(self, model, loss_fn):
+        self.model, self.loss_fn, self.stats = model, loss_fn, {"loss": []}
+        self.optim = torch.optim.Adam(model.parameters())
+    def batch_step(self, data):
+        loss = self.loss_fn(self.model(data), data)
+        self.optim.zero_grad()
+        loss.backward()
+        self.optim.step()
+        self.batch_loss = loss
+        self.log_batch()
+    def log_batch(self):
+        stat = self.stats
+        stat["loss"] += [self.batch_loss]
+    def epoch(self, loader):
+        for data in loader:
+            self.batch_step(data)
+""", line=16),
         # the dict whose "loss" was backpropagated is kept whole, graph and all
         Invalid("""
 import torch
