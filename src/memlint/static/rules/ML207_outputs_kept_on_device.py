@@ -108,6 +108,7 @@ class OutputsKeptOnDevice(Rule):
         # Loops that build a sequence (while, range) keeping outputs: id -> (loop, function); what is
         # assigned in them (name -> values) and which model calls they make (result names, call).
         self._decoding: dict[int, tuple[Loop, FunctionScope]] = {}
+        self._loop_context: dict[int, tuple[Loop, FunctionScope]] = {}  # id of a collecting loop -> (loop, function)
         self._loop_assigns: dict[int, dict[str, list[cst.BaseExpression]]] = {}
         self._loop_calls: dict[int, list[tuple[frozenset[str], cst.Call]]] = {}
         self._loop_kinds: dict[int, tuple[bool, bool]] = {}  # loop id -> (over a loader, builds a sequence)
@@ -407,6 +408,8 @@ class OutputsKeptOnDevice(Rule):
         if method_output is not None:  # and is it graph-free where it is kept? (else ML101's finding)
             method_output = (*method_output, self.facts.in_no_grad or _call_chain(value).detached)
         self._pending.append((node, target, _text(value), batches, method_output))
+        if self.facts.loop is not None and id(self.facts.loop) == batches:
+            self._loop_context[batches] = (self.facts.loop, self.facts.function)
         self._schedule()
 
     def visit_Return(self, node: cst.Return) -> None:
@@ -468,6 +471,8 @@ class OutputsKeptOnDevice(Rule):
                 continue  # steps of something else than decoding (an episode, a sampler's schedule)
             if loop_id in self._decoding and _walks_positions(self._decoding[loop_id][0]):
                 continue  # one position of a given input per step: together, one forward's outputs
+            if loop_id in self._loop_context and _maps_a_given_list(*self._loop_context[loop_id], target):
+                continue  # the outputs for the items the caller handed in, returned together
             moved = f"{value_text}.cpu()" if len(value_text) <= 40 else ".cpu() on each"
             growing = ("through predict()" if loop_id in self._hooks
                        else "with every decoding step" if loop_id in self._decoding else "through the loop")
@@ -741,6 +746,17 @@ def run(task, loader):
     ]
 
     VALID += [
+        # scoring the samples the caller handed in, a slice at a time, and returning the scores
+        """
+import torch
+def reward_fn(rw_model, rw_tokenizer, samples, device="cuda"):
+    scores_list = []
+    for i in range(0, len(samples), 8):
+        batch = rw_tokenizer(samples[i:i + 8], return_tensors="pt").to(device)
+        with torch.no_grad():
+            scores_list.append(rw_model(**batch)["chosen_end_scores"])
+    return torch.cat(scores_list, dim=0)
+""",
         # the model's forward returns a loss (one number per batch), not outputs
         """
 import torch
@@ -1126,6 +1142,20 @@ def _predict_hook_values(function: FunctionScope) -> tuple[str, ...]:
     if info.kinds.lightning_callback:
         return parameters[2:4]
     return parameters[:2] if info.is_lightning else ()
+
+
+def _maps_a_given_list(loop: Loop, function: FunctionScope, target: str) -> bool:
+    """``for i in range(0, len(samples), bs)`` over a list the function was given, collecting
+    into ``target`` what it then returns (``torch.cat(scores)``): the function maps the caller's
+    items to their outputs; what it keeps is its result, bounded by what it was handed."""
+    node = loop.node
+    if not (isinstance(node, cst.For) and isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name)
+            and node.iter.func.value == "range"):
+        return False
+    sized = [arg.value.args[0].value for arg in node.iter.args if isinstance(arg.value, cst.Call)
+             and isinstance(arg.value.func, cst.Name) and arg.value.func.value == "len" and arg.value.args]
+    given = any(isinstance(value, cst.Name) and value.value in function.parameters for value in sized)
+    return given and "." not in target and function.derives_from(function.returned_names, {target})
 
 
 def _walks_positions(loop: Loop) -> bool:
