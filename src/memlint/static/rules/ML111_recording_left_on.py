@@ -14,7 +14,8 @@ nowhere in the module, when no other module of the project mentions it (a stop m
 there), with a loop that runs steps (over a loader, or with a backward pass or an optimizer
 step) at or after the start; a profiler without a schedule whose ``with`` block (or
 ``start()`` ... ``stop()`` span) holds such a loop, unless the loop is bounded (``break``,
-``range(<literal>)``). Not flagged: ``max_entries=...``, ``enabled="state"`` (live blocks only),
+``range(<literal>)``); such a profiler opened in a ``@contextmanager`` around its ``yield``,
+when a ``with`` block of that helper in the module holds such a loop. Not flagged: ``max_entries=...``, ``enabled="state"`` (live blocks only),
 a stop anywhere in the module, a profiler with a ``schedule=`` (it records only its active
 steps), ``enabled=<flag>`` (a debugging switch), test files.
 """
@@ -41,6 +42,9 @@ _TRAINING_HOOKS = frozenset({"on_fit_start", "on_train_start", "on_train_epoch_s
 _TRAINING_FRAMEWORKS = frozenset({"lightning", "pytorch_lightning", "transformers"})
 
 
+_CONTEXT_MANAGERS = frozenset({"contextlib.contextmanager", "contextmanager"})
+
+
 @dataclass
 class _Recorder:
     call: cst.Call
@@ -50,6 +54,7 @@ class _Recorder:
     calls_after: list[cst.Call] = field(default_factory=list)  # calls its function makes while on
     profiler: bool = False
     function: FunctionScope | None = None  # where a memory-history recorder starts
+    yields: bool = False  # a ``yield`` in its block: a @contextmanager hands the block to its caller
 
 
 class RecordingLeftOn(Rule):
@@ -65,6 +70,11 @@ class RecordingLeftOn(Rule):
         self._profilers_made: dict[str, cst.Call] = {}  # name -> unscheduled profiler call bound to it
         self._started: dict[str, _Recorder] = {}  # name -> profiler started by name, not stopped yet
         self._bounded: set[int] = set()  # id() of loops with a ``break`` directly in their body
+        # A profiler whose block yields, in a @contextmanager: function name -> the profiler; and
+        # the functions of this module whose ``with f(...):`` blocks run steps
+        self._yielding: dict[str, _Recorder] = {}
+        self._helper_blocks: list[tuple[cst.With, str, _Recorder]] = []
+        self._steps_under: set[str] = set()
 
     # ----- memory history -----------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -149,12 +159,43 @@ class RecordingLeftOn(Rule):
                 recorder = _Recorder(call, _short(call, self.facts), (), profiler=True)
                 self._blocks.append((node, recorder))
                 self._open.setdefault(id(self.facts.function), []).append(recorder)
+            elif isinstance(call, cst.Call) and isinstance(call.func, cst.Name) \
+                    and call.func.value in self.facts.module_functions:
+                # with torch_profile(params): a context manager of this module around the block
+                helper = _Recorder(call, call.func.value, ())
+                self._helper_blocks.append((node, call.func.value, helper))
+                self._open.setdefault(id(self.facts.function), []).append(helper)
 
     def leave_With(self, node: cst.With) -> None:
         while self._blocks and self._blocks[-1][0] is node:
             _, recorder = self._blocks.pop()
             self._close(recorder)
+            function = self.facts.function
+            if recorder.yields and any(self.facts.qualified_name(d.decorator) in _CONTEXT_MANAGERS
+                                       for d in getattr(function.node, "decorators", ())):
+                self._yielding[function.name] = recorder  # decided where the helper is used
+                self.at_module_exit(lambda recorder=recorder, name=function.name: self._decide_yielded(recorder, name))
+                continue
             self.at_function_exit(lambda recorder=recorder: self._decide_profiler(recorder))
+        while self._helper_blocks and self._helper_blocks[-1][0] is node:
+            _, name, helper = self._helper_blocks.pop()
+            self._close(helper)
+            self.at_function_exit(lambda helper=helper, name=name: self._note_steps_under(helper, name))
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        for recorder in self._open.get(id(self.facts.function), ()):
+            recorder.yields = True
+
+    def _note_steps_under(self, helper: _Recorder, name: str) -> None:
+        if self._records_steps(helper):
+            self._steps_under.add(name)
+
+    def _decide_yielded(self, recorder: _Recorder, name: str) -> None:
+        if name in self._steps_under:
+            self.report(recorder.call, f"'{recorder.what}' has no schedule and records every step run under {name}()",
+                        help="pass schedule=torch.profiler.schedule(wait=..., warmup=..., active=...) and call "
+                             "prof.step() each step, or profile a few steps only",
+                        needs_grad=False)
 
     def _unscheduled_profiler(self, call: cst.Call) -> bool:
         qualified = self.facts.qualified_name(call.func)
@@ -304,7 +345,39 @@ def one_step(model, batch):
 """,
     ]
 
+    VALID += [
+        # the same @contextmanager around one forward pass: a few events, then exited
+        """
+import contextlib
+import torch
+from torch.profiler import profile, ProfilerActivity
+@contextlib.contextmanager
+def torch_profile():
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        yield prof
+def snapshot(model, batch):
+    with torch_profile():
+        model(batch).sum().backward()
+""",
+    ]
+
     INVALID = [
+        # a profiler opened in a @contextmanager, with the whole training run under it
+        Invalid("""
+import contextlib
+import torch
+from torch.profiler import profile, ProfilerActivity
+@contextlib.contextmanager
+def torch_profile():
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        yield prof
+def train(model, loader, optimizer):
+    with torch_profile() as prof:
+        for x, y in loader:
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            optimizer.step()
+            prof.step()
+""", line=7),
         # started when the active window begins, never stopped (torchtune's GRPO recipe)
         Invalid("""
 import torch
