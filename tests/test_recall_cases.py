@@ -1,4 +1,4 @@
-"""benchmarks/recall/ and its sealed parts (sealed/ to sealed4/): every case is well formed (a thread, a
+"""benchmarks/recall/ and its sealed parts (sealed/ to sealed5/): every case is well formed (a thread, a
 confirmed cause, a class, markers naming real codes, valid Python), every twin has its case, no
 thread is reconstructed twice across the parts, and score.py classifies findings as its
 docstring says. The recall numbers themselves are measured by hand (score.py), not here; the
@@ -34,6 +34,7 @@ SEALED = score.discover(RECALL / "sealed")
 SEALED2 = score.discover(RECALL / "sealed2")  # the second sealed part, written after the first was spent
 SEALED3 = score.discover(RECALL / "sealed3")  # the third, written blind at the start of the next round
 SEALED4 = score.discover(RECALL / "sealed4")  # the fourth, written blind after the third was scored
+SEALED5 = score.discover(RECALL / "sealed5")  # the fifth, written blind after the fourth was scored
 
 
 def test_collection_is_big_enough():
@@ -43,15 +44,17 @@ def test_collection_is_big_enough():
     assert len(SEALED2) >= 20
     assert len(SEALED3) >= 26
     assert len(SEALED4) >= 26
-    threads = [c.thread for c in CASES + SEALED + SEALED2 + SEALED3 + SEALED4]
+    assert len(SEALED5) >= 18
+    threads = [c.thread for c in CASES + SEALED + SEALED2 + SEALED3 + SEALED4 + SEALED5]
     assert len(set(threads)) == len(threads), "two cases reconstruct the same thread"
 
 
 @pytest.mark.parametrize(
     "case",
-    CASES + SEALED + SEALED2 + SEALED3 + SEALED4,
+    CASES + SEALED + SEALED2 + SEALED3 + SEALED4 + SEALED5,
     ids=[c.name for c in CASES] + [f"sealed/{c.name}" for c in SEALED] + [f"sealed2/{c.name}" for c in SEALED2] + [
-        f"sealed3/{c.name}" for c in SEALED3] + [f"sealed4/{c.name}" for c in SEALED4],
+        f"sealed3/{c.name}" for c in SEALED3] + [f"sealed4/{c.name}" for c in SEALED4] + [
+        f"sealed5/{c.name}" for c in SEALED5],
 )
 def test_case_is_well_formed(case):
     text = case.path.read_text(encoding="utf-8")
