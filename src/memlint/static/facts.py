@@ -2520,6 +2520,11 @@ class Facts:
     def _module_call(self, call: cst.Call, module: cst.BaseExpression) -> GraphValue:
         """A module called: it carries a graph, shaped as its ``forward`` returns when the
         module is a class of this file (``loss, sample_size, log = criterion(model, sample)``)."""
+        if call.args and self.is_loss_module_call(call) and all(
+                self._graph(arg.value).state is Graph.NONE for arg in call.args):
+            # criterion(pred.detach().cpu(), true.detach().cpu()): a loss of values without a
+            # graph has one only through weights of its own, if it has any: not known
+            return UNKNOWN_VALUE
         if dotted_name(module) in self.frozen_modules:
             # reward_model.requires_grad_(False): no parameter records a graph; what it returns
             # carries what its inputs carry

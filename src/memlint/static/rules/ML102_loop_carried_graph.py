@@ -504,6 +504,8 @@ class LoopCarriedGraph(Rule):
         for loop in carry.loops:
             if carry.name in self._cut.get(id(loop), ()):
                 continue  # detached or re-initialised somewhere in this loop's iteration
+            if loop.bounded and not loop.has_optimizer_step:
+                continue  # for conv, bn in [(c1, b1), (c2, b2)]: a fixed few layers of one computation
             # Fed back: a backward pass inside this loop goes through the carried value.
             fed_back = any(function.derives_from(names, _place(carry.name))
                            for names in self._backpropagated.get(id(loop), ()))

@@ -353,6 +353,8 @@ class GradEnabledInference(Rule):
             if not backpropagated:
                 if call.discarded and not call.loops:
                     return  # a dry run before tracing or export: the graph dies with the statement
+                if self._module_method(function) and function.derives_from(function.returned_names, call.results):
+                    return  # a perceptual loss's frozen network: its output goes back, graph and all
                 if function.requires_grad_inputs:
                     return  # inputs made to require grad: the model differentiates them (forces, saliency)
                 self._report(call, self._eval_message(call, collected))
@@ -1057,6 +1059,23 @@ class Learner:
     def step(self, y):
         (self.out - y).pow(2).mean().backward()
         self.optimizer.step()
+""",
+        # a perceptual loss: the feature network runs in eval mode inside the loss module's
+        # forward, whose result the caller backpropagates into the generator
+        """
+import torch
+from torch import nn
+class FeatureLoss(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.model = features
+        self.model.eval()
+        self.criterion = nn.L1Loss()
+    def forward(self, pred, gt):
+        self.model.eval()
+        pred_feature = self.model(pred)
+        gt_feature = self.model(gt).detach()
+        return self.criterion(pred_feature, gt_feature)
 """,
         # a module's own method that runs its parts tile by tile and returns the joined output:
         # part of the module's computation, in whatever grad mode its caller chose

@@ -16,7 +16,9 @@ attribute) or whose flags are variables; a ``with FSDP.state_dict_type(...)`` bl
 only loads (``load_state_dict``: the config only affects ``state_dict()``), or where no
 ``state_dict()`` / save is in view;
 ``SHARDED_STATE_DICT`` / ``LOCAL_STATE_DICT``; comparisons with ``FULL_STATE_DICT``;
-accelerate's ``FullyShardedDataParallelPlugin`` (it defaults to offload + rank 0 only).
+accelerate's ``FullyShardedDataParallelPlugin`` (it defaults to offload + rank 0 only); a
+``state_dict()`` of a name that is bound to the FSDP wrapper on some paths only (``self.model``
+also set to the bare model) unless the call sits under a test that mentions FSDP.
 """
 
 from __future__ import annotations
@@ -66,10 +68,26 @@ class FullStateDictOnEveryRank(Rule):
         self._prepared_names: set[str] = set()  # of those, returned by accelerator.prepare()
         self._trainer_names: set[str] = set()  # names bound to a *Trainer(...)
         self._fsdp_trainer = False  # TrainingArguments(fsdp=...) / fsdp_config=... in the module
-        self._plain_state_dicts: list[tuple[cst.Call, str]] = []
+        self._plain_state_dicts: list[tuple[cst.Call, str, bool]] = []  # (call, owner, under an FSDP test)
         self._scheduled = False
+        self._not_fsdp: set[str] = set()  # names also bound to something else (self.model = model)
+        self._tests: list[bool] = []  # the enclosing ifs: does the test mention FSDP?
+
+    def visit_If(self, node: cst.If) -> None:
+        self._tests.append("fsdp" in cst.Module([]).code_for_node(node.test).lower())
+
+    def leave_If(self, node: cst.If) -> None:
+        self._tests.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        assigned = {dotted_name(element) for target in node.targets for element in (
+            [e.value for e in target.target.elements] if isinstance(target.target, cst.Tuple)
+            else [target.target])} - {None}
+        before = set(self._fsdp_names)
+        self._assign(node)
+        self._not_fsdp |= assigned - (self._fsdp_names - before)  # bound here to something else
+
+    def _assign(self, node: cst.Assign) -> None:
         if not isinstance(node.value, cst.Call):
             return
         func = node.value.func
@@ -131,7 +149,7 @@ class FullStateDictOnEveryRank(Rule):
         with FSDP settings, outside any state_dict_type block (decided at the end of the module)."""
         if owner is None:
             return
-        self._plain_state_dicts.append((node, owner))
+        self._plain_state_dicts.append((node, owner, any(self._tests)))
         if not self._scheduled:
             self._scheduled = True
             self.at_module_exit(self._decide_state_dicts)
@@ -140,12 +158,14 @@ class FullStateDictOnEveryRank(Rule):
         source = self._checker.source
         if any(text in source for text in ("state_dict_type", "get_model_state_dict", "StateDictOptions")):
             return  # the module configures how the state dict is gathered
-        for node, owner in self._plain_state_dicts:
+        for node, owner, under_fsdp_test in self._plain_state_dicts:
             parts = owner.split(".")
             through_trainer = (self._fsdp_trainer and len(parts) >= 2 and parts[-1] in ("model", "model_wrapped")
                                and ".".join(parts[:-1]) in self._trainer_names)
             if owner not in self._fsdp_names and not through_trainer:
                 continue
+            if owner in self._not_fsdp and not through_trainer and not under_fsdp_test:
+                continue  # self.model holds the FSDP wrapper on some paths only: this one is not known to
             if through_trainer:
                 remedy = "save with trainer.save_model(), which sets FSDP's state-dict config itself"
             elif owner in self._prepared_names:
@@ -236,6 +256,20 @@ class FullStateDictOnEveryRank(Rule):
         return " and ".join(missing)
 
     VALID = [
+        # self.model is wrapped in FSDP on one path only: a save on another path is not known to
+        # hold the wrapper
+        """
+import torch
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+class Trainer:
+    def __init__(self, model, fsdp):
+        self.model, self.fsdp = model, fsdp
+    def wrap(self):
+        if self.fsdp:
+            self.model = FSDP(self.model)
+    def save_tpu(self, path):
+        torch.save(self.model.state_dict(), path)
+""",
         # a restore: the block fills the parameters from a file (helpers of the project), no state_dict()
         """
 import torch
@@ -313,6 +347,20 @@ def finish(model, data, ddp_model):
     ]
 
     INVALID = [
+        # ... and the save on the FSDP path itself
+        Invalid("""
+import torch
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+class Trainer:
+    def __init__(self, model, fsdp):
+        self.model, self.fsdp = model, fsdp
+    def wrap(self):
+        if self.fsdp:
+            self.model = FSDP(self.model)
+    def save(self, path):
+        if self.fsdp is not None:
+            torch.save(self.model.state_dict(), path)
+""", line=12),
         # the state dict of a Trainer's FSDP-wrapped model
         Invalid("""
 import torch
