@@ -397,8 +397,7 @@ class GradEnabledInference(Rule):
         module's own computation, run in whatever grad mode its caller chose. Not one that
         returns no graph (``predict`` returning an argmax): there the graphs serve nothing."""
         info = function.class_info
-        classes = self.facts.classes
-        if info is None or classes.get(info.name) is None or not classes[info.name].is_module:
+        if info is None or not info.is_module:
             return False
         returned = self.facts.summaries.get(id(function.node))
         return returned is not None and returned.state is not Graph.NONE
