@@ -105,7 +105,7 @@ class CacheKeepsGraph(Rule):
                 # functools' own warning: the cache holds self in every key (flake8-bugbear B019)
                 self.report(
                     decorator,
-                    f"'{name}' is cached with @{cache}: every {info.name} and the tensors it holds stay alive",
+                    f"@{cache} on '{node.name.value}' keeps every {info.name} and its tensors alive",
                     help="cache the value on the instance (compute it once and keep it in an attribute)",
                     needs_grad=False, severity="warning",
                 )
