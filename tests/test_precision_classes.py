@@ -371,6 +371,15 @@ def test_2_a_sum_converted_with_numpy_and_a_frozen_model():
     assert findings(source) == []
     assert findings(source.replace("mu.cpu().numpy()", "mu.detach().cpu().numpy()")) == [(8, "ML101")]
     assert (15, "ML101") in findings(source.replace("reward_model.requires_grad_(False)", "reward_model.eval()"))
+    # a same-named local frozen in another function says nothing of this one's model
+    other = source + """
+        def probe(reward_model, batches):
+            kept = []
+            for input_ids in batches:
+                kept.append(reward_model(input_ids).sum())
+            return kept
+    """
+    assert (21, "ML101") in findings(other)
 
 
 def test_2_an_argument_the_callee_does_not_pass_on():

@@ -1275,7 +1275,7 @@ def _numpy_converted(receiver: cst.BaseExpression) -> str | None:
             and receiver.func.attr.value in _KEEPING_GRAD:
         receiver = receiver.func.value
     return dotted_name(receiver) if isinstance(receiver, (cst.Name, cst.Attribute)) and not (
-        isinstance(receiver, cst.Attribute) and receiver.attr.value in ("data", "T", "mT")) else None
+        isinstance(receiver, cst.Attribute) and receiver.attr.value == "data") else None
 
 
 def _non_tensor_receivers(expression: cst.BaseExpression) -> set[str]:

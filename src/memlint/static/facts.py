@@ -1147,6 +1147,8 @@ class Facts:
         # function name -> its call sites in this module (see CallSite)
         self.call_sites: dict[str, list[CallSite]] = {}
         self.frozen_modules: set[str] = set()  # names with requires_grad_(False) anywhere
+        # (class, attribute, reading function) -> does another method store a backpropagated value there
+        self._stored_graphs: dict[tuple[int, str, int], bool] = {}
         # names bound to a grad-mode context (``ctx = torch.no_grad``), and its mode
         self.grad_mode_names: dict[str, GradMode] = {}
         self.branch_path: list[tuple[int, str]] = []  # the if-branches being walked
@@ -1387,6 +1389,23 @@ class Facts:
                 return False  # nn.LSTM, nn.GRU, nn.MultiheadAttention: tensors throughout
         return True
 
+    def _frozen_where_called(self, module: cst.BaseExpression) -> bool:
+        """Was this module frozen (``requires_grad_(False)``) where the name means the same
+        object: an attribute (``self.model``) or a global anywhere in the module, a local in
+        this function or one it is nested in (``get_reward`` inside the function that froze
+        ``reward_model``)? Not a same-named local of another function."""
+        name = dotted_name(module)
+        if name is None or name not in self.frozen_modules:
+            return False
+        if "." in name or (self.module_scope.lookup(name) is not None and name not in self.function.bindings):
+            return True
+        scope = self.function
+        while isinstance(scope, FunctionScope):
+            if any(change.target == name and change.mode == "frozen" for change in scope.mode_changes):
+                return True
+            scope = scope.parent
+        return False
+
     def _later_output(self, node: cst.Subscript) -> GraphValue | None:
         """``loss_tuple[1:]`` / ``losses[2]`` of a name bound to a call of a loss module whose
         forward memlint cannot read (the loss first, then logging values): unknown, decided by
@@ -1593,13 +1612,16 @@ class Facts:
         for name in names:
             if not name.startswith("self.") or name.count(".") != 1:
                 continue
-            for method in info.methods.values():
-                if method is function:
-                    continue
-                for stored in method.stored_values.get(name, ()):
-                    sources = self.graph_names_in(stored) - {"self", "cls"}
-                    if sources and method.is_backpropagated(sources):
-                        return True
+            key = (id(info), name, id(function))
+            found = self._stored_graphs.get(key)
+            if found is None:
+                found = self._stored_graphs[key] = any(
+                    method.is_backpropagated(sources)
+                    for method in info.methods.values() if method is not function
+                    for stored in method.stored_values.get(name, ())
+                    if (sources := self.graph_names_in(stored) - {"self", "cls"}))
+            if found:
+                return True
         return False
 
     def _names_a_method(self, name: str, function: "FunctionScope | None") -> bool:
@@ -1638,7 +1660,7 @@ class Facts:
                     stack.append(func.value)  # out.view(c.n, -1): sizes and dims carry no graph
                     continue
                 qualified = self.qualified_name(func)
-                if qualified == "torch.autograd.grad" and self._graph_of_call(current).state is Graph.NONE:
+                if qualified == "torch.autograd.grad" and not _creates_graph(current):
                     continue  # gradients without create_graph: plain tensors
                 if qualified is not None and qualified not in _PASSING_ELEMENTS and (
                         qualified in GRAPH_ENDING_FUNCTIONS or qualified.startswith(
@@ -1646,7 +1668,7 @@ class Facts:
                     continue
                 stack.append(func)
                 passed_on = self._arguments_passed_on(current)
-                stack.extend(arg.value for arg in current.args) if passed_on is None else stack.extend(passed_on)
+                stack.extend(passed_on if passed_on is not None else (arg.value for arg in current.args))
             elif current_type is cst.Subscript:
                 key = subscript_key(current)
                 if type(key) is int and type(current.value) is _NAME:
@@ -1888,7 +1910,7 @@ class Facts:
         """Does any of ``callees`` run a backward pass or an optimizer step (see :meth:`callees_work`)?"""
         return self.callees_work(callees, _TRAINING)
 
-    def callees_work(self, callees: list[object], work: frozenset[str] = None) -> bool | None:
+    def callees_work(self, callees: list[object], work: frozenset[str] | None = None) -> bool | None:
         """Does any of ``callees`` (``id()`` of a ``def`` of this module, or a qualified name
         as imported) run a module, a backward pass or an optimizer step, itself or through what
         it calls? True, False, or None when one could not be read (defined further down and
@@ -2443,11 +2465,7 @@ class Facts:
             if method in ("forward", "__call__") and self.is_module_expr(func.value):
                 return self._module_call(call, func.value)
         qualified = self.qualified_name(func)
-        if qualified == "torch.autograd.grad" and not any(
-            arg.keyword is not None and arg.keyword.value == "create_graph"
-            and not (isinstance(arg.value, cst.Name) and arg.value.value == "False")
-            for arg in call.args
-        ):
+        if qualified == "torch.autograd.grad" and not _creates_graph(call):
             return NO_GRAPH  # gradients without create_graph are plain tensors
         if qualified is not None:
             if qualified in GRAPH_ENDING_FUNCTIONS or qualified.startswith(("math.", "numpy.", "np.", "time.", "os.", "json.", "random.", "logging.")):
@@ -2525,7 +2543,7 @@ class Facts:
             # criterion(pred.detach().cpu(), true.detach().cpu()): a loss of values without a
             # graph has one only through weights of its own, if it has any: not known
             return UNKNOWN_VALUE
-        if dotted_name(module) in self.frozen_modules:
+        if self._frozen_where_called(module):
             # reward_model.requires_grad_(False): no parameter records a graph; what it returns
             # carries what its inputs carry
             return GraphValue.combine(self._graph(arg.value) for arg in call.args)
@@ -2686,6 +2704,12 @@ def _floored(value: GraphValue) -> GraphValue:
     if value.parts is not None:
         return GraphValue.container((key, _floored(part)) for key, part in value.parts)
     return CARRIES_VALUE if value.state is Graph.UNKNOWN else value
+
+
+def _creates_graph(call: cst.Call) -> bool:
+    """``torch.autograd.grad(..., create_graph=<not False>)``: gradients that carry a graph."""
+    return any(arg.keyword is not None and arg.keyword.value == "create_graph"
+               and not (isinstance(arg.value, cst.Name) and arg.value.value == "False") for arg in call.args)
 
 
 def _all_names(value: "GraphValue") -> set[str]:

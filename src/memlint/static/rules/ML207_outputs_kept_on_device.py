@@ -58,9 +58,6 @@ _ACCELERATOR_PREFIXES = ("cuda", "mps", "xpu", "npu", "hpu")
 # Methods of a tensor that the chain of a collected value is peeled through (``self.model(x)``
 # is a module call, not a method of ``self``).
 _CHAIN_METHODS = TENSOR_METHODS | GRAPH_ENDING_METHODS | _CPU_METHODS | _REDUCING | {"detach", "detach_"}
-# Methods that run a model and hand back its outputs (checked against what the method returns).
-_PREDICTING_METHODS = frozenset({"predict", "predict_step", "inference", "infer", "extract_features",
-                                 "forward_features", "embed", "encode"})
 
 
 @dataclass
@@ -429,8 +426,6 @@ class OutputsKeptOnDevice(Rule):
                 and isinstance(value.func.value, cst.Name)):
             return None
         method = value.func.attr.value
-        if method not in _PREDICTING_METHODS and not self.facts.class_nodes:
-            return None
         receiver = value.func.value.value
         if receiver == "self":
             info = self.facts.class_info
