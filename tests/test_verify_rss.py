@@ -23,8 +23,10 @@ pytestmark = pytest.mark.slow
 
 SCRIPT = fixture("leak_graph_accumulation_cnn.py")
 STEPS = 10  # FAST: 2 warmup + 8 measured
-# What memlint may add on top of the program: measured 3-8 KiB/step on this script.
-ALLOWANCE = 48 * 1024
+# What memlint may add on top of the program: measured 3-8 KiB/step on this script here, and
+# once 102 KiB/step on a CI machine (a run that went on beside other verify runs). RSS itself
+# grows 2-3.5 MiB/step on this script: the bound still tells the two apart by a factor of eight.
+ALLOWANCE = 256 * 1024
 
 # Samples the process memory after each optimizer step, as verify's child does, without its tracker.
 PLAIN = """

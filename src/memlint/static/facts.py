@@ -252,10 +252,23 @@ def holds_every_step(test: cst.BaseExpression, loop: "Loop | None") -> bool:
     device_words = ("cuda", "device", "gpu", "is_available")
     if all(name == "torch" or any(word in name.lower() for word in device_words) for name in names):
         return True
-    if loop is None or _has_call(test):
-        return False
+    if loop is None or _has_call(test) or _has_modulo(test):
+        return False  # a modulo test is periodic by intent, whatever it tests
     changing = loop.bound_this_iteration | loop.target_names | loop.incremented
+    if isinstance(loop.node, cst.While):
+        changing = changing | set(names_in(loop.node.test))  # it changes, or the loop would never end
     return not any(name.split(".", 1)[0] in changing or name in changing for name in names)
+
+
+def _has_modulo(node: cst.CSTNode) -> bool:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.BinaryOperation) and isinstance(current.operator, cst.Modulo):
+            return True
+        if isinstance(current, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.BinaryOperation)):
+            stack.extend(expression_children(current))
+    return False
 
 
 def _has_call(node: cst.CSTNode) -> bool:

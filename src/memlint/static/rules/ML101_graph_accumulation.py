@@ -73,6 +73,20 @@ class GraphAccumulation(Rule):
         # class name -> self attributes a method other than __init__ sets back to empty (None, [],
         # zeros): a forward() cache emptied by reset_cache() (a KV cache) is bounded by it.
         self._emptied: dict[str, set[str]] = {}
+        # id(function) -> accumulators it also trims (``xs = xs[-2:]``, ``torch.cat((xs[-2:], x))``,
+        # ``xs.pop(0)``, ``del xs[0]``): a sliding window, bounded by its own code
+        self._trimmed: dict[int, set[str]] = {}
+
+    def _note_trimmed(self, name: str | None) -> None:
+        if name is not None:
+            self._trimmed.setdefault(id(self.facts.function), set()).add(name)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        targets = node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]
+        for target in targets:
+            target = getattr(target, "value", target)
+            if isinstance(target, cst.Subscript):
+                self._note_trimmed(dotted_name(target.value))  # del xs[0], del xs[:k]
 
     def leave_Assign(self, node: cst.Assign) -> None:
         info = self.facts.class_info
@@ -108,6 +122,8 @@ class GraphAccumulation(Rule):
         accumulator = dotted_name(target)
         if accumulator is None:
             return
+        if _slices_of(node.value, accumulator):
+            self._note_trimmed(accumulator)  # xs = xs[-k:], xs = torch.cat((xs[1:], x)): a window
         running = False
         if isinstance(node.value, cst.BinaryOperation):  # total = total + loss
             others = _other_operands(node.value, lambda op: dotted_name(op) == accumulator)
@@ -120,6 +136,8 @@ class GraphAccumulation(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute):
+            if func.attr.value in ("pop", "popleft"):
+                self._note_trimmed(dotted_name(func.value))  # a queue that drops what it keeps
             self._method_call(node, func)
         if not isinstance(func, cst.Attribute) or func.attr.value not in _APPENDING_METHODS:
             return
@@ -183,6 +201,8 @@ class GraphAccumulation(Rule):
                 return
             if not facts.is_graph_carrying(graph, function):
                 return
+            if name in self._trimmed.get(id(function), ()):
+                return  # a sliding window the function trims itself: bounded
             if root in function.numpy_converted:
                 return  # mu.cpu().numpy() later: numpy() raises on a graph, so none is kept there
             if function.backpropagates_whole(place):
@@ -404,6 +424,30 @@ class GraphAccumulation(Rule):
         self.at_function_exit(decide)
 
     VALID = [
+        # a sliding window the loop trims itself: bounded by its own code
+        """
+import torch
+def evaluate(model, loader, history=16):
+    outs = torch.zeros(0)
+    for x, y in loader:
+        outs = torch.cat([outs, model(x)])
+        if len(outs) > history:
+            outs = outs[-history:]
+    return outs.mean()
+""",
+        """
+import torch
+def train(model, loader, optimizer, criterion):
+    recent = []
+    for x, y in loader:
+        out = model(x)
+        loss = criterion(out, y)
+        loss.backward()
+        optimizer.step()
+        recent.append(out)
+        if len(recent) > 10:
+            recent.pop(0)
+""",
         # the loss a method returns is backpropagated; the outputs it returns beside it are its
         # own values (detached here), not evidence of a graph because they come from one call
         """
@@ -1916,3 +1960,15 @@ def _value_names(node: cst.BaseExpression) -> set[str]:
 def _mentions_len(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len"
 
+
+def _slices_of(value: cst.BaseExpression, name: str) -> bool:
+    """Does ``value`` read a slice of ``name`` that drops its front (``name[-2:]``, ``name[1:]``)?"""
+    stack: list[cst.CSTNode] = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Subscript) and dotted_name(current.value) == name and any(
+                isinstance(element.slice, cst.Slice) and element.slice.lower is not None
+                for element in current.slice):
+            return True
+        stack.extend(current.children)
+    return False

@@ -125,6 +125,22 @@ def train(model, loader, optimizer, criterion, empty_cache_every=500):
         if step % empty_cache_every == 0:
             torch.cuda.empty_cache()
 """,
+        # every save_interval steps, the step counted by a method the loop calls
+        """
+import torch
+class TrainLoop:
+    def run_step(self, batch):
+        self.model(batch).loss.backward()
+        self.optimizer.step()
+        self.global_step += 1
+
+    def run_loop(self, loader):
+        for batch in loader:
+            self.run_step(batch)
+            if self.global_step and self.save_interval != -1 and self.global_step % self.save_interval == 0:
+                self.save()
+                torch.cuda.empty_cache()
+""",
         # an opt-in setting (Megatron's empty_unused_memory_level), or under memory pressure
         """
 import torch
