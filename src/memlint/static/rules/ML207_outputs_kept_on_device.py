@@ -25,7 +25,10 @@ the batch on the module's device, and moves the predictions it returns to the CP
 (``argmax``, ``sum``, ``mean``, a loss); a module that never moves data off the CPU;
 appending a graph-carrying output (that is ML101's finding, not repeated here); outputs
 kept in Lightning's ``validation_step`` (one step per call, the pattern Lightning's own
-documentation uses); a list emptied or replaced within the same loop (a bounded buffer).
+documentation uses); a list emptied or replaced within the same loop (a bounded buffer); a
+loop over a list the function built itself (its own candidates); a list extended with a
+module's output as it comes (detectors return lists of per-sample results): only a tensor
+operation (``logits.argmax(1)``) shows it is a tensor.
 """
 
 from __future__ import annotations
@@ -99,6 +102,8 @@ class OutputsKeptOnDevice(Rule):
         self._pending: list[tuple[cst.Call, str, str, int]] = []
         self._reset_in_loop: dict[int, set[str]] = {}  # loop id -> lists rebound or cleared in it
         self._returns_output: set[int] = set()  # id() of functions returning a model output, not on the CPU
+        # function id -> local name -> the value it was first bound to (``samples = []``)
+        self._first_values: dict[int, dict[str, cst.BaseExpression]] = {}
         self._hooks: set[int] = set()  # id() of Lightning predict hooks that keep what they are given
         self._helper_appends: dict[int, list[_HelperAppend]] = {}  # id() of a def -> its appends of parameters
         self._helper_calls: list[_HelperCall] = []
@@ -128,6 +133,9 @@ class OutputsKeptOnDevice(Rule):
             self._reset_in_loop.setdefault(id(self.facts.function), set()).add(name)  # a hook emptying it
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self._first_values.setdefault(id(self.facts.function), {}).setdefault(
+                node.targets[0].target.value, node.value)
         grown = len(node.targets) == 1 and self._concatenation(node, node.targets[0].target, node.value)
         for target in node.targets:
             for name in _target_names(target.target):
@@ -249,6 +257,11 @@ class OutputsKeptOnDevice(Rule):
         if chain.converted or self.facts.graph_value(value).state is Graph.CARRIES:
             return False  # .tolist()/.numpy(): numbers; still graph-carrying: ML101's
         base = chain.base
+        if _peel_subscripts(value) is base:
+            # results.extend(model(x)), results.extend(out["boxes"]): a module's output as it comes,
+            # which detectors and other frameworks hand back as lists of per-sample results; a
+            # tensor only with a tensor operation to show it (logits.argmax(1), out.squeeze(0))
+            return False
         if isinstance(base, cst.Call):
             qualified = self.facts.qualified_name(base.func) or ""
             tensor = (self.facts.is_module_expr(base.func) and not _is_loss_callee(base.func)) or (
@@ -270,7 +283,8 @@ class OutputsKeptOnDevice(Rule):
     def _over_loader(self, loop: Loop) -> bool:
         kind = self._loop_kinds.get(id(loop))
         if kind is None:
-            kind = self._loop_kinds[id(loop)] = (_walks_loader(loop), builds_a_sequence(loop))
+            kind = self._loop_kinds[id(loop)] = (
+                _walks_loader(loop, self._first_values.get(id(self.facts.function), {})), builds_a_sequence(loop))
         return kind[0]
 
     def _over_steps(self, loop: Loop) -> bool:
@@ -513,6 +527,46 @@ class OutputsKeptOnDevice(Rule):
         return any(word in last for word in _DEVICE_WORDS)
 
     VALID = [
+        # scores of the function's own candidates (a list it built itself), kept for topk: as
+        # many as it made, not a pass over a loader
+        """
+import torch
+from torch import nn
+
+class Scorer(nn.Module):
+    def forward(self, text, speech):
+        return (text.float() * speech.float()).sum(-1)
+
+class Reranker:
+    def __init__(self, generator):
+        self.generator = generator
+        self.scorer = Scorer().cuda()
+
+    @torch.no_grad()
+    def rerank(self, text, rounds, k):
+        text = text.cuda()
+        samples = []
+        for _ in range(rounds):
+            samples.append(self.generator(text))
+        scores = []
+        for batch in samples:
+            scores.append(self.scorer(text.repeat(batch.shape[0], 1), batch))
+        return torch.cat(samples)[torch.topk(torch.cat(scores), k=k).indices]
+""",
+        # a detector's output as it comes (a list of per-image results): no tensor operation
+        # shows it is a tensor to be split row by row
+        """
+import torch
+def single_gpu_test(model, data_loader):
+    model.eval()
+    results, boxes = [], []
+    for data in data_loader:
+        with torch.no_grad():
+            result = model(return_loss=False, rescale=True, **data)
+        results.extend(result)
+        boxes.extend(result["bbox_results"])
+    return results, boxes
+""",
         # moved to the CPU as collected
         """
 import torch
@@ -1083,14 +1137,25 @@ def _is_loss_callee(func: cst.BaseExpression) -> bool:
     return "loss" in name or "criterion" in name
 
 
-def _walks_loader(loop: Loop) -> bool:
+def _walks_loader(loop: Loop, first_values: dict[str, cst.BaseExpression]) -> bool:
+    """A ``for`` loop whose iterable names a loader, a dataset or batches, unless that name is a
+    list this function builds itself (first bound here to ``[]``: its own candidates, as many as
+    it made, not a pass over data)."""
     node = loop.node
     if not isinstance(node, cst.For):
         return False
-    names = [name.lower() for name in names_in(node.iter)]
-    if any("epoch" in name for name in names):
+    names = names_in(node.iter)
+    if any("epoch" in name.lower() for name in names):
         return False
-    return any(word in name for name in names for word in _LOADER_WORDS)
+    loaders = [name for name in names if any(word in name.lower() for word in _LOADER_WORDS)]
+    return any(not _is_list_display(first_values.get(name)) for name in loaders)
+
+
+def _is_list_display(value: cst.BaseExpression | None) -> bool:
+    """``[]``, ``[a, b]`` or ``list()``."""
+    return isinstance(value, cst.List) or (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "list"
+        and not value.args)
 
 
 # generate() arguments that make it return per-step tensors (scores, logits, attention maps).
@@ -1172,3 +1237,10 @@ def _target_names(target: cst.BaseExpression) -> list[str]:
         return [name for element in target.elements for name in _target_names(element.value)]
     name = dotted_name(target)
     return [name] if name is not None else []
+
+
+def _peel_subscripts(value: cst.BaseExpression) -> cst.BaseExpression:
+    """``out["boxes"][0]`` down to ``out``; anything else as it is."""
+    while isinstance(value, (cst.Subscript, cst.Attribute)):
+        value = value.value
+    return value
