@@ -461,9 +461,16 @@ def test_which_classes_make_no_parameters():
                 self.factor = factor
             def forward(self, x):
                 return x * self.factor.clamp(0, 1)
+
+        class Declared(nn.Module):
+            def __init__(self, size):
+                super().__init__()
+                self.buf: torch.Tensor  # declared only: nothing assigned
+                self.register_buffer("buf", torch.zeros(size))
     """), "m", False)
     assert {name: c.makes_no_parameters for name, c in outline.classes.items()} == {
-        "Buffers": True, "Backbone": False, "Wrapper": False, "BeamSearch": False, "Scaled": True}
+        "Buffers": True, "Backbone": False, "Wrapper": False, "BeamSearch": False, "Scaled": True,
+        "Declared": True}
 
 
 GENERATOR = {
@@ -549,3 +556,42 @@ def test_no_sync_entered_by_a_helper_of_another_module(tmp_path):
     misc = tmp_path / "pkg/misc.py"
     misc.write_text(misc.read_text().replace("with module.no_sync():", "with contextlib.nullcontext():"))
     assert [code for _, _, code in codes(check_paths([str(tmp_path)], config, use_cache=False, jobs=1))] == ["ML302"]
+
+
+@pytest.mark.parametrize("value, expected", [
+    ('str(MPI.COMM_WORLD.Get_rank() % GPUS_PER_NODE)', []),  # one GPU per process: cuda:0 is its own
+    ('"0,1,2,3"', [("evaluator.py", 9, "ML203")]),  # every process sees all four
+])
+def test_one_visible_gpu_per_process_set_by_a_helper_of_another_module(tmp_path, value, expected):
+    """A checkpoint loaded without ``map_location`` in a distributed program lands on ``cuda:0``,
+    which is the rank's own GPU when a helper elsewhere in the project leaves each process one
+    visible device (ML203)."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "cm/__init__.py": "",
+        "cm/dist_util.py": f"""
+            import os
+            import torch.distributed as dist
+            from mpi4py import MPI
+            GPUS_PER_NODE = 8
+
+            def setup_dist():
+                os.environ["CUDA_VISIBLE_DEVICES"] = {value}
+                dist.init_process_group("nccl")
+        """,
+        "cm/evaluator.py": """
+            import torch
+            import torch.distributed as dist
+            from cm import dist_util
+
+            class Evaluator(torch.nn.Module):
+                def __init__(self, path):
+                    super().__init__()
+                    self.net = torch.nn.Linear(2, 2)
+                    self.net.load_state_dict(torch.load(path))
+                    self.net.to(dist_util.dev())
+        """,
+    })
+    config = Config(select=["ML203"])
+    assert codes(check_paths([str(tmp_path / "cm/evaluator.py")], config, use_cache=False, jobs=1),
+                 "evaluator.py") == expected

@@ -23,7 +23,7 @@ from memlint.static.facts import (
 )
 from memlint.static.rule import Report, Rule
 from memlint.static.summaries import (
-    BACKWARD, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PROCESS_GROUP, SETS_DEVICE, STOPS_MEMORY_HISTORY,
+    BACKWARD, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PINS_ONE_GPU, PROCESS_GROUP, SETS_DEVICE, STOPS_MEMORY_HISTORY,
     FunctionSummary, ModuleSummary,
 )
 
@@ -636,6 +636,8 @@ class FileChecker:
                     _note_filled(self.facts.function, target.value)
                     if F.is_visible_devices_slot(target, self.facts):
                         self.facts.function.effects.add(SETS_DEVICE)
+                        if node.value is not None and F.one_visible_device(node.value):
+                            self.facts.function.effects.add(PINS_ONE_GPU)
         self._exit(node)
         if node.value is not None:
             if len(targets) == 1 and not isinstance(targets[0], cst.Name):
@@ -808,6 +810,10 @@ class FileChecker:
                 effects.add(SETS_DEVICE)
         elif F.pins_visible_devices(node, self.facts):
             effects.add(SETS_DEVICE)
+            values = [arg.value for arg in node.args if arg.keyword is not None] or [
+                arg.value for arg in node.args[1:2]]
+            if values and F.one_visible_device(values[0]):
+                effects.add(PINS_ONE_GPU)
         elif self.facts.is_module_expr(node.func) and not self.facts.is_module_constructor(node):
             effects.add(MODULE_CALL)
             for loop in self.facts.loops_in_function():

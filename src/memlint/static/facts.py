@@ -145,6 +145,12 @@ def is_visible_devices_slot(target: cst.Subscript, facts: "Facts") -> bool:
     return facts.qualified_name(target.value) == "os.environ" and subscript_key(target) == VISIBLE_DEVICES
 
 
+def one_visible_device(value: cst.BaseExpression) -> bool:
+    """Is a CUDA_VISIBLE_DEVICES value one device per process: computed (``str(rank % 8)``, an
+    f-string, ``os.environ["LOCAL_RANK"]``), not a literal (``"0,1,2,3"``, or ``"0"`` for all)?"""
+    return not isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.Integer))
+
+
 def pins_visible_devices(call: cst.Call, facts: "Facts") -> bool:
     """``os.environ.setdefault("CUDA_VISIBLE_DEVICES", v)``, ``os.environ.update(CUDA_VISIBLE_DEVICES=v)``,
     ``os.putenv("CUDA_VISIBLE_DEVICES", v)``."""

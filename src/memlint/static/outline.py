@@ -182,6 +182,8 @@ def _makes_no_parameters(node: ast.ClassDef, methods: set[str], imported: set[st
             callee = _dotted(item.func) or ""
             if callee.rsplit(".", 1)[-1] in _PARAMETER_MAKERS:
                 return False
+        if isinstance(item, ast.AnnAssign) and item.value is None:
+            continue  # self.buf: Tensor, a declaration: nothing is assigned
         if isinstance(item, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = item.targets if isinstance(item, ast.Assign) else [item.target]
             for target in targets:

@@ -38,7 +38,7 @@ from memlint.static.frameworks import PLAIN, ClassKinds, external_kinds
 from memlint.static.outline import ClassOutline, FunctionOutline, ModuleOutline, outline_of
 from memlint.static.cache import code_fingerprint, summary_folder
 from memlint.static.source import UncheckableFile, content_digest, decode_source, file_digest, parse, read_bytes
-from memlint.static.summaries import MODULE_CODE, ModuleSummary
+from memlint.static.summaries import MODULE_CODE, PINS_ONE_GPU, ModuleSummary
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # A project with more Python files than this is not read whole (a question about all of its
@@ -458,6 +458,20 @@ class Project:
                 continue
             return False
         return True
+
+    def pins_one_gpu(self, here: str) -> bool:
+        """Does a function of another module of the project set ``CUDA_VISIBLE_DEVICES`` to one
+        computed device per process (``setup_dist()`` doing ``os.environ["CUDA_VISIBLE_DEVICES"] =
+        str(rank % 8)``)? Then each process sees one GPU, and ``cuda:0`` in it is its own.
+        ``here``: the path of the module being checked (its own functions are the caller's to read)."""
+        modules = self.modules_mentioning("CUDA_VISIBLE_DEVICES")
+        for module in modules or ():
+            if module.path == here:
+                continue
+            summary = self.summary(module)
+            if summary is not None and any(PINS_ONE_GPU in f.effects for f in summary.functions.values()):
+                return True
+        return False
 
     def modules_mentioning_in(self, module: ModuleFile, word: str) -> bool:
         text = _text_of(module.path)

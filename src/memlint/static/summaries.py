@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 BACKWARD = "backward"  # runs a backward pass (or torch.autograd.grad)
 OPTIMIZER_STEP = "optimizer_step"
 SETS_DEVICE = "sets_device"  # torch.cuda.set_device, a torch.cuda.device context, one GPU per process
+# CUDA_VISIBLE_DEVICES set to one computed device per process (``str(rank % 8)``): each process
+# sees one GPU, so ``cuda:0`` is its own
+PINS_ONE_GPU = "pins_one_gpu"
 PROCESS_GROUP = "process_group"  # torch.distributed.init_process_group
 MODULE_CALL = "module_call"  # runs an nn.Module's forward
 STEP_LOOP = "step_loop"  # holds a loop that runs training or evaluation steps

@@ -357,6 +357,8 @@ class GradEnabledInference(Rule):
                     return  # a perceptual loss's frozen network: its output goes back, graph and all
                 if function.requires_grad_inputs:
                     return  # inputs made to require grad: the model differentiates them (forces, saliency)
+                if _returned_closure(function) and self._returned(call, record):
+                    return  # model_fn returned by get_model_fn(): its callers, unseen, choose the grad mode
                 self._report(call, self._eval_message(call, collected))
                 return
             if function.requires_grad_inputs or not training:
@@ -604,6 +606,19 @@ class GradEnabledInference(Rule):
         )
 
     VALID = [
+        # a factory's closure: it runs where the factory's callers call it (under no_grad in a
+        # sampler, with grad in a loss), so they choose the grad mode
+        """
+import torch
+def get_model_fn(model, train=False):
+    def model_fn(x, labels):
+        if not train:
+            model.eval()
+            return model(x, labels)
+        model.train()
+        return model(x, labels)
+    return model_fn
+""",
         # no_grad context
         """
 import torch
@@ -1442,3 +1457,10 @@ def _walk(node: cst.CSTNode):
         current = stack.pop()
         yield current
         stack.extend(expression_children(current))
+
+
+def _returned_closure(function: FunctionScope) -> bool:
+    """A function defined inside another one that returns it (a factory's ``model_fn``): it runs
+    wherever the caller of the factory calls it, under whatever grad mode that caller chose."""
+    parent = function.parent
+    return isinstance(parent, FunctionScope) and function.name in parent.returned_names

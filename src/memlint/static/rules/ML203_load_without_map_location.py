@@ -43,6 +43,7 @@ import libcst as cst
 from memlint.static.facts import TORCH_LOAD, TORCH_SAVE, dotted_name, names_in, root_name
 from memlint.static.fixes import add_keyword_fix
 from memlint.static.rule import Invalid, Rule
+from memlint.static.summaries import PINS_ONE_GPU
 
 # Words in the file argument or the assigned name that say what is loaded.
 _CHECKPOINT_WORDS = ("ckpt", "checkpoint", "weight", "model", "state", "pretrained", "resume", "snapshot",
@@ -196,6 +197,15 @@ class LoadWithoutMapLocation(Rule):
                 if load is not None:
                     load.restores_state = True
 
+    def _pins_one_gpu(self) -> bool:
+        """Does this module, or another of the project, set ``CUDA_VISIBLE_DEVICES`` to one
+        computed device per process (``os.environ["CUDA_VISIBLE_DEVICES"] = str(rank % 8)``)?"""
+        if any(PINS_ONE_GPU in scope.effects for scope in self.facts.function_scopes.values()) or \
+                PINS_ONE_GPU in self.facts.module_scope.effects:
+            return True
+        project = self.facts.project
+        return project is not None and project.pins_one_gpu(project.file_of_path(self._checker.path).path)
+
     def _code_text(self) -> str:
         """The module's text without its comments: a comment that mentions ``LOCAL_RANK`` or
         ``strategy="ddp"`` starts no process."""
@@ -214,6 +224,8 @@ class LoadWithoutMapLocation(Rule):
             # practice this process's own (a save and reload in one run, a CPU-saved checkpoint,
             # one default GPU): at most a transient copy, not a finding without knowing the file.
             return
+        if self._pins_one_gpu():
+            return  # CUDA_VISIBLE_DEVICES leaves each process one GPU: cuda:0 is the rank's own
         self.report(load.node, "torch.load() without map_location: every rank loads the checkpoint onto cuda:0",
                     help="pass map_location='cpu' (then move what you need), or map_location=f'cuda:{local_rank}'",
                     needs_grad=False,
