@@ -30,7 +30,8 @@ say so); a file that another branch of the same function loads with ``map_locati
 deliberate choice per branch); per-rank files (``..._rank{rank}.bin``), read back by the rank
 that wrote them, on its own device; XLA code (a ``*xla*`` file or class), which saves through
 ``xm.save`` (CPU tensors); tests (``test_*`` functions and files), which reload what they
-saved and compare it in place.
+saved and compare it in place; a project that sets ``CUDA_VISIBLE_DEVICES`` to one computed
+device per process (here or in another module: each rank sees one GPU, ``cuda:0`` is its own).
 """
 
 from __future__ import annotations
