@@ -76,10 +76,19 @@ class GraphAccumulation(Rule):
         # id(function) -> accumulators it also trims (``xs = xs[-2:]``, ``torch.cat((xs[-2:], x))``,
         # ``xs.pop(0)``, ``del xs[0]``): a sliding window, bounded by its own code
         self._trimmed: dict[int, set[str]] = {}
+        # id(function) -> accumulator -> id() of the loops it is emptied in (a periodic reset)
+        self._emptied_in: dict[int, dict[str, set[int]]] = {}
 
     def _note_trimmed(self, name: str | None) -> None:
         if name is not None:
             self._trimmed.setdefault(id(self.facts.function), set()).add(name)
+
+    def _note_emptied_in_loops(self, name: str | None) -> None:
+        """``hist = []`` / ``running = 0`` / ``hist.clear()`` inside loops (every N steps, after a
+        print): what the accumulator holds is bounded by those loops' iterations."""
+        if name is not None and self.facts.loop is not None:
+            self._emptied_in.setdefault(id(self.facts.function), {}).setdefault(name, set()).update(
+                id(loop) for loop in self.facts.loops_in_function())
 
     def visit_Del(self, node: cst.Del) -> None:
         targets = node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]
@@ -124,6 +133,8 @@ class GraphAccumulation(Rule):
             return
         if _slices_of(node.value, accumulator):
             self._note_trimmed(accumulator)  # xs = xs[-k:], xs = torch.cat((xs[1:], x)): a window
+        if _is_empty_value(node.value, self.facts):
+            self._note_emptied_in_loops(accumulator)
         running = False
         if isinstance(node.value, cst.BinaryOperation):  # total = total + loss
             others = _other_operands(node.value, lambda op: dotted_name(op) == accumulator)
@@ -138,6 +149,8 @@ class GraphAccumulation(Rule):
         if isinstance(func, cst.Attribute):
             if func.attr.value in ("pop", "popleft"):
                 self._note_trimmed(dotted_name(func.value))  # a queue that drops what it keeps
+            elif func.attr.value == "clear":
+                self._note_emptied_in_loops(dotted_name(func.value))
             self._method_call(node, func)
         if not isinstance(func, cst.Attribute) or func.attr.value not in _APPENDING_METHODS:
             return
@@ -203,6 +216,8 @@ class GraphAccumulation(Rule):
                 return
             if name in self._trimmed.get(id(function), ()):
                 return  # a sliding window the function trims itself: bounded
+            if step_loop is not None and id(step_loop) in self._emptied_in.get(id(function), {}).get(name, ()):
+                return  # emptied inside the step loop (every N steps): bounded by that reset
             if root in function.numpy_converted:
                 return  # mu.cpu().numpy() later: numpy() raises on a graph, so none is kept there
             if function.backpropagates_whole(place):
@@ -424,6 +439,34 @@ class GraphAccumulation(Rule):
         self.at_function_exit(decide)
 
     VALID = [
+        # emptied inside the step loop every N steps: it holds at most N steps
+        """
+import torch
+def train(model, loader, optimizer, criterion, log_every=100):
+    running = 0
+    for step, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        running += loss
+        if step % log_every == 0:
+            print(running.item() / log_every)
+            running = 0
+""",
+        """
+import torch
+def train(model, loader, optimizer, criterion):
+    window = []
+    for x, y in loader:
+        out = model(x)
+        loss = criterion(out, y)
+        loss.backward()
+        optimizer.step()
+        window.append(out)
+        if len(window) == 50:
+            report(window)
+            window.clear()
+""",
         # a sliding window the loop trims itself: bounded by its own code
         """
 import torch
