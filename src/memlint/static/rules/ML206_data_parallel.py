@@ -17,7 +17,10 @@ framework's DataParallel strategy class (a base named ``*Strategy``: Lightning's
 ``strategy="dp"``), which runs only when the user asks for it; tests (``test_*`` files and
 functions); a wrapper used for inference only where it is made (a local that does not leave a
 function running no backward pass and no optimizer step): each batch's gathered outputs are
-used and freed. Said less (info): a wrapped module of this file whose ``forward`` computes the
+used and freed; a model made ready for inference before it is wrapped (``.eval()``,
+``requires_grad_(False)``, a ``torch.jit.load`` archive) in a function that runs no backward pass
+and no optimizer step: a feature extractor, which gathers no loss and holds no gradients.
+Said less (info): a wrapped module of this file whose ``forward`` computes the
 loss, the documented fix for the imbalance (only the losses are gathered).
 """
 
@@ -71,14 +74,31 @@ class DataParallel(Rule):
         if info is not None and any(base.endswith("Strategy") for base in info.base_names):
             return  # a framework's "dp" strategy, used only when the user asks for it
         wrapped = node.args[0].value if node.args else None
-        while (isinstance(wrapped, cst.Call) and isinstance(wrapped.func, cst.Attribute)
-               and wrapped.func.attr.value in ("to", "cuda")):
-            wrapped = wrapped.func.value  # FullModel(...).cuda()
+        function, bound = self.facts.function, self._checker.assign_targets
+        frozen = isinstance(wrapped, cst.Name) and any(
+            change.target == wrapped.value and change.mode in ("eval", "frozen") for change in function.mode_changes)
+        wrapped, peeled_frozen = self._peel(wrapped)
         if isinstance(wrapped, cst.Name):  # what the name is bound to, looked up now (decided at the end)
             binding = self.facts.lookup(wrapped.value)
-            wrapped = binding.node if binding is not None else None
-        function, bound = self.facts.function, self._checker.assign_targets
-        self.at_module_exit(lambda: self._decide(node, qualified.rsplit(".", 1)[-1], wrapped, function, bound))
+            wrapped, bound_frozen = self._peel(binding.node if binding is not None else None)
+            peeled_frozen |= bound_frozen
+        frozen |= peeled_frozen
+        self.at_module_exit(lambda: self._decide(node, qualified.rsplit(".", 1)[-1], wrapped, function, bound, frozen))
+
+    def _peel(self, wrapped: cst.CSTNode | None) -> tuple[cst.CSTNode | None, bool]:
+        """``FullModel(...).cuda()`` down to ``FullModel(...)``; and whether the chain puts the
+        model in eval mode, freezes it (``requires_grad_(False)``) or loads a TorchScript archive:
+        a model made ready for inference, not for training."""
+        frozen = False
+        while isinstance(wrapped, cst.Call) and isinstance(wrapped.func, cst.Attribute) \
+                and wrapped.func.attr.value in _MODE_AND_DEVICE:
+            method = wrapped.func.attr.value
+            frozen |= method == "eval" or (method == "requires_grad_" and bool(wrapped.args) and isinstance(
+                wrapped.args[0].value, cst.Name) and wrapped.args[0].value.value == "False")
+            wrapped = wrapped.func.value
+        if isinstance(wrapped, cst.Call) and self.facts.qualified_name(wrapped.func) == "torch.jit.load":
+            frozen = True
+        return wrapped, frozen
 
     @staticmethod
     def _inference_only(function, bound: frozenset[str]) -> bool:
@@ -103,9 +123,12 @@ class DataParallel(Rule):
                     for called in self._called)  # used, and only through other methods
             for name in names)
 
-    def _decide(self, node: cst.Call, name: str, wrapped: cst.CSTNode | None, function, bound: frozenset[str]) -> None:
+    def _decide(self, node: cst.Call, name: str, wrapped: cst.CSTNode | None, function, bound: frozenset[str],
+                frozen: bool) -> None:
         if self._inference_only(function, bound):
             return  # each batch's outputs are gathered, used and freed: no loss, no gradients pile up
+        if frozen and not function.has_backward and not function.has_optimizer_step:
+            return  # a feature extractor made ready for inference (eval, frozen, TorchScript), then wrapped
         if self._never_run(bound):
             return  # its forward never runs: nothing is scattered, nothing gathered
         cls = self.facts.instance_class(wrapped) if wrapped is not None else None
@@ -129,6 +152,23 @@ class DataParallel(Rule):
         )
 
     VALID = [
+        # a feature extractor made ready for inference (TorchScript, eval mode), wrapped and handed
+        # to the caller: no loss, no gradients, no optimizer state gather on the first GPU
+        """
+import torch
+def load_i3d_pretrained(path, device):
+    i3d = torch.jit.load(path).eval().to(device)
+    i3d = torch.nn.DataParallel(i3d)
+    return i3d
+""",
+        """
+import torch
+def load_feature_extractor(build, device):
+    net = build().to(device)
+    net.eval()
+    net.requires_grad_(False)
+    return torch.nn.DataParallel(net)
+""",
         # kept on the object but never called: only other methods of the model are used through
         # it, which DataParallel does not split (nothing is scattered or gathered)
         """
