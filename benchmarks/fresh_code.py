@@ -42,7 +42,9 @@ next round, before memlint was run on any of it. A fourth (``sealed4``, fourteen
 the same day after the third had been run once (288,265 lines), likewise before memlint was run
 on it; a fifth (``sealed5``, fourteen more, 375,843 lines) after the fourth had been run once;
 a sixth (``sealed6``, ten more, 220,840 lines; LoRA without the copy of transformers its NLU
-example vendors) after the fifth, to measure the code as submitted.
+example vendors) after the fifth, to measure the code as submitted; a seventh (``sealed7``,
+fifteen more, about 344,000 lines) in the next round, registered before any of its files was
+read or checked, to measure that round's code as submitted.
 
 Triage: benchmarks/triage/fresh.md. Run by hand, not by CI.
 """
@@ -75,6 +77,8 @@ HALVES = HALVES + ("sealed4",)
 HALVES = HALVES + ("sealed5",)
 # A sixth, chosen after the fifth was run once and fixed against, to measure the code as submitted.
 HALVES = HALVES + ("sealed6",)
+# A seventh, chosen in the next round, to measure that round's code as submitted.
+HALVES = HALVES + ("sealed7",)
 SPLIT_SEED = 22  # the issue's number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -303,6 +307,37 @@ REPOS: tuple[FreshRepo, ...] = (
           "speech enhancement: training loop, losses, evaluation", "sealed6"),
     _repo("InternImage", "OpenGVLab/InternImage", "31c962dc6c1ceb23e580772f7daaa6944694fbe6",
           "deformable-conv vision backbone: classification training, detection/segmentation", "sealed6"),
+    # --- sealed7: every repository whole (tests, docs and packaging left out as above)
+    _repo("DiT", "facebookresearch/DiT", "ed81ce2229091fd4ecc9a223645f95cf379d582b",
+          "diffusion transformers: DDP training, sampling", "sealed7"),
+    _repo("ConvNeXt", "facebookresearch/ConvNeXt", "048efcea897d999aed302f2639b6270aedf8d4c8",
+          "ConvNet backbone: ImageNet training engine, detection/segmentation configs", "sealed7"),
+    _repo("taming-transformers", "CompVis/taming-transformers", "3ba01b241669f5ade541ce990f7650a3b8f65318",
+          "VQGAN and transformers on Lightning: autoencoders, losses, sampling scripts", "sealed7"),
+    _repo("DALLE-pytorch", "lucidrains/DALLE-pytorch", "58c1e1a4fef10725a79bd45cdb5581c03e3e59e7",
+          "DALL-E: VAE and transformer training scripts, generation", "sealed7"),
+    _repo("yolov5", "ultralytics/yolov5", "5081342f04fb287fc2e5f2b5a4e06752b7937b1c",
+          "detector: train/val/detect loops, EMA, AMP, DDP", "sealed7"),
+    _repo("GFPGAN", "TencentARC/GFPGAN", "7552a7791caad982045a7bbe5634bbf1cd5c8679",
+          "face restoration GAN on BasicSR: models, archs, inference", "sealed7"),
+    _repo("barlowtwins", "facebookresearch/barlowtwins", "8e8d284ca0bc02f88b92328e53f9b901e86b4a3c",
+          "self-supervised pretraining and linear evaluation", "sealed7"),
+    _repo("deep-text-recognition-benchmark", "clovaai/deep-text-recognition-benchmark",
+          "e2117f2fb882b3c6085030500a260c113be27a63", "scene-text recognition: train, test, demo", "sealed7"),
+    _repo("litgpt", "Lightning-AI/litgpt", "26857050fe3ff627cd714fe92f5838f51a3d5efa",
+          "LLM pretraining, fine-tuning and generation on Fabric", "sealed7"),
+    _repo("trl", "huggingface/trl", "f2cd57710ae345ea6428ae95363267fcf38a3dc8",
+          "RLHF and preference-tuning trainers on the HF Trainer", "sealed7"),
+    _repo("detectron2", "facebookresearch/detectron2", "02b5c4e295e990042a714712c21dc79b731e8833",
+          "detection and segmentation: engine, hooks, evaluators, projects", "sealed7"),
+    _repo("attention-is-all-you-need-pytorch", "jadore801120/attention-is-all-you-need-pytorch",
+          "132907dd272e2cc92e3c10e6c4e783a87ff8893d", "Transformer translation: train, translate", "sealed7"),
+    _repo("swav", "facebookresearch/swav", "06b1b7cbaf6ba2a792300d79c7299db98b93b7f9",
+          "self-supervised clustering pretraining and evaluation", "sealed7"),
+    _repo("Rainbow", "Kaixhin/Rainbow", "1745b184c3dfc03d4ffa3ce2342ced9996b39a60",
+          "Rainbow DQN: agent, replay memory, test loop", "sealed7"),
+    _repo("pytorch-image-models", "huggingface/pytorch-image-models", "aa4b5850c1543fa488abf260f18390eda46cf85d",
+          "timm: models, train/validate scripts, optimizers, EMA", "sealed7"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
