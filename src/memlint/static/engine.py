@@ -696,6 +696,7 @@ class FileChecker:
             loss = _framework_backpropagated(function, node.value, facts)
             if loss is not None:  # the framework runs backward() on what this returns
                 function.backward_names |= names_in(loss) - {"self", "cls"}
+                function.note_backpropagated(names_in(loss) - {"self", "cls"})
                 function.backward_places |= F.places_in(loss)
         else:
             function.returns.append((NO_GRAPH, NO_GRAPH))
@@ -755,6 +756,7 @@ class FileChecker:
             tensor = F.backpropagated_expr(node, facts)
             if tensor is not None and function is not None:
                 function.backward_names |= names_in(tensor) - {"self", "cls"} - _non_tensor_receivers(tensor)
+                function.note_backpropagated(names_in(tensor) - {"self", "cls"} - _non_tensor_receivers(tensor))
                 function.backward_places |= F.places_in(tensor)
                 function.backward_nodes |= _call_ids(tensor)
                 function.has_backward = True

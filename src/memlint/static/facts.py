@@ -698,6 +698,9 @@ class FunctionScope(Scope):
         self.entry_grad_mode_explicit = False  # set by a decorator or a framework hook, not by callers
         # Names appearing in what is backpropagated: x.backward(), backward(x), autograd.grad(x).
         self.backward_names: set[str] = set()
+        # What the backpropagated values were computed from when each backward ran (a snapshot:
+        # ``loss_g.backward(); loss_g = loss_g.item()`` still backpropagated what loss_g was).
+        self.backpropagated_from: set[str] = set()
         self.backward_nodes: set[int] = set()  # id() of expressions inside a backward receiver
         self.returned_names: set[str] = set()
         self.derived_from: dict[str, set[str]] = {}  # name -> names its values were computed from
@@ -765,6 +768,10 @@ class FunctionScope(Scope):
         if through_attributes:
             sources |= {name.rpartition(".")[0] for name in self.backward_names if name.count(".") >= 2}
         return self.derives_from(sources, names, skip=skip | set(besides))
+
+    def note_backpropagated(self, names: set[str]) -> None:
+        """A backward pass runs on ``names`` now: remember what they were computed from."""
+        self.backpropagated_from.update(visit(names, lambda name: self.derived_from.get(name, ())))
 
     def _backpropagated_only_in_cleared_slots(self) -> set[str]:
         """Containers backpropagated only through constant-key slots that this function then
@@ -1618,10 +1625,10 @@ class Facts:
                      and name not in ("self", "cls") and not self._names_a_method(name, function)}
             if function and function.is_backpropagated(names):
                 return True
-            return self._stored_backpropagated(names, function)
+            return self.stored_backpropagated(names, function)
         return False
 
-    def _stored_backpropagated(self, names: set[str], function: "FunctionScope | None") -> bool:
+    def stored_backpropagated(self, names: set[str], function: "FunctionScope | None") -> bool:
         """Does one of ``names`` (``self.batch_loss``) name an attribute that a method of the
         class sets to a value that very method backpropagates (``self.batch_loss = loss`` after
         ``loss.backward()``)? The attribute then holds a graph-carrying tensor wherever it is read."""

@@ -15,7 +15,7 @@ from typing import Callable
 import libcst as cst
 
 from memlint.static.facts import (
-    GraphValue, reaches, builds_a_sequence, concatenated_onto, dotted_name, expression_children, names_in, operands,
+    CONFIG_NAMES, Graph, Kind, visit, GraphValue, reaches, builds_a_sequence, concatenated_onto, dotted_name, expression_children, names_in, operands,
     parameter_for, place_of, storage_name,
 )
 from memlint.static.fixes import call_method, detach_fix, detached_text, graph_accumulation_fix, item_text
@@ -189,6 +189,7 @@ class GraphAccumulation(Rule):
         place = place_of(accumulator) or name
         if loop is not None and self._computed_from_accumulator(values, name):
             return  # h = h + f(h), x = x / x.sum(): a recurrence (ML102's business), not an accumulation
+        bound_now = self._bound_now(values)
         carrier = _carrier(max(values, key=lambda v: facts.graph_value(v).state), facts)
         value_text = source_of(carrier)
         detached = detached_text(carrier)
@@ -224,6 +225,8 @@ class GraphAccumulation(Rule):
                 return  # summing sub-losses on purpose: total.backward() / sum(losses).backward()
             if not isinstance(node, cst.Call) and function.is_backpropagated({name}):
                 return  # an update read back into the loss (centers[c] = m * centers[c] + ...): ML102's
+            if not self._graph_proven(values, bound_now, function):
+                return  # nothing shows the value carries a graph (a frozen model's output may not)
 
             def report() -> None:
                 self.report(
@@ -249,6 +252,65 @@ class GraphAccumulation(Rule):
             self.at_module_exit(decide)  # whether the method runs per step is known at the end
         else:
             self.at_function_exit(decide)
+
+    def _bound_now(self, values: list[cst.BaseExpression]) -> list[cst.BaseExpression]:
+        """What the names in ``values`` are bound to at this point of the walk (the loop's
+        ``loss = step(...)``, not a later ``loss = total / n``)."""
+        facts = self.facts
+        return [binding.node for binding in (facts.lookup(n) for n in set().union(*(names_in(v) for v in values)))
+                if binding is not None and isinstance(binding.node, cst.BaseExpression)]
+
+    def _graph_proven(self, values: list[cst.BaseExpression], bound: list[cst.BaseExpression], function) -> bool:
+        """Is there evidence, beyond a presumption, that what is kept carries a graph? It (or what
+        it was computed from) is backpropagated here, or shares an origin with what is; another
+        method stores it after backpropagating it; it is computed from a module's forward called
+        here, or from a call of a function that runs a module or a backward pass (a training step
+        returning its loss); the function makes inputs require grad; it is a module's own
+        forward. Not: a value that is only presumed to carry one (what a function passed in, or
+        unknown, returns)."""
+        names = set().union(*(names_in(v) for v in values))
+        facts = self.facts
+        if function.requires_grad_inputs or function.is_backpropagated(names) or facts.stored_backpropagated(
+                names, function):
+            return True
+        info = function.class_info
+        if info is not None and info.is_module and function.is_per_step_method:
+            return True  # a module's own forward: computed from its parameters while it trains
+        # computed from what a backward pass here went through (mf_loss beside the loss it is part of)
+        modules = {name for name, binding in function.bindings.items() if binding.kind is Kind.MODULE}
+        skip = function.inputs | modules | CONFIG_NAMES | {"self", "cls"}
+        # (a loop target starts from what it iterates: ``for k, v in losses.items()``)
+        starts = (names | set().union(*(names_in(b) for b in bound))) - skip
+        ancestry = set(visit(starts, lambda name: (n for n in function.derived_from.get(name, ()) if n not in skip)))
+        if ancestry & (function.backpropagated_from - skip):
+            return True
+        expressions = [*values, *bound]  # loss = self.training_step(batch); total += loss
+        # ... or from a module's forward called here (with grad on where it runs), directly or
+        # through the names it was computed from
+        for name in ancestry:
+            binding = function.bindings.get(name)
+            if binding is not None and isinstance(binding.node, cst.BaseExpression):
+                expressions.append(binding.node)
+        callees: list[object] = []
+        for expression in expressions:
+            stack: list[cst.CSTNode] = [expression]
+            while stack:
+                current = stack.pop()
+                if isinstance(current, cst.Call) and facts.is_module_expr(current.func) \
+                        and not facts.is_module_constructor(current):
+                    return True
+                if isinstance(current, cst.Call):
+                    found = facts.callees(current)
+                    if found is not None:
+                        callees.extend(id(definition) for definition in found[0])
+                    else:
+                        qualified = facts.qualified_name(current.func)
+                        if qualified is not None and not qualified.startswith("torch."):
+                            callees.append(qualified)
+                stack.extend(current.children)
+        # ... or from a call of a function that runs a module or a backward pass (pi.pi(x) returning
+        # softmax(self.fc(x)); a training step returning its loss)
+        return bool(callees) and facts.callees_work(callees) is True
 
     # ----- methods of this module that keep an argument: meter.update(loss) -------------------
     def _method_call(self, node: cst.Call, func: cst.Attribute) -> None:
@@ -286,6 +348,7 @@ class GraphAccumulation(Rule):
                            _carrier(arg.value, facts)))
         if not passed:
             return
+        bound_now = self._bound_now([item[1] for item in passed])
 
         def decide() -> None:
             keys = [item[0] for item in passed]
@@ -306,7 +369,8 @@ class GraphAccumulation(Rule):
                 if per_call:
                     if not facts.carries_at_calls(carried, function):
                         continue
-                elif not facts.is_graph_carrying(graph, function):
+                elif not facts.is_graph_carrying(graph, function) or not self._graph_proven(
+                        [value], bound_now, function):
                     continue
                 if dotted_name(receiver) == "self" and store.forwarded:
                     continue  # kept by a meter the helper updates: reported there, where it enters
@@ -414,10 +478,11 @@ class GraphAccumulation(Rule):
             return
         name = storage_name(target.value) or source_of(target.value)
         value_text = source_of(value)
+        bound_now = self._bound_now([value])
 
         def decide() -> None:
             growing = key_names & (counters | (info.incremented if info else set()) | function.incremented)
-            if not growing or not facts.is_graph_carrying(graph):
+            if not growing or not facts.is_graph_carrying(graph) or not self._graph_proven([value], bound_now, function):
                 return
             if loop is not None and not loop.runs_steps:
                 return  # a loop over the positions of one sequence, layers, files: not steps
