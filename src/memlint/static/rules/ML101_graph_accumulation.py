@@ -217,8 +217,11 @@ class GraphAccumulation(Rule):
                 return
             if name in self._trimmed.get(id(function), ()):
                 return  # a sliding window the function trims itself: bounded
-            if step_loop is not None and id(step_loop) in self._emptied_in.get(id(function), {}).get(name, ()):
-                return  # emptied inside the step loop (every N steps): bounded by that reset
+            if step_loop is not None and step_loop.is_training_loop and \
+                    id(step_loop) in self._emptied_in.get(id(function), {}).get(name, ()):
+                # emptied inside the training loop (every N steps): N steps of graphs whose saved
+                # tensors backward freed. Not in an evaluation loop, where each keeps its activations.
+                return
             if root in function.numpy_converted:
                 return  # mu.cpu().numpy() later: numpy() raises on a graph, so none is kept there
             if function.backpropagates_whole(place):
@@ -1235,6 +1238,17 @@ class Trainer:
     ]
 
     INVALID = [
+        # emptied every 1000 steps of an evaluation loop: each kept output holds its activations
+        Invalid("""
+import torch
+def evaluate(model, loader, log):
+    outs = []
+    for step, (x, y) in enumerate(loader):
+        outs.append(model(x))
+        if step % 1000 == 999:
+            log(torch.cat(outs).mean().item())
+            outs = []
+""", line=6, fixed="outs.append(model(x).detach())"),
         # a method keeps the backpropagated loss on the object; another method, run once per
         # batch, collects it into the epoch's statistics
         Invalid("""
