@@ -131,10 +131,11 @@ class GraphAccumulation(Rule):
         accumulator = dotted_name(target)
         if accumulator is None:
             return
-        if _slices_of(node.value, accumulator):
-            self._note_trimmed(accumulator)  # xs = xs[-k:], xs = torch.cat((xs[1:], x)): a window
-        if _is_empty_value(node.value, self.facts):
-            self._note_emptied_in_loops(accumulator)
+        if self.facts.loop is not None:
+            if _slices_of(node.value, accumulator):
+                self._note_trimmed(accumulator)  # xs = xs[-k:], xs = torch.cat((xs[1:], x)): a window
+            elif _is_empty_value(node.value, self.facts):
+                self._note_emptied_in_loops(accumulator)
         running = False
         if isinstance(node.value, cst.BinaryOperation):  # total = total + loss
             others = _other_operands(node.value, lambda op: dotted_name(op) == accumulator)
@@ -2085,12 +2086,18 @@ def _mentions_len(node: cst.BaseExpression) -> bool:
 
 def _slices_of(value: cst.BaseExpression, name: str) -> bool:
     """Does ``value`` read a slice of ``name`` that drops its front (``name[-2:]``, ``name[1:]``)?"""
-    stack: list[cst.CSTNode] = [value]
+    stack: list[cst.BaseExpression] = [value]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Subscript) and dotted_name(current.value) == name and any(
-                isinstance(element.slice, cst.Slice) and element.slice.lower is not None
-                for element in current.slice):
-            return True
-        stack.extend(current.children)
+        if type(current) is cst.Subscript:
+            if dotted_name(current.value) == name and any(
+                    type(element.slice) is cst.Slice and element.slice.lower is not None for element in current.slice):
+                return True
+            stack.append(current.value)
+        elif type(current) is cst.Call:
+            stack.extend(arg.value for arg in current.args)
+        elif type(current) in (cst.Tuple, cst.List):
+            stack.extend(element.value for element in current.elements)
+        elif type(current) is cst.BinaryOperation:
+            stack.extend((current.left, current.right))
     return False
