@@ -4,7 +4,8 @@ that runs one process per GPU.
 Without it, every tensor comes back on the device it was saved from: a checkpoint written by
 rank 0 lands on ``cuda:0`` in every process of a DDP job (each rank then holds a full copy on
 GPU 0 and runs it out of memory). Flagged in a file that uses ``torch.distributed`` / DDP /
-``LOCAL_RANK`` or gives a Lightning ``Trainer`` a strategy that runs the script in every rank
+``LOCAL_RANK``, builds an ``accelerate.Accelerator`` (``accelerate launch`` runs it once per GPU),
+or gives a Lightning ``Trainer`` a strategy that runs the script in every rank
 (``strategy="ddp"``, ``"fsdp"``, ``"deepspeed"``; not ``"ddp_spawn"``), unless only the first rank loads (``if rank == 0:``, or ``if rank != 0: return``
 first). In a program of one process the tensors come back on the GPU they were saved from,
 which in practice is the process's own (a reload of what this run saved, a CPU-saved file, one
@@ -198,6 +199,13 @@ class LoadWithoutMapLocation(Rule):
                 if load is not None:
                     load.restores_state = True
 
+    def _builds_accelerator(self, code: str) -> bool:
+        """Does the module build an ``accelerate.Accelerator``? ``accelerate launch`` then runs
+        it in one process per GPU, and every process runs the load."""
+        names = [local for local, qualified in self.facts.imports.aliases.items()
+                 if qualified in ("accelerate.Accelerator", "accelerate.accelerator.Accelerator", "accelerate")]
+        return any(re.search(rf"\b{re.escape(name)}(\.Accelerator)?\s*\(", code) for name in names)
+
     def _pins_one_gpu(self) -> bool:
         """Does this module, or another of the project, set ``CUDA_VISIBLE_DEVICES`` to one
         computed device per process (``os.environ["CUDA_VISIBLE_DEVICES"] = str(rank % 8)``)?"""
@@ -219,7 +227,8 @@ class LoadWithoutMapLocation(Rule):
             return  # the tutorial's round trip: saved by this CPU-only file, to the same path
         code = self._code_text()
         distributed = not load.rank_zero_only and (self.facts.imports.uses_distributed or any(
-            text in code for text in _DISTRIBUTED_TEXT) or _RANKS_LAUNCHED.search(code) is not None)
+            text in code for text in _DISTRIBUTED_TEXT) or _RANKS_LAUNCHED.search(code) is not None
+            or self._builds_accelerator(code))
         if not distributed:
             # One process: the tensors come back on the GPU they were saved from, which is in
             # practice this process's own (a save and reload in one run, a CPU-saved checkpoint,
@@ -387,6 +396,18 @@ def setup(config_path, loader):
 
     # Each in a program that runs one process per GPU (torch.distributed, DDP, LOCAL_RANK).
     INVALID = [
+        # an accelerate program: `accelerate launch` runs it once per GPU, and every process loads
+        Invalid("""
+import torch
+from accelerate import Accelerator
+class Trainer:
+    def __init__(self, model):
+        self.accelerator = Accelerator()
+        self.model = self.accelerator.prepare(model)
+    def load(self, path):
+        state = torch.load(path)
+        self.accelerator.unwrap_model(self.model).load_state_dict(state["model"])
+""", line=9, fixed='state = torch.load(path, map_location="cpu")'),
         # Lightning's "ddp" strategy runs the script again in each rank: all of them load after fit
         Invalid("""
 import torch
