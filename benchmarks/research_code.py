@@ -193,6 +193,7 @@ def obtain(repo: Repo, mirror: Path | None, target: Path | None = None) -> Path:
     corpus), fetched if not there yet."""
     target = target or CORPUS / repo.name
     if _pinned(target, repo.commit):
+        _mark_checkout(target)
         return target
     if target.exists():
         subprocess.run(["rm", "-rf", str(target)], check=True)
@@ -203,6 +204,7 @@ def obtain(repo: Repo, mirror: Path | None, target: Path | None = None) -> Path:
             raise SystemExit(f"no mirror of {repo.github} under {mirror}")
         print(f"extracting {repo.github}@{repo.commit[:12]} from {git_dir}", file=sys.stderr)
         _extract(git_dir, repo, target)
+        _mark_checkout(target)
     else:
         print(f"fetching {repo.github}@{repo.commit[:12]}", file=sys.stderr)
         _git("init", "--quiet", cwd=target)
@@ -212,6 +214,13 @@ def obtain(repo: Repo, mirror: Path | None, target: Path | None = None) -> Path:
         _git("checkout", "--quiet", "FETCH_HEAD", cwd=target)
     (target / PIN_FILE).write_text(repo.commit + "\n")
     return target
+
+
+def _mark_checkout(target: Path) -> None:
+    """An extracted copy gets an (empty) ``.git`` as a checkout has: memlint finds the project's
+    root by it, and scripts in sub-folders then import the root's packages as they do when run."""
+    if not (target / ".git").exists():
+        _git("init", "--quiet", cwd=target)
 
 
 def source_files(target: Path, repo: Repo) -> tuple[list[str], int]:

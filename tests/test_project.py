@@ -595,3 +595,40 @@ def test_one_visible_gpu_per_process_set_by_a_helper_of_another_module(tmp_path,
     config = Config(select=["ML203"])
     assert codes(check_paths([str(tmp_path / "cm/evaluator.py")], config, use_cache=False, jobs=1),
                  "evaluator.py") == expected
+
+
+@pytest.mark.parametrize("wrap, expected", [
+    ("(torch.inference_mode if new_torch else torch.no_grad)()(fn)", []),  # grad off in the decorated function
+    ("fn", [("val.py", 9, "ML201")]),  # a decorator that changes nothing
+])
+def test_a_grad_off_decorator_factory_of_another_module(tmp_path, wrap, expected):
+    """``@smart_inference_mode()`` (yolov5): a factory in another module returning a decorator
+    that wraps the function in ``inference_mode`` / ``no_grad`` turns grad off in its body."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "utils/__init__.py": "",
+        "utils/torch_utils.py": f"""
+            import torch
+
+            def smart_inference_mode(new_torch=True):
+                def decorate(fn):
+                    return {wrap}
+                return decorate
+        """,
+        "segment/val.py": """
+            import torch
+            from utils.torch_utils import smart_inference_mode
+
+            @smart_inference_mode()
+            def run(model, dataloader):
+                model.eval()
+                stats = []
+                for images, targets in dataloader:
+                    preds = model(images)
+                    stats.append(preds)
+                return stats
+        """,
+    })
+    config = Config(select=["ML201"])
+    assert codes(check_paths([str(tmp_path / "segment/val.py")], config, use_cache=False, jobs=1),
+                 "val.py") == expected

@@ -169,6 +169,8 @@ class FileChecker:
                     calls=tuple(sorted(scope.call_keys)),
                     stores=_exported_stores(scope, facts),
                     context_grad_mode=F.agreed_grad_mode(scope.yield_grad_modes),
+                    decorator_grad_mode=scope.decorator_grad_mode,
+                    factory_grad_mode=scope.factory_grad_mode,
                 )
             summary.call_sites = {
                 name: tuple((site.mode, site.caller.name, site.inherited) for site in sites)
@@ -459,6 +461,8 @@ class FileChecker:
         mode, explicit = GradMode.ON, False
         for decorator in node.decorators:
             decorated = grad_mode_of(decorator.decorator, facts)
+            if decorated is None:  # a decorator of the module or the project (@smart_inference_mode())
+                decorated = facts.decorated_grad_mode(decorator.decorator)
             if decorated is not None:
                 mode, explicit = decorated, True
         if isinstance(parent, ClassScope) and class_info is not None and name in F.LIGHTNING_NO_GRAD_METHODS \
@@ -509,6 +513,9 @@ class FileChecker:
 
     def _leave_function(self, scope: FunctionScope) -> None:
         facts = self.facts
+        if scope.returned_nodes:
+            scope.decorator_grad_mode = _decorator_grad_mode(scope, facts)
+            scope.factory_grad_mode = _factory_grad_mode(scope, facts)
         self._run_deferred(scope)
         if isinstance(scope.node, cst.FunctionDef) and not scope.is_generator and scope.return_graph is Graph.NONE:
             facts.plain_functions.add(id(scope.node))
@@ -691,6 +698,7 @@ class FileChecker:
             self._walk(node.value)
             value = facts.graph_value(node.value)
             function.returned_names |= names_in(node.value)
+            function.returned_nodes.append(node.value)
             function.return_graph = max(function.return_graph, value.state)
             function.returns.append((value, facts.summary_form(value, function)))
             loss = _framework_backpropagated(function, node.value, facts)
@@ -1265,6 +1273,34 @@ def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
         flag = call_args[0].value
         return GradMode.ON if _is_true(flag) else GradMode.OFF if _is_false(flag) else GradMode.MAYBE_OFF
     return None
+
+
+def _decorator_grad_mode(scope: FunctionScope, facts: Facts) -> GradMode | None:
+    """The grad mode ``@f`` gives what it decorates when ``f`` returns its argument wrapped by a
+    grad-mode context: ``return torch.no_grad()(fn)``, ``return (torch.inference_mode if new else
+    torch.no_grad)()(fn)``. None when it returns anything else."""
+    modes = set()
+    for value in scope.returned_nodes:
+        if type(value) is not cst.Call or type(value.func) is not cst.Call or not any(
+                type(arg.value) is cst.Name and arg.value.value in scope.parameters for arg in value.args):
+            return None
+        applied = value.func
+        modes.add(grad_mode_of(applied.func if type(applied.func) is cst.IfExp and not applied.args else applied,
+                               facts))
+    return modes.pop() if len(modes) == 1 else None
+
+
+def _factory_grad_mode(scope: FunctionScope, facts: Facts) -> GradMode | None:
+    """The grad mode ``@f(...)`` gives what it decorates when ``f`` returns a decorator of its own
+    (a nested function) that gives one."""
+    modes = set()
+    for value in scope.returned_nodes:
+        binding = scope.bindings.get(value.value) if type(value) is cst.Name else None
+        inner = facts.function_scopes.get(id(binding.node)) if binding is not None else None
+        if inner is None:
+            return None
+        modes.add(inner.decorator_grad_mode)
+    return modes.pop() if len(modes) == 1 else None
 
 
 def _turns_grad_off(node: cst.BaseExpression, facts: Facts) -> bool:

@@ -698,6 +698,11 @@ class FunctionScope(Scope):
         self.entry_grad_mode_explicit = False  # set by a decorator or a framework hook, not by callers
         # Names appearing in what is backpropagated: x.backward(), backward(x), autograd.grad(x).
         self.backward_names: set[str] = set()
+        self.returned_nodes: list[cst.BaseExpression] = []  # what each ``return`` hands back
+        # Used as a decorator, the grad mode this function gives what it decorates: ``@f`` /
+        # ``@f(...)`` (see Facts.decorated_grad_mode); set when the walk leaves it.
+        self.decorator_grad_mode: "GradMode | None" = None
+        self.factory_grad_mode: "GradMode | None" = None
         # What the backpropagated values were computed from when each backward ran (a snapshot:
         # ``loss_g.backward(); loss_g = loss_g.item()`` still backpropagated what loss_g was).
         self.backpropagated_from: set[str] = set()
@@ -1916,6 +1921,26 @@ class Facts:
                         return True
                     unknown |= found is None
         return None if unknown else False
+
+    def decorated_grad_mode(self, decorator: cst.BaseExpression) -> "GradMode | None":
+        """The grad mode a decorator of this module or of the project gives: ``@f`` for a
+        decorator ``f`` that returns its argument wrapped by a grad-mode context (``return
+        torch.no_grad()(fn)``), ``@f(...)`` for a factory of one (yolov5's
+        ``smart_inference_mode()``). Set by the engine when it leaves ``f``."""
+        called = type(decorator) is cst.Call
+        func = decorator.func if called else decorator
+        if type(func) is _NAME and func.value in self.module_functions:
+            scope = self.function_scopes.get(id(self.module_functions[func.value]))
+            if scope is None:
+                return None
+            return scope.factory_grad_mode if called else scope.decorator_grad_mode
+        definition = self.project_definition(self.qualified_name(func))
+        if definition is None or definition.kind == "class":
+            return None
+        summary = self.project.function_summary(definition.key)
+        if summary is None:
+            return None
+        return summary.factory_grad_mode if called else summary.decorator_grad_mode
 
     def context_grad_mode(self, call: cst.Call) -> "GradMode | None":
         """The grad mode ``with call:`` puts its block in when ``call`` runs a context manager

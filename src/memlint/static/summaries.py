@@ -49,6 +49,10 @@ class FunctionSummary:
     # A generator (a @contextmanager) whose every ``yield`` is in a region it puts in one grad
     # mode: ``with`` its call, the block runs in that mode. None: it sets none.
     context_grad_mode: "GradMode | None" = None
+    # Used as a decorator, the grad mode it gives the decorated function: ``@f`` (it returns its
+    # argument wrapped by ``torch.no_grad()``), ``@f(...)`` (it returns such a decorator). None: none.
+    decorator_grad_mode: "GradMode | None" = None
+    factory_grad_mode: "GradMode | None" = None
 
 
 @dataclass

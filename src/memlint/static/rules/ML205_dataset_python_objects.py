@@ -71,18 +71,27 @@ class DatasetPythonObjects(Rule):
 
     # ----- storing samples in __init__ -----------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1:
+            self._attribute_assigned(node, node.targets[0].target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:  # self.index: List[Tuple[int, int]] = [...]
+            self._attribute_assigned(node, node.target, node.value)
+
+    def _attribute_assigned(self, node: cst.Assign | cst.AnnAssign, target: cst.BaseExpression,
+                            value: cst.BaseExpression) -> None:
         info = self._dataset_init()
-        if info is None or len(node.targets) != 1:
+        if info is None:
             return
-        attribute = dotted_name(node.targets[0].target)
+        attribute = dotted_name(target)
         if attribute is None or not attribute.startswith("self.") or attribute.count(".") != 1:
             return
-        how = self._python_container(node.value)
+        how = self._python_container(value)
         if how is not None:
-            elements = self._element_kind(node.value.elt) if isinstance(node.value, cst.ListComp) else None
+            elements = self._element_kind(value.elt) if isinstance(value, cst.ListComp) else None
             self._store(node, attribute, how, info, elements)
-        elif isinstance(node.value, cst.Name):
-            self._note_parameter_storage(node, attribute, node.value.value, info)
+        elif isinstance(value, cst.Name):
+            self._note_parameter_storage(node, attribute, value.value, info)
 
     def _note_parameter_storage(self, node: cst.Assign, attribute: str, name: str, info: ClassInfo) -> None:
         """``self.data = data`` with ``data`` a parameter of ``__init__``: big if a caller of this
@@ -433,6 +442,21 @@ lookup = DataLoader(LookupDataset(table), batch_size=64)
     ]
 
     INVALID = [
+        # an annotated assignment is an assignment
+        Invalid("""
+from typing import List, Tuple
+import torch
+from torch.utils.data import DataLoader, Dataset
+class SliceDataset(Dataset):
+    def __init__(self, n_cases, depth):
+        self.index: List[Tuple[int, int]] = [(case, z) for case in range(n_cases) for z in range(depth)]
+    def __len__(self):
+        return len(self.index)
+    def __getitem__(self, i):
+        case, z = self.index[i]
+        return torch.zeros(4, 240, 240) + case + z
+loader = DataLoader(SliceDataset(400, 155), batch_size=32, num_workers=8)
+""", line=7),
         # a pandas DataFrame read per item with iloc
         Invalid("""
 import pandas as pd
