@@ -23,7 +23,8 @@ from memlint.static.facts import (
 )
 from memlint.static.rule import Report, Rule
 from memlint.static.summaries import (
-    BACKWARD, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PINS_ONE_GPU, PROCESS_GROUP, SETS_DEVICE, STOPS_MEMORY_HISTORY,
+    BACKWARD, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PINS_ONE_GPU, PROCESS_GROUP, REPEATS_MODULE, SETS_DEVICE,
+    STOPS_MEMORY_HISTORY,
     FunctionSummary, ModuleSummary,
 )
 
@@ -586,6 +587,8 @@ class FileChecker:
         self._loop_callees[id(loop)] = callees
         loop.callees_work = lambda: facts.callees_work(callees)
         loop.callees_train = lambda: facts.callees_train(callees)
+        loop.callees_repeat = lambda: facts.callees_repeat(callees)
+        loop.exits_on_success = _exits_on_success(block)
         loop.within_a_step = lambda: facts.within_a_step(function)
         if loop.walks_steps:
             for outer in facts.loops_in_function():
@@ -826,8 +829,12 @@ class FileChecker:
                 effects.add(PINS_ONE_GPU)
         elif self.facts.is_module_expr(node.func) and not self.facts.is_module_constructor(node):
             effects.add(MODULE_CALL)
-            for loop in self.facts.loops_in_function():
+            loops = self.facts.loops_in_function()
+            for loop in loops:
                 loop.runs_model = True
+            info = self.facts.function.class_info
+            if loops and not (info is not None and info.is_module):
+                effects.add(REPEATS_MODULE)  # a helper looping over forward passes (not a module's layers)
         elif qualified == "next":
             for loop in self.facts.loops_in_function():
                 loop.draws = True
@@ -1273,6 +1280,19 @@ def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
         flag = call_args[0].value
         return GradMode.ON if _is_true(flag) else GradMode.OFF if _is_false(flag) else GradMode.MAYBE_OFF
     return None
+
+
+def _exits_on_success(block: cst.BaseSuite) -> bool:
+    """Does the loop body hold a ``try`` whose block ends by leaving the loop (``return`` /
+    ``break``)? It goes round again only when the ``except`` caught something: a retry."""
+    body = block.body if isinstance(block, cst.IndentedBlock) else ()
+    for statement in body:
+        if isinstance(statement, cst.Try) and statement.body.body:
+            last = statement.body.body[-1]
+            if isinstance(last, cst.SimpleStatementLine) and any(
+                    isinstance(small, (cst.Return, cst.Break)) for small in last.body):
+                return True
+    return False
 
 
 def _decorator_grad_mode(scope: FunctionScope, facts: Facts) -> GradMode | None:

@@ -594,6 +594,11 @@ class Loop:
     # backward pass or an optimizer step: True / False / None (unknown). Set by the engine.
     callees_work: "Callable[[], bool | None] | None" = None
     callees_train: "Callable[[], bool | None] | None" = None  # a backward pass or an optimizer step only
+    # ... or runs a module in a loop of its own (an inner pass per iteration of this loop)
+    callees_repeat: "Callable[[], bool | None] | None" = None
+    # The body's ``try`` ends with ``return`` / ``break``: it goes round again only after an
+    # exception (a retry with a smaller batch), not once per step.
+    exits_on_success: bool = False
     # The loop is in a function that runs within one step (forward, or only called from one).
     within_a_step: "Callable[[], bool] | None" = None
 
@@ -615,10 +620,12 @@ class Loop:
     def runs_every_step(self) -> bool:
         """Is one iteration one training/evaluation step (not an epoch, not a loop over the
         parts of a value)? Complete only once the loop has been walked (decide at function exit)."""
-        if self.mentions_epoch or self.contains_step_loop:
+        if self.mentions_epoch or self.contains_step_loop or self.exits_on_success:
             return False
         if self.moves_files and not self.runs_model and not self.draws and not self.is_training_loop:
             return False  # for f in tqdm(shard_files): load, rewrite, save: files, not steps
+        if not self.is_training_loop and self.callees_repeat is not None and self.callees_repeat():
+            return False  # each iteration runs a helper's own loop of forward passes: an episode, an epoch
         return self.is_training_loop or self.walks_steps
 
     @property
@@ -1957,6 +1964,10 @@ class Facts:
         summary = self.project.function_summary(definition.key)
         return summary.context_grad_mode if summary is not None else None
 
+    def callees_repeat(self, callees: list[object]) -> bool | None:
+        """Does any of ``callees`` run a module in a loop of its own (see :meth:`callees_work`)?"""
+        return self.callees_work(callees, _REPEATING)
+
     def callees_train(self, callees: list[object]) -> bool | None:
         """Does any of ``callees`` run a backward pass or an optimizer step (see :meth:`callees_work`)?"""
         return self.callees_work(callees, _TRAINING)
@@ -2650,6 +2661,7 @@ _ALLOCATING_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full
 # What makes a loop's body a step's work (see Loop.runs_steps).
 _WORK = frozenset({"module_call", "backward", "optimizer_step"})
 _TRAINING = frozenset({"backward", "optimizer_step"})
+_REPEATING = frozenset({"repeats_module", "step_loop"})
 # Module methods that return the module: ``Net().to(device).eval()`` is the Net.
 SELF_RETURNING_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16",
                                     "requires_grad_", "type"})

@@ -25,6 +25,9 @@ PINS_ONE_GPU = "pins_one_gpu"
 PROCESS_GROUP = "process_group"  # torch.distributed.init_process_group
 MODULE_CALL = "module_call"  # runs an nn.Module's forward
 STEP_LOOP = "step_loop"  # holds a loop that runs training or evaluation steps
+# runs a module's forward in a loop of its own (a helper scoring every prefix of an episode, a
+# pass over a loader): a loop that calls it runs a whole inner pass per iteration
+REPEATS_MODULE = "repeats_module"
 STOPS_MEMORY_HISTORY = "stops_memory_history"  # torch.cuda.memory._record_memory_history(enabled=None)
 
 MODULE_CODE = "<module>"  # the key of the module's top-level statements among its functions

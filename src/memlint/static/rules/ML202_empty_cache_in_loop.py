@@ -125,6 +125,36 @@ def train(model, loader, optimizer, criterion, empty_cache_every=500):
         if step % empty_cache_every == 0:
             torch.cuda.empty_cache()
 """,
+        # a retry loop: it goes round again only when the run failed (out of memory)
+        """
+import torch
+def try_run(bench_fn, batch_size):
+    while batch_size:
+        try:
+            torch.cuda.empty_cache()
+            return bench_fn(batch_size=batch_size).run()
+        except RuntimeError:
+            pass
+        batch_size //= 2
+""",
+        # once per episode, whose frames a helper scores with forward passes of its own
+        """
+import torch
+def score_episode(model, dataset, start, num_frames, device):
+    scores = []
+    with torch.no_grad():
+        for length in range(1, num_frames + 1):
+            frames = torch.stack([dataset[start + i] for i in range(length)]).to(device)
+            scores.append(model(frames).item())
+    return scores
+
+def compute_weights(model, dataset, episodes, device):
+    results = []
+    for start, num_frames in episodes:
+        results.extend(score_episode(model, dataset, start, num_frames, device))
+        torch.cuda.empty_cache()
+    return results
+""",
         # every save_interval steps, the step counted by a method the loop calls
         """
 import torch

@@ -4,7 +4,8 @@ ML211 ``gc.collect``): where such a call runs once per training or evaluation st
 A call runs every step when its innermost loop (in its own function) is a step loop (see
 :attr:`memlint.static.facts.Loop.runs_every_step`: it walks batches or steps, or runs the
 backward pass / optimizer step, and is neither an epoch loop nor a loop around another step
-loop), or when it sits in ``training_step``, ``forward`` or another per-step method of a
+loop, a retry loop that leaves on success, nor a loop whose helper runs its own loop of forward
+passes per iteration), or when it sits in ``training_step``, ``forward`` or another per-step method of a
 class. Not every step: in an ``except`` block (out-of-memory recovery), or under an ``if``
 whose test changes per step or is an opt-in about memory (see
 :func:`memlint.static.facts.holds_every_step`). A call in a step loop of a function or method of
