@@ -141,7 +141,7 @@ class TensorStoredOnCtx(Rule):
                 if method == "backward":
                     if isinstance(value, cst.Name) and value.value == "None":
                         record.released.add(attribute)
-                elif method in ("forward", "setup_context"):
+                elif method in ("forward", "setup_context") and not _empty_placeholders(value):
                     record.stores.append(_Stored(element, attribute, value, self.facts.function, ctx))
 
     def visit_Del(self, node: cst.Del) -> None:
@@ -309,6 +309,21 @@ class TensorStoredOnCtx(Rule):
         return "tensor"
 
     VALID = [
+        # empty workspace placeholders handed to an extension: no element, no memory held
+        """
+import torch
+class DeformConvFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, input, offset, weight):
+        ctx.save_for_backward(input, offset, weight)
+        ctx.bufs_ = [input.new_empty(0), input.new_empty(0)]
+        return torch.ops.my_ext.deform_conv(input, weight, offset, ctx.bufs_[0], ctx.bufs_[1])
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, offset, weight = ctx.saved_tensors
+        return torch.ops.my_ext.deform_conv_backward(input, weight, offset, grad_output, ctx.bufs_[0])
+""",
         # a handle object parameterised by Tensor (an Awaitable the backward waits on) is no tensor
         """
 import torch
@@ -516,3 +531,17 @@ def _is_tensor_type(node: cst.BaseExpression) -> bool:
 def _short(node: cst.BaseExpression) -> str:
     text = cst.Module(body=()).code_for_node(node)
     return text if len(text) <= 24 else text[:21] + "..."
+
+
+_EMPTY_MAKERS = frozenset({"new_empty", "new_zeros", "empty", "zeros"})
+
+
+def _empty_placeholders(value: cst.BaseExpression) -> bool:
+    """``[x.new_empty(0), x.new_empty(0)]``, ``torch.empty(0)``: tensors made with no element
+    (workspace placeholders an extension fills in its own copies), which hold no memory."""
+    values = [element.value for element in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else [value]
+    return bool(values) and all(
+        isinstance(v, cst.Call) and isinstance(v.func, (cst.Attribute, cst.Name))
+        and (v.func.attr.value if isinstance(v.func, cst.Attribute) else v.func.value) in _EMPTY_MAKERS
+        and len(v.args) == 1 and isinstance(v.args[0].value, cst.Integer) and v.args[0].value.value == "0"
+        for v in values)
