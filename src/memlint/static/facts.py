@@ -706,6 +706,7 @@ class FunctionScope(Scope):
         # Names appearing in what is backpropagated: x.backward(), backward(x), autograd.grad(x).
         self.backward_names: set[str] = set()
         self.returned_nodes: list[cst.BaseExpression] = []  # what each ``return`` hands back
+        self._configuration_cache: tuple[int, set[str]] | None = None
         # Used as a decorator, the grad mode this function gives what it decorates: ``@f`` /
         # ``@f(...)`` (see Facts.decorated_grad_mode); set when the walk leaves it.
         self.decorator_grad_mode: "GradMode | None" = None
@@ -774,12 +775,35 @@ class FunctionScope(Scope):
         # does not make ``global_step += args.num_envs`` graph-carrying.
         # Nor through a module object (``model = accelerator.prepare(model)``): its outputs
         # carry graphs, the variable does not.
+        # Nor through a value computed only from configuration (``TEMP_MIN = args.temp_min``,
+        # ``temp = max(temp * math.exp(-rate * step), TEMP_MIN)``): a number the model is given.
         modules = {name for name, binding in self.bindings.items() if binding.kind is Kind.MODULE}
-        skip = self.inputs | (self.bound_without_graph - self.bound_with_graph) | CONFIG_NAMES | modules
+        constants = self.bound_without_graph - self.bound_with_graph
+        skip = self.inputs | constants | CONFIG_NAMES | modules | self._configuration_values(constants)
         sources = set(self.backward_names) - self._backpropagated_only_in_cleared_slots()
         if through_attributes:
             sources |= {name.rpartition(".")[0] for name in self.backward_names if name.count(".") >= 2}
         return self.derives_from(sources, names, skip=skip | set(besides))
+
+    def _configuration_values(self, constants: set[str]) -> set[str]:
+        """Names computed only from configuration values (``args.lr``, ``cfg.x``), constants and
+        other such names (and themselves: an annealed temperature), never from a tensor."""
+        key = len(self.derived_from)
+        if self._configuration_cache is not None and self._configuration_cache[0] == key:
+            return self._configuration_cache[1]
+        found: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, sources in self.derived_from.items():
+                if name in found or not sources:
+                    continue
+                if all(source == name or source in found or source in constants
+                       or source.split(".", 1)[0] in CONFIG_NAMES for source in sources):
+                    found.add(name)
+                    changed = True
+        self._configuration_cache = (key, found)
+        return found
 
     def note_backpropagated(self, names: set[str]) -> None:
         """A backward pass runs on ``names`` now: remember what they were computed from."""

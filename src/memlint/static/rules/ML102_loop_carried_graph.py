@@ -660,6 +660,25 @@ class LoopCarriedGraph(Rule):
         return message, f"compute the update {fix} or under torch.no_grad()"
 
     VALID = [
+        # a temperature annealed from configuration values: a number the model is given
+        """
+import math
+import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument("--temp_min", type=float, default=0.5)
+args = parser.parse_args()
+TEMP_MIN, ANNEAL_RATE = args.temp_min, 1e-6
+vae = torch.nn.Linear(8, 8).cuda()
+opt = torch.optim.Adam(vae.parameters())
+temp, step = 1.0, 0
+for images, _ in loader:
+    loss = vae(images.cuda()).div(temp).mean()
+    loss.backward()
+    opt.step()
+    temp = max(temp * math.exp(-ANNEAL_RATE * step), TEMP_MIN)
+    step += 1
+""",
         # a model handed through a helper and back; the scaler scales the loss (AMP), it holds no graph
         """
 import torch
