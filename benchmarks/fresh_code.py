@@ -45,7 +45,9 @@ a sixth (``sealed6``, ten more, 220,840 lines; LoRA without the copy of transfor
 example vendors) after the fifth, to measure the code as submitted; a seventh (``sealed7``,
 sixteen more, about 441,000 lines; trl, first listed, left out before any run because the held-out
 benchmark has it) in the next round, registered before any of its files was read or checked, to
-measure that round's code as submitted.
+measure that round's code as submitted; an eighth (``sealed8``, twelve more, about 377,000
+lines) registered after the seventh had been run once and fixed against, to measure the code as
+submitted at the end of that round.
 
 Triage: benchmarks/triage/fresh.md. Run by hand, not by CI.
 """
@@ -80,6 +82,8 @@ HALVES = HALVES + ("sealed5",)
 HALVES = HALVES + ("sealed6",)
 # A seventh, chosen in the next round, to measure that round's code as submitted.
 HALVES = HALVES + ("sealed7",)
+# An eighth, chosen after the seventh was run once and fixed against.
+HALVES = HALVES + ("sealed8",)
 SPLIT_SEED = 22  # the issue's number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -341,6 +345,31 @@ REPOS: tuple[FreshRepo, ...] = (
           "Rainbow DQN: agent, replay memory, test loop", "sealed7"),
     _repo("pytorch-image-models", "huggingface/pytorch-image-models", "aa4b5850c1543fa488abf260f18390eda46cf85d",
           "timm: models, train/validate scripts, optimizers, EMA", "sealed7"),
+    # --- sealed8: every repository whole (tests, docs and packaging left out as above)
+    _repo("pytorch_geometric", "pyg-team/pytorch_geometric", "5c6461b2305ad068a6d61165b3c55852a11aaa41",
+          "graph neural networks: library, loaders, examples with training loops", "sealed8"),
+    _repo("demucs", "facebookresearch/demucs", "e976d93ecc3865e5757426930257e200846a520a",
+          "music source separation: solver, training, evaluation", "sealed8"),
+    _repo("jukebox", "openai/jukebox", "08efbbc1d4ed1a3cef96e08a931944c8b4d63bb3",
+          "music generation: VQ-VAE and prior training, sampling", "sealed8"),
+    _repo("mmf", "facebookresearch/mmf", "b0ffc7fba39f210f833c127362146aec01a2f259",
+          "multimodal framework: trainers, models, evaluation loops", "sealed8"),
+    _repo("mamba", "state-spaces/mamba", "e9594ce1c732d97440f0332fdc43170a2294dbfa",
+          "selective state-space models: modules, generation, benchmarks", "sealed8"),
+    _repo("habitat-lab", "facebookresearch/habitat-lab", "0fb6f43ffe806a8088a171b036336c093bcf604e",
+          "embodied-AI RL: PPO/DD-PPO trainers, rollouts, evaluation", "sealed8"),
+    _repo("stylegan2-pytorch", "rosinality/stylegan2-pytorch", "bef283a1c24087da704d16c30abc8e36e63efa0e",
+          "StyleGAN2: training loop, projector, metrics", "sealed8"),
+    _repo("stargan-v2", "clovaai/stargan-v2", "875b70a150609e8a678ed8482562e7074cdce7e5",
+          "image-to-image translation: solver, evaluation", "sealed8"),
+    _repo("pix2pixHD", "NVIDIA/pix2pixHD", "14b3b3c7fff413086e3b58df52096f16b6891172",
+          "conditional GAN: training, test, models", "sealed8"),
+    _repo("dlrm", "facebookresearch/dlrm", "090956ee2319ddd349a42232958aefccfe3f7b0a",
+          "recommendation model: training and inference loops, data", "sealed8"),
+    _repo("x-transformers", "lucidrains/x-transformers", "9252ed7838021ee61e6c5be0930b3a9a88efdf06",
+          "transformer variants: wrappers, generation, training scripts", "sealed8"),
+    _repo("spinningup", "openai/spinningup", "038665d62d569055401d91856abb287263096178",
+          "RL algorithms (PyTorch and TF): update loops, buffers", "sealed8"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
