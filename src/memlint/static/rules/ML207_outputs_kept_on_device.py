@@ -553,6 +553,19 @@ class Reranker:
             scores.append(self.scorer(text.repeat(batch.shape[0], 1), batch))
         return torch.cat(samples)[torch.topk(torch.cat(scores), k=k).indices]
 """,
+        # offsets into a list the caller handed in, under a name that reads like a loader
+        """
+import torch
+class Encoder(torch.nn.Module):
+    @torch.no_grad()
+    def encode(self, texts, batch_size=32):
+        embs = []
+        loader = range(0, len(texts), batch_size)
+        for start in loader:
+            tokens = self.tokenizer(texts[start:start + batch_size]).to("cuda")
+            embs.append(self(tokens))
+        return torch.cat(embs)
+""",
         # a detector's output as it comes (a list of per-image results): no tensor operation
         # shows it is a tensor to be split row by row
         """
@@ -1140,7 +1153,7 @@ def _is_loss_callee(func: cst.BaseExpression) -> bool:
 def _walks_loader(loop: Loop, first_values: dict[str, cst.BaseExpression]) -> bool:
     """A ``for`` loop whose iterable names a loader, a dataset or batches, unless that name is a
     list this function builds itself (first bound here to ``[]``: its own candidates, as many as
-    it made, not a pass over data)."""
+    it made, not a pass over data) or a ``range`` of offsets (``loader = range(0, n, bs)``)."""
     node = loop.node
     if not isinstance(node, cst.For):
         return False
@@ -1148,7 +1161,13 @@ def _walks_loader(loop: Loop, first_values: dict[str, cst.BaseExpression]) -> bo
     if any("epoch" in name.lower() for name in names):
         return False
     loaders = [name for name in names if any(word in name.lower() for word in _LOADER_WORDS)]
-    return any(not _is_list_display(first_values.get(name)) for name in loaders)
+    return any(not _is_list_display(first_values.get(name)) and not _is_range(first_values.get(name))
+               for name in loaders)
+
+
+def _is_range(value: cst.BaseExpression | None) -> bool:
+    """``range(...)``: the name counts (``loader = range(0, len(text), bs)``), it is no loader."""
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "range"
 
 
 def _is_list_display(value: cst.BaseExpression | None) -> bool:
