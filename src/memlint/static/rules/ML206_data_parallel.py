@@ -18,8 +18,9 @@ framework's DataParallel strategy class (a base named ``*Strategy``: Lightning's
 functions); a wrapper used for inference only where it is made (a local that does not leave a
 function running no backward pass and no optimizer step): each batch's gathered outputs are
 used and freed; a model made ready for inference before it is wrapped (``.eval()``,
-``requires_grad_(False)``, a ``torch.jit.load`` archive) in a function that runs no backward pass
-and no optimizer step: a feature extractor, which gathers no loss and holds no gradients.
+``requires_grad_(False)``, a ``torch.jit.load`` archive), or a wrapper put in eval mode as it is
+made or later (``nn.DataParallel(net).eval()``, ``g.eval()``), in a function that runs no backward
+pass and no optimizer step: a feature extractor, which gathers no loss and holds no gradients.
 Said less (info): a wrapped module of this file whose ``forward`` computes the
 loss, the documented fix for the imbalance (only the losses are gathered).
 """
@@ -50,6 +51,7 @@ class DataParallel(Rule):
         # on (an argument, a return value, another name bound to it)
         self._called: set[str] = set()
         self._handed_on: set[str] = set()
+        self._eval_wrappers: set[str] = set()  # names bound to a wrapper put in eval mode as it is made
 
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None:
@@ -57,6 +59,14 @@ class DataParallel(Rule):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._handed_on.add(dotted_name(node.value) or "")
+        # inception = nn.DataParallel(net).eval().to(device): the wrapper is put in eval mode as made
+        value, frozen = node.value, False
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                and value.func.attr.value in _MODE_AND_DEVICE:
+            frozen |= value.func.attr.value == "eval"
+            value = value.func.value
+        if frozen and isinstance(value, cst.Call):
+            self._eval_wrappers.update(name for target in node.targets if (name := dotted_name(target.target)))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = dotted_name(node.func)
@@ -127,6 +137,10 @@ class DataParallel(Rule):
                 frozen: bool) -> None:
         if self._inference_only(function, bound):
             return  # each batch's outputs are gathered, used and freed: no loss, no gradients pile up
+        # ... or the wrapper itself put in eval mode here, as it is made or later (g.eval())
+        frozen = frozen or any(name in self._eval_wrappers or any(
+            change.target == name and change.mode in ("eval", "frozen") for change in function.mode_changes)
+            for name in bound)
         if frozen and not function.has_backward and not function.has_optimizer_step:
             return  # a feature extractor made ready for inference (eval, frozen, TorchScript), then wrapped
         if self._never_run(bound):
@@ -152,6 +166,16 @@ class DataParallel(Rule):
         )
 
     VALID = [
+        # the wrapper put in eval mode as it is made, or right after, in a script that trains nothing
+        """
+import torch
+from torch import nn
+inception = nn.DataParallel(load_inception()).eval().to("cuda")
+g = nn.DataParallel(Generator().cuda())
+g.eval()
+with torch.no_grad():
+    feats = [inception(g(torch.randn(64, 512, device="cuda"))).cpu() for _ in range(100)]
+""",
         # a feature extractor made ready for inference (TorchScript, eval mode), wrapped and handed
         # to the caller: no loss, no gradients, no optimizer state gather on the first GPU
         """
