@@ -12,7 +12,8 @@ Flagged: ``.cuda()``, ``.to("cuda"...)``, ``.to(torch.device("cuda"...))``,
 ``__next__`` of a Dataset class (a base named ``*Dataset``, also through a base class of
 the same module), in a function whose name contains ``collate`` (or ``__call__`` of a
 ``*Collat*`` class), or in a function passed as ``collate_fn=`` in the same module.
-Not flagged: ``.to(device)`` with a variable (it may be the CPU), ``.to(dtype)``,
+Not flagged: a Dataset class whose every DataLoader built in the module runs in the main
+process (no ``num_workers``, or 0): no worker starts a context; ``.to(device)`` with a variable (it may be the CPU), ``.to(dtype)``,
 ``.pin_memory()``, CUDA code in ``__init__`` or elsewhere in the class.
 """
 
@@ -24,6 +25,7 @@ import libcst as cst
 
 from memlint.static.facts import ClassInfo, FunctionScope, dotted_name
 from memlint.static.rule import Invalid, Rule
+from memlint.static.rules.ML205_dataset_python_objects import NUM_WORKERS_POSITION, above_zero
 
 _WORKER_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"})
 
@@ -45,6 +47,31 @@ class CudaInDataset(Rule):
         self._worker_inits: list[tuple[cst.BaseExpression, FunctionScope]] = []  # worker_init_fn= values
         self._pending: list[_Move] = []
         self._scheduled = False
+        # dataset class -> for each DataLoader of it built in this module: does it start workers?
+        self._loaders: dict[str, list[bool]] = {}
+        self._reports: list[tuple[cst.Call, str, str]] = []
+        self._at_exit = False  # the module has been walked: every DataLoader is known
+
+    def _note_data_loader(self, node: cst.Call) -> None:
+        """``DataLoader(ds, ...)`` of a dataset class of this module: with workers or not."""
+        qualified = self.facts.qualified_name(node.func)
+        if qualified is None or qualified.rsplit(".", 1)[-1] != "DataLoader":
+            return
+        positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+        workers = next((arg.value for arg in node.args if arg.keyword is not None
+                        and arg.keyword.value == "num_workers"), None)
+        if workers is None and len(positional) > NUM_WORKERS_POSITION:
+            workers = positional[NUM_WORKERS_POSITION]
+        if any(arg.star for arg in node.args):
+            workers = cst.Name("unknown")  # **kwargs may pass num_workers
+        dataset = positional[0] if positional else next(
+            (arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "dataset"), None)
+        if isinstance(dataset, cst.Name):
+            binding = self.facts.lookup(dataset.value)
+            dataset = binding.node if binding is not None else dataset
+        name = dotted_name(dataset.func) if isinstance(dataset, cst.Call) else None
+        if name is not None:
+            self._loaders.setdefault(name.rsplit(".", 1)[-1], []).append(workers is not None and above_zero(workers))
 
     def _schedule(self) -> None:
         if not self._scheduled:
@@ -53,6 +80,7 @@ class CudaInDataset(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._note_collate_fn(node)
+        self._note_data_loader(node)
         what = self._cuda_move(node)
         device_name = None
         if what is None:
@@ -70,6 +98,7 @@ class CudaInDataset(Rule):
         self._schedule()
 
     def _decide_pending(self) -> None:
+        self._at_exit = True
         module_bindings = self.facts.module_scope.bindings
         for move in self._pending:
             if move.device_name is not None:
@@ -127,6 +156,25 @@ class CudaInDataset(Rule):
         return device.value
 
     def _report(self, node: cst.Call, what: str, place: str) -> None:
+        """Decided at the end: not when every DataLoader this module builds of the class runs in
+        the main process (no ``num_workers``, or 0): no worker, no second CUDA context."""
+        if self._at_exit:
+            self._decide_report(node, what, place)
+            return
+        self._reports.append((node, what, place))
+        if len(self._reports) == 1:
+            self.at_module_exit(self._decide_reports)
+
+    def _decide_reports(self) -> None:
+        for node, what, place in self._reports:
+            self._decide_report(node, what, place)
+
+    def _decide_report(self, node: cst.Call, what: str, place: str) -> None:
+        loaders = self._loaders.get(place.split(".", 1)[0])
+        if not loaders or any(loaders):
+            self._report_now(node, what, place)
+
+    def _report_now(self, node: cst.Call, what: str, place: str) -> None:
         self.report(
             node,
             f"{what} in {place} creates a CUDA context in every DataLoader worker",
@@ -212,6 +260,21 @@ class CudaInDataset(Rule):
         return False
 
     VALID = [
+        # every DataLoader of the class runs in the main process (no num_workers): no worker,
+        # no second CUDA context
+        """
+import torch
+from torch.utils.data import DataLoader, Dataset
+class TextSamplerDataset(Dataset):
+    def __init__(self, data, seq_len):
+        self.data, self.seq_len = data, seq_len
+    def __getitem__(self, index):
+        start = torch.randint(0, self.data.size(0) - self.seq_len - 1, (1,))
+        return self.data[start: start + self.seq_len + 1].long().cuda()
+    def __len__(self):
+        return self.data.size(0) // self.seq_len
+train_loader = DataLoader(TextSamplerDataset(data_train, 1024), batch_size=4, drop_last=True)
+""",
         # CPU tensors from the dataset, moved in the training loop
         """
 import torch

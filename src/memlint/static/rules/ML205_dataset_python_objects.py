@@ -43,7 +43,7 @@ _SMALL_WORDS = frozenset({"class", "classes", "transform", "transforms", "column
                           "keys", "cfg", "config", "args", "splits", "shape", "dims"})
 _LOOKUP_WORDS = frozenset({"map", "mapping", "lookup", "vocab", "vocabulary"})
 # The DataLoader's num_workers is its 6th positional parameter.
-_NUM_WORKERS_POSITION = 5
+NUM_WORKERS_POSITION = 5
 
 
 @dataclass
@@ -271,9 +271,9 @@ class DatasetPythonObjects(Rule):
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "num_workers":
                 workers = arg.value
-        if workers is None and len(positional) > _NUM_WORKERS_POSITION:
-            workers = positional[_NUM_WORKERS_POSITION]
-        if workers is None or not _above_zero(workers):
+        if workers is None and len(positional) > NUM_WORKERS_POSITION:
+            workers = positional[NUM_WORKERS_POSITION]
+        if workers is None or not above_zero(workers):
             return
         dataset = positional[0] if positional else next(
             (arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "dataset"), None)
@@ -608,7 +608,7 @@ def _is_small(attribute: str) -> bool:
     return bool(_SMALL_WORDS & words or _LOOKUP_WORDS & words or "_to_" in name or re.search(r"[a-z]2[a-z]", name))
 
 
-def _above_zero(node: cst.BaseExpression) -> bool:
+def above_zero(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.Integer):
         return int(node.evaluated_value) > 0
     if isinstance(node, cst.Name) and node.value in ("None", "False"):
