@@ -4,14 +4,14 @@ which GPU is its own.
 NCCL creates its communicator, and the CUDA context that goes with it, on the *current*
 device, which is ``cuda:0`` in every process unless ``torch.cuda.set_device(local_rank)``
 was called (or ``init_process_group(..., device_id=...)`` given). Every rank then opens a
-context on GPU 0 (about 500 MiB each: with 8 ranks, GPU 0 loses 4 GiB), collectives may hang,
-and ``barrier()`` without ``device_ids`` has to guess the device.
+context on GPU 0 (about 500 MiB each: with 8 ranks, GPU 0 loses 4 GiB), and collectives may hang.
 
 Flagged: ``init_process_group`` with ``backend`` ``"nccl"`` (a literal, a conditional
 expression that can give ``"nccl"``, or a value read from the environment: ``os.environ``,
 ``os.getenv``), with no ``device_id=`` and no ``torch.cuda.set_device(...)`` /
-``with torch.cuda.device(...)`` / ``*.set_device(...)`` anywhere in the module; in such a
-module, each ``barrier()`` without ``device_ids`` too. Calling ``set_device`` right after
+``with torch.cuda.device(...)`` / ``*.set_device(...)`` anywhere in the module — once, at the
+group's start: a ``barrier()`` without ``device_ids`` is not reported on its own (it runs on the
+device of earlier collectives, or guesses ``rank % device_count``). Calling ``set_device`` right after
 ``init_process_group`` is fine (NCCL creates its communicator lazily, at the first
 collective), so the order is not checked. Pinning each process to one GPU through the
 environment counts as setting the device: ``os.environ["CUDA_VISIBLE_DEVICES"] = str(local_rank)``
@@ -68,7 +68,7 @@ class NcclWithoutSetDevice(Rule):
         # Functions that pin the process to one GPU through CUDA_VISIBLE_DEVICES, with the
         # init_process_group calls seen in each before the pin (those come too late for it).
         self._pins: dict[int, list[cst.Call]] = {}
-        self._barriers: list[cst.Call] = []
+        self._barriers: list[cst.Call] = []  # GPU work of the module (not reported on their own)
         self._scheduled = False
         # Something runs on the *current* device: ``.cuda()``, a bare ``"cuda"``, torch.cuda's
         # functions of the current device. Without it, every tensor names its rank's GPU and NCCL
@@ -192,14 +192,6 @@ class NcclWithoutSetDevice(Rule):
                 "NCCL process group started without torch.cuda.set_device(): every rank opens a context on GPU 0",
                 help="call torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) first, or pass "
                      "device_id=torch.device('cuda', local_rank)",
-                needs_grad=False,
-            )
-        for node in self._barriers:
-            self.report(
-                node,
-                "barrier() in an NCCL program that never sets the device runs on GPU 0 in every rank",
-                help="call torch.cuda.set_device(local_rank) after init_process_group, or pass "
-                     "device_ids=[local_rank]",
                 needs_grad=False,
             )
 
