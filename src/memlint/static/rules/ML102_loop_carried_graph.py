@@ -29,7 +29,7 @@ import libcst as cst
 
 from memlint.static.facts import (
     GRAPH_ENDING_METHODS, TENSOR_METHODS, backpropagated_expr, builds_a_sequence, concatenated_onto,
-    FunctionScope, Graph, GraphValue, Loop, dotted_name, names_in, reaches, root_name, storage_name,
+    FunctionScope, Graph, GraphValue, Loop, Pending, dotted_name, names_in, reaches, root_name, storage_name,
 )
 from memlint.static.triggers import TORCH_PACKAGES
 from memlint.static.rule import Invalid, Rule
@@ -133,7 +133,8 @@ class LoopCarriedGraph(Rule):
                 if through is not None and not self.facts.grad_off:
                     self._candidate(node, name, element, node.value, loops, through=through)
                     continue
-                if name not in value_names or self.facts.grad_off:
+                if name not in value_names or self.facts.grad_off or self._unpacked_without_graph(
+                        target.target, element, node.value):
                     self._mark_cut(name)  # rebound from something else: the old value is dropped
                     continue
                 # a module's forward keeping a running statistic on itself (decided as one)
@@ -143,6 +144,23 @@ class LoopCarriedGraph(Rule):
                 if loops or (per_step and name.startswith("self.")) or forward_state or (kept_by_object and (
                         in_method or self._is_module_call_on(node.value, name))):
                     self._candidate(node, name, element, node.value, loops)
+
+    def _unpacked_without_graph(self, target: cst.BaseExpression, element: cst.BaseExpression,
+                                value: cst.BaseExpression) -> bool:
+        """``loss, mean, lengths = helper(x, mean)`` where the helper's summary says the part
+        ``mean`` receives has no graph (``return penalty, mean.detach(), lengths``)."""
+        if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, cst.Call):
+            return False
+        index = next((i for i, item in enumerate(target.elements) if item.value is element), None)
+        if index is None or any(isinstance(item, cst.StarredElement) for item in target.elements):
+            return False
+        part = self.facts.graph_value(value).part(index)
+        if part is None:
+            return False
+        try:
+            return self.facts.resolve(part).state is Graph.NONE
+        except Pending:  # a summary not known yet (the helper is defined below): decide as before
+            return False
 
     def _is_module_call_on(self, value: cst.BaseExpression, name: str) -> bool:
         """``rnn(x, name)``: a module called with the carried value as an argument."""
@@ -660,6 +678,25 @@ class LoopCarriedGraph(Rule):
         return message, f"compute the update {fix} or under torch.no_grad()"
 
     VALID = [
+        # the part of a helper's result the running value is unpacked into is detached there
+        """
+import torch
+from torch import autograd
+
+def path_regularize(fake_img, latents, mean_path_length, decay=0.01):
+    grad, = autograd.grad(outputs=fake_img.sum(), inputs=latents, create_graph=True)
+    path_lengths = torch.sqrt(grad.pow(2).sum(2).mean(1))
+    path_mean = mean_path_length + decay * (path_lengths.mean() - mean_path_length)
+    return (path_lengths - path_mean).pow(2).mean(), path_mean.detach(), path_lengths
+
+def train(generator, loader, g_optim):
+    mean_path_length = 0
+    for noise in loader:
+        fake_img, latents = generator(noise, return_latents=True)
+        path_loss, mean_path_length, _ = path_regularize(fake_img, latents, mean_path_length)
+        path_loss.backward()
+        g_optim.step()
+""",
         # a temperature annealed from configuration values: a number the model is given
         """
 import math
