@@ -185,6 +185,9 @@ class TensorStoredOnCtx(Rule):
                     record.tensor_attributes.add(attribute)
         if not isinstance(func, cst.Attribute):
             return
+        attribute = _ctx_attribute(func.value, ctx)
+        if method == "backward" and attribute is not None and func.attr.value in ("pop", "clear"):
+            record.released.add(attribute)  # ctx.outputs.pop(): backward takes what it stored
         receiver = dotted_name(func.value)
         if receiver == ctx and func.attr.value in _CTX_TENSOR_METHODS:
             used.update(name for arg in node.args if (name := dotted_name(arg.value)) is not None)
@@ -309,6 +312,24 @@ class TensorStoredOnCtx(Rule):
         return "tensor"
 
     VALID = [
+        # a list of tensors that backward takes back with pop()
+        """
+import torch
+class InvertibleFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, fn, x):
+        ctx.fn = fn
+        with torch.no_grad():
+            y = fn(x)
+        ctx.outputs = [y.detach()]
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y = ctx.outputs.pop()
+        x = ctx.fn.inverse(y)
+        return None, grad_output * x
+""",
         # empty workspace placeholders handed to an extension: no element, no memory held
         """
 import torch
