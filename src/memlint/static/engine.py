@@ -24,7 +24,7 @@ from memlint.static.facts import (
 from memlint.static.rule import Report, Rule
 from memlint.static.summaries import (
     BACKWARD, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PINS_ONE_GPU, PROCESS_GROUP, REPEATS_MODULE, SETS_DEVICE,
-    STOPS_MEMORY_HISTORY,
+    STEP_LOOP, STOPS_MEMORY_HISTORY,
     FunctionSummary, ModuleSummary,
 )
 
@@ -153,12 +153,16 @@ class FileChecker:
         summary = ModuleSummary(facts.module_name)
         facts.exporting = True
         try:
+            stepping = {id(loop.scope) for loop in facts.loop_of_node.values()
+                        if loop.runs_steps and not loop.over_parts}
             for scope in (facts.module_scope, *facts.function_scopes.values()):
                 key = MODULE_CODE if scope is facts.module_scope else facts.definition_keys.get(id(scope.node))
                 if key is None:
                     continue  # a nested function: not reachable by name from another module
                 returns = facts.resolve(facts.summaries.get(id(scope.node), NO_GRAPH))
                 effects = set(scope.effects)
+                if id(scope) in stepping:
+                    effects.add(STEP_LOOP)  # a caller's loop around it runs whole passes (epochs)
                 # what its nested functions and lambdas do, it does when it calls them
                 for inner in facts.function_scopes.values():
                     if inner is not scope and _inside(inner, scope):
@@ -588,6 +592,7 @@ class FileChecker:
         loop.callees_work = lambda: facts.callees_work(callees)
         loop.callees_train = lambda: facts.callees_train(callees)
         loop.callees_repeat = lambda: facts.callees_repeat(callees)
+        loop.callees_steps = lambda: facts.callees_steps(callees)
         loop.exits_on_success = _exits_on_success(block)
         loop.within_a_step = lambda: facts.within_a_step(function)
         if loop.walks_steps:

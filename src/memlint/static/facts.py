@@ -596,6 +596,7 @@ class Loop:
     callees_train: "Callable[[], bool | None] | None" = None  # a backward pass or an optimizer step only
     # ... or runs a module in a loop of its own (an inner pass per iteration of this loop)
     callees_repeat: "Callable[[], bool | None] | None" = None
+    callees_steps: "Callable[[], bool | None] | None" = None  # ... or holds a step loop of its own
     # The body's ``try`` ends with ``return`` / ``break``: it goes round again only after an
     # exception (a retry with a smaller batch), not once per step.
     exits_on_success: bool = False
@@ -624,8 +625,11 @@ class Loop:
             return False
         if self.moves_files and not self.runs_model and not self.draws and not self.is_training_loop:
             return False  # for f in tqdm(shard_files): load, rewrite, save: files, not steps
-        if not self.is_training_loop and self.callees_repeat is not None and self.callees_repeat():
-            return False  # each iteration runs a helper's own loop of forward passes: an episode, an epoch
+        if not self.is_training_loop and self.callees_repeat is not None and self.callees_repeat() and not (
+                self.callees_train is not None and self.callees_train()):
+            return False  # each iteration runs a helper's own loop of forward passes: an episode
+        if self.callees_steps is not None and self.callees_steps():
+            return False  # each iteration runs a helper's own step loop (train_one_epoch): an epoch
         return self.is_training_loop or self.walks_steps
 
     @property
@@ -1992,6 +1996,20 @@ class Facts:
         """Does any of ``callees`` run a module in a loop of its own (see :meth:`callees_work`)?"""
         return self.callees_work(callees, _REPEATING)
 
+    def callees_steps(self, callees: list[object]) -> bool | None:
+        """Does any of ``callees`` hold a loop that runs steps (``train_one_epoch``)? Asked once
+        the module has been walked (a loop's steps are known then)."""
+        if any(isinstance(callee, int) and (scope := self.function_scopes.get(callee)) is not None
+               and self.holds_step_loop(scope) for callee in callees):
+            return True
+        return self.callees_work([callee for callee in callees if not isinstance(callee, int)], _STEPPING)
+
+    def holds_step_loop(self, scope: "FunctionScope") -> bool:
+        """Does a loop of ``scope`` itself run steps (see :attr:`Loop.runs_steps`), not over the
+        parts of one batch (micro-batches of one step)?"""
+        return any(loop.scope is scope and loop.runs_steps and not loop.over_parts
+                   for loop in self.loop_of_node.values())
+
     def callees_train(self, callees: list[object]) -> bool | None:
         """Does any of ``callees`` run a backward pass or an optimizer step (see :meth:`callees_work`)?"""
         return self.callees_work(callees, _TRAINING)
@@ -2685,7 +2703,8 @@ _ALLOCATING_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full
 # What makes a loop's body a step's work (see Loop.runs_steps).
 _WORK = frozenset({"module_call", "backward", "optimizer_step"})
 _TRAINING = frozenset({"backward", "optimizer_step"})
-_REPEATING = frozenset({"repeats_module", "step_loop"})
+_REPEATING = frozenset({"repeats_module"})
+_STEPPING = frozenset({"step_loop"})
 # Module methods that return the module: ``Net().to(device).eval()`` is the Net.
 SELF_RETURNING_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16",
                                     "requires_grad_", "type"})

@@ -155,6 +155,20 @@ def compute_weights(model, dataset, episodes, device):
         torch.cuda.empty_cache()
     return results
 """,
+        # once per epoch: the helper the loop calls runs the step loop
+        """
+import torch
+def train_one_epoch(model, loader, optimizer):
+    for x, y in loader:
+        model(x, y).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+def fit(model, loader, optimizer, epochs):
+    for _ in range(epochs):
+        train_one_epoch(model, loader, optimizer)
+        torch.cuda.empty_cache()
+""",
         # every save_interval steps, the step counted by a method the loop calls
         """
 import torch
@@ -227,6 +241,20 @@ def clear_device_cache():
     ]
 
     INVALID = [
+        # each iteration is one step, whose helper loops over micro-batches
+        Invalid("""
+import torch
+def train_step(model, batch, optimizer, chunks=4):
+    for part in batch.chunk(chunks):
+        model(part).loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+
+def train(model, loader, optimizer):
+    for batch in loader:
+        train_step(model, batch, optimizer)
+        torch.cuda.empty_cache()
+""", line=12),
         # a setting that does not change in the loop: every evaluation step once it is on
         Invalid("""
 import torch
