@@ -47,7 +47,8 @@ sixteen more, about 441,000 lines; trl, first listed, left out before any run be
 benchmark has it) in the next round, registered before any of its files was read or checked, to
 measure that round's code as submitted; an eighth (``sealed8``, twelve more, about 377,000
 lines) registered after the seventh had been run once and fixed against, to measure the code as
-submitted at the end of that round.
+submitted at the end of that round; a ninth (``sealed9``, eleven more, about 311,600 lines) after
+the eighth had been run once and fixed against, to measure the code finally submitted that round.
 
 Triage: benchmarks/triage/fresh.md. Run by hand, not by CI.
 """
@@ -84,6 +85,8 @@ HALVES = HALVES + ("sealed6",)
 HALVES = HALVES + ("sealed7",)
 # An eighth, chosen after the seventh was run once and fixed against.
 HALVES = HALVES + ("sealed8",)
+# A ninth, chosen after the eighth was run once and fixed against.
+HALVES = HALVES + ("sealed9",)
 SPLIT_SEED = 22  # the issue's number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -370,6 +373,29 @@ REPOS: tuple[FreshRepo, ...] = (
           "transformer variants: wrappers, generation, training scripts", "sealed8"),
     _repo("spinningup", "openai/spinningup", "038665d62d569055401d91856abb287263096178",
           "RL algorithms (PyTorch and TF): update loops, buffers", "sealed8"),
+    # --- sealed9: every repository whole (tests, docs and packaging left out as above)
+    _repo("DPR", "facebookresearch/DPR", "a31212dc0a54dfa85d8bfa01e1669f149ac832b7",
+          "dense passage retrieval: biencoder training, generation of embeddings", "sealed9"),
+    _repo("RWKV-LM", "BlinkDL/RWKV-LM", "524481d5099b38d9bc8ef1e89209161b86c8011b",
+          "RWKV language models: Lightning training, custom kernels", "sealed9"),
+    _repo("llm.c", "karpathy/llm.c", "f1e2ace651495b74ae22d45d1723443fd00ecd3a",
+          "GPT-2 reference training script in PyTorch (beside the C/CUDA)", "sealed9"),
+    _repo("efficientvit", "mit-han-lab/efficientvit", "de7d7733cc0329f391b33f1f459271562ec27bd5",
+          "efficient ViTs: training engines, segmentation, SAM, generation", "sealed9"),
+    _repo("CLIP", "openai/CLIP", "d05afc436d78f1c48dc0dbf8e5980a9d471f35f6",
+          "CLIP model and loading", "sealed9"),
+    _repo("maskrcnn-benchmark", "facebookresearch/maskrcnn-benchmark", "57eec25b75144d9fb1a6857f32553e1574177daf",
+          "detection and segmentation: trainer, inference, data", "sealed9"),
+    _repo("lightning-bolts", "Lightning-Universe/lightning-bolts", "34958a8892d42714edf02ba896fd5861ebb3cb7e",
+          "Lightning models, callbacks and datamodules", "sealed9"),
+    _repo("setfit", "huggingface/setfit", "0f8e322ce7c62eeb7b2d113f88f1b1fc37777692",
+          "few-shot sentence-transformer fine-tuning: trainer, model heads", "sealed9"),
+    _repo("GLM", "THUDM/GLM", "4f61ed7237a3b0187f4d62062429348276a78c84",
+          "GLM pretraining and fine-tuning on DeepSpeed", "sealed9"),
+    _repo("whisper", "openai/whisper", "c0d2f624c09dc18e709e37c2ad90c039a4eb72a2",
+          "speech recognition: model, decoding, transcription", "sealed9"),
+    _repo("fairseq", "facebookresearch/fairseq", "3d262bb25690e4eb2e7d3c1309b1e9c406ca4b99",
+          "sequence modelling toolkit: trainer, criterions, tasks, examples", "sealed9"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
