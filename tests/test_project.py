@@ -632,3 +632,45 @@ def test_a_grad_off_decorator_factory_of_another_module(tmp_path, wrap, expected
     config = Config(select=["ML201"])
     assert codes(check_paths([str(tmp_path / "segment/val.py")], config, use_cache=False, jobs=1),
                  "val.py") == expected
+
+
+def test_a_script_imports_the_module_beside_it_when_other_folders_have_one_of_that_name(tmp_path):
+    """Two example folders of one repository, each with its own ``model.py``: each script's
+    ``from model import Net`` is the one beside it, whatever was checked before."""
+    train = """
+        import torch
+        from model import Net
+
+        def evaluate(loader):
+            net = Net().cuda()
+            net.eval()
+            outs = []
+            for x in loader:
+                outs.append(net(x.cuda()))
+            return torch.cat(outs).mean().item()
+    """
+    model = """
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+
+            {decorator}
+            def forward(self, x):
+                return self.fc(x)
+    """
+    write(tmp_path, {
+        ".git/HEAD": "",
+        "frozen/train.py": train,
+        "frozen/model.py": model.format(decorator="@torch.no_grad()"),
+        "plain/train.py": train,
+        "plain/model.py": model.format(decorator=""),
+    })
+    config = Config(select=["ML201"])
+    for order in (["frozen", "plain"], ["plain", "frozen"]):
+        paths = [str(tmp_path / folder / "train.py") for folder in order]
+        found = check_paths(paths, config, use_cache=False, jobs=1).findings
+        assert sorted(os.path.basename(os.path.dirname(f.path)) for f in found) == ["plain"], order

@@ -33,7 +33,7 @@ def check_module(source: str, path: str, codes: Sequence[str], selected: Sequenc
         if project is None:
             reports = checker.run(module)
         else:
-            with project.recording() as reads:
+            with project.recording() as reads, project.looking_from(path):
                 reports = checker.run(module)
                 if not checker.failures:
                     project.remember_summary(path, source, checker.module_summary(), reads)

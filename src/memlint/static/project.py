@@ -185,6 +185,25 @@ class Project:
         self.add_import_root(folder)
         return ModuleFile(name, path, is_package)
 
+    @contextmanager
+    def looking_from(self, path: str) -> Iterator[None]:
+        """Inside the block, imports are looked up first from the import root of ``path`` (the
+        module being checked or summarised): a script's ``import model`` finds the ``model.py``
+        beside it, as Python does, also when other folders of the project hold a ``model.py``."""
+        folder = os.path.abspath(import_root(os.path.realpath(path))[0])
+        self.add_import_root(folder)
+        place = self._search.index(folder)
+        if place:
+            self._search.insert(0, self._search.pop(place))
+            self._files.clear()
+        try:
+            yield
+        finally:
+            if place and folder in self._search:  # back where it was, after what was added meanwhile
+                self._search.remove(folder)
+                self._search.insert(min(place, len(self._search)), folder)
+                self._files.clear()
+
     def outline(self, module: ModuleFile) -> ModuleOutline | None:
         digest = file_digest(module.path)
         if digest is None:
@@ -218,7 +237,7 @@ class Project:
         text = _text_of(module.path)
         self._summarising.add(module.path)
         try:
-            with self.recording() as reads:
+            with self.recording() as reads, self.looking_from(module.path):
                 summary = self._summarise(module, text) if text is not None else None
         finally:
             self._summarising.discard(module.path)
