@@ -52,6 +52,7 @@ class DataParallel(Rule):
         self._called: set[str] = set()
         self._handed_on: set[str] = set()
         self._eval_wrappers: set[str] = set()  # names bound to a wrapper put in eval mode as it is made
+        self._passed_to: dict[str, list[list[object]]] = {}  # name -> the callees of each call given it
 
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None:
@@ -75,6 +76,13 @@ class DataParallel(Rule):
         qualified = self.facts.qualified_name(node.func)
         if qualified not in DATA_PARALLEL:
             self._handed_on.update(dotted_name(arg.value) or "" for arg in node.args)
+            found = self.facts.callees(node)
+            callee = [id(definition) for definition in found[0]] if found is not None else (
+                [qualified] if qualified is not None else [])
+            for arg in node.args:
+                name = dotted_name(arg.value)
+                if name is not None:  # train_one_epoch(loader, model, ...): what may train it
+                    self._passed_to.setdefault(name, []).append(callee)
             return
         if "DistributedDataParallel" in self._checker.source:
             return  # the code offers DDP too: DataParallel is the fallback the user picks
@@ -137,9 +145,12 @@ class DataParallel(Rule):
                 frozen: bool) -> None:
         if self._inference_only(function, bound):
             return  # each batch's outputs are gathered, used and freed: no loss, no gradients pile up
-        # ... or the wrapper itself put in eval mode here, as it is made or later (g.eval())
-        frozen = frozen or any(name in self._eval_wrappers or any(
-            change.target == name and change.mode in ("eval", "frozen") for change in function.mode_changes)
+        # ... or the wrapper itself put in eval mode here, as it is made or later (g.eval()), and
+        # never put back in train mode nor handed to a call that may train it
+        frozen = frozen or any((name in self._eval_wrappers or any(
+            change.target == name and change.mode in ("eval", "frozen") for change in function.mode_changes))
+            and not any(change.target == name and change.mode == "train" for change in function.mode_changes)
+            and all(callee and self.facts.callees_train(callee) is False for callee in self._passed_to.get(name, ()))
             for name in bound)
         if frozen and not function.has_backward and not function.has_optimizer_step:
             return  # a feature extractor made ready for inference (eval, frozen, TorchScript), then wrapped
@@ -277,6 +288,21 @@ class DataParallelStrategy(ParallelStrategy):
     ]
 
     INVALID = [
+        # put in eval mode for validation, but handed to a function that trains it
+        Invalid("""
+import torch
+def train_one_epoch(loader, model, optimizer):
+    model.train()
+    for x, y in loader:
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+
+model = torch.nn.DataParallel(build_model()).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):
+    train_one_epoch(train_loader, model, optimizer)
+    model.eval()
+""", line=9),
         # the loss inside the wrapped module's forward: said less (info)
         Invalid("""
 import torch
