@@ -153,8 +153,7 @@ class FileChecker:
         summary = ModuleSummary(facts.module_name)
         facts.exporting = True
         try:
-            stepping = {id(loop.scope) for loop in facts.loop_of_node.values()
-                        if loop.runs_steps and not loop.over_parts}
+            stepping = {id(loop.scope) for loop in facts.loop_of_node.values() if F.whole_steps(loop)}
             for scope in (facts.module_scope, *facts.function_scopes.values()):
                 key = MODULE_CODE if scope is facts.module_scope else facts.definition_keys.get(id(scope.node))
                 if key is None:

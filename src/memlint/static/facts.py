@@ -2007,8 +2007,7 @@ class Facts:
     def holds_step_loop(self, scope: "FunctionScope") -> bool:
         """Does a loop of ``scope`` itself run steps (see :attr:`Loop.runs_steps`), not over the
         parts of one batch (micro-batches of one step)?"""
-        return any(loop.scope is scope and loop.runs_steps and not loop.over_parts
-                   for loop in self.loop_of_node.values())
+        return any(loop.scope is scope and whole_steps(loop) for loop in self.loop_of_node.values())
 
     def callees_train(self, callees: list[object]) -> bool | None:
         """Does any of ``callees`` run a backward pass or an optimizer step (see :meth:`callees_work`)?"""
@@ -2704,6 +2703,14 @@ _ALLOCATING_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full
 _WORK = frozenset({"module_call", "backward", "optimizer_step"})
 _TRAINING = frozenset({"backward", "optimizer_step"})
 _REPEATING = frozenset({"repeats_module"})
+
+
+def whole_steps(loop: "Loop") -> bool:
+    """Does ``loop`` run training or evaluation steps of its own: not over the parts of one batch
+    (micro-batches), not an inner loop of ``torch.autograd.grad`` updates (MAML's adaptation)?"""
+    if loop.over_parts or (loop.has_backward and not loop.has_backward_pass and not loop.has_optimizer_step):
+        return False
+    return loop.runs_steps
 _STEPPING = frozenset({"step_loop"})
 # Module methods that return the module: ``Net().to(device).eval()`` is the Net.
 SELF_RETURNING_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16",

@@ -297,7 +297,7 @@ def train_one_epoch(loader, model, optimizer):
         torch.nn.functional.cross_entropy(model(x), y).backward()
         optimizer.step()
 
-model = torch.nn.DataParallel(build_model()).cuda()
+model = torch.nn.DataParallel(net).cuda()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(10):
     train_one_epoch(train_loader, model, optimizer)
