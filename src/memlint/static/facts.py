@@ -145,6 +145,32 @@ def is_visible_devices_slot(target: cst.Subscript, facts: "Facts") -> bool:
     return facts.qualified_name(target.value) == "os.environ" and subscript_key(target) == VISIBLE_DEVICES
 
 
+# The DataLoader's num_workers is its 6th positional parameter.
+_NUM_WORKERS_POSITION = 5
+
+
+def data_loader_call(call: cst.Call, facts: "Facts") -> "tuple[cst.BaseExpression | None, bool | None] | None":
+    """``DataLoader(dataset, ..., num_workers=n)``: (the dataset expression, whether it starts
+    worker processes: True for a literal above 0 or any expression, a configurable count being
+    there to be raised; False for none given, 0, ``None``, ``False``; None when ``*args`` /
+    ``**kwargs`` may pass it). None for any other call."""
+    qualified = facts.qualified_name(call.func)
+    if qualified is None or qualified.rsplit(".", 1)[-1] != "DataLoader":
+        return None
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    workers = next((arg.value for arg in call.args if arg.keyword is not None
+                    and arg.keyword.value == "num_workers"), None)
+    if workers is None and len(positional) > _NUM_WORKERS_POSITION:
+        workers = positional[_NUM_WORKERS_POSITION]
+    dataset = positional[0] if positional else next(
+        (arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "dataset"), None)
+    if workers is None:
+        return dataset, None if any(arg.star for arg in call.args) else False
+    if isinstance(workers, cst.Integer):
+        return dataset, int(workers.evaluated_value) > 0
+    return dataset, not (isinstance(workers, cst.Name) and workers.value in ("None", "False"))
+
+
 def one_visible_device(value: cst.BaseExpression) -> bool:
     """Is a CUDA_VISIBLE_DEVICES value one device per process: computed (``str(rank % 8)``, an
     f-string, ``os.environ["LOCAL_RANK"]``), not a literal (``"0,1,2,3"``, or ``"0"`` for all)?"""

@@ -23,9 +23,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import ClassInfo, FunctionScope, dotted_name
+from memlint.static.facts import ClassInfo, FunctionScope, data_loader_call, dotted_name
 from memlint.static.rule import Invalid, Rule
-from memlint.static.rules.ML205_dataset_python_objects import NUM_WORKERS_POSITION, above_zero
 
 _WORKER_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"})
 
@@ -53,25 +52,18 @@ class CudaInDataset(Rule):
         self._at_exit = False  # the module has been walked: every DataLoader is known
 
     def _note_data_loader(self, node: cst.Call) -> None:
-        """``DataLoader(ds, ...)`` of a dataset class of this module: with workers or not."""
-        qualified = self.facts.qualified_name(node.func)
-        if qualified is None or qualified.rsplit(".", 1)[-1] != "DataLoader":
+        """``DataLoader(ds, ...)`` of a dataset class of this module: does it start workers
+        (None: unknown, ``**kwargs`` may say)?"""
+        loader = data_loader_call(node, self.facts)
+        if loader is None:
             return
-        positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
-        workers = next((arg.value for arg in node.args if arg.keyword is not None
-                        and arg.keyword.value == "num_workers"), None)
-        if workers is None and len(positional) > NUM_WORKERS_POSITION:
-            workers = positional[NUM_WORKERS_POSITION]
-        if any(arg.star for arg in node.args):
-            workers = cst.Name("unknown")  # **kwargs may pass num_workers
-        dataset = positional[0] if positional else next(
-            (arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "dataset"), None)
+        dataset, workers = loader
         if isinstance(dataset, cst.Name):
             binding = self.facts.lookup(dataset.value)
             dataset = binding.node if binding is not None else dataset
         name = dotted_name(dataset.func) if isinstance(dataset, cst.Call) else None
         if name is not None:
-            self._loaders.setdefault(name.rsplit(".", 1)[-1], []).append(workers is not None and above_zero(workers))
+            self._loaders.setdefault(name.rsplit(".", 1)[-1], []).append(workers is not False)
 
     def _schedule(self) -> None:
         if not self._scheduled:

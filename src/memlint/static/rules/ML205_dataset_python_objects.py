@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import ClassInfo, dotted_name, methods_of_class, names_in
+from memlint.static.facts import ClassInfo, data_loader_call, dotted_name, methods_of_class, names_in
 from memlint.static.rule import Invalid, Rule
 
 _LOADERS = frozenset({"json.load", "json.loads", "pickle.load", "pickle.loads", "yaml.load", "yaml.safe_load",
@@ -42,8 +42,6 @@ _LISTING_METHODS = frozenset({"readlines", "splitlines", "tolist"})
 _SMALL_WORDS = frozenset({"class", "classes", "transform", "transforms", "column", "columns", "field", "fields",
                           "keys", "cfg", "config", "args", "splits", "shape", "dims"})
 _LOOKUP_WORDS = frozenset({"map", "mapping", "lookup", "vocab", "vocabulary"})
-# The DataLoader's num_workers is its 6th positional parameter.
-NUM_WORKERS_POSITION = 5
 
 
 @dataclass
@@ -263,21 +261,9 @@ class DatasetPythonObjects(Rule):
 
     # ----- the DataLoader ------------------------------------------------------------------
     def _note_data_loader(self, node: cst.Call) -> None:
-        qualified = self.facts.qualified_name(node.func)
-        if qualified is None or qualified.rsplit(".", 1)[-1] != "DataLoader":
-            return
-        workers = None
-        positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
-        for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value == "num_workers":
-                workers = arg.value
-        if workers is None and len(positional) > NUM_WORKERS_POSITION:
-            workers = positional[NUM_WORKERS_POSITION]
-        if workers is None or not above_zero(workers):
-            return
-        dataset = positional[0] if positional else next(
-            (arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "dataset"), None)
-        self._loaded_with_workers.add(self._dataset_class(dataset))
+        loader = data_loader_call(node, self.facts)
+        if loader is not None and loader[1] is True:
+            self._loaded_with_workers.add(self._dataset_class(loader[0]))
 
     def _dataset_class(self, dataset: cst.BaseExpression | None) -> str | None:
         if isinstance(dataset, cst.Name):
@@ -606,11 +592,3 @@ def _is_small(attribute: str) -> bool:
     name = attribute.lower().split(".", 1)[1]
     words = set(name.split("_"))
     return bool(_SMALL_WORDS & words or _LOOKUP_WORDS & words or "_to_" in name or re.search(r"[a-z]2[a-z]", name))
-
-
-def above_zero(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.Integer):
-        return int(node.evaluated_value) > 0
-    if isinstance(node, cst.Name) and node.value in ("None", "False"):
-        return False
-    return True

@@ -52,7 +52,8 @@ class DataParallel(Rule):
         self._called: set[str] = set()
         self._handed_on: set[str] = set()
         self._eval_wrappers: set[str] = set()  # names bound to a wrapper put in eval mode as it is made
-        self._passed_to: dict[str, list[list[object]]] = {}  # name -> the callees of each call given it
+        # (id(function), name) -> the callees of each call in that function given the name
+        self._passed_to: dict[tuple[int, str], list[list[object]]] = {}
 
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None:
@@ -61,12 +62,8 @@ class DataParallel(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         self._handed_on.add(dotted_name(node.value) or "")
         # inception = nn.DataParallel(net).eval().to(device): the wrapper is put in eval mode as made
-        value, frozen = node.value, False
-        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
-                and value.func.attr.value in _MODE_AND_DEVICE:
-            frozen |= value.func.attr.value == "eval"
-            value = value.func.value
-        if frozen and isinstance(value, cst.Call):
+        value, frozen = self._peel(node.value)
+        if frozen and isinstance(value, cst.Call) and self.facts.qualified_name(value.func) in DATA_PARALLEL:
             self._eval_wrappers.update(name for target in node.targets if (name := dotted_name(target.target)))
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -82,7 +79,7 @@ class DataParallel(Rule):
             for arg in node.args:
                 name = dotted_name(arg.value)
                 if name is not None:  # train_one_epoch(loader, model, ...): what may train it
-                    self._passed_to.setdefault(name, []).append(callee)
+                    self._passed_to.setdefault((id(self.facts.function), name), []).append(callee)
             return
         if "DistributedDataParallel" in self._checker.source:
             return  # the code offers DDP too: DataParallel is the fallback the user picks
@@ -130,6 +127,15 @@ class DataParallel(Rule):
         return not any(name in names_in(value) for place, values in function.stored_values.items()
                        if "." in place for value in values for name in bound)
 
+    def _may_be_trained(self, bound: frozenset[str], function) -> bool:
+        """Is the wrapper put back in train mode here, or handed to a call that may train it
+        (``train_one_epoch(loader, model, ...)``: a callee that backpropagates, or one unread)?"""
+        return any(
+            any(change.target == name and change.mode == "train" for change in function.mode_changes)
+            or any(not callee or self.facts.callees_train(callee) is not False
+                   for callee in self._passed_to.get((id(function), name), ()))
+            for name in bound)
+
     def _never_run(self, bound: frozenset[str]) -> bool:
         """Is the wrapper, kept on an object (``self.model = DataParallel(self.model)``), never
         called nor handed on anywhere in the module: only other methods of the model used
@@ -145,15 +151,13 @@ class DataParallel(Rule):
                 frozen: bool) -> None:
         if self._inference_only(function, bound):
             return  # each batch's outputs are gathered, used and freed: no loss, no gradients pile up
-        # ... or the wrapper itself put in eval mode here, as it is made or later (g.eval()), and
-        # never put back in train mode nor handed to a call that may train it
-        frozen = frozen or any((name in self._eval_wrappers or any(
-            change.target == name and change.mode in ("eval", "frozen") for change in function.mode_changes))
-            and not any(change.target == name and change.mode == "train" for change in function.mode_changes)
-            and all(callee and self.facts.callees_train(callee) is False for callee in self._passed_to.get(name, ()))
+        # ... or the wrapper itself put in eval mode here, as it is made or later (g.eval())
+        frozen = frozen or any(name in self._eval_wrappers or any(
+            change.target == name and change.mode in ("eval", "frozen") for change in function.mode_changes)
             for name in bound)
-        if frozen and not function.has_backward and not function.has_optimizer_step:
-            return  # a feature extractor made ready for inference (eval, frozen, TorchScript), then wrapped
+        if frozen and not function.has_backward and not function.has_optimizer_step \
+                and not self._may_be_trained(bound, function):
+            return  # a feature extractor made ready for inference (eval, frozen, TorchScript)
         if self._never_run(bound):
             return  # its forward never runs: nothing is scattered, nothing gathered
         cls = self.facts.instance_class(wrapped) if wrapped is not None else None
