@@ -48,7 +48,8 @@ benchmark has it) in the next round, registered before any of its files was read
 measure that round's code as submitted; an eighth (``sealed8``, twelve more, about 377,000
 lines) registered after the seventh had been run once and fixed against, to measure the code as
 submitted at the end of that round; a ninth (``sealed9``, eleven more, about 311,600 lines) after
-the eighth had been run once and fixed against, to measure the code finally submitted that round.
+the eighth had been run once and fixed against, to measure the code finally submitted that round; a tenth (``sealed10``, fourteen more, about
+217,000 lines) at the start of the next round, registered before memlint was run on it.
 
 Triage: benchmarks/triage/fresh.md. Run by hand, not by CI.
 """
@@ -87,6 +88,8 @@ HALVES = HALVES + ("sealed7",)
 HALVES = HALVES + ("sealed8",)
 # A ninth, chosen after the eighth was run once and fixed against.
 HALVES = HALVES + ("sealed9",)
+# A tenth, chosen in the next round before any run, to measure that round's code as submitted.
+HALVES = HALVES + ("sealed10",)
 SPLIT_SEED = 22  # the issue's number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -396,6 +399,35 @@ REPOS: tuple[FreshRepo, ...] = (
           "speech recognition: model, decoding, transcription", "sealed9"),
     _repo("fairseq", "facebookresearch/fairseq", "3d262bb25690e4eb2e7d3c1309b1e9c406ca4b99",
           "sequence modelling toolkit: trainer, criterions, tasks, examples", "sealed9"),
+    # --- sealed10: chosen 2026-11-26 at the start of the next round, registered before memlint was run on it
+    _repo("stable-baselines3", "DLR-RM/stable-baselines3", "e05d2dbe6eda0acd0ef2e316e3e4065677add3eb",
+          "reinforcement-learning algorithms: rollout buffers, policies, PPO/SAC/DQN training", "sealed10"),
+    _repo("tianshou", "thu-ml/tianshou", "f2402056b03acafeedf2518a5088db55add004ab",
+          "reinforcement-learning library: collectors, trainers, policies", "sealed10"),
+    _repo("flair", "flairNLP/flair", "d4ea3777998ba67bfbe6b6b8359e024dcf673c3e",
+          "NLP framework: sequence taggers, embeddings, model trainer", "sealed10"),
+    _repo("open_clip", "mlfoundations/open_clip", "89fb801f1e6087880e951fc8354b8a2077b79c6d",
+          "CLIP training at scale: distributed contrastive training, zero-shot evaluation", "sealed10"),
+    _repo("fastMRI", "facebookresearch/fastMRI", "91f2df4711adbb6d643df1810f234e4abcf5881b",
+          "MRI reconstruction: Lightning modules, varnet/unet training", "sealed10"),
+    _repo("BLIP", "salesforce/BLIP", "056a169437371659074aa2732649d5de3bffb4a8",
+          "vision-language pretraining and fine-tuning scripts", "sealed10"),
+    _repo("vits", "jaywalnut310/vits", "2e561ba58618d021b5b8323d3765880f7e0ecfdb",
+          "text-to-speech GAN training", "sealed10"),
+    _repo("PyTorch-VAE", "AntixK/PyTorch-VAE", "a6896b944c918dd7030e7d795a8c13e5c6345ec7",
+          "variational autoencoders trained with Lightning", "sealed10"),
+    _repo("benchmarking-gnns", "graphdeeplearning/benchmarking-gnns", "b6c407712fa576e9699555e1e035d1e327ccae6c",
+          "graph neural network benchmark: per-dataset training loops", "sealed10"),
+    _repo("tacotron2", "NVIDIA/tacotron2", "185cd24e046cc1304b4f8e564734d2498c6e2e6f",
+          "text-to-speech training with distributed and fp16 paths", "sealed10"),
+    _repo("XLM", "facebookresearch/XLM", "cd281d32612d145c6742b4d3f048f80df8669c30",
+          "cross-lingual language model pretraining: trainer, evaluators", "sealed10"),
+    _repo("mbrl-lib", "facebookresearch/mbrl-lib", "3f93cccfc8d635f74e335a2f07aab6e9a48fc021",
+          "model-based reinforcement learning: model trainers, planners", "sealed10"),
+    _repo("Mask2Former", "facebookresearch/Mask2Former", "9b0651c6c1d5b3af2e6da0589b719c514ec0d69a",
+          "universal segmentation on detectron2: train_net, evaluators", "sealed10"),
+    _repo("Real-Time-Voice-Cloning", "CorentinJ/Real-Time-Voice-Cloning", "865eba8826bb6d76721a9d828a546724779c23ab",
+          "speaker encoder, synthesizer and vocoder training", "sealed10"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
