@@ -383,11 +383,47 @@ def test_callers_decide_a_function_only_called_under_no_grad_through_every_level
     """)
     checker = Checker("t.py", source, [])
     checker.run(cst.parse_module(source))
-    only_off, maybe_off = _callee_grad_modes(checker.facts.call_sites)
+    only_off, maybe_off = _callee_grad_modes(checker.facts)
+    only_off = {name for name, _ in only_off}
+    maybe_off = {name for name, _ in maybe_off}
     assert {"features", "stats", "score"} & only_off == {"features", "stats"}
     assert "helper" in maybe_off
     assert "features_with_grad" not in only_off | maybe_off  # enable_grad() inside: grad is on there
     assert "shared" not in only_off | maybe_off  # one call with grad on is enough
+
+
+def test_self_calls_in_an_unrelated_class_do_not_count_as_callers_of_a_method():
+    from memlint.static.engine import FileChecker as Checker, _callee_grad_modes
+
+    source = textwrap.dedent("""
+        import torch
+
+        class Head(torch.nn.Module):
+            def predict(self, x):
+                return self(x)
+
+        class Model:
+            def __call__(self, x):
+                return self.predict(x)   # Model.predict, not Head.predict
+
+            @torch.no_grad()
+            def predict(self, x):
+                return self.head.predict(x)
+
+        class SubHead(Head):
+            def run(self, x):
+                return self.predict(x)   # Head.predict, with grad on
+    """)
+    checker = Checker("t.py", source, [])
+    checker.run(cst.parse_module(source))
+    only_off, _ = _callee_grad_modes(checker.facts)
+    assert ("predict", "Head") not in only_off  # SubHead.run calls it with grad on
+
+    without_subclass = source[:source.index("class SubHead")]
+    checker = Checker("t.py", without_subclass, [])
+    checker.run(cst.parse_module(without_subclass))
+    only_off, _ = _callee_grad_modes(checker.facts)
+    assert ("predict", "Head") in only_off  # only Model.predict calls it, under no_grad
 
 
 def test_a_relatively_imported_function_named_like_a_model_is_not_a_module():

@@ -177,7 +177,9 @@ class FileChecker:
                     factory_grad_mode=scope.factory_grad_mode,
                 )
             summary.call_sites = {
-                name: tuple((site.mode, site.caller.name, site.inherited) for site in sites)
+                name: tuple((site.mode, site.caller.name, site.inherited,
+                             facts.class_lineage(site.self_class) if site.self_class is not None else ())
+                            for site in sites)
                 for name, sites in facts.call_sites.items()
             }
         finally:
@@ -189,15 +191,15 @@ class FileChecker:
         inside functions only called where grad may be off (``set_grad_enabled(flag)``), keep
         those of a function that runs a backward pass itself (grad is on there, at least
         sometimes)."""
-        only_off, maybe_off = _callee_grad_modes(self.facts.call_sites)
+        only_off, maybe_off = _callee_grad_modes(self.facts)
         kept = []
         for rule, report in self.reports:
             if rule in self._failed_rules:
                 continue
             if report.needs_grad:
-                if _inside_function_named(report.function, only_off):
+                if _inside_function_of(report.function, only_off):
                     continue
-                if _inside_function_named(report.function, maybe_off) and not getattr(report.function, "has_backward", False):
+                if _inside_function_of(report.function, maybe_off) and not getattr(report.function, "has_backward", False):
                     continue
                 if self._only_called_without_grad_in_project(report.function):
                     continue
@@ -212,8 +214,12 @@ class FileChecker:
         if project is None:
             return False
         here = project.file_of_path(self.path)
-        return any(scope is not self.facts.module_scope and not scope.has_backward
-                   and project.only_called_without_grad(scope.name, here, self.facts.call_sites)
+        facts = self.facts
+        return any(scope is not facts.module_scope and not scope.has_backward
+                   and project.only_called_without_grad(
+                       scope.name, here, facts.call_sites,
+                       owner=facts.class_lineage(owner) if (owner := F.method_owner(scope)) is not None else (),
+                       lineage=facts.class_lineage)
                    for scope in _enclosing_functions(function))
 
     def _run_deferred(self, scope: F.Scope) -> None:
@@ -740,8 +746,12 @@ class FileChecker:
         # Call sites, to know which functions are only called under no-grad.
         callee = method if method is not None else (func.value if isinstance(func, cst.Name) else None)
         if callee is not None:
+            self_class = None
+            if method is not None and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls") \
+                    and function.class_info is not None:
+                self_class = function.class_info.name
             facts.call_sites.setdefault(callee, []).append(
-                F.CallSite(facts.grad_mode, function, facts.grad_mode_inherited))
+                F.CallSite(facts.grad_mode, function, facts.grad_mode_inherited, self_class))
             function.callees.add(qualified or f"?.{callee}")
         self._value_facts_of_call(node, func, method)
         self._effects_of_call(node, qualified, method)
@@ -1373,34 +1383,46 @@ def _in_module_method(facts: Facts) -> bool:
     return function is not None and function.class_info is not None and function.class_info.is_module
 
 
-def _callee_grad_modes(call_sites: dict[str, list[F.CallSite]]) -> tuple[set[str], set[str]]:
-    """The functions (by name) only ever called with grad off, and those only called where grad
-    may be off (some ``set_grad_enabled(flag)``). A call that inherits its caller's mode counts
-    as the caller's calls do: ``fid_score`` under ``inference_mode`` calls ``load_stats``, which
-    calls ``features``: all three run without grad."""
-    only_off: set[str] = set()
-    maybe_off: set[str] = set()
+def _callee_grad_modes(facts: Facts) -> tuple[set[tuple[str, str | None]], set[tuple[str, str | None]]]:
+    """This module's functions (``(name, class)``, class None for a plain function) only ever
+    called with grad off, and those only called where grad may be off (some
+    ``set_grad_enabled(flag)``). A call that inherits its caller's mode counts as the caller's
+    calls do: ``fid_score`` under ``inference_mode`` calls ``load_stats``, which calls
+    ``features``: all three run without grad. Calls are matched by name, except that
+    ``self.predict()`` in one class cannot run ``predict`` of a class unrelated to it."""
+    call_sites = facts.call_sites
+    functions = {(scope.name, F.method_owner(scope)) for scope in facts.function_scopes.values()
+                 if scope.name in call_sites}
+    only_off: set[tuple[str, str | None]] = set()
+    maybe_off: set[tuple[str, str | None]] = set()
     changed = True
     while changed:
         changed = False
-        for name, sites in call_sites.items():
-            if not sites or name in only_off:
+        for key in functions:
+            if key in only_off:
                 continue
+            name, owner = key
             modes = set()
-            for site in sites:
+            for site in call_sites[name]:
+                if site.self_class is not None and (owner is None or not F.related_lineages(
+                        facts.class_lineage(owner), facts.class_lineage(site.self_class))):
+                    continue  # self.name() of another class: not this function
                 mode = site.mode
                 if mode is GradMode.ON and site.inherited and site.caller.name != "<module>":
-                    if site.caller.name in only_off:
+                    caller = (site.caller.name, F.method_owner(site.caller))
+                    if caller in only_off:
                         mode = GradMode.OFF
-                    elif site.caller.name in maybe_off:
+                    elif caller in maybe_off:
                         mode = GradMode.MAYBE_OFF
                 modes.add(mode)
+            if not modes:
+                continue
             if modes == {GradMode.OFF}:
-                only_off.add(name)
-                maybe_off.discard(name)
+                only_off.add(key)
+                maybe_off.discard(key)
                 changed = True
-            elif GradMode.ON not in modes and name not in maybe_off:
-                maybe_off.add(name)
+            elif GradMode.ON not in modes and key not in maybe_off:
+                maybe_off.add(key)
                 changed = True
     return only_off, maybe_off
 
@@ -1571,5 +1593,5 @@ def _enclosing_functions(function: object) -> Iterable[FunctionScope]:
         function = parent
 
 
-def _inside_function_named(function: object, names: set[str]) -> bool:
-    return any(scope.name in names for scope in _enclosing_functions(function))
+def _inside_function_of(function: object, keys: set[tuple[str, str | None]]) -> bool:
+    return any((scope.name, F.method_owner(scope)) in keys for scope in _enclosing_functions(function))

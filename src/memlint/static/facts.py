@@ -690,6 +690,21 @@ class CallSite:
     mode: GradMode
     caller: "FunctionScope"
     inherited: bool  # the caller's entry mode holds at the call (see Facts.grad_mode_inherited)
+    # ``self.name(...)`` / ``cls.name(...)``: the class of that ``self`` (only a method of a class
+    # related to it can be the callee); None for any other receiver.
+    self_class: str | None = None
+
+
+def method_owner(scope: "FunctionScope") -> str | None:
+    """The class ``scope`` is a method of (defined directly in its body), or None."""
+    return scope.class_info.name if scope.class_info is not None and isinstance(scope.parent, ClassScope) else None
+
+
+def related_lineages(callee: tuple[str, ...], caller: tuple[str, ...]) -> bool:
+    """Can ``self.m()`` in a class whose lineage (itself, then its ancestors) is ``caller`` run the
+    method ``m`` of a class whose lineage is ``callee``? Only when one class derives from the
+    other (or they are one class): ``self`` is an instance of the caller's class."""
+    return not callee or not caller or callee[0] in caller or caller[0] in callee
 
 
 @dataclass
@@ -1256,6 +1271,7 @@ class Facts:
         self.class_nodes: dict[str, cst.ClassDef] = {}
         self.class_methods: dict[str, dict[str, cst.FunctionDef]] = {}
         self.class_bases: dict[str, tuple[str, ...]] = {}
+        self._lineages: dict[str, tuple[str, ...]] = {}  # see class_lineage()
         self.deciding = False  # running a decision at a function's exit: resolve() may raise Pending
         self.module_done = False  # every function has been walked: every summary is known
         self._resolving: set["int | str"] = set()
@@ -2301,6 +2317,25 @@ class Facts:
         for other, bases in self.class_bases.items():
             if other != class_name and method in self.class_methods[other] and self._inherits(other, class_name):
                 found.append(self.class_methods[other][method])
+        return found
+
+    def class_lineage(self, class_name: str) -> tuple[str, ...]:
+        """A class of this module and its ancestors: qualified names through the project
+        (``pkg.mod.Head``, ``torch.nn.Module``...) when there is one, else names as written."""
+        found = self._lineages.get(class_name)
+        if found is None:
+            if self.project is not None and self.module_name:
+                qualified = f"{self.module_name}.{class_name}"
+                found = (qualified, *self.project.ancestors(qualified))
+            else:
+                queue, seen = [class_name], []
+                while queue:
+                    current = queue.pop(0)
+                    if current not in seen:
+                        seen.append(current)
+                        queue.extend(self.class_bases.get(current, ()))
+                found = tuple(seen)
+            self._lineages[class_name] = found
         return found
 
     def _inherits(self, class_name: str, ancestor: str) -> bool:

@@ -23,7 +23,9 @@ Evidence that the stored value is a tensor (names alone are never enough): it is
 ``torch`` function or a tensor method, or it is an argument that ``forward``/``backward`` use
 as a tensor (a tensor-only method such as ``.view()``/``.contiguous()``/``.t()`` on it, an
 annotation ``Tensor`` / ``Optional[Tensor]``, not ``Request[Tensor]``, ``save_for_backward``/``mark_dirty`` of it). Numbers, shapes, dtypes,
-flags, callables and modules on ``ctx`` are what ``ctx`` is for and are not flagged.
+flags, callables and modules on ``ctx`` are what ``ctx`` is for and are not flagged, and so is a
+tensor made from nothing the Function was given (``torch.get_rng_state()``, ``torch.zeros(3)``): its
+size does not grow with the inputs, and activation checkpointing keeps RNG states on ``ctx`` by design.
 """
 
 from __future__ import annotations
@@ -141,8 +143,15 @@ class TensorStoredOnCtx(Rule):
                 if method == "backward":
                     if isinstance(value, cst.Name) and value.value == "None":
                         record.released.add(attribute)
-                elif method in ("forward", "setup_context") and not _empty_placeholders(value):
+                elif method in ("forward", "setup_context") and not _empty_placeholders(value) \
+                        and not self._made_from_constants(value):
                     record.stores.append(_Stored(element, attribute, value, self.facts.function, ctx))
+
+    def _made_from_constants(self, value: cst.BaseExpression) -> bool:
+        """``torch.get_rng_state()``, ``torch.zeros(3)``: a ``torch`` call whose arguments are all
+        literals (or none), a tensor whose size depends on nothing forward was given."""
+        return (isinstance(value, cst.Call) and (self.facts.qualified_name(value.func) or "").startswith("torch.")
+                and all(_literal(arg.value) for arg in value.args))
 
     def visit_Del(self, node: cst.Del) -> None:
         context = self._context()
@@ -329,6 +338,28 @@ class InvertibleFunction(torch.autograd.Function):
         y = ctx.outputs.pop()
         x = ctx.fn.inverse(y)
         return None, grad_output * x
+""",
+        # the CPU RNG state kept to replay forward in backward (activation checkpointing): made from
+        # nothing the Function was given, a few KiB however large the inputs
+        """
+import torch
+class CheckpointFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, run_function, *args):
+        ctx.run_function = run_function
+        ctx.fwd_cpu_rng_state = torch.get_rng_state()
+        ctx.save_for_backward(*args)
+        with torch.no_grad():
+            return run_function(*args)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        inputs = [x.detach().requires_grad_(True) for x in ctx.saved_tensors]
+        torch.set_rng_state(ctx.fwd_cpu_rng_state)
+        with torch.enable_grad():
+            outputs = ctx.run_function(*inputs)
+        torch.autograd.backward(outputs, grads)
+        return (None,) + tuple(x.grad for x in inputs)
 """,
         # empty workspace placeholders handed to an extension: no element, no memory held
         """
@@ -566,3 +597,15 @@ def _empty_placeholders(value: cst.BaseExpression) -> bool:
         and (v.func.attr.value if isinstance(v.func, cst.Attribute) else v.func.value) in _EMPTY_MAKERS
         and len(v.args) == 1 and isinstance(v.args[0].value, cst.Integer) and v.args[0].value.value == "0"
         for v in values)
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in ("True", "False", "None")
+    if isinstance(node, cst.UnaryOperation):
+        return _literal(node.expression)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return all(_literal(element.value) for element in node.elements)
+    return False
