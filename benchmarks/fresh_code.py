@@ -48,8 +48,8 @@ benchmark has it) in the next round, registered before any of its files was read
 measure that round's code as submitted; an eighth (``sealed8``, twelve more, about 377,000
 lines) registered after the seventh had been run once and fixed against, to measure the code as
 submitted at the end of that round; a ninth (``sealed9``, eleven more, about 311,600 lines) after
-the eighth had been run once and fixed against, to measure the code finally submitted that round; a tenth (``sealed10``, fifteen more, about
-190,000 lines) at the start of the next round, registered before memlint was run on it.
+the eighth had been run once and fixed against, to measure the code finally submitted that round; a tenth (``sealed10``, sixteen more, about
+155,000 lines) at the start of the next round, registered before memlint was run on it.
 
 Triage: benchmarks/triage/fresh.md. Run by hand, not by CI.
 """
@@ -401,7 +401,14 @@ REPOS: tuple[FreshRepo, ...] = (
           "sequence modelling toolkit: trainer, criterions, tasks, examples", "sealed9"),
     # --- sealed10: chosen 2026-11-26 at the start of the next round, registered before memlint was run on it.
     # Swapped out before any run: stable-baselines3 and open_clip (the held-out benchmark installs
-    # both) and BLIP (LAVIS, a dev repository, carries its models); four unread ones in their place.
+    # both) and BLIP (LAVIS, a dev repository, carries its models); then flair and tianshou (of
+    # the kinds the issue's own measurement read); seven unread ones in their place.
+    _repo("SupContrast", "HobbitLong/SupContrast", "66a8fe53880d6a1084b2e4e0db0a019024d6d41a",
+          "supervised contrastive learning: pretraining and linear evaluation scripts", "sealed10"),
+    _repo("waveglow", "NVIDIA/waveglow", "8afb643df59265016af6bd255c7516309d675168",
+          "flow-based vocoder training, distributed and fp16", "sealed10"),
+    _repo("ReAgent", "facebookresearch/ReAgent", "15e3b6611a314124fe9ac24c27ca5e6c96a09425",
+          "applied reinforcement learning platform: trainers, evaluators, Lightning workflows", "sealed10"),
     _repo("SimCSE", "princeton-nlp/SimCSE", "49fa580a853752ede55b8c76d9debf748e214d3f",
           "contrastive sentence-embedding training on the HF Trainer", "sealed10"),
     _repo("SPADE", "NVlabs/SPADE", "fecacc920c1367a038995c45a39c15f6521ca64f",
@@ -410,10 +417,6 @@ REPOS: tuple[FreshRepo, ...] = (
           "8f27c9b97d2ca7c6e05333d5766d144bf7d8c31b", "scene parsing training and evaluation", "sealed10"),
     _repo("CodeBERT", "microsoft/CodeBERT", "c0de43d3aaf38e89290f1efb771f8de845e7a489",
           "code pretraining and fine-tuning scripts (CodeBERT, GraphCodeBERT, UniXcoder)", "sealed10"),
-    _repo("tianshou", "thu-ml/tianshou", "f2402056b03acafeedf2518a5088db55add004ab",
-          "reinforcement-learning library: collectors, trainers, policies", "sealed10"),
-    _repo("flair", "flairNLP/flair", "d4ea3777998ba67bfbe6b6b8359e024dcf673c3e",
-          "NLP framework: sequence taggers, embeddings, model trainer", "sealed10"),
     _repo("fastMRI", "facebookresearch/fastMRI", "91f2df4711adbb6d643df1810f234e4abcf5881b",
           "MRI reconstruction: Lightning modules, varnet/unet training", "sealed10"),
     _repo("vits", "jaywalnut310/vits", "2e561ba58618d021b5b8323d3765880f7e0ecfdb",

@@ -2,7 +2,7 @@
 
 Autograd then records the forward pass and keeps every activation it saved for a backward
 pass that never comes: evaluation uses several times the memory it needs, and a loop that
-also collects its outputs keeps every batch's graph until the list dies. Four kinds of
+also collects its outputs keeps every batch's graph until the list dies. Five kinds of
 evidence say a forward pass is inference, each read from the code's structure:
 
 - **eval mode**: the module was put in ``eval()`` in the same function, nothing computed
@@ -16,6 +16,9 @@ evidence say a forward pass is inference, each read from the code's structure:
   and no caller can train it);
 - **a cached prediction**: an object (not a module) caches the output in a ``cached_property``
   or on ``self`` in a method returning it, and nothing in its class backpropagates;
+- **a path that never backpropagates**: a train/eval loop whose backward pass is under a
+  branch on a parameter, called in view with a value that makes every such branch false
+  (``run_epoch(..., is_train=False)``) and grad on;
 - **a model that is not trained** (a distillation teacher, an EMA/target network, a reference
   policy) runs inside a training step: it is in no optimizer built next to it, its name says
   teacher/target/EMA/reference, or its output is only ever a loss's target.
@@ -27,18 +30,21 @@ collected over a loop or returned. Grad may be off where ``set_grad_enabled(flag
 
 from __future__ import annotations
 
+import builtins
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
 import libcst as cst
 
+from memlint.static.engine import is_optimizer_step
 from memlint.static.facts import (
-    FUNCTIONAL_LOSS_WORDS, GRAPH_ENDING_FUNCTIONS, GRAPH_ENDING_METHODS, FunctionScope, Graph, GradMode, Kind, Loop, dotted_name, expression_children,
+    AUTOGRAD_FUNCTIONS, FUNCTIONAL_LOSS_WORDS, GRAPH_ENDING_FUNCTIONS, GRAPH_ENDING_METHODS, FunctionScope, Graph, GradMode, Kind, Loop, dotted_name, expression_children,
     names_in, without_self_returning_calls,
 )
 from memlint.static.fixes import no_grad_fix
 from memlint.static.rule import Invalid, Rule
+from memlint.static.summaries import MODULE_CALL
 
 # Words of a model's name that say it is not the one being trained.
 _FROZEN_ROLE_WORDS = frozenset({"teacher", "target", "tgt", "ema", "momentum", "reference", "ref", "frozen"})
@@ -101,6 +107,14 @@ class _Optimizer:
     mentioned: frozenset[str]
 
 
+@dataclass(frozen=True)
+class _Condition:
+    """An ``if`` the walk is inside: its test, and whether in its ``else`` branch."""
+
+    test: cst.BaseExpression
+    negated: bool
+
+
 @dataclass
 class _FunctionRecord:
     calls: list[_ModuleCall] = field(default_factory=list)
@@ -114,6 +128,15 @@ class _FunctionRecord:
     escaped: set[str] = field(default_factory=set)
     # self.x = value with a graph: (attribute, names the value reads, calls inside it)
     cached: list[tuple[str, frozenset[str], frozenset[int]]] = field(default_factory=list)
+    # names passed to a function that is not torch's nor a builtin (it may backpropagate them)
+    handed_to_functions: set[str] = field(default_factory=set)
+    # the branch conditions of every backward pass or optimizer step here, and of every call of
+    # a function of this module that may run one (see _path_without_backward)
+    backward_paths: list[tuple["_Condition", ...]] = field(default_factory=list)
+    callee_paths: list[tuple[list[cst.FunctionDef], tuple["_Condition", ...]]] = field(default_factory=list)
+    # calls of functions of this module that run a module and return its output: (call, callees, bound, results, conditions)
+    helper_forwards: list[tuple[cst.Call, list[cst.FunctionDef], bool, frozenset[str], tuple["_Condition", ...]]] = \
+        field(default_factory=list)
 
 
 class GradEnabledInference(Rule):
@@ -124,6 +147,10 @@ class GradEnabledInference(Rule):
         self._records: dict[int, _FunctionRecord] = {}
         self._optimizers: list[_Optimizer] = []
         self._in_test_file = _is_test_file(checker.path)
+        self._ifs: dict[int, tuple[cst.If, FunctionScope]] = {}  # id() -> the if, the function it is in
+        # calls of this module's functions: id(def) -> (call, bound, grad off at the call, caller)
+        self._calls_of: dict[int, list[tuple[cst.Call, bool, bool, FunctionScope]]] = {}
+        self._call_conditions: dict[int, tuple[_Condition, ...]] = {}
 
     def _record(self) -> _FunctionRecord:
         function = self.facts.function
@@ -147,6 +174,7 @@ class GradEnabledInference(Rule):
             self._optimizers.append(_Optimizer(facts.function, frozenset(), False,
                                                frozenset(n for arg in node.args for n in names_in(arg.value))))
         self._hand_out(node, func, method, qualified)
+        self._note_paths(node, method, qualified)
         if facts.in_no_grad:
             return  # grad off, or maybe off (set_grad_enabled(flag)): no waste to claim
         if _is_loss_call(node, facts):
@@ -170,7 +198,115 @@ class GradEnabledInference(Rule):
             built_here=self._built_here(target),
         )
         self._record().calls.append(call)
+        self._call_conditions[id(node)] = self._conditions()
         self.at_module_exit(lambda: self._decide(call))
+
+    # ----- branches: a path that never backpropagates ----------------------------------------------
+    def visit_If(self, node: cst.If) -> None:
+        self._ifs[id(node)] = (node, self.facts.function)
+
+    def _conditions(self) -> tuple[_Condition, ...]:
+        function = self.facts.function
+        conditions = []
+        for key, branch in self.facts.branch_path:
+            found = self._ifs.get(key)
+            if found is not None and found[1] is function:
+                conditions.append(_Condition(found[0].test, branch == "else"))
+        return tuple(conditions)
+
+    def _note_paths(self, node: cst.Call, method: str | None, qualified: str | None) -> None:
+        """Where backward passes, optimizer steps and calls of this module's functions are, under
+        which branch conditions: see :meth:`_path_without_backward`."""
+        facts = self.facts
+        record = self._record()
+        if (method is not None and method.endswith("backward")) or qualified in AUTOGRAD_FUNCTIONS \
+                or (method == "step" and is_optimizer_step(node)):
+            record.backward_paths.append(self._conditions())
+            return
+        callees = facts.callees(node)
+        if callees is None:
+            return
+        definitions, bound = callees
+        for definition in definitions:
+            self._calls_of.setdefault(id(definition), []).append((node, bound, facts.in_no_grad, facts.function))
+        conditions = self._conditions()
+        record.callee_paths.append((definitions, conditions))
+        if not facts.in_no_grad and facts.function.name != "__init__":
+            record.helper_forwards.append(
+                (node, definitions, bound, frozenset(self._checker.assign_targets), conditions))
+            if len(record.helper_forwards) == 1:
+                function = facts.function
+                self.at_module_exit(lambda: self._decide_helper_forwards(function))
+
+    def _decide_helper_forwards(self, function: FunctionScope) -> None:
+        """``outs = forward_model(model, x)``, a helper of this module that runs a module and
+        returns its output, on a path where nothing backpropagates."""
+        facts = self.facts
+        record = self._records[id(function)]
+        # helpers whose output this function backpropagates somewhere (the training branch)
+        backpropagated = {id(definition) for node, definitions, _, results, _ in record.helper_forwards
+                          if id(node) in function.backward_nodes
+                          or function.is_backpropagated(results, through_attributes=True)
+                          for definition in definitions}
+        for node, definitions, bound, results, conditions in record.helper_forwards:
+            scopes = [facts.function_scopes.get(id(definition)) for definition in definitions]
+            if not scopes or any(scope is None or scope.has_backward or scope.has_optimizer_step for scope in scopes):
+                continue
+            if not all(id(definition) in backpropagated for definition in definitions):
+                returned = [facts.summaries.get(id(definition)) for definition in definitions]
+                if any(MODULE_CALL not in scope.effects for scope in scopes) or any(
+                        value is None or value.state is not Graph.CARRIES for value in returned):
+                    continue  # not known to return a model's output with its graph
+            name = dotted_name(node.func) or "the call"
+            path = self._path_without_backward(function, record, node, results, conditions)
+            if path is not None:
+                self.report(node, f"{_short(name)}() runs a model with grad on in {path}, where nothing "
+                                  "backpropagates it",
+                            help="run that path under torch.no_grad(), or the loop under "
+                                 "torch.set_grad_enabled(<the training flag>)",
+                            function=function)
+
+    def _path_without_backward(self, function: FunctionScope, record: _FunctionRecord, node: cst.Call,
+                               results: frozenset[str], conditions: tuple[_Condition, ...]) -> str | None:
+        """A call of ``function`` in this module, with grad on, whose arguments make every
+        branch that backpropagates or steps an optimizer in ``function`` false while the
+        forward call ``node`` (under ``conditions``) still runs: a train/eval loop shared by
+        both, called for evaluation (``run_epoch(model, loader, train=False)``). The call as
+        the message shows it (``run_epoch(train=False)``), or None. The forward's output must not leave the function
+        (returned, stored, handed to a function that may backpropagate it)."""
+        facts = self.facts
+        if not record.backward_paths or not isinstance(function.node, cst.FunctionDef):
+            return None
+        if any(not path for path in record.backward_paths):
+            return None  # a backward pass on every path
+        returned = facts.summaries.get(id(function.node))
+        returns_graph = returned is None or returned.state is not Graph.NONE  # float(loss_sum) / n: none
+        if function.derives_from(record.handed_to_functions | (record.returned if returns_graph else set()), results) \
+                or (returns_graph and id(node) in record.returned_calls):
+            return None
+        if any(scope.has_backward or scope.has_optimizer_step for scope in facts.function_scopes.values()
+               if scope.parent is function):
+            return None  # a closure that backpropagates (optimizer.step(closure))
+        for site, bound, no_grad, caller in self._calls_of.get(id(function.node), ()):
+            if no_grad or not facts.may_run_with_grad(caller):
+                continue
+            values = _literal_arguments(facts.argument_nodes(site, function.node, bound), function.node)
+            if not all(_holds(condition, values, function) is True for condition in conditions):
+                continue  # the forward may not run on this path
+            if not all(any(_holds(condition, values, function) is False for condition in path)
+                       for path in record.backward_paths):
+                continue
+            if any(not any(_holds(condition, values, function) is False for condition in path)
+                   and any((scope := facts.function_scopes.get(id(definition))) is None
+                           or scope.has_backward or scope.has_optimizer_step for definition in definitions)
+                   for definitions, path in record.callee_paths):
+                continue  # a helper that backpropagates runs on this path
+            passed = ", ".join(f"{name}={_literal_text(values[name])}" for name in sorted(values)
+                               if any(name in names_in(c.test) for path in record.backward_paths for c in path))
+            if not passed:
+                continue
+            return f"{_short(dotted_name(site.func) or function.name, 24)}({_short(passed, 30)})"
+        return None
 
     def visit_Arg(self, node: cst.Arg) -> None:
         self._note_escaped(node.value)
@@ -259,6 +395,8 @@ class GradEnabledInference(Rule):
         for arg in node.args:
             names |= names_in(arg.value)
         self._record().handed_out.update(names)
+        if qualified is None or not hasattr(builtins, qualified):
+            self._record().handed_to_functions.update(names)  # not float(loss_sum), print(acc)
 
     def _loss(self, node: cst.Call) -> None:
         positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
@@ -339,6 +477,17 @@ class GradEnabledInference(Rule):
     # ----- decisions, at the end of the module (optimizers and freezing complete) ---------------------
     def _decide(self, call: _ModuleCall) -> None:
         function = call.function
+        if not call.frozen and not any(change.target == call.target and change.mode == "frozen"
+                                       for change in function.mode_changes):
+            record = self._records[id(function)]
+            path = self._path_without_backward(function, record, call.node, call.results,
+                                               self._call_conditions.get(id(call.node), ()))
+            if path is not None:
+                self._report(call, (f"'{_short(call.target)}' runs with grad on in {path}, where nothing "
+                                    "backpropagates it",
+                                    "run that path under torch.no_grad(), or the loop under "
+                                    "torch.set_grad_enabled(<the training flag>)"), fixable=False)
+                return  # no fix: the same line runs the training path
         if call.frozen or call.mode in ("frozen", "train") or any(
                 change.target == call.target and change.mode == "frozen" for change in function.mode_changes):
             return
@@ -532,13 +681,14 @@ class GradEnabledInference(Rule):
         return False
 
     # ----- messages -----------------------------------------------------------------------------------
-    def _report(self, call: _ModuleCall, finding: tuple[str, str]) -> None:
+    def _report(self, call: _ModuleCall, finding: tuple[str, str], fixable: bool = True) -> None:
         if not call.input_carries and self._holds_no_parameters(call):
             return  # a normaliser of buffers on data without a graph records nothing
         if self._forward_turns_grad_off(call):
             return  # @torch.no_grad() on the class's forward: the call records nothing
         message, help = finding
-        self.report(call.node, message, help=help, fix=no_grad_fix(call.node, self.facts), function=call.function)
+        self.report(call.node, message, help=help, fix=no_grad_fix(call.node, self.facts) if fixable else None,
+                    function=call.function)
 
     def _built_from(self, call: _ModuleCall) -> str | None:
         """The name (as this module knows it) of the class the called object was built from."""
@@ -899,6 +1049,44 @@ def distill(student, teacher, loader, opt, crit):
         loss.backward()
         opt.step()
 """,
+        # a loop shared by training and evaluation: grad follows the flag, or the evaluating
+        # call turns it off, or no call in view says which path runs, or the output is returned
+        """
+import torch
+import torch.nn.functional as F
+def run_epoch(model, loader, optimizer, is_train=True):
+    with torch.set_grad_enabled(is_train):
+        for x, y in loader:
+            loss = F.cross_entropy(model(x), y)
+            if is_train:
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+
+def run_split(model, loader, optimizer, phase):
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        if phase == "train":
+            loss.backward()
+            optimizer.step()
+
+def step_all(model, loader, optimizer, train):
+    outputs = []
+    for x, y in loader:
+        out = model(x)
+        if train:
+            F.cross_entropy(out, y).backward()
+            optimizer.step()
+        outputs.append(out)
+    return outputs
+
+def main(model, train_loader, val_loader, optimizer):
+    run_epoch(model, val_loader, optimizer, is_train=False)
+    run_split(model, train_loader, optimizer, "train")
+    with torch.no_grad():
+        run_split(model, val_loader, optimizer, "val")
+    step_all(model, val_loader, optimizer, train=False)
+""",
         # mode chosen by a branch: unknown afterwards
         """
 import torch
@@ -1134,6 +1322,51 @@ def test(model, loader):
     ]
 
     INVALID = [
+        # a train/eval loop run for evaluation: the forward runs, the backward is switched off
+        Invalid("""
+import torch
+import torch.nn.functional as F
+def train_and_valid(model, optimizer, loader, is_train=True):
+    total = 0.0
+    for x, y in loader:
+        pred = model(x)
+        loss = F.mse_loss(pred, y)
+        if is_train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+
+def main(model, optimizer, train_loader, val_loader):
+    for epoch in range(10):
+        train_and_valid(model, optimizer, train_loader, is_train=True)
+        train_and_valid(model, optimizer, val_loader, is_train=False)
+""", line=7),
+        # the same through a helper of the file that runs the model, in the evaluation branch
+        Invalid("""
+import torch
+def forward_model(model, cost, inp, lab):
+    out = model(inp)
+    return {"loss": cost(out, lab), "err": (out.argmax(1) != lab).float().mean()}
+
+def run_nn(model, optimizer, batches, to_do):
+    cost = torch.nn.CrossEntropyLoss()
+    loss_sum = 0.0
+    for inp, lab in batches:
+        if to_do == "train":
+            outs = forward_model(model, cost, inp, lab)
+            optimizer.zero_grad()
+            outs["loss"].backward()
+            optimizer.step()
+        else:
+            outs = forward_model(model, cost, inp, lab)
+        loss_sum += outs["loss"].item()
+    return loss_sum / len(batches)
+
+def main(model, optimizer, dev):
+    print(run_nn(model, optimizer, dev, "valid"))
+""", line=17),
         # a module that holds a model passed in and runs its parts: it has parameters
         Invalid("""
 import torch.nn as nn
@@ -1464,3 +1697,102 @@ def _returned_closure(function: FunctionScope) -> bool:
     wherever the caller of the factory calls it, under whatever grad mode that caller chose."""
     parent = function.parent
     return isinstance(parent, FunctionScope) and function.name in parent.returned_names
+
+
+_UNKNOWN = object()
+
+
+def _literal(node: cst.BaseExpression | None) -> object:
+    """The value of a literal argument or default (a number, a string, True/False/None)."""
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    if isinstance(node, cst.Integer):
+        return int(node.value) if node.value.isdigit() else _UNKNOWN
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    return _UNKNOWN
+
+
+def _literal_arguments(passed: dict[str, cst.BaseExpression], function: cst.FunctionDef) -> dict[str, object]:
+    """The parameters of ``function`` that a call fills with a literal, its own or a default."""
+    values: dict[str, object] = {}
+    params = function.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        name = param.name.value
+        value = _literal(passed[name]) if name in passed else _literal(param.default) if param.default else _UNKNOWN
+        if value is not _UNKNOWN:
+            values[name] = value
+    return values
+
+
+def _literal_text(value: object) -> str:
+    return repr(value)
+
+
+def _holds(condition: _Condition, values: dict[str, object], function: FunctionScope) -> bool | None:
+    """Is a branch condition true for these parameter values? None when it cannot be told."""
+    result = _evaluate(condition.test, values, function, 0)
+    if result is _UNKNOWN:
+        return None
+    return (not result) if condition.negated else bool(result)
+
+
+def _evaluate(node: cst.BaseExpression, values: dict[str, object], function: FunctionScope, depth: int) -> object:
+    """A test made of parameters with literal values, literals, ``not``/``and``/``or`` and
+    comparisons (``phase == "train"``, ``mode in ("train", "finetune")``, ``x is None``), or a
+    local assigned once from such a test; _UNKNOWN otherwise."""
+    if depth > 4:
+        return _UNKNOWN
+    if isinstance(node, cst.Name):
+        if node.value in values:
+            binding = function.bindings.get(node.value)
+            if binding is None or isinstance(binding.node, cst.Param):
+                return values[node.value]
+            return _UNKNOWN  # reassigned in the function
+        literal = _literal(node)
+        if literal is not _UNKNOWN:
+            return literal
+        binding = function.bindings.get(node.value)
+        if binding is not None and isinstance(binding.node, cst.BaseExpression) and binding.node is not node \
+                and not isinstance(binding.node, cst.Param):
+            return _evaluate(binding.node, values, function, depth + 1)
+        return _UNKNOWN
+    if isinstance(node, (cst.SimpleString, cst.Integer)):
+        return _literal(node)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        inner = _evaluate(node.expression, values, function, depth + 1)
+        return _UNKNOWN if inner is _UNKNOWN else not inner
+    if isinstance(node, cst.BooleanOperation):
+        left = _evaluate(node.left, values, function, depth + 1)
+        right = _evaluate(node.right, values, function, depth + 1)
+        if isinstance(node.operator, cst.And):
+            if left is not _UNKNOWN and not left or right is not _UNKNOWN and not right:
+                return False
+        elif left is not _UNKNOWN and left or right is not _UNKNOWN and right:
+            return True
+        if left is _UNKNOWN or right is _UNKNOWN:
+            return _UNKNOWN
+        return (left and right) if isinstance(node.operator, cst.And) else (left or right)
+    if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+        target = node.comparisons[0]
+        left = _evaluate(node.left, values, function, depth + 1)
+        if left is _UNKNOWN:
+            return _UNKNOWN
+        operator = target.operator
+        if isinstance(operator, (cst.In, cst.NotIn)) and isinstance(target.comparator, (cst.Tuple, cst.List, cst.Set)):
+            options = [_literal(element.value) for element in target.comparator.elements]
+            if _UNKNOWN in options:
+                return _UNKNOWN
+            return (left in options) if isinstance(operator, cst.In) else (left not in options)
+        right = _evaluate(target.comparator, values, function, depth + 1)
+        if right is _UNKNOWN:
+            return _UNKNOWN
+        if isinstance(operator, cst.Equal):
+            return left == right
+        if isinstance(operator, cst.NotEqual):
+            return left != right
+        if isinstance(operator, cst.Is):
+            return left is right
+        if isinstance(operator, cst.IsNot):
+            return left is not right
+    return _UNKNOWN
