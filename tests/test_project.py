@@ -674,3 +674,56 @@ def test_a_script_imports_the_module_beside_it_when_other_folders_have_one_of_th
         paths = [str(tmp_path / folder / "train.py") for folder in order]
         found = check_paths(paths, config, use_cache=False, jobs=1).findings
         assert sorted(os.path.basename(os.path.dirname(f.path)) for f in found) == ["plain"], order
+
+
+HEAD_AND_MODEL = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "",
+    "pkg/head.py": """
+        import torch
+
+        class Head(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.linear = torch.nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.linear(x)
+
+            def predict(self, x):
+                self.eval()
+                return self(x).softmax(-1)
+    """,
+    "pkg/model.py": """
+        import torch
+        from pkg.head import Head
+
+        class Model:
+            def __init__(self):
+                self.head = Head()
+
+            def __call__(self, x):
+                return self.predict(x)
+
+            @torch.no_grad()
+            def predict(self, x):
+                return self.head.predict(x)
+    """,
+}
+
+
+def test_a_method_called_only_under_no_grad_from_another_module_despite_a_same_named_method(tmp_path):
+    """``Head.predict`` is called by ``Model.predict`` under ``@torch.no_grad()``; ``self.predict``
+    in ``Model.__call__`` (grad on) calls ``Model.predict``, not ``Head.predict``: ML201 quiet.
+    A subclass of ``Head`` calling ``self.predict`` with grad on does call it: reported."""
+    write(tmp_path, HEAD_AND_MODEL)
+    config = Config(select=["ML201"])
+    assert codes(check_paths([str(tmp_path)], config, use_cache=False, jobs=1)) == []
+    (tmp_path / "pkg/sub.py").write_text(textwrap.dedent("""
+        from pkg.head import Head
+
+        class TunedHead(Head):
+            def run(self, x):
+                return self.predict(x)
+    """).lstrip())
+    assert codes(check_paths([str(tmp_path)], config, use_cache=False, jobs=1)) == [("head.py", 13, "ML201")]
