@@ -527,6 +527,11 @@ class LoopCarriedGraph(Rule):
             # Fed back: a backward pass inside this loop goes through the carried value.
             fed_back = any(function.derives_from(names, _place(carry.name))
                            for names in self._backpropagated.get(id(loop), ()))
+            if fed_back and not loop.has_backward_pass and not loop.has_optimizer_step \
+                    and function.derives_from(function.returned_names, _place(carry.name)):
+                # An unrolled solve: a fixed loop of torch.autograd.grad updates whose result the
+                # function returns, for its caller's one backward pass through all of it.
+                continue
             kept_across_steps = carry.kind == "recurrent" or (carry.kind == "bank" and not carry.concatenation)
             # A stream fed through a recurrent model with grad on and no backward pass at all:
             # nothing ever frees the chain of graphs.
@@ -678,6 +683,23 @@ class LoopCarriedGraph(Rule):
         return message, f"compute the update {fix} or under torch.no_grad()"
 
     VALID = [
+        # an unrolled solve in forward: a few autograd.grad updates whose result is returned,
+        # for the caller's one backward pass through all of them (equilibrium aggregation)
+        """
+import torch
+class MomentumSolver(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lr = torch.nn.Parameter(torch.tensor(0.1))
+
+    def forward(self, x, y, energy, iterations: int = 5):
+        velocity = torch.zeros_like(y)
+        for _ in range(iterations):
+            grad = torch.autograd.grad(energy(x, y), y, create_graph=True)[0]
+            velocity = 0.9 * velocity - self.lr * grad
+            y = y + velocity
+        return y
+""",
         # the part of a helper's result the running value is unpacked into is detached there
         """
 import torch
