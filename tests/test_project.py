@@ -727,3 +727,45 @@ def test_a_method_called_only_under_no_grad_from_another_module_despite_a_same_n
                 return self.predict(x)
     """).lstrip())
     assert codes(check_paths([str(tmp_path)], config, use_cache=False, jobs=1)) == [("head.py", 13, "ML201")]
+
+
+SHARED_LOOP = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "",
+    "pkg/engine.py": """
+        import torch.nn.functional as F
+
+        def run_epoch(model, loader, optimizer, is_train=True):
+            total = 0.0
+            for x, y in loader:
+                loss = F.cross_entropy(model(x), y)
+                if is_train:
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                total += loss.item()
+            return total
+    """,
+    "pkg/train.py": """
+        import torch
+        from pkg import engine
+
+        def main(model, train_loader, val_loader, optimizer):
+            for epoch in range(10):
+                engine.run_epoch(model, train_loader, optimizer)
+                engine.run_epoch(model, val_loader, optimizer, is_train=False)
+    """,
+}
+
+
+def test_a_shared_train_eval_loop_called_for_evaluation_from_another_module(tmp_path):
+    """``run_epoch(..., is_train=False)`` in another module runs the loop's forward with grad on
+    and no backward pass (ML201 at the forward); under ``torch.no_grad()`` there, nothing."""
+    write(tmp_path, SHARED_LOOP)
+    config = Config(select=["ML201"])
+    assert codes(check_paths([str(tmp_path)], config, use_cache=False, jobs=1)) == [("engine.py", 6, "ML201")]
+    train = tmp_path / "pkg/train.py"
+    train.write_text(train.read_text().replace(
+        "        engine.run_epoch(model, val_loader, optimizer, is_train=False)",
+        "        with torch.no_grad():\n            engine.run_epoch(model, val_loader, optimizer, is_train=False)"))
+    assert codes(check_paths([str(tmp_path)], config, use_cache=False, jobs=1)) == []

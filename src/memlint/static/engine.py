@@ -182,6 +182,7 @@ class FileChecker:
                             for site in sites)
                 for name, sites in facts.call_sites.items()
             }
+            summary.literal_calls = {name: tuple(calls) for name, calls in facts.literal_calls.items()}
         finally:
             facts.exporting = False
         return summary
@@ -771,6 +772,10 @@ class FileChecker:
         elif qualified is not None and qualified.split(".", 1)[0] not in F.TORCH_PACKAGES \
                 and (dotted_name(func) or ".").split(".", 1)[0] in facts.imports.aliases:
             function.call_keys.add(qualified)  # maybe another module of the project: resolved when asked
+            if not facts.in_no_grad:
+                literals = F.literal_arguments(node)
+                if literals:
+                    facts.literal_calls.setdefault(qualified, []).append(literals)
             for loop in facts.loops_in_function():
                 self._loop_callees[id(loop)].append(qualified)
         if method == "numpy" and not node.args and function is not None:

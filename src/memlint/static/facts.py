@@ -1253,6 +1253,8 @@ class Facts:
         self.plain_names: set[str] = set()
         # function name -> its call sites in this module (see CallSite)
         self.call_sites: dict[str, list[CallSite]] = {}
+        # calls into other modules with grad on and literal arguments (see ModuleSummary.literal_calls)
+        self.literal_calls: dict[str, list[tuple[tuple["int | str", object], ...]]] = {}
         self.frozen_modules: set[str] = set()  # names with requires_grad_(False) anywhere
         # (class, attribute, reading function) -> does another method store a backpropagated value there
         self._stored_graphs: dict[tuple[int, str, int], bool] = {}
@@ -2949,3 +2951,29 @@ def backpropagated_expr(call: cst.Call, facts: "Facts | None" = None) -> cst.Bas
     if isinstance(call.func, cst.Attribute):
         return call.func.value
     return None
+
+
+NOT_A_LITERAL = object()
+
+
+def literal_value(node: "cst.BaseExpression | None") -> object:
+    """The value of a literal (a number, a string, True/False/None), or NOT_A_LITERAL."""
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    if isinstance(node, cst.Integer):
+        return int(node.value) if node.value.isdigit() else NOT_A_LITERAL
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    return NOT_A_LITERAL
+
+
+def literal_arguments(call: cst.Call) -> tuple[tuple["int | str", object], ...]:
+    """(position or keyword, value) of a call's literal arguments, up to its first starred one."""
+    found: list[tuple["int | str", object]] = []
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            break
+        value = literal_value(arg.value)
+        if value is not NOT_A_LITERAL:
+            found.append((arg.keyword.value if arg.keyword is not None else index, value))
+    return tuple(found)

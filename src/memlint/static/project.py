@@ -485,6 +485,26 @@ class Project:
             return False
         return True
 
+    def literal_calls_of(self, module_name: str, function: str, here: ModuleFile) -> list[dict["int | str", object]]:
+        """The calls other modules of the project make, with grad on, of the function ``function``
+        of module ``module_name``: the literal arguments of each (by position or keyword)."""
+        modules = self.modules_mentioning(function, called=True)
+        found: list[dict["int | str", object]] = []
+        for module in modules or ():
+            if module.path == here.path:
+                continue
+            summary = self.summary(module)
+            if summary is None:
+                continue
+            for qualified, calls in summary.literal_calls.items():
+                if qualified.rsplit(".", 1)[-1] != function:
+                    continue
+                definition = self.definition(qualified)
+                if definition is None or definition.module.name != module_name or definition.name != function:
+                    continue
+                found.extend(dict(call) for call in calls)
+        return found
+
     def pins_one_gpu(self, here: str) -> bool:
         """Does a function of another module of the project set ``CUDA_VISIBLE_DEVICES`` to one
         computed device per process (``setup_dist()`` doing ``os.environ["CUDA_VISIBLE_DEVICES"] =

@@ -69,3 +69,7 @@ class ModuleSummary:
     # entry mode, set by nothing in it, and for ``self.evaluate()`` the lineage of that ``self``'s
     # class: see facts.related_lineages). See Project.only_called_without_grad.
     call_sites: dict[str, tuple[tuple["GradMode", str, bool, tuple[str, ...]], ...]] = field(default_factory=dict)
+    # Calls into other modules of the project made with grad on and some literal arguments
+    # (``engine.run_epoch(model, loader, train=False)``): the callee's qualified name as this
+    # module imports it -> for each call, (position or keyword, value) of its literal arguments.
+    literal_calls: dict[str, tuple[tuple[tuple["int | str", object], ...], ...]] = field(default_factory=dict)

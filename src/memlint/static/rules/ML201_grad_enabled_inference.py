@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import builtins
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
@@ -39,8 +40,8 @@ import libcst as cst
 
 from memlint.static.engine import is_optimizer_step
 from memlint.static.facts import (
-    AUTOGRAD_FUNCTIONS, FUNCTIONAL_LOSS_WORDS, GRAPH_ENDING_FUNCTIONS, GRAPH_ENDING_METHODS, FunctionScope, Graph, GradMode, Kind, Loop, dotted_name, expression_children,
-    names_in, without_self_returning_calls,
+    NOT_A_LITERAL, AUTOGRAD_FUNCTIONS, FUNCTIONAL_LOSS_WORDS, GRAPH_ENDING_FUNCTIONS, GRAPH_ENDING_METHODS, FunctionScope, Graph, GradMode, Kind, Loop, dotted_name, expression_children,
+    literal_value, names_in, without_self_returning_calls,
 )
 from memlint.static.fixes import no_grad_fix
 from memlint.static.rule import Invalid, Rule
@@ -287,10 +288,7 @@ class GradEnabledInference(Rule):
         if any(scope.has_backward or scope.has_optimizer_step for scope in facts.function_scopes.values()
                if scope.parent is function):
             return None  # a closure that backpropagates (optimizer.step(closure))
-        for site, bound, no_grad, caller in self._calls_of.get(id(function.node), ()):
-            if no_grad or not facts.may_run_with_grad(caller):
-                continue
-            values = _literal_arguments(facts.argument_nodes(site, function.node, bound), function.node)
+        for shown, values in self._evaluating_calls(function):
             if not all(_holds(condition, values, function) is True for condition in conditions):
                 continue  # the forward may not run on this path
             if not all(any(_holds(condition, values, function) is False for condition in path)
@@ -305,8 +303,33 @@ class GradEnabledInference(Rule):
                                if any(name in names_in(c.test) for path in record.backward_paths for c in path))
             if not passed:
                 continue
-            return f"{_short(dotted_name(site.func) or function.name, 24)}({_short(passed, 30)})"
+            return f"{_short(shown, 24)}({_short(passed, 30)})"
         return None
+
+    def _evaluating_calls(self, function: FunctionScope) -> Iterator[tuple[str, dict[str, object]]]:
+        """The calls of ``function`` made with grad on, each as the message names it and the
+        literal values it gives the parameters (its own or the defaults): in this module, and,
+        for a top-level function, in the other modules of the project."""
+        facts = self.facts
+        node = function.node
+        for site, bound, no_grad, caller in self._calls_of.get(id(node), ()):
+            if not no_grad and facts.may_run_with_grad(caller):
+                yield dotted_name(site.func) or function.name, _literal_arguments(
+                    facts.argument_nodes(site, node, bound), node)
+        project = facts.project
+        if project is None or not facts.module_name or function.parent is not facts.module_scope:
+            return
+        here = project.file_of_path(self._checker.path)
+        if here is None:
+            return
+        positional = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
+        for call in project.literal_calls_of(facts.module_name, function.name, here):
+            passed = {}
+            for key, value in call.items():
+                name = positional[key] if isinstance(key, int) and key < len(positional) else key
+                if isinstance(name, str):
+                    passed[name] = value
+            yield function.name, _literal_arguments(passed, node, given_values=True)
 
     def visit_Arg(self, node: cst.Arg) -> None:
         self._note_escaped(node.value)
@@ -1699,27 +1722,21 @@ def _returned_closure(function: FunctionScope) -> bool:
     return isinstance(parent, FunctionScope) and function.name in parent.returned_names
 
 
-_UNKNOWN = object()
+_UNKNOWN = NOT_A_LITERAL
 
 
-def _literal(node: cst.BaseExpression | None) -> object:
-    """The value of a literal argument or default (a number, a string, True/False/None)."""
-    if isinstance(node, cst.SimpleString):
-        return node.evaluated_value
-    if isinstance(node, cst.Integer):
-        return int(node.value) if node.value.isdigit() else _UNKNOWN
-    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
-        return {"True": True, "False": False, "None": None}[node.value]
-    return _UNKNOWN
-
-
-def _literal_arguments(passed: dict[str, cst.BaseExpression], function: cst.FunctionDef) -> dict[str, object]:
-    """The parameters of ``function`` that a call fills with a literal, its own or a default."""
+def _literal_arguments(passed: dict[str, object], function: cst.FunctionDef,
+                       given_values: bool = False) -> dict[str, object]:
+    """The parameters of ``function`` that a call fills with a literal, its own or a default.
+    ``passed``: parameter -> the expression passed (or, ``given_values``, its literal value)."""
     values: dict[str, object] = {}
     params = function.params
     for param in (*params.posonly_params, *params.params, *params.kwonly_params):
         name = param.name.value
-        value = _literal(passed[name]) if name in passed else _literal(param.default) if param.default else _UNKNOWN
+        if name in passed:
+            value = passed[name] if given_values else literal_value(passed[name])
+        else:
+            value = literal_value(param.default) if param.default else _UNKNOWN
         if value is not _UNKNOWN:
             values[name] = value
     return values
@@ -1749,7 +1766,7 @@ def _evaluate(node: cst.BaseExpression, values: dict[str, object], function: Fun
             if binding is None or isinstance(binding.node, cst.Param):
                 return values[node.value]
             return _UNKNOWN  # reassigned in the function
-        literal = _literal(node)
+        literal = literal_value(node)
         if literal is not _UNKNOWN:
             return literal
         binding = function.bindings.get(node.value)
@@ -1758,7 +1775,7 @@ def _evaluate(node: cst.BaseExpression, values: dict[str, object], function: Fun
             return _evaluate(binding.node, values, function, depth + 1)
         return _UNKNOWN
     if isinstance(node, (cst.SimpleString, cst.Integer)):
-        return _literal(node)
+        return literal_value(node)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
         inner = _evaluate(node.expression, values, function, depth + 1)
         return _UNKNOWN if inner is _UNKNOWN else not inner
@@ -1780,7 +1797,7 @@ def _evaluate(node: cst.BaseExpression, values: dict[str, object], function: Fun
             return _UNKNOWN
         operator = target.operator
         if isinstance(operator, (cst.In, cst.NotIn)) and isinstance(target.comparator, (cst.Tuple, cst.List, cst.Set)):
-            options = [_literal(element.value) for element in target.comparator.elements]
+            options = [literal_value(element.value) for element in target.comparator.elements]
             if _UNKNOWN in options:
                 return _UNKNOWN
             return (left in options) if isinstance(operator, cst.In) else (left not in options)
