@@ -13,7 +13,8 @@ default GPU): at most a transient copy, which depends on the file, not on this l
 not flagged.
 
 Checked: ``torch.load`` however it is reached (``import torch as t``, ``from torch import
-load``, ``torch.serialization.load``). ``map_location`` counts as a keyword or as the second
+load``, ``torch.serialization.load``), and a loader of the same module that hands its parameter
+``map_location=None`` on to it (``load_checkpoint(path)`` leaving it out, or passing None). ``map_location`` counts as a keyword or as the second
 positional argument; a call with ``**kwargs`` / ``*args`` may pass it on and is not flagged.
 ``weights_only=True`` does not choose a device. Not checked: ``torch.jit.load`` (TorchScript
 archives; a different function), ``torch.hub.load`` (builds a model from a repository),
@@ -94,6 +95,9 @@ class LoadWithoutMapLocation(Rule):
         # Nothing in the file moves a tensor to an accelerator: what it saves itself is on the CPU.
         self._cpu_only_file = _MOVES_TO_ACCELERATOR.search(checker.source) is None
         self._code: str | None = None  # the source without comments, made when first needed
+        # id() of a def -> (map_location parameter, file parameter) when it wraps torch.load (see _load_wrapper)
+        self._wrappers: dict[int, tuple[str, str | None] | None] = {}
+        self._may_wrap = "map_location" in checker.source  # a wrapper names the parameter it passes on
 
     def visit_If(self, node: cst.If) -> None:
         self._ifs[id(node)] = node
@@ -114,22 +118,75 @@ class LoadWithoutMapLocation(Rule):
                     self._saved_to.setdefault(id(facts.function), set()).add(name)
                 self._saved_paths.add(_text(target))
             return
-        if qualified not in TORCH_LOAD:
-            return
         if any(arg.star for arg in node.args):
             return  # *args / **kwargs may carry map_location
+        if qualified not in TORCH_LOAD:
+            source = self._wrapped_load(node) if self._may_wrap else None
+            if source is not None:
+                self._note_load(node, source or None)
+            return
         positional = [arg.value for arg in node.args if arg.keyword is None]
         if _keyword(node, "map_location") is not None or len(positional) >= 2:
             mapped = positional[0] if positional else _keyword(node, "f")
             if mapped is not None:
                 self._mapped.setdefault(id(facts.function), set()).add(_text(mapped))
             return
+        self._note_load(node, positional[0] if positional else _keyword(node, "f"))
+
+    def _wrapped_load(self, node: cst.Call) -> "cst.BaseExpression | str | None":
+        """``load_checkpoint(path)`` where ``load_checkpoint`` of this module hands its
+        parameter ``map_location=None`` on to ``torch.load``: a load without map_location when
+        the call leaves it out (or passes None). The file argument of the call ("" when not
+        seen), or None when the call is no such load."""
+        callees = self.facts.callees(node)
+        if callees is None or len(callees[0]) != 1:
+            return None
+        definition, bound = callees[0][0], callees[1]
+        wrapper = self._wrappers.get(id(definition), False)
+        if wrapper is False:
+            wrapper = self._wrappers[id(definition)] = self._load_wrapper(definition)
+        if wrapper is None:
+            return None
+        location, file = wrapper
+        passed = self.facts.argument_nodes(node, definition, bound)
+        given = passed.get(location)
+        if given is not None and not (isinstance(given, cst.Name) and given.value == "None"):
+            return None
+        return passed.get(file, "") if file is not None else ""
+
+    def _load_wrapper(self, definition: cst.FunctionDef) -> tuple[str, str | None] | None:
+        """(the parameter passed as ``map_location``, the one passed as the file) when the
+        function calls ``torch.load(f, map_location=p)`` with a parameter ``p`` that defaults
+        to None."""
+        params = {param.name.value: param for param in (*definition.params.posonly_params, *definition.params.params,
+                                                        *definition.params.kwonly_params)}
+        stack: list[cst.CSTNode] = [definition.body]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue  # a nested definition runs when called, not here
+            if isinstance(current, cst.Call) and self.facts.qualified_name(current.func) in TORCH_LOAD:
+                positional = [arg.value for arg in current.args if arg.keyword is None and not arg.star]
+                location = _keyword(current, "map_location") or (positional[1] if len(positional) > 1 else None)
+                file = positional[0] if positional else _keyword(current, "f")
+                if isinstance(location, cst.Name) and location.value in params:
+                    default = params[location.value].default
+                    if isinstance(default, cst.Name) and default.value == "None":
+                        return location.value, file.value if isinstance(file, cst.Name) and file.value in params \
+                            else None
+                return None
+            stack.extend(current.children)
+        return None
+
+    def _note_load(self, node: cst.Call, source: cst.BaseExpression | None) -> None:
+        """A load without map_location (``torch.load(path)``, or a loader of this module that
+        leaves it None), decided when its function and the module have been walked."""
+        facts = self.facts
         function = facts.function
         if self._test_file or function.name.startswith("test"):
             return  # tests reload what they saved and compare it where it was
         if self._xla_file or "xla" in (function.class_info.name.lower() if function.class_info else ""):
             return  # XLA code saves through xm.save, which moves every tensor to the CPU first
-        source = positional[0] if positional else _keyword(node, "f")
         targets = self._checker.assign_targets
         words = " ".join([_text(source) if source is not None else ""] + sorted(targets)).lower()
         described = " ".join([self._describe(source) if source is not None else ""] + sorted(targets)).lower()
@@ -236,7 +293,9 @@ class LoadWithoutMapLocation(Rule):
             return
         if self._pins_one_gpu():
             return  # CUDA_VISIBLE_DEVICES leaves each process one GPU: cuda:0 is the rank's own
-        self.report(load.node, "torch.load() without map_location: every rank loads the checkpoint onto cuda:0",
+        called = "torch.load" if self.facts.qualified_name(load.node.func) in TORCH_LOAD else (
+            dotted_name(load.node.func) or "the loader")
+        self.report(load.node, f"{called}() without map_location: every rank loads the checkpoint onto cuda:0",
                     help="pass map_location='cpu' (then move what you need), or map_location=f'cuda:{local_rank}'",
                     needs_grad=False,
                     fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
@@ -396,6 +455,20 @@ def setup(config_path, loader):
 
     # Each in a program that runs one process per GPU (torch.distributed, DDP, LOCAL_RANK).
     INVALID = [
+        # a loader of the module that hands its map_location=None on to torch.load, called
+        # without it in every rank
+        Invalid("""
+import torch
+import torch.distributed as dist
+
+def load_checkpoint(filename, map_location=None):
+    return torch.load(filename, map_location=map_location)
+
+def main(model, rank, path):
+    dist.init_process_group("nccl")
+    model.load_state_dict(load_checkpoint(path))
+    model.load_state_dict(load_checkpoint(path, map_location="cpu"))
+""", line=10),
         # an accelerate program: `accelerate launch` runs it once per GPU, and every process loads
         Invalid("""
 import torch
