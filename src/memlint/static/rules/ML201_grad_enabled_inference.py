@@ -272,9 +272,10 @@ class GradEnabledInference(Rule):
         """A call of ``function`` in this module, with grad on, whose arguments make every
         branch that backpropagates or steps an optimizer in ``function`` false while the
         forward call ``node`` (under ``conditions``) still runs: a train/eval loop shared by
-        both, called for evaluation (``run_epoch(model, loader, train=False)``). The call as
-        the message shows it (``run_epoch(train=False)``), or None. The forward's output must not leave the function
-        (returned, stored, handed to a function that may backpropagate it)."""
+        both, called for evaluation (``run_epoch(model, loader, train=False)``). The forward's
+        output must not leave the function (returned with a graph, handed to a function that
+        may backpropagate it). The call as the message shows it (``run_epoch(train=False)``),
+        or None."""
         facts = self.facts
         if not record.backward_paths or not isinstance(function.node, cst.FunctionDef):
             return None
@@ -299,7 +300,7 @@ class GradEnabledInference(Rule):
                            or scope.has_backward or scope.has_optimizer_step for definition in definitions)
                    for definitions, path in record.callee_paths):
                 continue  # a helper that backpropagates runs on this path
-            passed = ", ".join(f"{name}={_literal_text(values[name])}" for name in sorted(values)
+            passed = ", ".join(f"{name}={values[name]!r}" for name in sorted(values)
                                if any(name in names_in(c.test) for path in record.backward_paths for c in path))
             if not passed:
                 continue
@@ -1740,10 +1741,6 @@ def _literal_arguments(passed: dict[str, object], function: cst.FunctionDef,
         if value is not _UNKNOWN:
             values[name] = value
     return values
-
-
-def _literal_text(value: object) -> str:
-    return repr(value)
 
 
 def _holds(condition: _Condition, values: dict[str, object], function: FunctionScope) -> bool | None:
