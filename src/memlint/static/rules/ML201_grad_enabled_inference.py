@@ -244,6 +244,8 @@ class GradEnabledInference(Rule):
         returns its output, on a path where nothing backpropagates."""
         facts = self.facts
         record = self._records[id(function)]
+        if not record.backward_paths or not all(record.backward_paths):
+            return  # no backward pass, or one on every path
         # helpers whose output this function backpropagates somewhere (the training branch)
         backpropagated = {id(definition) for node, definitions, _, results, _ in record.helper_forwards
                           if id(node) in function.backward_nodes
@@ -277,10 +279,8 @@ class GradEnabledInference(Rule):
         may backpropagate it). The call as the message shows it (``run_epoch(train=False)``),
         or None."""
         facts = self.facts
-        if not record.backward_paths or not isinstance(function.node, cst.FunctionDef):
-            return None
-        if any(not path for path in record.backward_paths):
-            return None  # a backward pass on every path
+        if not record.backward_paths or not all(record.backward_paths) or not isinstance(function.node, cst.FunctionDef):
+            return None  # no backward pass, or one on every path
         returned = facts.summaries.get(id(function.node))
         returns_graph = returned is None or returned.state is not Graph.NONE  # float(loss_sum) / n: none
         if function.derives_from(record.handed_to_functions | (record.returned if returns_graph else set()), results) \
