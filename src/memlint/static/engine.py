@@ -178,7 +178,7 @@ class FileChecker:
                 )
             summary.call_sites = {
                 name: tuple((site.mode, site.caller.name, site.inherited,
-                             facts.class_lineage(site.self_class) if site.self_class is not None else ())
+                             f"{facts.module_name}.{site.self_class}" if site.self_class and facts.module_name else "")
                             for site in sites)
                 for name, sites in facts.call_sites.items()
             }
@@ -219,8 +219,10 @@ class FileChecker:
         return any(scope is not facts.module_scope and not scope.has_backward
                    and project.only_called_without_grad(
                        scope.name, here, facts.call_sites,
-                       owner=facts.class_lineage(owner) if (owner := F.method_owner(scope)) is not None else (),
-                       lineage=facts.class_lineage)
+                       owner=f"{facts.module_name}.{owner}" if (owner := F.method_owner(scope)) and facts.module_name
+                       else "",
+                       local_related=(lambda self_class, owner=F.method_owner(scope): owner is None or F.related_classes(
+                           owner, self_class, facts.local_ancestors)))
                    for scope in _enclosing_functions(function))
 
     def _run_deferred(self, scope: F.Scope) -> None:
@@ -1409,8 +1411,8 @@ def _callee_grad_modes(facts: Facts) -> tuple[set[tuple[str, str | None]], set[t
             name, owner = key
             modes = set()
             for site in call_sites[name]:
-                if site.self_class is not None and (owner is None or not F.related_lineages(
-                        facts.class_lineage(owner), facts.class_lineage(site.self_class))):
+                if site.self_class is not None and (owner is None or not F.related_classes(
+                        owner, site.self_class, facts.local_ancestors)):
                     continue  # self.name() of another class: not this function
                 mode = site.mode
                 if mode is GradMode.ON and site.inherited and site.caller.name != "<module>":

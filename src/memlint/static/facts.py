@@ -700,11 +700,11 @@ def method_owner(scope: "FunctionScope") -> str | None:
     return scope.class_info.name if scope.class_info is not None and isinstance(scope.parent, ClassScope) else None
 
 
-def related_lineages(callee: tuple[str, ...], caller: tuple[str, ...]) -> bool:
-    """Can ``self.m()`` in a class whose lineage (itself, then its ancestors) is ``caller`` run the
-    method ``m`` of a class whose lineage is ``callee``? Only when one class derives from the
-    other (or they are one class): ``self`` is an instance of the caller's class."""
-    return not callee or not caller or callee[0] in caller or caller[0] in callee
+def related_classes(callee: str, caller: str, ancestors: "Callable[[str], Iterable[str]]") -> bool:
+    """Can ``self.m()`` in class ``caller`` run the method ``m`` of class ``callee``? Only when one
+    derives from the other (or they are one class): ``self`` is an instance of the caller's
+    class. ``ancestors`` lists a class's ancestors (names as the two are given)."""
+    return callee == caller or callee in ancestors(caller) or caller in ancestors(callee)
 
 
 @dataclass
@@ -1273,7 +1273,6 @@ class Facts:
         self.class_nodes: dict[str, cst.ClassDef] = {}
         self.class_methods: dict[str, dict[str, cst.FunctionDef]] = {}
         self.class_bases: dict[str, tuple[str, ...]] = {}
-        self._lineages: dict[str, tuple[str, ...]] = {}  # see class_lineage()
         self.deciding = False  # running a decision at a function's exit: resolve() may raise Pending
         self.module_done = False  # every function has been walked: every summary is known
         self._resolving: set["int | str"] = set()
@@ -2321,24 +2320,15 @@ class Facts:
                 found.append(self.class_methods[other][method])
         return found
 
-    def class_lineage(self, class_name: str) -> tuple[str, ...]:
-        """A class of this module and its ancestors: qualified names through the project
-        (``pkg.mod.Head``, ``torch.nn.Module``...) when there is one, else names as written."""
-        found = self._lineages.get(class_name)
-        if found is None:
-            if self.project is not None and self.module_name:
-                qualified = f"{self.module_name}.{class_name}"
-                found = (qualified, *self.project.ancestors(qualified))
-            else:
-                queue, seen = [class_name], []
-                while queue:
-                    current = queue.pop(0)
-                    if current not in seen:
-                        seen.append(current)
-                        queue.extend(self.class_bases.get(current, ()))
-                found = tuple(seen)
-            self._lineages[class_name] = found
-        return found
+    def local_ancestors(self, class_name: str) -> list[str]:
+        """The bases of a class of this module, through the module's own classes (names as written)."""
+        queue, seen = list(self.class_bases.get(class_name, ())), []
+        while queue:
+            current = queue.pop(0)
+            if current not in seen:
+                seen.append(current)
+                queue.extend(self.class_bases.get(current, ()))
+        return seen
 
     def _inherits(self, class_name: str, ancestor: str) -> bool:
         queue, seen = list(self.class_bases.get(class_name, ())), set()

@@ -34,7 +34,7 @@ from typing import Callable, Iterator
 
 from memlint.static.discovery import skip_folder_name
 from memlint.static.engine import FileChecker
-from memlint.static.facts import related_lineages
+from memlint.static.facts import related_classes
 from memlint.static.frameworks import PLAIN, ClassKinds, external_kinds
 from memlint.static.outline import ClassOutline, FunctionOutline, ModuleOutline, outline_of
 from memlint.static.cache import code_fingerprint, summary_folder
@@ -444,25 +444,24 @@ class Project:
         return known[1]
 
     def only_called_without_grad(self, name: str, here: ModuleFile, local_sites: dict[str, list],
-                                 _seen: frozenset[str] = frozenset(), owner: tuple[str, ...] = (),
-                                 lineage: Callable[[str], tuple[str, ...]] | None = None) -> bool:
+                                 _seen: frozenset[str] = frozenset(), owner: str = "",
+                                 local_related: Callable[[str], bool] | None = None) -> bool:
         """Is every call of a function named ``name`` in the project made with grad off: under
         ``no_grad`` / ``inference_mode`` (a decorator, a ``with``, a ``@contextmanager`` that
         yields under one), or from a function that is itself only called so? ``local_sites``
-        are the calls of the module being checked (``here``: its summary is being made), whose
-        ``self`` classes ``lineage`` reads. ``owner``: the lineage of the class the function is
-        a method of (``self.name()`` in an unrelated class does not call it); () when unknown.
-        False when the project makes no such call (it is called from outside: unknown)."""
+        are the calls of the module being checked (``here``: its summary is being made).
+        ``owner``: the qualified name of the class the function is a method of ("" for none):
+        ``self.name()`` in a class unrelated to it does not call it (``local_related`` says so
+        for the classes of ``here``). False when the project makes no such call (it is called
+        from outside: unknown)."""
         if name in _seen:
             return True  # a cycle adds no call with grad on
         if len(_seen) > 8:
             return False
         seen = _seen | {name}
-        sites = [(site.mode, site.caller.name, site.inherited,
-                  lineage(site.self_class) if site.self_class is not None and lineage is not None else ())
-                 for site in local_sites.get(name, ())]
-        sites = [site for site in sites if related_lineages(owner, site[3])]
-        if any(mode.value == "on" and not inherited for mode, _, inherited, _ in sites):
+        sites = [(site.mode, site.caller.name, site.inherited) for site in local_sites.get(name, ())
+                 if site.self_class is None or local_related is None or local_related(site.self_class)]
+        if any(mode.value == "on" and not inherited for mode, _, inherited in sites):
             return False  # called here with grad on, explicitly: no need to read further
         modules = self.modules_mentioning(name, called=True)
         if modules is None:
@@ -473,17 +472,22 @@ class Project:
             summary = self.summary(module)
             if summary is None:
                 return False
-            sites.extend(site for site in summary.call_sites.get(name, ()) if related_lineages(owner, site[3]))
+            sites.extend((mode, caller, inherited) for mode, caller, inherited, self_class
+                         in summary.call_sites.get(name, ())
+                         if not (owner and self_class) or related_classes(owner, self_class, self._ancestor_list))
         if not sites:
             return False
-        for mode, caller, inherited, _ in sites:
+        for mode, caller, inherited in sites:
             if mode.value == "off":
                 continue
             if mode.value == "on" and inherited and caller != MODULE_CODE and self.only_called_without_grad(
-                    caller, here, local_sites, seen, lineage=lineage):
+                    caller, here, local_sites, seen):
                 continue
             return False
         return True
+
+    def _ancestor_list(self, qualified: str) -> list[str]:
+        return list(self.ancestors(qualified))
 
     def literal_calls_of(self, module_name: str, function: str, here: ModuleFile) -> list[dict["int | str", object]]:
         """The calls other modules of the project make, with grad on, of the function ``function``
