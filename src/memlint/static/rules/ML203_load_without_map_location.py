@@ -14,7 +14,8 @@ not flagged.
 
 Checked: ``torch.load`` however it is reached (``import torch as t``, ``from torch import
 load``, ``torch.serialization.load``), and a loader of the same module that hands its parameter
-``map_location=None`` on to it (``load_checkpoint(path)`` leaving it out, or passing None). ``map_location`` counts as a keyword or as the second
+``map_location=None`` on to it (``load_checkpoint(path)`` leaving it out, or passing None), when
+what it returns restores a model or an optimizer. ``map_location`` counts as a keyword or as the second
 positional argument; a call with ``**kwargs`` / ``*args`` may pass it on and is not flagged.
 ``weights_only=True`` does not choose a device. Not checked: ``torch.jit.load`` (TorchScript
 archives; a different function), ``torch.hub.load`` (builds a model from a repository),
@@ -123,7 +124,7 @@ class LoadWithoutMapLocation(Rule):
         if qualified not in TORCH_LOAD:
             source = self._wrapped_load(node) if self._may_wrap else None
             if source is not None:
-                self._note_load(node, source or None)
+                self._note_load(node, source or None, wrapped=True)
             return
         positional = [arg.value for arg in node.args if arg.keyword is None]
         if _keyword(node, "map_location") is not None or len(positional) >= 2:
@@ -178,9 +179,11 @@ class LoadWithoutMapLocation(Rule):
             stack.extend(current.children)
         return None
 
-    def _note_load(self, node: cst.Call, source: cst.BaseExpression | None) -> None:
-        """A load without map_location (``torch.load(path)``, or a loader of this module that
-        leaves it None), decided when its function and the module have been walked."""
+    def _note_load(self, node: cst.Call, source: cst.BaseExpression | None, wrapped: bool = False) -> None:
+        """A load without map_location (``torch.load(path)``, or, ``wrapped``, a loader of this
+        module that leaves it None), decided when its function and the module have been walked.
+        A loader's call counts only when what it returns restores a model or an optimizer: what
+        else it may load (trainer state, RNG state) its arguments do not say."""
         facts = self.facts
         function = facts.function
         if self._test_file or function.name.startswith("test"):
@@ -190,6 +193,8 @@ class LoadWithoutMapLocation(Rule):
         targets = self._checker.assign_targets
         words = " ".join([_text(source) if source is not None else ""] + sorted(targets)).lower()
         described = " ".join([self._describe(source) if source is not None else ""] + sorted(targets)).lower()
+        if wrapped:
+            described += " " + " ".join(_text(arg.value) for arg in node.args).lower()
         if any(word in described for word in _PER_RANK_WORDS):
             return  # a per-rank file, loaded by the rank that saved it: same device
         load = _Load(node, root_name(source) if source is not None else None, words, described,
@@ -204,6 +209,8 @@ class LoadWithoutMapLocation(Rule):
             if source is not None and _text(source) in self._mapped.get(id(function), ()):
                 return  # another branch maps the same file: this one keeps the devices on purpose
             if not load.restores_state:
+                if wrapped:
+                    return
                 if any(word in load.described for word in _NOT_CHECKPOINT_WORDS):
                     return  # scheduler/RNG/sampler state, metadata, vocabularies: no device tensors
                 if not any(word in load.words for word in _CHECKPOINT_WORDS):
@@ -347,11 +354,20 @@ def restore(model, optimizer, path, device):
     state = torch.load(path + ".ema", device)
     return state
 """,
-        # a loader that receives map_location and passes it on
+        # a loader that receives map_location and passes it on; called without it in every
+        # rank for what restores no model or optimizer (trainer state, its own rank's file)
         """
 import torch
+import torch.distributed as dist
 def load_checkpoint(path, map_location=None, **kwargs):
     return torch.load(path, map_location=map_location, **kwargs)
+
+def restore_trainer(model, path, rank):
+    dist.init_process_group("nccl")
+    trainer_state = load_checkpoint(path + "/train.pt")
+    local_state = load_checkpoint(f"{path}/rank{rank}.pt")
+    model.load_state_dict(load_checkpoint(f"{path}/model_rank{rank}.pt"))
+    return trainer_state, local_state
 
 def load_any(path, *args, **kwargs):
     return torch.load(path, *args, **kwargs)
