@@ -769,3 +769,40 @@ def test_a_shared_train_eval_loop_called_for_evaluation_from_another_module(tmp_
         "        engine.run_epoch(model, val_loader, optimizer, is_train=False)",
         "        with torch.no_grad():\n            engine.run_epoch(model, val_loader, optimizer, is_train=False)"))
     assert codes(check_paths([str(tmp_path)], config, use_cache=False, jobs=1)) == []
+
+
+EMBEDDER = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "",
+    "pkg/embed.py": """
+        import torch
+
+        def embed_all(encoder: torch.nn.Module, images):
+            feats = []
+            for image in images:
+                feats.append(encoder(image))
+            return torch.cat(feats)
+
+        def main(encoder, images):
+            torch.save(embed_all(encoder, images), "feats.pt")
+    """,
+}
+
+
+def test_outputs_returned_to_a_module_that_trains_on_them_are_not_inference(tmp_path):
+    """``embed_all`` returns every output with its graph; called only by this file's ``main``
+    (which trains nothing), they are kept for nothing (ML201). Once another module of the project
+    calls it, that module may train on what it returns: quiet."""
+    write(tmp_path, EMBEDDER)
+    config = Config(select=["ML201"])
+    assert codes(check_paths([str(tmp_path)], config, use_cache=False, jobs=1)) == [("embed.py", 6, "ML201")]
+    (tmp_path / "pkg/probe.py").write_text(textwrap.dedent("""
+        import torch
+        from pkg.embed import embed_all
+
+        def fit(encoder, head, images, labels, optimizer):
+            loss = torch.nn.functional.cross_entropy(head(embed_all(encoder, images)), labels)
+            loss.backward()
+            optimizer.step()
+    """).lstrip())
+    assert codes(check_paths([str(tmp_path)], config, use_cache=False, jobs=1)) == []

@@ -509,6 +509,28 @@ class Project:
                 found.extend(dict(call) for call in calls)
         return found
 
+    def called_from_elsewhere(self, module_name: str, function: str, here: ModuleFile) -> bool | None:
+        """Does another module of the project call the function ``function`` of module
+        ``module_name`` (a call its summary records, through imports and re-exports)? None when
+        that cannot be read (the project is too large, a summary is missing)."""
+        modules = self.modules_mentioning(function, called=True)
+        if modules is None:
+            return None
+        for module in modules:
+            if module.path == here.path:
+                continue
+            summary = self.summary(module)
+            if summary is None:
+                return None
+            for other in summary.functions.values():
+                for key in other.calls:
+                    if ":" in key or key.rsplit(".", 1)[-1] != function:
+                        continue  # its own functions ("mod:f"), or another name
+                    definition = self.definition(key)
+                    if definition is None or (definition.module.name == module_name and definition.name == function):
+                        return True  # ours, or one that cannot be told apart from ours
+        return False
+
     def pins_one_gpu(self, here: str) -> bool:
         """Does a function of another module of the project set ``CUDA_VISIBLE_DEVICES`` to one
         computed device per process (``setup_dist()`` doing ``os.environ["CUDA_VISIBLE_DEVICES"] =

@@ -565,6 +565,10 @@ class GradEnabledInference(Rule):
         kept = self._kept_untrainable(call, record)
         if kept is not None:
             self._report(call, self._untrainable_message(call, kept))
+            return
+        kept = self._returned_to_inference(call, record)
+        if kept is not None:
+            self._report(call, self._loop_message(call, kept))
 
     def _module_method(self, function: FunctionScope) -> bool:
         """A method of an nn.Module that hands what it computes on to its caller (``encode``,
@@ -650,6 +654,38 @@ class GradEnabledInference(Rule):
                     site.caller.has_backward for site in self.facts.calls_into.get(id(function.node), ())):
                 continue  # handed back to a caller that backpropagates through it (training a head on it)
             return collection
+        return None
+
+    def _returned_to_inference(self, call: _ModuleCall, record: _FunctionRecord) -> _Collection | None:
+        """A loop that collects the module's outputs with their graphs and returns them, in a
+        file where nothing backpropagates (no backward pass, no optimizer step anywhere), to
+        callers that are all in view: this file's, with grad on, and no other module's. Nobody
+        can use the graphs (``outputs.append(model(x))``, then ``torch.save(torch.cat(outputs))``)."""
+        function = call.function
+        facts = self.facts
+        if call.input_carries or function.requires_grad_inputs or function.is_per_step_method \
+                or self._module_method(function) or not isinstance(function.node, cst.FunctionDef):
+            return None
+        if any(scope.has_backward or scope.has_optimizer_step
+               for scope in (facts.module_scope, *facts.function_scopes.values())):
+            return None  # something here trains: the returned outputs may be what it trains on
+        callers = self._calls_of.get(id(function.node), ())
+        if not any(not no_grad and facts.may_run_with_grad(caller) for _, _, no_grad, caller in callers):
+            return None  # not called here with grad on: its callers, unseen, choose the grad mode
+        project = facts.project
+        if project is not None and facts.module_name and project.called_from_elsewhere(
+                facts.module_name, function.name, project.file_of_path(self._checker.path)) is not False:
+            return None  # another module may call it and train on what it returns
+        loops = {id(loop.node) for loop in call.loops}
+        for collection in record.collections:
+            if id(collection.loop.node) not in loops or collection.loop.is_training_loop:
+                continue
+            if not (id(call.node) in collection.call_ids or function.derives_from(collection.names, call.results)):
+                continue
+            if "." in collection.container or function.derives_from(record.handed_out, {collection.container}):
+                continue  # kept on an object, or handed to a function that may backpropagate it
+            if function.derives_from(record.returned, {collection.container}):
+                return collection
         return None
 
     def _untrained_evidence(self, call: _ModuleCall, record: _FunctionRecord) -> str | None:
@@ -1111,6 +1147,32 @@ def main(model, train_loader, val_loader, optimizer):
         run_split(model, val_loader, optimizer, "val")
     step_all(model, val_loader, optimizer, train=False)
 """,
+        # outputs collected and returned: to callers unseen (not called in the file), called
+        # under no_grad, or in a file that trains on them
+        """
+import torch
+def embed_all(encoder: torch.nn.Module, images):
+    feats = []
+    for image in images:
+        feats.append(encoder(image))
+    return torch.cat(feats)
+
+def features(backbone: torch.nn.Module, images):
+    out = []
+    for image in images:
+        out.append(backbone(image))
+    return torch.stack(out)
+
+def train_head(backbone, head, images, labels, optimizer):
+    loss = torch.nn.functional.cross_entropy(head(features(backbone, images)), labels)
+    loss.backward()
+    optimizer.step()
+
+if __name__ == "__main__":
+    encoder = torch.hub.load("facebookresearch/dino:main", "dino_vits16")
+    with torch.no_grad():
+        torch.save(embed_all(encoder, torch.randn(100, 1, 3, 224, 224)), "feats.pt")
+""",
         # mode chosen by a branch: unknown afterwards
         """
 import torch
@@ -1346,6 +1408,20 @@ def test(model, loader):
     ]
 
     INVALID = [
+        # outputs collected with their graphs and returned to a caller in a file that trains
+        # nothing: nobody will backpropagate them
+        Invalid("""
+import torch
+def embed_all(encoder: torch.nn.Module, images):
+    feats = []
+    for image in images:
+        feats.append(encoder(image))
+    return torch.cat(feats)
+
+if __name__ == "__main__":
+    encoder = torch.hub.load("facebookresearch/dino:main", "dino_vits16")
+    torch.save(embed_all(encoder, torch.randn(100, 1, 3, 224, 224)), "feats.pt")
+""", line=6),
         # a train/eval loop run for evaluation: the forward runs, the backward is switched off
         Invalid("""
 import torch
