@@ -584,3 +584,35 @@ def test_step_loops_are_told_by_what_they_do_not_by_their_names():
     assert not loops["for step in range(10)"].runs_steps
     assert loops["for step_idx in range(n)"].runs_steps  # pulls batches with next()
     assert not loops["for t in range(xs.size(1))"].runs_steps  # within one forward
+
+
+def test_a_method_named_like_a_module_method_is_not_called_by_module_calls_of_that_name():
+    """``Evaluator.eval(split)`` is called only under no_grad; ``self.proj.eval()`` inside it and
+    ``model.eval()`` elsewhere are nn.Module's ``eval``, and a call from the method itself adds no
+    call with grad on."""
+    from memlint.static.engine import FileChecker as Checker, _callee_grad_modes
+
+    source = textwrap.dedent("""
+        import torch
+
+        class Evaluator:
+            def __init__(self, proj: torch.nn.Linear):
+                self.proj = proj
+
+            def run(self):
+                with torch.no_grad():
+                    return self.eval("valid")
+
+            def eval(self, split):
+                self.proj.eval()
+                return self.proj(torch.randn(2, 4))
+
+        def train(model: torch.nn.Module, loader):
+            model.eval()
+            for x in loader:
+                model(x)
+    """)
+    checker = Checker("t.py", source, [])
+    checker.run(cst.parse_module(source))
+    only_off, _ = _callee_grad_modes(checker.facts)
+    assert ("eval", "Evaluator") in only_off

@@ -753,8 +753,9 @@ class FileChecker:
             if method is not None and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls") \
                     and function.class_info is not None:
                 self_class = function.class_info.name
+            module_receiver = method in F.MODULE_METHODS and self_class is None and facts.is_module_expr(func.value)
             facts.call_sites.setdefault(callee, []).append(
-                F.CallSite(facts.grad_mode, function, facts.grad_mode_inherited, self_class))
+                F.CallSite(facts.grad_mode, function, facts.grad_mode_inherited, self_class, module_receiver))
             function.callees.add(qualified or f"?.{callee}")
         self._value_facts_of_call(node, func, method)
         self._effects_of_call(node, qualified, method)
@@ -1414,9 +1415,14 @@ def _callee_grad_modes(facts: Facts) -> tuple[set[tuple[str, str | None]], set[t
                 if site.self_class is not None and (owner is None or not F.related_classes(
                         owner, site.self_class, facts.local_ancestors)):
                     continue  # self.name() of another class: not this function
+                if site.module_receiver and owner is not None and owner in facts.classes \
+                        and not facts.classes[owner].is_module:
+                    continue  # model.eval(): nn.Module's method, not this class's
                 mode = site.mode
                 if mode is GradMode.ON and site.inherited and site.caller.name != "<module>":
                     caller = (site.caller.name, F.method_owner(site.caller))
+                    if caller == key:
+                        continue  # a call from the function itself adds no call with grad on
                     if caller in only_off:
                         mode = GradMode.OFF
                     elif caller in maybe_off:

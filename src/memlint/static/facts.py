@@ -693,6 +693,9 @@ class CallSite:
     # ``self.name(...)`` / ``cls.name(...)``: the class of that ``self`` (only a method of a class
     # related to it can be the callee); None for any other receiver.
     self_class: str | None = None
+    # ``model.eval()`` on a module: nn.Module's method (see MODULE_METHODS), not one of a class
+    # that is no module
+    module_receiver: bool = False
 
 
 def method_owner(scope: "FunctionScope") -> str | None:
@@ -2765,6 +2768,11 @@ def whole_steps(loop: "Loop") -> bool:
         return False
     return loop.runs_steps
 _STEPPING = frozenset({"step_loop"})
+# Methods every nn.Module has: called on a module, they are torch's (or an override in a module class).
+MODULE_METHODS = frozenset({"eval", "train", "forward", "to", "cuda", "cpu", "half", "float", "double", "bfloat16",
+                            "parameters", "named_parameters", "buffers", "modules", "children", "state_dict",
+                            "load_state_dict", "zero_grad", "apply", "requires_grad_", "register_forward_hook",
+                            "register_forward_pre_hook", "register_full_backward_hook", "register_buffer"})
 # Module methods that return the module: ``Net().to(device).eval()`` is the Net.
 SELF_RETURNING_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16",
                                     "requires_grad_", "type"})
