@@ -153,10 +153,12 @@ def data_loader_call(call: cst.Call, facts: "Facts") -> "tuple[cst.BaseExpressio
     """``DataLoader(dataset, ..., num_workers=n)``: (the dataset expression, whether it starts
     worker processes: True for a literal above 0 or any expression, a configurable count being
     there to be raised; False for none given, 0, ``None``, ``False``; None when ``*args`` /
-    ``**kwargs`` may pass it). None for any other call."""
+    ``**kwargs`` may pass it). None for any other call, also another library's ``DataLoader``."""
     qualified = facts.qualified_name(call.func)
     if qualified is None or qualified.rsplit(".", 1)[-1] != "DataLoader":
         return None
+    if "." in qualified and not qualified.startswith("torch."):
+        return None  # another library's loader (petastorm's runs collate_fn in the main process)
     positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
     workers = next((arg.value for arg in call.args if arg.keyword is not None
                     and arg.keyword.value == "num_workers"), None)

@@ -43,12 +43,13 @@ class CudaInDataset(Rule):
     def __init__(self, checker) -> None:
         super().__init__(checker)
         self._collate_names: set[str] = set()
+        self._main_process_collates: set[str] = set()  # collate functions (or factories) of other loaders
         self._worker_inits: list[tuple[cst.BaseExpression, FunctionScope]] = []  # worker_init_fn= values
         self._pending: list[_Move] = []
         self._scheduled = False
         # dataset class -> for each DataLoader of it built in this module: does it start workers?
         self._loaders: dict[str, list[bool]] = {}
-        self._reports: list[tuple[cst.Call, str, str]] = []
+        self._reports: list[tuple[cst.Call, str, str, FunctionScope]] = []
         self._at_exit = False  # the module has been walked: every DataLoader is known
 
     def _note_data_loader(self, node: cst.Call) -> None:
@@ -83,7 +84,7 @@ class CudaInDataset(Rule):
         function = self.facts.function
         place = self._worker_place(function)
         if place is not None and device_name is None:
-            self._report(node, what, place)
+            self._report(node, what, place, function)
             return
         # Maybe a function passed as collate_fn=, or a device defined further down.
         self._pending.append(_Move(node, what, function, device_name))
@@ -100,12 +101,12 @@ class CudaInDataset(Rule):
                     continue
             place = self._worker_place(move.function)
             if place is not None:
-                self._report(move.node, move.what, place)
+                self._report(move.node, move.what, place, move.function)
                 continue
             function = move.function
             while isinstance(function, FunctionScope):
                 if function.name in self._collate_names:
-                    self._report(move.node, move.what, f"collate_fn {function.name}()")
+                    self._report(move.node, move.what, f"collate_fn {function.name}()", move.function)
                     break
                 function = _enclosing_function(function)
         for value, where in self._worker_inits:
@@ -147,21 +148,24 @@ class CudaInDataset(Rule):
             return None
         return device.value
 
-    def _report(self, node: cst.Call, what: str, place: str) -> None:
+    def _report(self, node: cst.Call, what: str, place: str, function: FunctionScope) -> None:
         """Decided at the end: not when every DataLoader this module builds of the class runs in
-        the main process (no ``num_workers``, or 0): no worker, no second CUDA context."""
+        the main process (no ``num_workers``, or 0): no worker, no second CUDA context; nor in a
+        collate function handed to another library's DataLoader (petastorm's collates here)."""
         if self._at_exit:
-            self._decide_report(node, what, place)
+            self._decide_report(node, what, place, function)
             return
-        self._reports.append((node, what, place))
+        self._reports.append((node, what, place, function))
         if len(self._reports) == 1:
             self.at_module_exit(self._decide_reports)
 
     def _decide_reports(self) -> None:
-        for node, what, place in self._reports:
-            self._decide_report(node, what, place)
+        for node, what, place, function in self._reports:
+            self._decide_report(node, what, place, function)
 
-    def _decide_report(self, node: cst.Call, what: str, place: str) -> None:
+    def _decide_report(self, node: cst.Call, what: str, place: str, function: FunctionScope) -> None:
+        if self._in_main_process_collate(function):
+            return
         loaders = self._loaders.get(place.split(".", 1)[0])
         if not loaders or any(loaders):
             self._report_now(node, what, place)
@@ -200,7 +204,25 @@ class CudaInDataset(Rule):
                 return True
         return False
 
+    def _in_main_process_collate(self, function: FunctionScope) -> bool:
+        current: FunctionScope | None = function
+        while isinstance(current, FunctionScope):
+            if current.name in self._main_process_collates:
+                return True
+            current = _enclosing_function(current)
+        return False
+
     def _note_collate_fn(self, node: cst.Call) -> None:
+        qualified = self.facts.qualified_name(node.func) or ""
+        if qualified.rsplit(".", 1)[-1] == "DataLoader" and data_loader_call(node, self.facts) is None:
+            # petastorm's DataLoader: its collate_fn (or the factory that makes it) runs in this process
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value == "collate_fn":
+                    value = arg.value.func if isinstance(arg.value, cst.Call) else arg.value
+                    name = dotted_name(value)
+                    if name:
+                        self._main_process_collates.add(name.rsplit(".", 1)[-1])
+            return
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "worker_init_fn":
                 self._worker_inits.append((arg.value, self.facts.function))
@@ -252,6 +274,22 @@ class CudaInDataset(Rule):
         return False
 
     VALID = [
+        # a collate function (from a factory) handed to another library's DataLoader, which
+        # collates in the main process (petastorm)
+        """
+from petastorm.pytorch import DataLoader
+
+def collate_and_preprocess(preprocessor, use_gpu):
+    def collate_fn(batch_list):
+        batch = preprocessor(batch_list)
+        if use_gpu:
+            batch = batch.cuda()
+        return batch
+    return collate_fn
+
+def make_loader(reader, preprocessor, use_gpu):
+    return DataLoader(reader, batch_size=64, collate_fn=collate_and_preprocess(preprocessor, use_gpu))
+""",
         # every DataLoader of the class runs in the main process (no num_workers): no worker,
         # no second CUDA context
         """
