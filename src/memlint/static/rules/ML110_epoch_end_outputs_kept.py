@@ -41,6 +41,8 @@ class EpochEndOutputsKept(Rule):
             return
         if not facts.methods_of(info.name, hook):
             return
+        if function.name == "training_step" and facts.methods_of(info.name, "training_step_end"):
+            return  # Lightning hands it to training_step_end, whose return is what is kept
         value = node.value
         if isinstance(value, cst.Dict):
             for element in value.elements:
@@ -93,6 +95,21 @@ class EpochEndOutputsKept(Rule):
         )
 
     VALID = [
+        # training_step's dict goes to an overridden training_step_end: only that one's return is kept
+        """
+import torch
+import pytorch_lightning as pl
+class Model(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        output = self(batch.x)
+        return {"loss": torch.nn.functional.mse_loss(output, batch.y), "output": output, "target": batch.y}
+
+    def training_step_end(self, train_logs):
+        return {"loss": train_logs["loss"]}
+
+    def training_epoch_end(self, outputs):
+        self.log("epoch_loss", torch.stack([o["loss"] for o in outputs]).mean())
+""",
         # only the loss is returned: Lightning keeps one detached scalar per step
         """
 import torch
