@@ -4,7 +4,8 @@ that runs one process per GPU.
 Without it, every tensor comes back on the device it was saved from: a checkpoint written by
 rank 0 lands on ``cuda:0`` in every process of a DDP job (each rank then holds a full copy on
 GPU 0 and runs it out of memory). Flagged in a file that uses ``torch.distributed`` / DDP /
-``LOCAL_RANK``, builds an ``accelerate.Accelerator`` (``accelerate launch`` runs it once per GPU),
+``LOCAL_RANK`` (not a ``--local_rank`` argument alone), starts a process group through a helper
+of the project, builds an ``accelerate.Accelerator`` (``accelerate launch`` runs it once per GPU),
 or gives a Lightning ``Trainer`` a strategy that runs the script in every rank
 (``strategy="ddp"``, ``"fsdp"``, ``"deepspeed"``; not ``"ddp_spawn"``), unless only the first rank loads (``if rank == 0:``, or ``if rank != 0: return``
 first). In a program of one process the tensors come back on the GPU they were saved from,
@@ -47,7 +48,7 @@ import libcst as cst
 from memlint.static.facts import TORCH_LOAD, TORCH_SAVE, dotted_name, names_in, root_name
 from memlint.static.fixes import add_keyword_fix
 from memlint.static.rule import Invalid, Rule
-from memlint.static.summaries import PINS_ONE_GPU
+from memlint.static.summaries import PINS_ONE_GPU, PROCESS_GROUP
 
 # Words in the file argument or the assigned name that say what is loaded.
 _CHECKPOINT_WORDS = ("ckpt", "checkpoint", "weight", "model", "state", "pretrained", "resume", "snapshot",
@@ -57,7 +58,8 @@ _NOT_CHECKPOINT_WORDS = ("rng", "random", "seed", "sched", "sampler", "scaler", 
 # A file written per rank ("model_rank{rank}.bin") is read back by the rank that wrote it.
 _PER_RANK_WORDS = ("rank", "process_index")
 # Text that marks a distributed program (a finding there is an error).
-_DISTRIBUTED_TEXT = ("LOCAL_RANK", "DistributedDataParallel", "init_process_group", "local_rank")
+# (Not a ``--local_rank`` argument alone: a script may declare it and still run one process.)
+_DISTRIBUTED_TEXT = ("LOCAL_RANK", "DistributedDataParallel", "init_process_group")
 # A Lightning Trainer given a strategy that launches one process per device by running this
 # script again in each (``strategy="ddp"``; older ``accelerator=`` / ``distributed_backend=``):
 # every rank runs what follows ``trainer.fit`` too. Not ``ddp_spawn`` / ``ddp_notebook`` /
@@ -270,6 +272,13 @@ class LoadWithoutMapLocation(Rule):
                  if qualified in ("accelerate.Accelerator", "accelerate.accelerator.Accelerator", "accelerate")]
         return any(re.search(rf"\b{re.escape(name)}(\.Accelerator)?\s*\(", code) for name in names)
 
+    def _starts_process_group(self) -> bool:
+        """Does this module start a process group through a helper of the project
+        (``utils.init_distributed_mode(args)``)?"""
+        facts = self.facts
+        return any(PROCESS_GROUP in scope.effects for scope in (facts.module_scope, *facts.function_scopes.values())) \
+            or facts.effect_through_project(PROCESS_GROUP) is True
+
     def _pins_one_gpu(self) -> bool:
         """Does this module, or another of the project, set ``CUDA_VISIBLE_DEVICES`` to one
         computed device per process (``os.environ["CUDA_VISIBLE_DEVICES"] = str(rank % 8)``)?"""
@@ -292,7 +301,7 @@ class LoadWithoutMapLocation(Rule):
         code = self._code_text()
         distributed = not load.rank_zero_only and (self.facts.imports.uses_distributed or any(
             text in code for text in _DISTRIBUTED_TEXT) or _RANKS_LAUNCHED.search(code) is not None
-            or self._builds_accelerator(code))
+            or self._builds_accelerator(code) or self._starts_process_group())
         if not distributed:
             # One process: the tensors come back on the GPU they were saved from, which is in
             # practice this process's own (a save and reload in one run, a CPU-saved checkpoint,
@@ -308,6 +317,21 @@ class LoadWithoutMapLocation(Rule):
                     fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
 
     VALID = [
+        # one process: a leftover --local_rank flag and a DataParallel model start no ranks
+        """
+import argparse
+import torch
+from torch import nn
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--local_rank", type=int, default=-1, help="for distributed training")
+    parser.add_argument("--load_model_path", default=None)
+    args = parser.parse_args()
+    model = nn.DataParallel(nn.Linear(4, 4).cuda())
+    if args.load_model_path is not None:
+        model.module.load_state_dict(torch.load(args.load_model_path))
+""",
         # one process: the DDP strategy is only mentioned in a comment
         """
 import torch
