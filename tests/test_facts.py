@@ -36,6 +36,7 @@ class Probe(Rule):
             "outlives": facts.outlives_iteration(arg) if arg is not None and facts.loop else None,
             "qualified": facts.qualified_name(arg) if arg is not None else None,
             "function": facts.function.name,
+            "module": facts.is_module_expr(arg) if arg is not None else None,
         }
         value = facts.graph_value(arg) if arg is not None else None
         self.seen.append(record)
@@ -616,3 +617,30 @@ def test_a_method_named_like_a_module_method_is_not_called_by_module_calls_of_th
     checker.run(cst.parse_module(source))
     only_off, _ = _callee_grad_modes(checker.facts)
     assert ("eval", "Evaluator") in only_off
+
+
+def test_an_annotation_decides_whether_a_parameter_is_a_module_before_its_name():
+    """``model: EnvModel`` (a class known not to be a module) is no module, also kept on
+    ``self`` and read in a subclass; ``encoder: nn.Module`` is one whatever its name."""
+    seen = probe("""
+        import torch
+        from torch import nn
+
+        class EnvModel:
+            def __call__(self, state, action):
+                return {state: 1.0}
+
+        class ValueFunction:
+            def __init__(self, model: EnvModel, gamma: float = 0.9):
+                self._model = model
+
+        class DPValueFunction(ValueFunction):
+            def evaluate(self, states):
+                probe(self._model)
+
+        def run(model: EnvModel, enc: nn.Module, net: "Foo"):
+            probe(model)
+            probe(enc)
+            probe(net)
+    """)
+    assert [record["module"] for record in seen] == [False, False, True, True]

@@ -9,6 +9,7 @@ hold code (no whitespace or punctuation nodes) and rebuilds nothing.
 
 from __future__ import annotations
 
+import builtins
 from collections import Counter, defaultdict
 from typing import Callable, Iterable, Sequence
 
@@ -513,7 +514,9 @@ class FileChecker:
         facts = self.facts
         for param in _all_params(params):
             pname = param.name.value
-            kind = Kind.MODULE if F.names_a_module_object(pname) else Kind.VALUE
+            kind = _annotated_kind(param.annotation.annotation, facts) if param.annotation is not None else None
+            if kind is None:  # no annotation that says: the name breaks the tie
+                kind = Kind.MODULE if F.names_a_module_object(pname) else Kind.VALUE
             scope.bindings[pname] = Binding(kind, GraphValue(Graph.UNKNOWN, frozenset({pname})), param)
             scope.inputs.add(pname)
         scope.parameters = tuple(p.name.value for p in _all_params(params) if p.name.value not in ("self", "cls"))
@@ -1230,11 +1233,37 @@ def _binds_module(target: cst.BaseExpression, value: cst.BaseExpression, graph: 
     name = dotted_name(target)
     if name is None or graph.state is Graph.CARRIES:
         return False
+    if isinstance(value, cst.Name):
+        binding = facts.lookup(value.value)
+        param = binding.node if binding is not None else None
+        if isinstance(param, cst.Param) and param.annotation is not None \
+                and _annotated_kind(param.annotation.annotation, facts) is Kind.VALUE:
+            return False  # self._model = model, with model: EnvModel (a class known not to be a module)
     if isinstance(value, cst.Call):
         qualified = facts.qualified_name(value.func) or ""
         if qualified.startswith("torch.") and facts._is_imported(qualified):
             return False  # torch.Generator(), torch.zeros(...): not a module, whatever the name
     return F.is_module_name(name.rsplit(".", 1)[-1]) and isinstance(value, (cst.Call, cst.Name, cst.Attribute))
+
+
+def _annotated_kind(annotation: cst.BaseExpression, facts: Facts) -> Kind | None:
+    """What a parameter's annotation says it is: a module (``nn.Module``, a class whose bases make
+    it one), a value (a builtin type, a class known not to be a module), or None (unknown)."""
+    if isinstance(annotation, cst.Subscript) and dotted_name(annotation.value) in ("Optional", "typing.Optional") \
+            and len(annotation.slice) == 1 and isinstance(annotation.slice[0].slice, cst.Index):
+        annotation = annotation.slice[0].slice.value  # Optional[nn.Module]
+    name = dotted_name(annotation)
+    if name is None:
+        return None
+    if "." not in name and name in facts.class_nodes and name not in facts.classes:
+        return None  # a class of this file not read yet
+    if "." not in name and hasattr(builtins, name):
+        return Kind.VALUE  # int, str, float, dict...
+    qualified = facts.qualified_name(annotation) or name
+    kinds = _class_kinds((qualified if "." in qualified else name,), facts)
+    if kinds.module:
+        return Kind.MODULE
+    return None if kinds.unknown_base else Kind.VALUE
 
 
 def _class_kinds(bases: tuple[str, ...], facts: Facts) -> ClassKinds:

@@ -1672,7 +1672,13 @@ class Facts:
             info = self.class_info
             if info is None:
                 return None
-            return info.attributes.get(name)
+            found = info.attributes.get(name)
+            if found is None and info.name in self.class_bases:
+                for base in self.local_ancestors(info.name):  # set in a base class of this file
+                    base_info = self.classes.get(base)
+                    if base_info is not None and name in base_info.attributes:
+                        return base_info.attributes[name]
+            return found
         if "." in name:
             return None
         return self.scope.lookup(name)
