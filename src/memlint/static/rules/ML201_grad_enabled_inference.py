@@ -133,10 +133,11 @@ class _FunctionRecord:
     handed_to_functions: set[str] = field(default_factory=set)
     # the branch conditions of every backward pass or optimizer step here, and of every call of
     # a function of this module that may run one (see _path_without_backward)
-    backward_paths: list[tuple["_Condition", ...]] = field(default_factory=list)
-    callee_paths: list[tuple[list[cst.FunctionDef], tuple["_Condition", ...]]] = field(default_factory=list)
+    # (branch paths as facts.branch_path holds them: read into _Conditions when a decision needs them)
+    backward_paths: list[tuple] = field(default_factory=list)
+    callee_paths: list[tuple[list[cst.FunctionDef], tuple]] = field(default_factory=list)
     # calls of functions of this module that run a module and return its output: (call, callees, bound, results, conditions)
-    helper_forwards: list[tuple[cst.Call, list[cst.FunctionDef], bool, frozenset[str], tuple["_Condition", ...]]] = \
+    helper_forwards: list[tuple[cst.Call, list[cst.FunctionDef], bool, frozenset[str], tuple]] = \
         field(default_factory=list)
 
 
@@ -151,7 +152,8 @@ class GradEnabledInference(Rule):
         self._ifs: dict[int, tuple[cst.If, FunctionScope]] = {}  # id() -> the if, the function it is in
         # calls of this module's functions: id(def) -> (call, bound, grad off at the call, caller)
         self._calls_of: dict[int, list[tuple[cst.Call, bool, bool, FunctionScope]]] = {}
-        self._call_conditions: dict[int, tuple[_Condition, ...]] = {}
+        self._call_paths: dict[int, tuple] = {}  # id() of a module call -> the branch path it is on
+        self._module_trains: bool | None = None  # a backward pass or an optimizer step anywhere here
 
     def _record(self) -> _FunctionRecord:
         function = self.facts.function
@@ -199,17 +201,18 @@ class GradEnabledInference(Rule):
             built_here=self._built_here(target),
         )
         self._record().calls.append(call)
-        self._call_conditions[id(node)] = self._conditions()
+        self._call_paths[id(node)] = tuple(facts.branch_path)
         self.at_module_exit(lambda: self._decide(call))
 
     # ----- branches: a path that never backpropagates ----------------------------------------------
     def visit_If(self, node: cst.If) -> None:
         self._ifs[id(node)] = (node, self.facts.function)
 
-    def _conditions(self) -> tuple[_Condition, ...]:
-        function = self.facts.function
+    def _conditions(self, path: tuple | None = None, function: FunctionScope | None = None) -> tuple[_Condition, ...]:
+        """The branch conditions of ``function`` on a branch path (the walk's, by default)."""
+        function = function if function is not None else self.facts.function
         conditions = []
-        for key, branch in self.facts.branch_path:
+        for key, branch in (path if path is not None else self.facts.branch_path):
             found = self._ifs.get(key)
             if found is not None and found[1] is function:
                 conditions.append(_Condition(found[0].test, branch == "else"))
@@ -222,7 +225,7 @@ class GradEnabledInference(Rule):
         record = self._record()
         if (method is not None and method.endswith("backward")) or qualified in AUTOGRAD_FUNCTIONS \
                 or (method == "step" and is_optimizer_step(node)):
-            record.backward_paths.append(self._conditions())
+            record.backward_paths.append(tuple(facts.branch_path))
             return
         callees = facts.callees(node)
         if callees is None:
@@ -230,7 +233,7 @@ class GradEnabledInference(Rule):
         definitions, bound = callees
         for definition in definitions:
             self._calls_of.setdefault(id(definition), []).append((node, bound, facts.in_no_grad, facts.function))
-        conditions = self._conditions()
+        conditions = tuple(facts.branch_path)  # turned into _Conditions when a decision needs them
         record.callee_paths.append((definitions, conditions))
         if not facts.in_no_grad and facts.function.name != "__init__":
             record.helper_forwards.append(
@@ -244,7 +247,7 @@ class GradEnabledInference(Rule):
         returns its output, on a path where nothing backpropagates."""
         facts = self.facts
         record = self._records[id(function)]
-        if not record.backward_paths or not all(record.backward_paths):
+        if not record.backward_paths or not all(self._conditions(path, function) for path in record.backward_paths):
             return  # no backward pass, or one on every path
         # helpers whose output this function backpropagates somewhere (the training branch)
         backpropagated = {id(definition) for node, definitions, _, results, _ in record.helper_forwards
@@ -279,8 +282,13 @@ class GradEnabledInference(Rule):
         may backpropagate it). The call as the message shows it (``run_epoch(train=False)``),
         or None."""
         facts = self.facts
-        if not record.backward_paths or not all(record.backward_paths) or not isinstance(function.node, cst.FunctionDef):
-            return None  # no backward pass, or one on every path
+        if not record.backward_paths or not isinstance(function.node, cst.FunctionDef):
+            return None
+        backward_paths = [self._conditions(path, function) for path in record.backward_paths]
+        if not all(backward_paths):
+            return None  # a backward pass on every path
+        conditions = self._conditions(conditions, function)
+        callee_paths = [(definitions, self._conditions(path, function)) for definitions, path in record.callee_paths]
         returned = facts.summaries.get(id(function.node))
         returns_graph = returned is None or returned.state is not Graph.NONE  # float(loss_sum) / n: none
         if function.derives_from(record.handed_to_functions | (record.returned if returns_graph else set()), results) \
@@ -293,15 +301,15 @@ class GradEnabledInference(Rule):
             if not all(_holds(condition, values, function) is True for condition in conditions):
                 continue  # the forward may not run on this path
             if not all(any(_holds(condition, values, function) is False for condition in path)
-                       for path in record.backward_paths):
+                       for path in backward_paths):
                 continue
             if any(not any(_holds(condition, values, function) is False for condition in path)
                    and any((scope := facts.function_scopes.get(id(definition))) is None
                            or scope.has_backward or scope.has_optimizer_step for definition in definitions)
-                   for definitions, path in record.callee_paths):
+                   for definitions, path in callee_paths):
                 continue  # a helper that backpropagates runs on this path
             passed = ", ".join(f"{name}={values[name]!r}" for name in sorted(values)
-                               if any(name in names_in(c.test) for path in record.backward_paths for c in path))
+                               if any(name in names_in(c.test) for path in backward_paths for c in path))
             if not passed:
                 continue
             return f"{_short(shown, 24)}({_short(passed, 30)})"
@@ -505,7 +513,7 @@ class GradEnabledInference(Rule):
                                        for change in function.mode_changes):
             record = self._records[id(function)]
             path = self._path_without_backward(function, record, call.node, call.results,
-                                               self._call_conditions.get(id(call.node), ()))
+                                               self._call_paths.get(id(call.node), ()))
             if path is not None:
                 self._report(call, (f"'{_short(call.target)}' runs with grad on in {path}, where nothing "
                                     "backpropagates it",
@@ -666,10 +674,14 @@ class GradEnabledInference(Rule):
         if call.input_carries or function.requires_grad_inputs or function.is_per_step_method \
                 or self._module_method(function) or not isinstance(function.node, cst.FunctionDef):
             return None
-        if any(scope.has_backward or scope.has_optimizer_step
-               for scope in (facts.module_scope, *facts.function_scopes.values())):
-            return None  # something here trains: the returned outputs may be what it trains on
         callers = self._calls_of.get(id(function.node), ())
+        if not callers:
+            return None
+        if self._module_trains is None:
+            self._module_trains = any(scope.has_backward or scope.has_optimizer_step
+                                      for scope in (facts.module_scope, *facts.function_scopes.values()))
+        if self._module_trains:
+            return None  # something here trains: the returned outputs may be what it trains on
         if not any(not no_grad and facts.may_run_with_grad(caller) for _, _, no_grad, caller in callers):
             return None  # not called here with grad on: its callers, unseen, choose the grad mode
         project = facts.project
