@@ -785,13 +785,16 @@ EMBEDDER = {
 
         def main(encoder, images):
             torch.save(embed_all(encoder, images), "feats.pt")
+
+        if __name__ == "__main__":
+            main(torch.hub.load("facebookresearch/dino:main", "dino_vits16"), torch.randn(8, 1, 3, 224, 224))
     """,
 }
 
 
 def test_outputs_returned_to_a_module_that_trains_on_them_are_not_inference(tmp_path):
-    """``embed_all`` returns every output with its graph; called only by this file's ``main``
-    (which trains nothing), they are kept for nothing (ML201). Once another module of the project
+    """``embed_all`` returns every output with its graph; called only by this script's ``main``
+    (which trains nothing and returns nothing), they are kept for nothing (ML201). Once another module of the project
     calls it, that module may train on what it returns: quiet."""
     write(tmp_path, EMBEDDER)
     config = Config(select=["ML201"])

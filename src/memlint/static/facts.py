@@ -149,16 +149,23 @@ def is_visible_devices_slot(target: cst.Subscript, facts: "Facts") -> bool:
 _NUM_WORKERS_POSITION = 5
 
 
+# DataLoaders of other libraries that are not torch's and start no worker processes: their
+# collate_fn runs in the main process (petastorm reads with its own reader pool).
+MAIN_PROCESS_LOADERS = frozenset({"petastorm.pytorch.DataLoader", "petastorm.pytorch.BatchedDataLoader",
+                                  "petastorm.pytorch.InMemBatchedDataLoader"})
+
+
 def data_loader_call(call: cst.Call, facts: "Facts") -> "tuple[cst.BaseExpression | None, bool | None] | None":
     """``DataLoader(dataset, ..., num_workers=n)``: (the dataset expression, whether it starts
     worker processes: True for a literal above 0 or any expression, a configurable count being
     there to be raised; False for none given, 0, ``None``, ``False``; None when ``*args`` /
-    ``**kwargs`` may pass it). None for any other call, also another library's ``DataLoader``."""
+    ``**kwargs`` may pass it). None for any other call, also a loader of another library that
+    collates in the main process (see MAIN_PROCESS_LOADERS)."""
     qualified = facts.qualified_name(call.func)
     if qualified is None or qualified.rsplit(".", 1)[-1] != "DataLoader":
         return None
-    if "." in qualified and not qualified.startswith("torch."):
-        return None  # another library's loader (petastorm's runs collate_fn in the main process)
+    if qualified in MAIN_PROCESS_LOADERS:
+        return None  # not torch's: it starts no worker processes
     positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
     workers = next((arg.value for arg in call.args if arg.keyword is not None
                     and arg.keyword.value == "num_workers"), None)

@@ -667,16 +667,17 @@ class GradEnabledInference(Rule):
     def _returned_to_inference(self, call: _ModuleCall, record: _FunctionRecord) -> _Collection | None:
         """A loop that collects the module's outputs with their graphs and returns them, in a
         file where nothing backpropagates (no backward pass, no optimizer step anywhere), to
-        callers that are all in view: this file's, with grad on, and no other module's. Nobody
-        can use the graphs (``outputs.append(model(x))``, then ``torch.save(torch.cat(outputs))``)."""
+        callers that are all in view: the script's own code (its top level, or a ``main()`` it
+        calls), with grad on, and no other module's. Nobody can use the graphs
+        (``outputs.append(model(x))``, then ``torch.save(torch.cat(outputs))``)."""
         function = call.function
         facts = self.facts
         if call.input_carries or function.requires_grad_inputs or function.is_per_step_method \
                 or self._module_method(function) or not isinstance(function.node, cst.FunctionDef):
             return None
         callers = self._calls_of.get(id(function.node), ())
-        if not callers:
-            return None
+        if not callers or not all(self._script_entry(caller) for _, _, _, caller in callers):
+            return None  # a caller hands the outputs on, or is called from where memlint cannot see
         if self._module_trains is None:
             self._module_trains = any(scope.has_backward or scope.has_optimizer_step
                                       for scope in (facts.module_scope, *facts.function_scopes.values()))
@@ -699,6 +700,16 @@ class GradEnabledInference(Rule):
             if function.derives_from(record.returned, {collection.container}):
                 return collection
         return None
+
+    def _script_entry(self, caller: FunctionScope) -> bool:
+        """Is ``caller`` a script's own code: the module's top level, or a top-level function that
+        returns nothing and is only called from the top level (``main()``)?"""
+        facts = self.facts
+        if caller is facts.module_scope:
+            return True
+        sites = self._calls_of.get(id(caller.node), ())
+        return (caller.parent is facts.module_scope and not caller.returned_nodes and bool(sites)
+                and all(site_caller is facts.module_scope for _, _, _, site_caller in sites))
 
     def _untrained_evidence(self, call: _ModuleCall, record: _FunctionRecord) -> str | None:
         """Why ``call``'s module is not the one being trained in this training step, or None."""

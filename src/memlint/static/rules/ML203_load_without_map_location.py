@@ -4,7 +4,8 @@ that runs one process per GPU.
 Without it, every tensor comes back on the device it was saved from: a checkpoint written by
 rank 0 lands on ``cuda:0`` in every process of a DDP job (each rank then holds a full copy on
 GPU 0 and runs it out of memory). Flagged in a file that uses ``torch.distributed`` / DDP /
-``LOCAL_RANK`` (not a ``--local_rank`` argument alone), starts a process group through a helper
+``LOCAL_RANK`` (or reads ``args.local_rank``; not a ``--local_rank`` argument only declared),
+starts a process group through a helper
 of the project, builds an ``accelerate.Accelerator`` (``accelerate launch`` runs it once per GPU),
 or gives a Lightning ``Trainer`` a strategy that runs the script in every rank
 (``strategy="ddp"``, ``"fsdp"``, ``"deepspeed"``; not ``"ddp_spawn"``), unless only the first rank loads (``if rank == 0:``, or ``if rank != 0: return``
@@ -58,8 +59,10 @@ _NOT_CHECKPOINT_WORDS = ("rng", "random", "seed", "sched", "sampler", "scaler", 
 # A file written per rank ("model_rank{rank}.bin") is read back by the rank that wrote it.
 _PER_RANK_WORDS = ("rank", "process_index")
 # Text that marks a distributed program (a finding there is an error).
-# (Not a ``--local_rank`` argument alone: a script may declare it and still run one process.)
 _DISTRIBUTED_TEXT = ("LOCAL_RANK", "DistributedDataParallel", "init_process_group")
+# The rank a launcher gives, read (``args.local_rank``, ``training_args.local_rank``); not a
+# ``--local_rank`` argument only declared: a script may declare it and still run one process.
+_LOCAL_RANK_READ = re.compile(r"\.local_rank\b")
 # A Lightning Trainer given a strategy that launches one process per device by running this
 # script again in each (``strategy="ddp"``; older ``accelerator=`` / ``distributed_backend=``):
 # every rank runs what follows ``trainer.fit`` too. Not ``ddp_spawn`` / ``ddp_notebook`` /
@@ -301,6 +304,7 @@ class LoadWithoutMapLocation(Rule):
         code = self._code_text()
         distributed = not load.rank_zero_only and (self.facts.imports.uses_distributed or any(
             text in code for text in _DISTRIBUTED_TEXT) or _RANKS_LAUNCHED.search(code) is not None
+            or _LOCAL_RANK_READ.search(code) is not None
             or self._builds_accelerator(code) or self._starts_process_group())
         if not distributed:
             # One process: the tensors come back on the GPU they were saved from, which is in

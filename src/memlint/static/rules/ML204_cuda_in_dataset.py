@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import ClassInfo, FunctionScope, data_loader_call, dotted_name
+from memlint.static.facts import MAIN_PROCESS_LOADERS, ClassInfo, FunctionScope, data_loader_call, dotted_name
 from memlint.static.rule import Invalid, Rule
 
 _WORKER_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"})
@@ -213,8 +213,7 @@ class CudaInDataset(Rule):
         return False
 
     def _note_collate_fn(self, node: cst.Call) -> None:
-        qualified = self.facts.qualified_name(node.func) or ""
-        if qualified.rsplit(".", 1)[-1] == "DataLoader" and data_loader_call(node, self.facts) is None:
+        if (self.facts.qualified_name(node.func) or "") in MAIN_PROCESS_LOADERS:
             # petastorm's DataLoader: its collate_fn (or the factory that makes it) runs in this process
             for arg in node.args:
                 if arg.keyword is not None and arg.keyword.value == "collate_fn":
