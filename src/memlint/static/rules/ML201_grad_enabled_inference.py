@@ -640,6 +640,16 @@ class GradEnabledInference(Rule):
                 return f"'{_short(attribute)}'"
         return None
 
+    @staticmethod
+    def _collections_of(call: _ModuleCall, record: _FunctionRecord) -> Iterator[_Collection]:
+        """The collections, in a loop around the call that does not train, of what it computes."""
+        loops = {id(loop.node) for loop in call.loops}
+        for collection in record.collections:
+            if id(collection.loop.node) not in loops or collection.loop.is_training_loop:
+                continue
+            if id(call.node) in collection.call_ids or call.function.derives_from(collection.names, call.results):
+                yield collection
+
     def _kept_untrainable(self, call: _ModuleCall, record: _FunctionRecord) -> _Collection | None:
         """A module this function builds and never lets out (no call gets it, it is not
         returned or stored, no optimizer holds it) cannot be trained by anyone: when nothing
@@ -652,12 +662,7 @@ class GradEnabledInference(Rule):
             return None
         if function.class_info is not None and function.class_info.is_module:
             return None  # a module's own method: what it builds feeds the module's forward
-        loops = {id(loop.node) for loop in call.loops}
-        for collection in record.collections:
-            if id(collection.loop.node) not in loops or collection.loop.is_training_loop:
-                continue
-            if not (id(call.node) in collection.call_ids or function.derives_from(collection.names, call.results)):
-                continue
+        for collection in self._collections_of(call, record):
             if function.derives_from(record.returned, {collection.container}) and any(
                     site.caller.has_backward for site in self.facts.calls_into.get(id(function.node), ())):
                 continue  # handed back to a caller that backpropagates through it (training a head on it)
@@ -689,12 +694,7 @@ class GradEnabledInference(Rule):
         if project is not None and facts.module_name and project.called_from_elsewhere(
                 facts.module_name, function.name, project.file_of_path(self._checker.path)) is not False:
             return None  # another module may call it and train on what it returns
-        loops = {id(loop.node) for loop in call.loops}
-        for collection in record.collections:
-            if id(collection.loop.node) not in loops or collection.loop.is_training_loop:
-                continue
-            if not (id(call.node) in collection.call_ids or function.derives_from(collection.names, call.results)):
-                continue
+        for collection in self._collections_of(call, record):
             if "." in collection.container or function.derives_from(record.handed_out, {collection.container}):
                 continue  # kept on an object, or handed to a function that may backpropagate it
             if function.derives_from(record.returned, {collection.container}):
