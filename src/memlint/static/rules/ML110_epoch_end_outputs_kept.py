@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.static.facts import ClassScope, Graph, constant_key
+from memlint.static.facts import ClassScope, Graph, constant_key, dotted_name
 from memlint.static.rule import Invalid, Rule
 from memlint.static.rules.ML101_graph_accumulation import source_of
 
@@ -21,6 +21,42 @@ _NUMBER_METHODS = frozenset({"item", "tolist", "size", "dim", "numel", "nelement
                              "get_device", "data_ptr", "__len__"})
 _NUMBER_FUNCTIONS = frozenset({"float", "int", "bool", "len", "round", "str"})
 _HOOKS = {"training_step": "training_epoch_end", "training_step_end": "training_epoch_end"}
+# Tensor methods that reshape or retype a value where it is (on the same device).
+_SHAPING_METHODS = frozenset({"view", "reshape", "unsqueeze", "squeeze", "float", "double", "long", "int",
+                              "detach", "clone", "flatten"})
+# torch functions that make a tensor on the host unless given device=.
+_HOST_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.Tensor"})
+# Python containers: what they hold is what is stored in them.
+_CONTAINERS = frozenset({"dict", "list", "set", "collections.defaultdict", "collections.OrderedDict",
+                         "collections.deque"})
+
+
+def _is_container(node: object, facts) -> bool:
+    if isinstance(node, (cst.Dict, cst.List, cst.Set)):
+        return not any(True for _ in node.elements)  # empty here, filled below
+    return isinstance(node, cst.Call) and (facts.qualified_name(node.func) or "") in _CONTAINERS
+
+
+def _stored_in(name: str, facts) -> list[cst.BaseExpression]:
+    """The values the current function stores in the container ``name``: ``name[k] = v``,
+    ``name[k][j] = v``, ``name.append(v)``."""
+    stored: list[cst.BaseExpression] = []
+    stack: list[cst.CSTNode] = [facts.function.node]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                root = target.target
+                while isinstance(root, cst.Subscript):
+                    root = root.value
+                if root is not target.target and isinstance(root, cst.Name) and root.value == name:
+                    stored.append(node.value)
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and node.func.attr.value in ("append", "add", "appendleft") and dotted_name(node.func.value) == name \
+                and node.args:
+            stored.append(node.args[0].value)
+        stack.extend(node.children)
+    return stored
 
 
 class EpochEndOutputsKept(Rule):
@@ -75,15 +111,34 @@ class EpochEndOutputsKept(Rule):
                 return False
             if isinstance(func, cst.Name) and func.value in _NUMBER_FUNCTIONS:
                 return False
-        if self.facts.graph_value(value).state is not Graph.NONE:
+        binding = self.facts.lookup(value.value) if isinstance(value, cst.Name) else None
+        if binding is not None and depth < 3 and _is_container(binding.node, self.facts):
+            # mse_vals = defaultdict(dict); mse_vals[f][i] = ...: what the function stores in it
+            return any(self._holds_tensor(stored, depth + 1) for stored in _stored_in(value.value, self.facts))
+        graph = self.facts.graph_value(value).state
+        if graph is not Graph.CARRIES and self._made_on_cpu(value):
+            return False  # torch.tensor(metric).view(1), x.cpu(), x.numpy(): no device memory kept
+        if graph is not Graph.NONE:
             return True
         if isinstance(value, cst.Name) and depth < 3:
-            binding = self.facts.lookup(value.value)
             node = getattr(binding, "node", None)
             if isinstance(node, cst.BaseExpression) and not isinstance(node, cst.Name):
                 return self._holds_tensor(node, depth + 1)
             return False
         return isinstance(value, (cst.Call, cst.Subscript, cst.Attribute))
+
+    def _made_on_cpu(self, value: cst.BaseExpression) -> bool:
+        """``x.cpu()``, ``x.numpy()``, ``torch.tensor(v)`` / ``torch.as_tensor(v)`` with no
+        ``device=`` (possibly reshaped: ``.view(1)``): a value on the host."""
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                and value.func.attr.value in _SHAPING_METHODS:
+            value = value.func.value
+        if not isinstance(value, cst.Call):
+            return False
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value in ("cpu", "numpy"):
+            return True
+        return self.facts.qualified_name(value.func) in _HOST_FACTORIES and not any(
+            arg.keyword is not None and arg.keyword.value == "device" for arg in value.args)
 
     def _report(self, node: cst.CSTNode, key: str, method: str, hook: str) -> None:
         self.report(
@@ -95,6 +150,23 @@ class EpochEndOutputsKept(Rule):
         )
 
     VALID = [
+        # per-sample metrics made on the host (torch.tensor of a number, .cpu()) in a container
+        """
+from collections import defaultdict
+import torch
+import pytorch_lightning as pl
+class Model(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        output = self(batch.x)
+        loss = torch.nn.functional.mse_loss(output, batch.y)
+        mse_vals = defaultdict(dict)
+        for i, fname in enumerate(batch.fname):
+            mse_vals[fname][i] = torch.tensor(float(((output[i] - batch.y[i]) ** 2).mean())).view(1)
+        return {"loss": loss, "mse_vals": mse_vals, "target": batch.y[0].cpu()}
+
+    def training_epoch_end(self, outputs):
+        self.log("mse", torch.cat([v for o in outputs for d in o["mse_vals"].values() for v in d.values()]).mean())
+""",
         # training_step's dict goes to an overridden training_step_end: only that one's return is kept
         """
 import torch
@@ -139,6 +211,22 @@ class Model(L.LightningModule):
     ]
 
     INVALID = [
+        # a list the step fills with device tensors (detached: the tensors themselves are kept)
+        Invalid("""
+import torch
+import pytorch_lightning as pl
+class Model(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        logits = self(batch[0])
+        loss = torch.nn.functional.cross_entropy(logits, batch[1])
+        preds = []
+        for row in logits:
+            preds.append(row.argmax().detach())
+        return {"loss": loss, "preds": preds}
+
+    def training_epoch_end(self, outputs):
+        self.log("n", float(len(outputs)))
+""", line=11),
         Invalid("""
 import torch
 import pytorch_lightning as pl
