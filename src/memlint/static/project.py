@@ -463,15 +463,10 @@ class Project:
                  if site.self_class is None or local_related is None or local_related(site.self_class)]
         if any(mode.value == "on" and not inherited for mode, _, inherited in sites):
             return False  # called here with grad on, explicitly: no need to read further
-        modules = self.modules_mentioning(name, called=True)
-        if modules is None:
+        summaries = self._other_summaries(name, here)
+        if summaries is None or None in summaries:
             return False
-        for module in modules:
-            if module.path == here.path:
-                continue
-            summary = self.summary(module)
-            if summary is None:
-                return False
+        for summary in summaries:
             sites.extend((mode, caller, inherited) for mode, caller, inherited, self_class
                          in summary.call_sites.get(name, ())
                          if not (owner and self_class) or related_classes(owner, self_class, self._ancestor_list))
@@ -489,46 +484,46 @@ class Project:
     def _ancestor_list(self, qualified: str) -> list[str]:
         return list(self.ancestors(qualified))
 
+    def _other_summaries(self, word: str, here: ModuleFile) -> "list[ModuleSummary | None] | None":
+        """The summaries of the other modules of the project that call ``word`` (None for one that
+        cannot be summarised); None when the project is too large to read here."""
+        modules = self.modules_mentioning(word, called=True)
+        if modules is None:
+            return None
+        return [self.summary(module) for module in modules if module.path != here.path]
+
+    def _names_function(self, qualified: str, module_name: str, function: str) -> bool | None:
+        """Does ``qualified`` (as another module imports it) name ``function`` of ``module_name``?
+        None when it names nothing memlint can read."""
+        if qualified.rsplit(".", 1)[-1] != function:
+            return False
+        definition = self.definition(qualified)
+        if definition is None:
+            return None
+        return definition.module.name == module_name and definition.name == function
+
     def literal_calls_of(self, module_name: str, function: str, here: ModuleFile) -> list[dict["int | str", object]]:
         """The calls other modules of the project make, with grad on, of the function ``function``
         of module ``module_name``: the literal arguments of each (by position or keyword)."""
-        modules = self.modules_mentioning(function, called=True)
         found: list[dict["int | str", object]] = []
-        for module in modules or ():
-            if module.path == here.path:
-                continue
-            summary = self.summary(module)
-            if summary is None:
-                continue
-            for qualified, calls in summary.literal_calls.items():
-                if qualified.rsplit(".", 1)[-1] != function:
-                    continue
-                definition = self.definition(qualified)
-                if definition is None or definition.module.name != module_name or definition.name != function:
-                    continue
-                found.extend(dict(call) for call in calls)
+        for summary in self._other_summaries(function, here) or ():
+            for qualified, calls in (summary.literal_calls if summary is not None else {}).items():
+                if self._names_function(qualified, module_name, function):
+                    found.extend(dict(call) for call in calls)
         return found
 
     def called_from_elsewhere(self, module_name: str, function: str, here: ModuleFile) -> bool | None:
         """Does another module of the project call the function ``function`` of module
         ``module_name`` (a call its summary records, through imports and re-exports)? None when
         that cannot be read (the project is too large, a summary is missing)."""
-        modules = self.modules_mentioning(function, called=True)
-        if modules is None:
+        summaries = self._other_summaries(function, here)
+        if summaries is None or None in summaries:
             return None
-        for module in modules:
-            if module.path == here.path:
-                continue
-            summary = self.summary(module)
-            if summary is None:
-                return None
+        for summary in summaries:
             for other in summary.functions.values():
                 for key in other.calls:
-                    if ":" in key or key.rsplit(".", 1)[-1] != function:
-                        continue  # its own functions ("mod:f"), or another name
-                    definition = self.definition(key)
-                    if definition is None or (definition.module.name == module_name and definition.name == function):
-                        return True  # ours, or one that cannot be told apart from ours
+                    if ":" not in key and self._names_function(key, module_name, function) is not False:
+                        return True  # ours, or one that cannot be told apart from ours ("mod:f": its own)
         return False
 
     def pins_one_gpu(self, here: str) -> bool:

@@ -323,7 +323,7 @@ class GradEnabledInference(Rule):
         node = function.node
         for site, bound, no_grad, caller in self._calls_of.get(id(node), ()):
             if not no_grad and facts.may_run_with_grad(caller):
-                yield dotted_name(site.func) or function.name, _literal_arguments(
+                yield dotted_name(site.func) or function.name, _parameter_literals(
                     facts.argument_nodes(site, node, bound), node)
         project = facts.project
         if project is None or not facts.module_name or function.parent is not facts.module_scope:
@@ -338,7 +338,7 @@ class GradEnabledInference(Rule):
                 name = positional[key] if isinstance(key, int) and key < len(positional) else key
                 if isinstance(name, str):
                     passed[name] = value
-            yield function.name, _literal_arguments(passed, node, given_values=True)
+            yield function.name, _parameter_literals(passed, node, given_values=True)
 
     def visit_Arg(self, node: cst.Arg) -> None:
         self._note_escaped(node.value)
@@ -1825,7 +1825,7 @@ def _returned_closure(function: FunctionScope) -> bool:
 _UNKNOWN = NOT_A_LITERAL
 
 
-def _literal_arguments(passed: dict[str, object], function: cst.FunctionDef,
+def _parameter_literals(passed: dict[str, object], function: cst.FunctionDef,
                        given_values: bool = False) -> dict[str, object]:
     """The parameters of ``function`` that a call fills with a literal, its own or a default.
     ``passed``: parameter -> the expression passed (or, ``given_values``, its literal value)."""
