@@ -49,7 +49,9 @@ measure that round's code as submitted; an eighth (``sealed8``, twelve more, abo
 lines) registered after the seventh had been run once and fixed against, to measure the code as
 submitted at the end of that round; a ninth (``sealed9``, eleven more, about 311,600 lines) after
 the eighth had been run once and fixed against, to measure the code finally submitted that round; a tenth (``sealed10``, sixteen more, about
-155,000 lines) at the start of the next round, registered before memlint was run on it.
+155,000 lines) at the start of the next round, registered before memlint was run on it; an eleventh
+(``sealed11``, twenty-five more, about 133,000 lines, drawn by a seeded shuffle from unread candidates)
+at the start of the round after, likewise.
 
 Triage: benchmarks/triage/fresh.md. Run by hand, not by CI.
 """
@@ -90,6 +92,8 @@ HALVES = HALVES + ("sealed8",)
 HALVES = HALVES + ("sealed9",)
 # A tenth, chosen in the next round before any run, to measure that round's code as submitted.
 HALVES = HALVES + ("sealed10",)
+# An eleventh, chosen in the round after, before any run, to measure that round's code as submitted.
+HALVES = HALVES + ("sealed11",)
 SPLIT_SEED = 22  # the issue's number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -435,6 +439,62 @@ REPOS: tuple[FreshRepo, ...] = (
           "universal segmentation on detectron2: train_net, evaluators", "sealed10"),
     _repo("Real-Time-Voice-Cloning", "CorentinJ/Real-Time-Voice-Cloning", "865eba8826bb6d76721a9d828a546724779c23ab",
           "speaker encoder, synthesizer and vocoder training", "sealed10"),
+    # --- sealed11: chosen 2026-11-26 at the start of the round after, registered before memlint was run on it.
+    # Drawn with a seeded shuffle (seed 2611) from candidates no benchmark, triage or recall case names;
+    # pytorch-biggraph (no snapshot) and zalandoresearch/pytorch-vq-vae (a notebook only) left out; then,
+    # before any run, four that fork dev material (yolov7: yolov5's utilities; latent-diffusion:
+    # stable-diffusion's ldm; TinyLlama: lit-gpt; SimPO: alignment-handbook's scripts; glow-tts: the
+    # training code vits (sealed10) grew from), four unread ones in their place.
+    _repo("pytorch-retinanet", "yhenon/pytorch-retinanet", "0348a9d57b279e3b5b235461b472d37da5feec3d",
+          "RetinaNet detector training and evaluation", "sealed11"),
+    _repo("fast_adversarial", "locuslab/fast_adversarial", "54f728755e71857b632882ba6d6cef22f56e2172",
+          "fast adversarial training (FGSM, PGD) on CIFAR and ImageNet", "sealed11"),
+    _repo("CutMix-PyTorch", "clovaai/CutMix-PyTorch", "2d8eb68faff7fe4962776ad51d175c3b01a25734",
+          "CutMix regularised image classification training", "sealed11"),
+    _repo("CodeT5", "salesforce/CodeT5", "7de7f696c7fb1c7551406f3079e8fed500673199",
+          "code-aware T5 fine-tuning scripts and CodeT5+", "sealed11"),
+    _repo("faster-rcnn.pytorch", "jwyang/faster-rcnn.pytorch", "f9d984d27b48a067b29792932bcb5321a39c1f09",
+          "Faster R-CNN training and testing", "sealed11"),
+    _repo("SparseConvNet", "facebookresearch/SparseConvNet", "cf251d058959a9dbaccb25fc919dc4f4548be232",
+          "sparse convolution library and its example training scripts", "sealed11"),
+    _repo("Real-ESRGAN", "xinntao/Real-ESRGAN", "a4abfb2979a7bbff3f69f58f58ae324608821e27",
+          "super-resolution GAN models on BasicSR, inference scripts", "sealed11"),
+    _repo("PyTorch-YOLOv3", "eriklindernoren/PyTorch-YOLOv3", "1d621c8489e22c76ceb93bb2397ac6c8dfb5ceb7",
+          "YOLOv3 training, testing and detection", "sealed11"),
+    _repo("pytorch-cifar", "kuangliu/pytorch-cifar", "49b7aa97b0c12fe0d4054e670403a16b6b834ddd",
+          "CIFAR-10 classification models and training script", "sealed11"),
+    _repo("nerf_pl", "kwea123/nerf_pl", "52aeb387da64a9ad9a0f914ea9b049ffc598b20c",
+          "NeRF trained with Lightning, evaluation and extraction scripts", "sealed11"),
+    _repo("transformer-xl", "kimiyoung/transformer-xl", "44781ed21dbaec88b280f74d9ae2877f52b492a5",
+          "Transformer-XL language model training with recurrence memory", "sealed11"),
+    _repo("mixup-cifar10", "facebookresearch/mixup-cifar10", "eaff31ab397a90fbc0a4aac71fb5311144b3608b",
+          "mixup training on CIFAR-10", "sealed11"),
+    _repo("vit-pytorch", "lucidrains/vit-pytorch", "69d24fe9e3024c0d4b02761123b8583a24ebed1e",
+          "vision transformer variants, distillation and self-supervised wrappers", "sealed11"),
+    _repo("pytorch-semseg", "meetshah1995/pytorch-semseg", "801fb200547caa5b0d91b8dde56b837da029f746",
+          "semantic segmentation models, train and validate scripts", "sealed11"),
+    _repo("Pytorch-UNet", "milesial/Pytorch-UNet", "21d7850f2af30a9695bbeea75f3136aa538cfc4a",
+          "U-Net segmentation training with AMP and evaluation", "sealed11"),
+    _repo("fast-autoaugment", "kakaobrain/fast-autoaugment", "2424224291616a2158a2265069ee95a78a2d13d9",
+          "augmentation policy search and training", "sealed11"),
+    _repo("vicreg", "facebookresearch/vicreg", "4e12602fd495af83efd1631fbe82523e6db092e0",
+          "self-supervised pretraining and linear evaluation, distributed", "sealed11"),
+    _repo("melgan-neurips", "descriptinc/melgan-neurips", "6488045bfba1975602288de07a58570c7b4d66ea",
+          "MelGAN vocoder training", "sealed11"),
+    _repo("HRNet-Semantic-Segmentation", "HRNet/HRNet-Semantic-Segmentation", "0bbb2880446ddff2d78f8dd7e8c4c610151d5a51",
+          "HRNet segmentation training and testing, distributed", "sealed11"),
+    _repo("OpenPrompt", "thunlp/OpenPrompt", "f6fb080ef755c37c01b7959e7560d007049510e8",
+          "prompt-learning framework: trainers, verbalizers, tutorials", "sealed11"),
+    _repo("ssd.pytorch", "amdegroot/ssd.pytorch", "5b0b77faa955c1917b0c710d770739ba8fbff9b7",
+          "SSD detector training and evaluation", "sealed11"),
+    _repo("ResNeSt", "zhanghang1989/ResNeSt", "1dfb3e8867e2ece1c28a65c9db1cded2818a2031",
+          "split-attention networks: ImageNet training, distributed, torch/gluon", "sealed11"),
+    _repo("lightning-transformers", "Lightning-Universe/lightning-transformers", "e5a3ff7830559b6ef2a09b984bb1087e40eb4a00",
+          "transformers task modules on Lightning", "sealed11"),
+    _repo("esm", "facebookresearch/esm", "2b369911bb5b4b0dda914521b9475cad1656b2ac",
+          "protein language models: inference, folding, inverse folding scripts", "sealed11"),
+    _repo("pytorch-fid", "mseitzer/pytorch-fid", "b9c18118d082cbd263c1b8963fc4221dc1cbb659",
+          "FID computation with an Inception network", "sealed11"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
