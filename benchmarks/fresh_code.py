@@ -94,6 +94,12 @@ HALVES = HALVES + ("sealed9",)
 HALVES = HALVES + ("sealed10",)
 # An eleventh, chosen in the round after, before any run, to measure that round's code as submitted.
 HALVES = HALVES + ("sealed11",)
+# A dev half chosen the same day (studied and fixed against, never sealed): eight more unread
+# repositories, to find false classes before the sealed half is run.
+HALVES = HALVES + ("dev11",)
+# And a second such dev half, of the kinds the issue's own measurement found hardest (RL and
+# continual-learning libraries, NLP and speech toolkits, knowledge-graph trainers).
+HALVES = HALVES + ("dev12",)
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -495,6 +501,40 @@ REPOS: tuple[FreshRepo, ...] = (
           "protein language models: inference, folding, inverse folding scripts", "sealed11"),
     _repo("pytorch-fid", "mseitzer/pytorch-fid", "b9c18118d082cbd263c1b8963fc4221dc1cbb659",
           "FID computation with an Inception network", "sealed11"),
+    # --- dev11: chosen 2026-11-26 as dev material (studied and fixed against).
+    _repo("DeepSpeedExamples", "microsoft/DeepSpeedExamples", "83757d9c937daabd1089a08051061706cb73900d",
+          "DeepSpeed training examples: RLHF, inference, compression, pipelines", "dev11"),
+    _repo("efficientdet-pytorch", "rwightman/efficientdet-pytorch", "c6dff775a36cea0bf9b76c58e59f936411c5ce01",
+          "EfficientDet training and validation on timm", "dev11"),
+    _repo("pytorch-YOLOv4", "Tianxiaomo/pytorch-YOLOv4", "a65d219f9066bae4e12003bd7cdc04531860c672",
+          "YOLOv4 training, evaluation and ONNX export", "dev11"),
+    _repo("sam", "davda54/sam", "3c3afdbd71cff2462ec91c734b3d1170bd0f3707",
+          "sharpness-aware minimisation optimizer and example", "dev11"),
+    _repo("MUNIT", "NVlabs/MUNIT", "a82e222bc359892bd0f522d7a0f1573f3ec4a485",
+          "multimodal image translation GAN trainer", "dev11"),
+    _repo("contrastive-unpaired-translation", "taesungp/contrastive-unpaired-translation", "b3ac297708dfb6f7589d04662277e53c0d579c27",
+          "CUT image translation: models, train and test scripts", "dev11"),
+    _repo("simsiam", "facebookresearch/simsiam", "a7bc1772896d0dad0806c51f0bb6f3b16d290468",
+          "SimSiam pretraining and linear evaluation, distributed", "dev11"),
+    _repo("PyTorch-Tutorial", "MorvanZhou/PyTorch-Tutorial", "dbe154a9e56635e51c6b0c2ccea8ae36cfb585a7",
+          "tutorial scripts: regression, CNN, RNN, GAN, DQN", "dev11"),
+    # --- dev12: chosen 2026-11-26 as dev material (studied and fixed against).
+    _repo("torchrl", "pytorch/rl", "ae9719f17b1517af5c2523a36c4616f003ee55cf",
+          "reinforcement learning library: collectors, objectives, trainers, examples", "dev12"),
+    _repo("continual-learning", "GMvandeVen/continual-learning", "e6d795aa81b9cef742b8de76cb71222d4d1ce00b",
+          "continual-learning methods: replay, EWC, generative classifiers", "dev12"),
+    _repo("mammoth", "aimagelab/mammoth", "e75a491c69fd729edeb01431afb753d9157d9a81",
+          "continual-learning framework: models, buffers, training loop", "dev12"),
+    _repo("KnowledgeGraphEmbedding", "DeepGraphLearning/KnowledgeGraphEmbedding", "2e440e0f9c687314d5ff67ead68ce985dc446e3a",
+          "RotatE knowledge-graph embedding training", "dev12"),
+    _repo("OpenKE", "thunlp/OpenKE", "64c4ec8157abfc39112772e9825a349091da45f1",
+          "knowledge-graph embedding toolkit: trainers, testers", "dev12"),
+    _repo("StyleTTS2", "yl4579/StyleTTS2", "5cedc71c333f8d8b8551ca59378bdcc7af4c9529",
+          "style-diffusion text-to-speech training, accelerate", "dev12"),
+    _repo("stanza", "stanfordnlp/stanza", "1f4bfdd2bff400969444cf9f290d402448c9d6d5",
+          "NLP pipeline: taggers, parsers, NER trainers", "dev12"),
+    _repo("SLM-Lab", "kengz/SLM-Lab", "96be3938d3239edb595f41190ae2ae035d83c65a",
+          "deep RL framework: agents, memories, nets", "dev12"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 

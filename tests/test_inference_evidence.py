@@ -304,3 +304,38 @@ def test_grad_cam_is_quiet_but_a_teacher_in_eval_mode_in_a_training_step_is_not(
     """
     assert found(training) == [(9, "ML201")]
     assert "is not trained (in eval mode)" in messages(training)[0]
+
+
+def test_a_smoke_test_on_made_up_inputs_is_quiet():
+    # a model file's __main__ check: one forward on random inputs and literals, printed
+    smoke = """
+    import torch
+    from torch import nn
+
+    def _test_decoder():
+        m = nn.TransformerDecoderLayer(16, 2)
+        m.eval()
+        memory = torch.randn(7, 2, 16)
+        lengths = torch.full((2,), 7)
+        out = m(torch.randn(5, 2, 16), memory)
+        print(out.shape, lengths, [[1, 2], [3]])
+
+    if __name__ == "__main__":
+        _test_decoder()
+    """
+    assert found(smoke) == []
+    # the same forward on a real input is evaluation with grad on
+    assert found(smoke.replace("memory = torch.randn(7, 2, 16)", "memory = torch.load('memory.pt')")) == [(10, "ML201")]
+    # and random inputs fed batch after batch are a pass, not a smoke test
+    looped = """
+    import torch
+    from torch import nn
+
+    def bench(m: nn.Module, steps):
+        m.eval()
+        outs = []
+        for _ in range(steps):
+            outs.append(m(torch.randn(64, 16)))
+        return len(outs)
+    """
+    assert found(looped) == [(9, "ML201")]

@@ -433,3 +433,108 @@ def test_6_data_parallel_for_inference_with_outputs_moved_to_the_cpu():
             return torch.cat(embeddings)
     """
     assert findings(source) == []
+
+
+# ----- a graph that reaches the accumulator on some paths only: a warning, not an error ---------
+def _severities(root: Path, name: str) -> list[tuple[int, str, str]]:
+    result = check_paths([str(root / name)], Config(), use_cache=False)
+    return sorted((f.line, f.code, f.severity) for f in result.findings)
+
+
+def _meter_project(root: Path, sync_body: str) -> None:
+    write(root, {
+        "pyproject.toml": "",
+        "proj/__init__.py": "",
+        "proj/dist.py": sync_body,
+        "proj/meter.py": """
+            from .dist import sync
+
+            class AverageMeter:
+                def __init__(self, distributed=True):
+                    self.distributed = distributed
+                    self.sum = 0
+                    self.count = 0
+
+                def _sync(self, val):
+                    return sync(val) if self.distributed else val
+
+                def update(self, val, n=1):
+                    self.sum += self._sync(val * n)
+                    self.count += n
+        """,
+        "proj/train.py": """
+            import torch
+            from .meter import AverageMeter
+
+            def train(model, loader, optimizer):
+                meter = AverageMeter()
+                for x, y in loader:
+                    loss = torch.nn.functional.mse_loss(model(x), y)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                    meter.update(loss, x.shape[0])
+        """,
+    })
+
+
+def test_a_helper_of_another_module_that_returns_its_argument_on_one_path_only(tmp_path):
+    # under a process group the helper hands back fresh all-gathered buffers, without a graph:
+    # the meter keeps the graph only when none is up, so the finding is a warning that says so
+    _meter_project(tmp_path, """
+        import torch
+        import torch.distributed as dist
+
+        def sync(tensor):
+            if not dist.is_initialized():
+                return tensor
+            gathered = [torch.empty_like(tensor) for _ in range(dist.get_world_size())]
+            dist.all_gather(gathered, tensor)
+            return sum(gathered)
+    """)
+    result = check_paths([str(tmp_path / "proj/train.py")], Config(), use_cache=False)
+    found = [(f.line, f.code, f.severity, f.message) for f in result.findings]
+    assert [(line, code, severity) for line, code, severity, _ in found] == [(11, "ML101", "warning")]
+    assert found[0][3].endswith("(on some paths)")
+
+
+def test_a_helper_of_another_module_that_always_returns_its_argument(tmp_path):
+    _meter_project(tmp_path, """
+        def sync(tensor):
+            return tensor
+    """)
+    assert _severities(tmp_path, "proj/train.py") == [(11, "ML101", "error")]
+
+
+def test_a_step_that_returns_the_loss_on_one_path_and_a_number_on_the_others():
+    # stanza's update(): ``if loss == 0.0: return loss`` and ``loss.item()`` otherwise
+    source = """
+        import torch
+
+        class Trainer:
+            def __init__(self, model, optimizer):
+                self.model = model
+                self.optimizer = optimizer
+
+            def update(self, batch):
+                loss = self.model(batch).sum()
+                if loss == 0.0:
+                    return loss
+                loss.backward()
+                self.optimizer.step()
+                return loss.item()
+
+        def train(model, optimizer, loader):
+            trainer = Trainer(model, optimizer)
+            total = 0
+            for batch in loader:
+                total += trainer.update(batch)
+            return total
+    """
+    found = check_source(textwrap.dedent(source), "train.py", default_codes())
+    assert [(f.line, f.code, f.severity) for f in found] == [(21, "ML101", "warning")]
+    assert found[0].message.endswith("(on some paths)")
+    # the same step returning the loss on every path: an error
+    always = textwrap.dedent(source).replace("return loss.item()", "return loss")
+    assert [(f.line, f.code, f.severity) for f in check_source(always, "train.py", default_codes())] == \
+        [(21, "ML101", "error")]

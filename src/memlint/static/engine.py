@@ -557,7 +557,7 @@ class FileChecker:
                         mentions_epoch=F.mentions_epoch((node.iter, node.target)),
                         over_parts=F.is_parts_of_a_value(node.iter),
                         bounded=_is_literal_iterable(node.iter),
-                        counts_in_module_method=_is_range(node.iter) and _in_module_method(facts))
+                        counts_in_module_method=_is_range(node.iter, facts) and _in_module_method(facts))
             self._run_loop(loop, lambda: self._bind(node.target, node.iter, iter_graph), node.body)
             if node.orelse is not None:
                 self._walk_block(node.orelse.body)
@@ -720,6 +720,8 @@ class FileChecker:
             function.returned_nodes.append(node.value)
             function.return_graph = max(function.return_graph, value.state)
             function.returns.append((value, facts.summary_form(value, function)))
+            if F.graphless_value(node.value, value):
+                function.graphless_return = True
             loss = _framework_backpropagated(function, node.value, facts)
             if loss is not None:  # the framework runs backward() on what this returns
                 function.backward_names |= names_in(loss) - {"self", "cls"}
@@ -943,8 +945,9 @@ class FileChecker:
         name = F.storage_name(container)
         if name is None or not name.startswith("self.") or _bounded_buffer(name, facts):
             return
-        for parameter in sorted(facts.parameters_carried(value)):
-            function.self_stores.append(F.Store(parameter, name, appends))
+        carried, partial, via = facts.parameters_carried_how(value)
+        for parameter in sorted(carried):
+            function.self_stores.append(F.Store(parameter, name, appends, partial=partial, partial_via=via))
 
     def _running_update_in_object(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """``self.total = self.total + val``, ``self.feats = torch.cat([self.feats, val])``."""
@@ -981,12 +984,15 @@ class FileChecker:
         if any(arg.star for arg in node.args):
             return
         arguments = []
+        partial: set[str] = set()
         for index, arg in enumerate(node.args):
-            carried = facts.parameters_carried(arg.value)
+            carried, some_paths, _ = facts.parameters_carried_how(arg.value)
             if carried:
                 arguments.append((index if arg.keyword is None else arg.keyword.value, carried))
+                if some_paths:
+                    partial |= carried
         if arguments:
-            facts.function.forwards.append(F.Forward(receiver, method, tuple(arguments), holder))
+            facts.function.forwards.append(F.Forward(receiver, method, tuple(arguments), holder, frozenset(partial)))
 
     def _freeze(self, parameter: cst.BaseExpression) -> None:
         """``p.requires_grad = False`` / ``p.requires_grad_(False)`` inside
@@ -1073,7 +1079,7 @@ _MODULE_ONLY_METHODS = frozenset({
 })
 
 
-def _exported_stores(scope: FunctionScope, facts: Facts) -> tuple[tuple[str, str, bool], ...]:
+def _exported_stores(scope: FunctionScope, facts: Facts) -> tuple[tuple[str, str, bool, bool, tuple[str, ...]], ...]:
     """What a method keeps of its parameters, for other modules (``**kwargs`` / ``*args`` named
     with their stars, which their outlines do not record)."""
     if scope.class_info is None or type(scope.node) is not cst.FunctionDef:
@@ -1082,7 +1088,8 @@ def _exported_stores(scope: FunctionScope, facts: Facts) -> tuple[tuple[str, str
     stars = {params.star_kwarg.name.value: "**"} if params.star_kwarg is not None else {}
     if isinstance(params.star_arg, cst.Param):
         stars[params.star_arg.name.value] = "*"
-    return tuple(sorted((stars.get(parameter, "") + parameter, store.attribute, store.appends)
+    return tuple(sorted((stars.get(parameter, "") + parameter, store.attribute, store.appends, store.partial,
+                         tuple(sorted(store.partial_via)))
                         for parameter, store in facts.stores_of(scope).items()))
 
 
@@ -1132,6 +1139,8 @@ def _summary(scope: FunctionScope) -> GraphValue:
     for raw, form in scope.returns:
         settled = _settle(raw, form, scope)
         result = settled if result is None else result.join(settled)
+    if result is not None and scope.graphless_return and len(scope.returns) > 1:
+        return result.on_some_paths()  # return loss on one path, loss.item() on another
     return result if result is not None else NO_GRAPH
 
 
@@ -1409,7 +1418,14 @@ def _non_tensor_receivers(expression: cst.BaseExpression) -> set[str]:
     return found
 
 
-def _is_range(iterable: cst.BaseExpression) -> bool:
+def _is_range(iterable: cst.BaseExpression | None, facts: Facts | None = None) -> bool:
+    """``range(...)``, ``reversed(range(...))``, or a local bound to one (``steps = range(n)``)."""
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "reversed" \
+            and iterable.args:
+        iterable = iterable.args[0].value
+    if isinstance(iterable, cst.Name) and facts is not None:
+        binding = facts.lookup(iterable.value)
+        iterable = binding.node if binding is not None and isinstance(binding.node, cst.Call) else None
     return isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"
 
 

@@ -240,8 +240,22 @@ def iterates_data(iterable: cst.BaseExpression | None) -> bool:
     return any(token in _DATA_TOKENS for name in names_in(iterable) for token in _tokens(name))
 
 
-# Substrings of the names in a loop header that say it walks batches or steps.
+# Words of the names in a loop header that say it walks batches or steps: a word of a name
+# (see _tokens) starting with one (``dataloader``, ``batches``, ``iteration``, ``samples``), or a
+# compound ending with one after a word of data (``trainloader``, ``minibatch``, ``valdata``);
+# not ``metadata`` nor ``substeps``.
 _STEP_WORDS = ("loader", "batch", "data", "step", "iter", "sample", "tqdm", "stream", "episode")
+_COMPOUND_HEADS = ("train", "val", "valid", "test", "eval", "mini", "micro", "my", "in", "out")
+
+
+def _step_word(token: str) -> bool:
+    for word in _STEP_WORDS:
+        if token.startswith(word):
+            return True
+        head, found, _ = token.partition(word)
+        if found and head in _COMPOUND_HEADS:
+            return True
+    return False
 
 
 # Methods whose result is the parts of one value (a loop over them is not over steps).
@@ -259,7 +273,7 @@ def walks_steps(header: Iterable[cst.BaseExpression]) -> bool:
     names = [name.lower() for part in header for name in names_in(part)]
     if any("epoch" in name for name in names):
         return False
-    return any(word in name for name in names for word in _STEP_WORDS)
+    return any(_step_word(token) for part in header for name in names_in(part) for token in _tokens(name))
 
 
 def is_parts_of_a_value(iterable: cst.BaseExpression) -> bool:
@@ -422,11 +436,28 @@ class GraphValue:
     # With ``pending``: the state of everything else in the value (what is left once the
     # pending calls turn out to return nothing with a graph).
     settled: Graph = Graph.NONE
+    # The graph is carried on some paths only: another path gives a value without one (a
+    # helper returning ``loss`` when ``loss == 0`` and ``loss.item()`` otherwise, or its argument
+    # when no process group is up and fresh all-gathered buffers otherwise). A "may": a finding
+    # at error severity needs the graph on every path (see :attr:`may_only`).
+    partial: bool = False
+
+    @property
+    def may_only(self) -> bool:
+        """Does the value carry a graph on some paths only (see ``partial``)?"""
+        return self.partial
+
+    @property
+    def carries_something(self) -> bool:
+        """May it hold a graph (from a module, a parameter, a call not resolved yet)?"""
+        return self.state is not Graph.NONE or bool(self.names) or bool(self.pending)
 
     @staticmethod
     def combine(values: Iterable["GraphValue"]) -> "GraphValue":
-        """Values mixed into one (an operation over them): no parts survive."""
+        """Values mixed into one (an operation over them): no parts survive. The graph is
+        carried on some paths only when every value that may bring one brings it so."""
         state, settled, names, pending = Graph.NONE, Graph.NONE, frozenset(), frozenset()
+        partial, certain = False, False
         for value in values:
             if value.state > state:
                 state = value.state
@@ -437,18 +468,32 @@ class GraphValue:
                 settled = max(settled, value.settled)
             elif value.state > settled:
                 settled = value.state
+            if value.partial:
+                partial = True
+            elif value.state is not Graph.NONE or value.pending:
+                certain = True  # (names alone, in state NONE, say where a value came from)
         if state is Graph.NONE and not names:
             return NO_GRAPH
-        if state is Graph.CARRIES and not names and not pending:
+        partial = partial and not certain
+        if state is Graph.CARRIES and not names and not pending and not partial:
             return CARRIES_VALUE
-        return GraphValue(state, names, None, pending, settled)
+        return GraphValue(state, names, None, pending, settled, partial)
+
+    def on_some_paths(self) -> "GraphValue":
+        """This value as one of several alternatives, another of which holds no graph."""
+        if self.partial or not self.carries_something:
+            return self
+        if self.parts is not None:
+            return GraphValue(self.state, self.names, tuple((key, part.on_some_paths()) for key, part in self.parts),
+                              self.pending, self.settled, True)
+        return GraphValue(self.state, self.names, None, self.pending, self.settled, True)
 
     @staticmethod
     def container(parts: "Iterable[tuple[Key, GraphValue]]") -> "GraphValue":
         """A dict/tuple/list whose every key is known."""
         parts = tuple(parts)
         whole = GraphValue.combine(value for _, value in parts)
-        return GraphValue(whole.state, whole.names, parts, whole.pending, whole.settled)
+        return GraphValue(whole.state, whole.names, parts, whole.pending, whole.settled, whole.partial)
 
     @staticmethod
     def pending_call(call: "PendingCall") -> "GraphValue":
@@ -474,11 +519,18 @@ class GraphValue:
         """Any one element (a loop over it, an unknown key): the whole, without its layout."""
         if self.parts is None:
             return self
-        return GraphValue(self.state, self.names, None, self.pending, self.settled)
+        return GraphValue(self.state, self.names, None, self.pending, self.settled, self.partial)
 
     def join(self, other: "GraphValue") -> "GraphValue":
         """Either of two values (two ``return`` statements, two branches): parts are kept
-        key by key when both have them (a plain value such as ``None`` keeps the other's)."""
+        key by key when both have them (a plain value such as ``None`` keeps the other's). On
+        some paths only when either is."""
+        joined = self._join(other)
+        if (self.partial or other.partial) and not joined.partial:
+            return joined.on_some_paths()
+        return joined
+
+    def _join(self, other: "GraphValue") -> "GraphValue":
         if self.parts is not None and other.parts is not None:
             keys = [k for k, _ in self.parts] + [k for k, _ in other.parts if self.part(k) is None]
             joined = []
@@ -499,7 +551,7 @@ class GraphValue:
         return GraphValue.combine((self, other))
 
     def with_names(self, names: frozenset[str]) -> "GraphValue":
-        return GraphValue(self.state, names, self.parts, self.pending, self.settled)
+        return GraphValue(self.state, names, self.parts, self.pending, self.settled, self.partial)
 
 
 NO_GRAPH = GraphValue(Graph.NONE)
@@ -519,6 +571,13 @@ class Store:
     # Through a method of an object the method's object holds (``self.meters[k].update(v)``),
     # not by a statement of its own: that call is where the value enters the meter.
     forwarded: bool = False
+    # What is kept carries the parameter's graph on some paths only (``self.sum += sync(val)``
+    # with ``sync`` handing back fresh buffers when a process group is up): see GraphValue.partial.
+    partial: bool = False
+    # Functions of other modules the kept value passes through (``utils.sync_tensor``): it is
+    # kept on some paths only if one of them returns its graph on some paths only, which their
+    # summaries say when the store is read (see Facts.store_on_some_paths).
+    partial_via: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -532,6 +591,7 @@ class Forward:
     method: str
     arguments: "tuple[tuple[str | int, frozenset[str]], ...]"
     holder: str  # the receiver's storage: "self", "self.meters"
+    partial: frozenset[str] = frozenset()  # parameters whose graph reaches an argument on some paths only
 
 
 @dataclass(frozen=True)
@@ -763,6 +823,9 @@ class FunctionScope(Scope):
         # Names appearing in what is backpropagated: x.backward(), backward(x), autograd.grad(x).
         self.backward_names: set[str] = set()
         self.returned_nodes: list[cst.BaseExpression] = []  # what each ``return`` hands back
+        # a ``return`` hands back a value without a graph (``loss.item()``, ``0``; not ``None``):
+        # a graph another return hands back is carried on some paths only
+        self.graphless_return = False
         self._configuration_cache: tuple[int, set[str]] | None = None
         # Used as a decorator, the grad mode this function gives what it decorates: ``@f`` /
         # ``@f(...)`` (see Facts.decorated_grad_mode); set when the walk leaves it.
@@ -1380,8 +1443,9 @@ class Facts:
         outline = definition.class_outline.methods.get(method) if definition is not None else None
         if outline is None or not summary.stores:
             return {}
-        stores = {parameter: Store(parameter.lstrip("*"), attribute, appends)
-                  for parameter, attribute, appends in summary.stores}
+        stores = {entry[0]: Store(entry[0].lstrip("*"), entry[1], entry[2], partial=entry[3],
+                                  partial_via=frozenset(entry[4]))
+                  for entry in summary.stores}
         positional, named = outline.parameters(bound=True)
         found = {}
         for where in arguments:
@@ -1843,17 +1907,38 @@ class Facts:
         """The parameters of the current function whose graph ``value`` may carry here, as its
         summary form says (``val * n``: val and n; ``val.item() * n``: n; ``v`` of
         ``for k, v in stats.items()``: stats; ``v.detach()``: none)."""
+        return self.parameters_carried_how(value)[0]
+
+    def parameters_carried_how(self, value: cst.BaseExpression) -> tuple[frozenset[str], bool, frozenset[str]]:
+        """:meth:`parameters_carried`, whether on some paths only (see GraphValue.partial), and
+        the functions of other modules the value passes through (see Store.partial_via)."""
         function = self.function
         if not function.parameters:
-            return frozenset()
+            return frozenset(), False, frozenset()
         self._presume_passing = True
         try:
             graph = self.graph_value(value)
         finally:
             self._presume_passing = False
         if graph.state is not Graph.UNKNOWN:
-            return frozenset()
-        return frozenset(self.summary_form(graph, function).names - {OPAQUE})
+            return frozenset(), False, frozenset()
+        form = self.summary_form(graph, function)
+        via = frozenset(call.callee for call in form.pending if isinstance(call.callee, str))
+        return frozenset(form.names - {OPAQUE}), form.partial, via
+
+    def store_on_some_paths(self, store: Store) -> bool:
+        """Does ``store`` keep its parameter's graph on some paths only: by its own statement, or
+        through a function of another module whose summary returns its graph so?"""
+        if store.partial:
+            return True
+        project = self.project
+        if project is None or self.exporting:
+            return False
+        for callee in store.partial_via:
+            function = project.function_summary(callee)
+            if function is not None and function.returns.partial:
+                return True
+        return False
 
     def stores_of(self, function: FunctionScope) -> dict[str, Store]:
         """What a method of this module keeps of its parameters in its object, parameter ->
@@ -1883,7 +1968,9 @@ class Facts:
                         for parameter in parameters:
                             found.setdefault(parameter, Store(
                                 parameter, store.attribute if forward.holder == "self" else forward.holder,
-                                store.appends, forwarded=store.forwarded or forward.holder != "self"))
+                                store.appends, forwarded=store.forwarded or forward.holder != "self",
+                                partial=store.partial or parameter in forward.partial,
+                                partial_via=store.partial_via))
         if not seen:
             self._stores[key] = found
         return found
@@ -1932,7 +2019,8 @@ class Facts:
             return GraphValue.container((key, self.resolve(part)) for key, part in value.parts).with_names(value.names)
         results = [GraphValue(value.settled, value.names)]
         results.extend(self._resolve_call(call) for call in value.pending)
-        return GraphValue.combine(results)
+        resolved = GraphValue.combine(results)
+        return resolved.on_some_paths() if value.partial else resolved
 
     def _resolve_call(self, call: "PendingCall") -> GraphValue:
         if isinstance(call.callee, str):
@@ -2196,11 +2284,16 @@ class Facts:
     def summary_form(self, value: GraphValue, function: "FunctionScope") -> GraphValue:
         """A returned value in terms of the function's parameters, for its callers: ``names``
         become the parameters the value may carry a graph from, plus ``OPAQUE`` when it is
-        unknown for another reason (``trainer.compute(batch)``)."""
+        unknown for another reason (``trainer.compute(batch)``). On some paths only when the
+        value is."""
+        form = self._summary_form(value, function)
+        return form.on_some_paths() if value.partial else form
+
+    def _summary_form(self, value: GraphValue, function: "FunctionScope") -> GraphValue:
         if value.parts is not None:
             return GraphValue.container((key, self.summary_form(part, function)) for key, part in value.parts)
         if value.state is not Graph.UNKNOWN:
-            return GraphValue(value.state)
+            return GraphValue(value.state, partial=value.partial)
         parameters = function.parameters
         deps: set[str] = set()
         opaque = not value.names and value.settled is not Graph.NONE
@@ -2222,7 +2315,7 @@ class Facts:
                 continue
             graph = binding.graph
             if graph.state is Graph.CARRIES:
-                return CARRIES_VALUE
+                return CARRIES_VALUE.on_some_paths() if graph.partial else CARRIES_VALUE
             if graph.pending:
                 pending = pending | graph.pending
             inner = graph.names - {name}
@@ -2297,8 +2390,34 @@ class Facts:
         return node.func.value
 
     def _constructed_class(self, node: cst.CSTNode | None) -> str | None:
+        """``Meter()``; also ``system.to(device)`` (a module moved returns itself) where ``system``
+        is a parameter annotated with a class of this module (``system: LearnedDynamics``)."""
+        for _ in range(4):
+            if type(node) is cst.Call and type(node.func) is _ATTRIBUTE and node.func.attr.value in SELF_RETURNING_METHODS:
+                node = node.func.value
+                if type(node) is _NAME:
+                    binding = self.lookup(node.value) or self._init_binding(node.value)
+                    node = binding.node if binding is not None else None
+                continue
+            break
         if type(node) is cst.Call and type(node.func) is _NAME and node.func.value in self.class_nodes:
             return node.func.value
+        if type(node) is cst.Param and node.annotation is not None:
+            annotation = node.annotation.annotation
+            if type(annotation) is _NAME and annotation.value in self.class_nodes:
+                return annotation.value
+        return None
+
+    def _init_binding(self, name: str) -> "Binding | None":
+        """``name`` as the class's ``__init__`` binds it (``self.system = system.to(device)`` read
+        from another method: ``system`` is ``__init__``'s parameter)."""
+        info = self.class_info
+        if info is None:
+            return None
+        for statement in info.node.body.body:
+            if type(statement) is cst.FunctionDef and statement.name.value == "__init__":
+                scope = self.function_scopes.get(id(statement))
+                return scope.bindings.get(name) if scope is not None else None
         return None
 
     def _element_class(self, node: cst.CSTNode | None) -> str | None:
@@ -2544,7 +2663,11 @@ class Facts:
                 plain = node.orelse if is_tensor else node.body
                 if dotted_name(plain) == name:
                     return self._graph(node.body if is_tensor else node.orelse)
-            return self._graph(node.body).join(self._graph(node.orelse))
+            body, orelse = self._graph(node.body), self._graph(node.orelse)
+            joined = body.join(orelse)
+            if graphless_value(node.body, body) or graphless_value(node.orelse, orelse):
+                return joined.on_some_paths()  # x if c else x.item(): the graph on one branch only
+            return joined
         if node_type is cst.Tuple or node_type is cst.List:
             if any(type(el) is cst.StarredElement for el in node.elements):
                 return GraphValue.combine(self._graph(el.value) for el in node.elements)
@@ -2867,12 +2990,18 @@ def _holds_callable(binding: "Binding | None") -> bool:
     return binding is not None and (binding.called or binding.kind is Kind.MODULE)
 
 
+def graphless_value(node: cst.BaseExpression, value: GraphValue) -> bool:
+    """Is ``node`` a value that holds no graph (``loss.item()``, ``0``, fresh buffers), not
+    ``None`` (on whose path nothing is used as a value: an accumulation of it would fail)?"""
+    return not value.carries_something and not (type(node) is _NAME and node.value == "None")
+
+
 def _instantiate(summary: GraphValue, arguments: dict[str, GraphValue], starred: bool) -> GraphValue:
     """A summary with what a call passed put in for the parameters it names."""
     if summary.parts is not None:
         return GraphValue.container((key, _instantiate(part, arguments, starred)) for key, part in summary.parts)
     if summary.state is not Graph.UNKNOWN:
-        return GraphValue(summary.state)
+        return GraphValue(summary.state, partial=summary.partial and summary.state is not Graph.NONE)
     values = []
     for name in summary.names:
         if name == OPAQUE:
@@ -2884,7 +3013,8 @@ def _instantiate(summary: GraphValue, arguments: dict[str, GraphValue], starred:
         # else: the parameter's default value, a constant
     if summary.pending:
         values.append(GraphValue(Graph.UNKNOWN, frozenset(), None, summary.pending, Graph.NONE))
-    return GraphValue.combine(values)
+    result = GraphValue.combine(values)
+    return result.on_some_paths() if summary.partial else result
 
 
 def _floored(value: GraphValue) -> GraphValue:
@@ -2892,7 +3022,9 @@ def _floored(value: GraphValue) -> GraphValue:
     is a tensor computed from the module's parameters); plain values stay plain."""
     if value.parts is not None:
         return GraphValue.container((key, _floored(part)) for key, part in value.parts)
-    return CARRIES_VALUE if value.state is Graph.UNKNOWN else value
+    if value.state is Graph.UNKNOWN:
+        return CARRIES_VALUE.on_some_paths() if value.partial else CARRIES_VALUE
+    return value
 
 
 def _creates_graph(call: cst.Call) -> bool:

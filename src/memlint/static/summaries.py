@@ -44,11 +44,13 @@ class FunctionSummary:
     # What it calls: ``module:function`` / ``module:Class.method`` when known here, else the
     # qualified name as imported (``pkg.utils.get_device``), resolved when asked.
     calls: tuple[str, ...] = ()
-    # (parameter, attribute, appends): the method keeps what it is passed in its object
-    # (``def update(self, val): self.sum += val``; ``appends``: as given, one more per call), also
-    # through an object it holds (``self.meters[k].update(v)``); ``**kwargs`` / ``*args`` keep
-    # their stars. See memlint.static.facts.Store.
-    stores: tuple[tuple[str, str, bool], ...] = ()
+    # (parameter, attribute, appends, partial, partial_via): the method keeps what it is passed
+    # in its object (``def update(self, val): self.sum += val``; ``appends``: as given, one more
+    # per call; ``partial``: the graph reaches it on some paths only; ``partial_via``: other
+    # modules' functions it passes through, which may say so), also through an object it holds
+    # (``self.meters[k].update(v)``); ``**kwargs`` / ``*args`` keep their stars. See
+    # memlint.static.facts.Store.
+    stores: tuple[tuple[str, str, bool, bool, tuple[str, ...]], ...] = ()
     # A generator (a @contextmanager) whose every ``yield`` is in a region it puts in one grad
     # mode: ``with`` its call, the block runs in that mode. None: it sets none.
     context_grad_mode: "GradMode | None" = None

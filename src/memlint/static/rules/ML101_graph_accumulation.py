@@ -15,7 +15,7 @@ from typing import Callable
 import libcst as cst
 
 from memlint.static.facts import (
-    CONFIG_NAMES, Graph, Kind, visit, GraphValue, reaches, builds_a_sequence, concatenated_onto, dotted_name, expression_children, names_in, operands,
+    CONFIG_NAMES, Graph, Kind, Pending, visit, GraphValue, reaches, builds_a_sequence, concatenated_onto, dotted_name, expression_children, names_in, operands,
     parameter_for, place_of, storage_name,
 )
 from memlint.static.fixes import call_method, detach_fix, detached_text, graph_accumulation_fix, item_text
@@ -41,6 +41,19 @@ def _is_empty_value(value: cst.BaseExpression, facts) -> bool:
             return True
         return isinstance(value.func, cst.Attribute) and value.func.attr.value in ("new_zeros", "new_empty", "clear")
     return False
+
+
+# A graph that reaches the accumulator on some paths only (see GraphValue.partial) is a warning,
+# and the message says so: the link "on every path" is not shown.
+_SOME_PATHS = {False: "", True: " (on some paths)"}
+
+
+def _on_some_paths(facts, graph) -> bool:
+    """Does ``graph`` carry its graph on some paths only (a callee also returns values without one)?"""
+    try:
+        return facts.resolve(graph).partial
+    except Pending:  # a summary not known yet: as before, every path
+        return False
 
 
 def source_of(node: cst.CSTNode, limit: int = 40) -> str:
@@ -232,14 +245,18 @@ class GraphAccumulation(Rule):
             if not self._graph_proven(values, bound_now, function):
                 return  # nothing shows the value carries a graph (a frozen model's output may not)
 
+            some_paths = _on_some_paths(facts, graph)
+
             def report() -> None:
                 self.report(
                     node,
-                    fit("'{name}' accumulates '{value}' with its autograd graph {where}",
-                        keep=("where",), name=name, value=value_text, where=where),
+                    fit("'{name}' accumulates '{value}' with its autograd graph {where}" + _SOME_PATHS[some_paths],
+                        keep=("where",), name=name, value=value_text,
+                        where=where),
                     help=f"use {item_text(carrier)} for a number, or {detached} "
                     + ("to keep a tensor" if detached.endswith(".cpu()") else "(and .cpu() for a long list) to keep a tensor"),
                     fix=graph_accumulation_fix(node, values), function=function,
+                    severity="warning" if some_paths else None,
                 )
 
             info = function.class_info
@@ -384,11 +401,13 @@ class GraphAccumulation(Rule):
                 ending = "detach" if store.appends else "item"
                 fix_text = detached_text(carrier) if ending == "detach" else item_text(carrier)
                 where_text = "every iteration" if not per_call else f"per {function.name}() call"
+                some_paths = facts.store_on_some_paths(store) or _on_some_paths(facts, carried if per_call else graph)
                 self.report(
                     node,
-                    fit("{method}() accumulates '{value}' with its graph into '{storage}' {where}",
-                        keep=("method", "where"), method=f"{owner}.{func.attr.value}", value=value_text,
-                        storage=store.attribute, where=where_text),
+                    fit("{method}() accumulates '{value}' with its graph into '{storage}' {where}" + _SOME_PATHS[some_paths],
+                        keep=("method", "where"),
+                        method=f"{owner}.{func.attr.value}", value=value_text, storage=store.attribute, where=where_text),
+                    severity="warning" if some_paths else None,
                     help=f"pass {fix_text}"
                     + ("" if ending == "detach" else f" (or {detached_text(carrier)} to keep a tensor)"),
                     fix=(detach_fix(carrier) if ending == "detach" else call_method(carrier, "item"))

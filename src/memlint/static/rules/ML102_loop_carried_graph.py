@@ -134,8 +134,11 @@ class LoopCarriedGraph(Rule):
                     self._candidate(node, name, element, node.value, loops, through=through)
                     continue
                 if name not in value_names or self.facts.grad_off or self._unpacked_without_graph(
-                        target.target, element, node.value):
-                    self._mark_cut(name)  # rebound from something else: the old value is dropped
+                        target.target, element, node.value) or (
+                        element is target.target and self.facts.graph_value(node.value).state is Graph.NONE):
+                    # rebound from something else, or from itself without a graph (``h = h.data``):
+                    # the old value is dropped
+                    self._mark_cut(name)
                     continue
                 # a module's forward keeping a running statistic on itself (decided as one)
                 forward_state = function.name == "forward" and name.startswith("self.") and (
@@ -537,7 +540,7 @@ class LoopCarriedGraph(Rule):
             # nothing ever frees the chain of graphs.
             # Also a sequence (time steps, sampling steps) whose chain of graphs nothing uses.
             streamed = carry.kind == "recurrent" and not function.has_backward and (
-                (loop.iterates_data and not builds_a_sequence(loop)) or (
+                (loop.iterates_data and not loop.counts_in_module_method and not builds_a_sequence(loop)) or (
                     self._chain_dies_here(function, carry) and not _callee_walked(loop, carry)))
             if fed_back or (kept_across_steps and loop.has_optimizer_step) or streamed:
                 self._report_carry(carry, never_freed=streamed and not fed_back)
@@ -683,6 +686,44 @@ class LoopCarriedGraph(Rule):
         return message, f"compute the update {fix} or under torch.no_grad()"
 
     VALID = [
+        # a recurrence over the positions of one input inside a module's forward (the range
+        # bound to a local named "steps"): one forward's computation, backpropagated by its caller
+        """
+import torch
+from torch import nn
+
+class LSTMAttention(nn.Module):
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.lstm_cell = nn.LSTMCell(input_size, hidden_size)
+        self.proj = nn.Linear(hidden_size, hidden_size)
+
+    def forward(self, input, hidden):
+        output = []
+        steps = range(input.size(0))
+        for i in steps:
+            hidden = self.lstm_cell(input[i], hidden)
+            hy, cy = hidden
+            output.append(self.proj(hy))
+        return torch.stack(output), hidden
+""",
+        # the hidden state rebound to its .data right after the step: the old graph is dropped
+        """
+import torch
+from torch import nn
+
+rnn = nn.RNN(1, 32, batch_first=True)
+optimizer = torch.optim.Adam(rnn.parameters())
+h_state = None
+for step in range(100):
+    x = torch.randn(1, 10, 1)
+    prediction, h_state = rnn(x, h_state)
+    h_state = h_state.data
+    loss = prediction.sum()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
         # an unrolled solve in forward: a few autograd.grad updates whose result is returned,
         # for the caller's one backward pass through all of them (equilibrium aggregation)
         """

@@ -136,6 +136,23 @@ def train(model, loader, optimizer, target_every=1000):
             best, best_model = loss.item(), copy.deepcopy(model)
     return ema, target, best_model
 """,
+        # one copy per node type, made once while the model is built: a loop over the graph's
+        # metadata, not over steps ("data" inside "metadata" is not a word of a step loop)
+        """
+import copy
+from torch import nn
+
+class ToHetero:
+    def __init__(self, module: nn.Module, metadata):
+        self.module = module
+        self.metadata = metadata
+
+    def heads(self):
+        heads = nn.ModuleDict()
+        for node_type in self.metadata[0]:
+            heads[node_type] = copy.deepcopy(self.module)
+        return heads
+""",
         # a converted copy used as a model (one per dtype benchmarked)
         """
 import copy

@@ -24,7 +24,8 @@ evidence say a forward pass is inference, each read from the code's structure:
   teacher/target/EMA/reference, or its output is only ever a loss's target.
 
 Quiet where no memory is held past the statement: a dry run whose result is dropped at once
-(before tracing or export), and forward passes in test files unless their outputs are
+(before tracing or export), a smoke test on made-up inputs (``m(torch.randn(2, 8))`` outside a loop, its
+output neither collected nor returned), and forward passes in test files unless their outputs are
 collected over a loop or returned. Grad may be off where ``set_grad_enabled(flag)`` rules: not reported.
 """
 
@@ -60,6 +61,10 @@ _OPTIMIZER_CLASSES = frozenset({
     "AdamW8bit", "Adam8bit", "PagedAdamW", "PagedAdamW8bit", "SophiaG", "Muon", "Shampoo", "AdaBelief",
     "Ranger", "NovoGrad", "Novograd", "Adan", "DeepSpeedCPUAdam", "ZeroRedundancyOptimizer", "Prodigy", "LARS",
 })
+# torch functions that make a tensor from sizes or numbers alone: made-up inputs.
+_TORCH_FACTORIES = frozenset(f"torch.{name}" for name in (
+    "randn", "rand", "randint", "zeros", "ones", "full", "empty", "arange", "linspace", "tensor", "eye",
+    "randn_like", "rand_like", "zeros_like", "ones_like", "full_like", "randperm"))
 # Methods that collect a value into the container they are called on.
 _COLLECTING_METHODS = frozenset({"append", "extend", "insert", "appendleft", "add"})
 # Calls that take a container and hand back something computed from it (followed by
@@ -82,6 +87,9 @@ class _ModuleCall:
     scope: str  # where the name lives: "self" (an attribute), "local", "global"
     frozen: bool  # requires_grad_(False) seen so far in the module (in any function: DINO freezes in main)
     built_here: bool = False  # a local name bound to a module this function constructs or loads
+    # a method of the module defined in view (``self.system.simulate(x0, steps)``): these run it, if
+    # their summaries say they run a module and return its graph (see _runs_module_method)
+    methods: tuple[cst.FunctionDef, ...] = ()
 
 
 @dataclass
@@ -152,6 +160,7 @@ class GradEnabledInference(Rule):
         self._ifs: dict[int, tuple[cst.If, FunctionScope]] = {}  # id() -> the if, the function it is in
         # calls of this module's functions: id(def) -> (call, bound, grad off at the call, caller)
         self._calls_of: dict[int, list[tuple[cst.Call, bool, bool, FunctionScope]]] = {}
+        self._call_results: dict[int, frozenset[str]] = {}  # id() of such a call -> the names it is bound to
         self._call_paths: dict[int, tuple] = {}  # id() of a module call -> the branch path it is on
         self._module_trains: bool | None = None  # a backward pass or an optimizer step anywhere here
 
@@ -186,8 +195,13 @@ class GradEnabledInference(Rule):
         if target is None or _LOSS_NAME.search(target.rsplit(".", 1)[-1]):
             return
         change = facts.mode_of(target)
+        methods: tuple[cst.FunctionDef, ...] = ()
         if change is None and not facts.is_module_expr(func if target == dotted_name(func) else func.value):
-            return
+            methods = self._module_methods_called(node)
+            if not methods:
+                return
+            target = dotted_name(func.value)
+            change = facts.mode_of(target)
         function = facts.function
         if function.name == "__init__":
             return
@@ -198,7 +212,7 @@ class GradEnabledInference(Rule):
             input_carries=any(facts.graph_value(arg.value).state is Graph.CARRIES for arg in node.args),
             loops=tuple(facts.loops_in_function()), discarded=_discarded(statement, node),
             scope=_scope_of(target, function), frozen=target in facts.frozen_modules,
-            built_here=self._built_here(target),
+            built_here=self._built_here(target), methods=methods,
         )
         self._record().calls.append(call)
         self._call_paths[id(node)] = tuple(facts.branch_path)
@@ -233,6 +247,7 @@ class GradEnabledInference(Rule):
         definitions, bound = callees
         for definition in definitions:
             self._calls_of.setdefault(id(definition), []).append((node, bound, facts.in_no_grad, facts.function))
+        self._call_results[id(node)] = frozenset(self._checker.assign_targets)
         conditions = tuple(facts.branch_path)  # turned into _Conditions when a decision needs them
         record.callee_paths.append((definitions, conditions))
         if not facts.in_no_grad and facts.function.name != "__init__":
@@ -506,9 +521,61 @@ class GradEnabledInference(Rule):
             stack.extend(child for child in expression_children(expr) if isinstance(child, cst.BaseExpression))
         self._optimizers.append(_Optimizer(facts.function, frozenset(owners), resolved, frozenset(mentioned)))
 
+    def _module_methods_called(self, node: cst.Call) -> tuple[cst.FunctionDef, ...]:
+        """``model.simulate(x)``: the methods of this module's classes the call runs, when its
+        receiver is a module (a method other than ``forward`` that may run it)."""
+        func = node.func
+        if not isinstance(func, cst.Attribute) or dotted_name(func.value) is None \
+                or not self.facts.is_module_expr(func.value):
+            return ()
+        callees = self.facts.callees(node)
+        return tuple(callees[0]) if callees is not None and callees[1] else ()
+
+    def _made_up_inputs(self, call: _ModuleCall) -> bool:
+        """Is every argument of the call made up in the function: a literal, or a tensor from a
+        torch factory (``torch.randn(2, 50, 384)``, ``torch.full((2,), 50)``), directly or through
+        a local bound once to one? A model file's smoke test, not a pass over data."""
+        facts = self.facts
+        function = call.function
+        arguments = [arg.value for arg in call.node.args]
+        if not arguments:
+            return False
+        for value in arguments:
+            for _ in range(3):
+                if isinstance(value, cst.Name) and value.value in function.bindings:
+                    binding = function.bindings[value.value]
+                    value = binding.node if isinstance(binding.node, cst.BaseExpression) else None
+                    continue
+                break
+            if not self._made_up(without_self_returning_calls(value)):
+                return False
+        return True
+
+    def _made_up(self, value: cst.BaseExpression | None) -> bool:
+        """A literal (also nested lists of them), or a torch factory's tensor."""
+        if value is None:
+            return False
+        if literal_value(value) is not NOT_A_LITERAL:
+            return True
+        if isinstance(value, (cst.List, cst.Tuple)):
+            return all(isinstance(element, cst.Element) and self._made_up(element.value) for element in value.elements)
+        return isinstance(value, cst.Call) and (self.facts.qualified_name(value.func) or "") in _TORCH_FACTORIES
+
+    def _runs_module_method(self, call: _ModuleCall) -> bool:
+        """Do the module's methods ``call`` runs all return a graph of their own making, whatever
+        they are given (their summaries say so: the module's parameters took part; not
+        ``@torch.no_grad`` methods, not ones that return ``.item()``s or only pass an input on)?"""
+        for method in call.methods:
+            returned = self.facts.summaries.get(id(method))
+            if returned is None or returned.state is not Graph.CARRIES or returned.names or returned.pending:
+                return False
+        return True
+
     # ----- decisions, at the end of the module (optimizers and freezing complete) ---------------------
     def _decide(self, call: _ModuleCall) -> None:
         function = call.function
+        if call.methods and not self._runs_module_method(call):
+            return
         if not call.frozen and not any(change.target == call.target and change.mode == "frozen"
                                        for change in function.mode_changes):
             record = self._records[id(function)]
@@ -527,6 +594,8 @@ class GradEnabledInference(Rule):
         collected = self._collected(call, record)
         if self._in_test_file and collected is None and not self._returned(call, record):
             return  # a test's forward pass: its graph dies with the test
+        if not call.loops and collected is None and not self._returned(call, record) and self._made_up_inputs(call):
+            return  # a smoke test on random inputs (m(torch.randn(2, 50, 384))): one forward at toy size
         backpropagated = id(call.node) in function.backward_nodes or function.is_backpropagated(
             call.results, through_attributes=True)
         training = _trains(function)
@@ -681,7 +750,8 @@ class GradEnabledInference(Rule):
                 or self._module_method(function) or not isinstance(function.node, cst.FunctionDef):
             return None
         callers = self._calls_of.get(id(function.node), ())
-        if not callers or not all(self._script_entry(caller) for _, _, _, caller in callers):
+        if not callers or not all(self._script_entry(caller) or self._reads_down_to_numbers(site, caller)
+                                  for site, _, _, caller in callers):
             return None  # a caller hands the outputs on, or is called from where memlint cannot see
         if self._module_trains is None:
             self._module_trains = any(scope.has_backward or scope.has_optimizer_step
@@ -710,6 +780,25 @@ class GradEnabledInference(Rule):
         sites = self._calls_of.get(id(caller.node), ())
         return (caller.parent is facts.module_scope and not caller.returned_nodes and bool(sites)
                 and all(site_caller is facts.module_scope for _, _, _, site_caller in sites))
+
+    def _reads_down_to_numbers(self, site: cst.Call, caller: FunctionScope) -> bool:
+        """Does ``caller`` bind what ``site`` returns and use it only down to values without a
+        graph (``errors = [(p - t).pow(2).mean().item() for p in preds]``, then ``return sum(errors)``):
+        nothing computed from it is returned with a graph (the caller's summary says its return
+        carries none), kept on an object or handed to a function that is not torch's or a
+        reading builtin? Then the graphs it receives are never used."""
+        results = self._call_results.get(id(site), frozenset())
+        if not results or caller is self.facts.module_scope or caller.is_generator \
+                or not isinstance(caller.node, cst.FunctionDef):
+            return False
+        returned = self.facts.summaries.get(id(caller.node))
+        if returned is None or returned.state is not Graph.NONE or returned.pending:
+            return False
+        record = self._records.get(id(caller), _FunctionRecord())
+        if id(site) in record.returned_calls:
+            return False
+        return not caller.derives_from(record.handed_out | record.handed_to_functions | record.escaped
+                                       | {attribute for attribute, _, _ in record.cached}, results)
 
     def _untrained_evidence(self, call: _ModuleCall, record: _FunctionRecord) -> str | None:
         """Why ``call``'s module is not the one being trained in this training step, or None."""
@@ -839,6 +928,115 @@ class GradEnabledInference(Rule):
         )
 
     VALID = [
+        # a smoke test of a model file, run from its __main__ block: one forward on random inputs
+        """
+import torch
+from torch import nn
+
+def _test_decoder():
+    m = nn.TransformerDecoderLayer(16, 2)
+    m.eval()
+    memory = torch.randn(7, 2, 16)
+    out = m(torch.randn(5, 2, 16), memory)
+    print(out.shape)
+
+if __name__ == "__main__":
+    _test_decoder()
+""",
+        # the same rollout, but a caller trains on what is returned (its loss is backpropagated)
+        """
+import torch
+from torch import nn
+
+class Dynamics(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 8)
+
+    def simulate(self, x0, steps):
+        states = [x0]
+        for _ in range(steps):
+            states.append(states[-1] + self.net(states[-1]))
+        return torch.stack(states)
+
+class Experiment:
+    def __init__(self, system: Dynamics, optimizer):
+        self.system = system
+        self.optimizer = optimizer
+
+    def predict(self, trajectories):
+        predictions = []
+        for traj in trajectories:
+            predictions.append(self.system.simulate(traj[0], len(traj) - 1))
+        return predictions
+
+    def fit(self, trajectories):
+        predictions = self.predict(trajectories)
+        loss = sum(((p - t) ** 2).mean() for p, t in zip(predictions, trajectories))
+        loss.backward()
+        self.optimizer.step()
+""",
+        # the caller hands the outputs on (returns them): someone unseen chooses what to do
+        """
+import torch
+from torch import nn
+
+class Dynamics(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 8)
+
+    def simulate(self, x0, steps):
+        states = [x0]
+        for _ in range(steps):
+            states.append(states[-1] + self.net(states[-1]))
+        return torch.stack(states)
+
+class Experiment:
+    def __init__(self, system: Dynamics):
+        self.system = system
+
+    def predict(self, trajectories):
+        predictions = []
+        for traj in trajectories:
+            predictions.append(self.system.simulate(traj[0], len(traj) - 1))
+        return predictions
+
+    def evaluation(self, trajectories):
+        predictions = self.predict(trajectories)
+        return predictions, len(predictions)
+""",
+        # the model's method turns grad off itself: what it returns holds no graph
+        """
+import torch
+from torch import nn
+
+class Dynamics(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 8)
+
+    @torch.no_grad()
+    def simulate(self, x0, steps):
+        states = [x0]
+        for _ in range(steps):
+            states.append(states[-1] + self.net(states[-1]))
+        return torch.stack(states)
+
+class Experiment:
+    def __init__(self, system: Dynamics):
+        self.system = system
+
+    def predict(self, trajectories):
+        predictions = []
+        for traj in trajectories:
+            predictions.append(self.system.simulate(traj[0], len(traj) - 1))
+        return predictions
+
+    def error(self, trajectories):
+        predictions = self.predict(trajectories)
+        return sum(((p - t) ** 2).mean().item() for p, t in zip(predictions, trajectories))
+""",
         # a factory's closure: it runs where the factory's callers call it (under no_grad in a
         # sampler, with grad in a loss), so they choose the grad mode
         """
@@ -1431,6 +1629,38 @@ def test(model, loader):
     ]
 
     INVALID = [
+        # a model's own rollout method (it runs the model and returns a graph of its making),
+        # collected and returned to a caller that reads the outputs down to numbers
+        Invalid("""
+import torch
+from torch import nn
+
+class Dynamics(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 8)
+
+    def simulate(self, x0, steps):
+        states = [x0]
+        for _ in range(steps):
+            states.append(states[-1] + self.net(states[-1]))
+        return torch.stack(states)
+
+class Experiment:
+    def __init__(self, system: Dynamics, device="cuda"):
+        self.system = system.to(device)
+
+    def predict(self, trajectories):
+        predictions = []
+        for traj in trajectories:
+            predictions.append(self.system.simulate(traj[0], len(traj) - 1))
+        return predictions
+
+    def error(self, trajectories):
+        predictions = self.predict(trajectories)
+        errors = [((p - t) ** 2).mean().item() for p, t in zip(predictions, trajectories)]
+        return sum(errors) / len(errors)
+""", line=23),
         # outputs collected with their graphs and returned to a caller in a file that trains
         # nothing: nobody will backpropagate them
         Invalid("""
@@ -1581,7 +1811,7 @@ import torch
 from torch import nn
 model = nn.Sequential(nn.Linear(4, 4))
 model.eval()
-x = torch.randn(2, 4)
+x = torch.load("batch.pt")
 y = model(x)
 """, line=7),
         # inference with a pretrained model never put in eval(): outputs collected with their graphs

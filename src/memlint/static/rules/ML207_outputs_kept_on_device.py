@@ -10,7 +10,9 @@ streaming metric (``torchmetrics``, running sums) per batch.
 Flagged: appending (``append`` / ``extend``) to a list that outlives the iteration, or
 concatenating onto a running tensor (``preds = torch.cat([preds, out])``), in a loop over a
 loader (its iterable names a loader, dataset, batches...; not an epoch loop), a model output
-that was detached (``.detach()``) or computed under ``torch.no_grad()`` / ``inference_mode()``,
+that was detached (``.detach()``) or computed under ``torch.no_grad()`` / ``inference_mode()``
+(also row by row, ``for emb in embeddings: kept.append(emb.detach())``: each row is a view that
+keeps the whole batch's output),
 when the module moves data to an accelerator (``.cuda()``, ``.to(device)``, ``device="cuda"``);
 the same append made by a helper such a loop calls with the list and the output
 (``log_metrics(logs, z)`` doing ``logs["z"].append(z.detach())``); outputs kept at every step of
@@ -22,7 +24,7 @@ hook (a callback's or the module's ``on_predict_batch_end``, ``predict_step``) k
 outputs and batch Lightning hands it, once per batch of ``trainer.predict()`` (Lightning puts
 the batch on the module's device, and moves the predictions it returns to the CPU). Not flagged: ``.cpu()``, ``.item()``, ``.numpy()``,
 ``.tolist()``, ``.to("cpu")`` anywhere in the stored value; values reduced per batch
-(``argmax``, ``sum``, ``mean``, a loss); a module that never moves data off the CPU;
+(``argmax``, ``sum``, ``mean``, a loss, even one per sample); a module that never moves data off the CPU;
 appending a graph-carrying output (that is ML101's finding, not repeated here); outputs
 kept in Lightning's ``validation_step`` (one step per call, the pattern Lightning's own
 documentation uses); a list emptied or replaced within the same loop (a bounded buffer); a
@@ -132,6 +134,14 @@ class OutputsKeptOnDevice(Rule):
                 self._reset_in_loop.setdefault(id(loop), set()).add(name)
             self._reset_in_loop.setdefault(id(self.facts.function), set()).add(name)  # a hook emptying it
 
+    def visit_For(self, node: cst.For) -> None:
+        """``for emb in embeddings``: each row of an output is (a view of) that output."""
+        if isinstance(node.target, cst.Name) and isinstance(node.iter, cst.Name):
+            outputs = self._function_outputs()
+            kind = self._classify(node.iter, outputs)
+            if kind is not None:
+                outputs[node.target.value] = kind
+
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             self._first_values.setdefault(id(self.facts.function), {}).setdefault(
@@ -165,12 +175,17 @@ class OutputsKeptOnDevice(Rule):
         detached = chain.detached or self.facts.in_no_grad
         if isinstance(base, cst.Call):
             func = base.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+                func = func.value  # model.forward(x), self.forward(x): the module's call
             if self.facts.is_module_expr(func) and not _is_loss_callee(func) and not self._forward_returns_a_loss(func):
                 return _Output(detached)
             if _generates_scores(base, self.facts) and not _reads_sequences(value):
                 return _Output(True, generated=True)  # model.generate(..., output_scores=True): every step's scores
             # torch.sigmoid(out), F.softmax(out, -1): an elementwise function of an output
             qualified = self.facts.qualified_name(func) or ""
+            if qualified.startswith("torch.nn.functional.") and any(
+                    word in qualified.rsplit(".", 1)[-1] for word in FUNCTIONAL_LOSS_WORDS):
+                return None  # a loss, even per sample (reduction="none"): the size of the targets at most
             if qualified.startswith("torch.") and base.args:
                 inner = self._classify(base.args[0].value, outputs)
                 if inner is not None:
@@ -230,7 +245,12 @@ class OutputsKeptOnDevice(Rule):
             return
         facts = self.facts
         loop = facts.loop
-        if loop is not None and self._over_loader(loop) and facts.outlives_iteration(func.value):
+        batch_loop = self._batch_of_rows(loop) if loop is not None else None
+        if batch_loop is not None:  # for emb in embeddings: append(emb): each row keeps the batch's storage
+            if not self._over_loader(batch_loop) or batch_loop not in facts.outlived_loops(func.value):
+                return  # the loop around decides: rows of one output, kept while it walks no loader
+            batches = id(batch_loop)
+        elif loop is not None and self._over_loader(loop) and facts.outlives_iteration(func.value):
             batches = id(loop)
         elif _predict_hook_values(facts.function) and facts.outlives_call(func.value):
             batches = id(facts.function)  # Lightning calls it once per batch of the predict loop
@@ -248,6 +268,26 @@ class OutputsKeptOnDevice(Rule):
         if method == "extend" and batches not in self._hooks and self._row_views(value):
             return
         self._collected(node, target, value, batches)
+
+    def _batch_of_rows(self, loop: Loop) -> Loop | None:
+        """The loop around ``loop`` when ``loop`` walks the rows of a model output made in that
+        loop's iteration: ``for emb in embeddings`` (or ``zip``/``enumerate`` of such names),
+        every name of its iterable bound earlier in the same iteration, one of them an output."""
+        loops = self.facts.loops_in_function()
+        if len(loops) < 2 or loops[-1] is not loop or not isinstance(loop.node, cst.For):
+            return None
+        outer = loops[-2]
+        iterable = loop.node.iter
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
+                and iterable.func.value in ("zip", "enumerate"):
+            parts = [arg.value for arg in iterable.args if arg.keyword is None]
+        else:
+            parts = [iterable]
+        if not parts or not all(isinstance(part, cst.Name) and part.value in outer.bound_this_iteration
+                                and part.value not in outer.target_names for part in parts):
+            return None
+        outputs = self._function_outputs()
+        return outer if any(self._classify(part, outputs) is not None for part in parts) else None
 
     def _row_views(self, value: cst.BaseExpression) -> bool:
         """``preds.extend(logits.argmax(1))``: a tensor (a model output or a torch function of
@@ -527,6 +567,63 @@ class OutputsKeptOnDevice(Rule):
         return any(word in last for word in _DEVICE_WORDS)
 
     VALID = [
+        # each row moved to the CPU as it is kept; a per-batch buffer emptied every batch
+        """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 16)
+        self.to("cuda")
+
+    def forward(self, x):
+        return {"embedding": self.proj(x)}
+
+    def encode(self, rows):
+        kept = []
+        for batch in DataLoader(rows, batch_size=64):
+            with torch.no_grad():
+                out = self.forward(batch.to("cuda"))
+                embeddings = out["embedding"]
+                for emb in embeddings:
+                    kept.append(emb.cpu())
+        return kept
+
+    def produce(self, loader, batch_size):
+        # a bounded buffer: each output's rows kept until a batch of them is handed out
+        kept = []
+        for batch in loader:
+            with torch.no_grad():
+                outputs = self.forward(batch.to("cuda"))["embedding"]
+            for out in outputs:
+                kept.append(out)
+            if len(kept) >= batch_size:
+                yield kept[:batch_size]
+                kept = kept[batch_size:]
+
+    def per_sample_losses(self, loader):
+        # one loss per sample (reduction="none"): the size of the labels, not of the outputs
+        losses = []
+        for x, y in loader:
+            with torch.no_grad():
+                out = self.proj(x.to("cuda"))
+            losses.append(torch.nn.functional.cross_entropy(out, y.to("cuda"), reduction="none"))
+        return torch.cat(losses).cpu()
+
+    def norms(self, rows):
+        result = []
+        for batch in DataLoader(rows, batch_size=64):
+            current = []
+            with torch.no_grad():
+                embeddings = self.forward(batch.to("cuda"))["embedding"]
+                for emb in embeddings:
+                    current.append(emb)
+            result.append(torch.stack(current).norm().item())
+        return result
+""",
         # scores of the function's own candidates (a list it built itself), kept for topk: as
         # many as it made, not a pass over a loader
         """
@@ -855,6 +952,31 @@ def score(model, lang_x, device="cuda"):
     ]
 
     INVALID = [
+        # each row of a batch's embeddings appended: every row is a view of the whole batch output
+        Invalid("""
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 16)
+        self.to("cuda")
+
+    def forward(self, x):
+        return {"embedding": self.proj(x)}
+
+    def encode(self, rows):
+        kept = []
+        for batch in DataLoader(rows, batch_size=64):
+            with torch.no_grad():
+                out = self.forward(batch.to("cuda"))
+                embeddings = out["embedding"]
+                for emb in embeddings:
+                    kept.append(emb.detach())
+        return kept
+""", line=22),
         # the output of one of the object's own methods, through a name, kept under no_grad
         Invalid("""
 import torch
