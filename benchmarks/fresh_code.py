@@ -100,6 +100,8 @@ HALVES = HALVES + ("dev11",)
 # And a second such dev half, of the kinds the issue's own measurement found hardest (RL and
 # continual-learning libraries, NLP and speech toolkits, knowledge-graph trainers).
 HALVES = HALVES + ("dev12",)
+# A third (vision: GANs, detection, depth, NeRF, super-resolution), the same day.
+HALVES = HALVES + ("dev13",)
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -535,6 +537,25 @@ REPOS: tuple[FreshRepo, ...] = (
           "NLP pipeline: taggers, parsers, NER trainers", "dev12"),
     _repo("SLM-Lab", "kengz/SLM-Lab", "96be3938d3239edb595f41190ae2ae035d83c65a",
           "deep RL framework: agents, memories, nets", "dev12"),
+    # --- dev13: chosen 2026-11-26 as dev material (studied and fixed against).
+    _repo("BigGAN-PyTorch", "ajbrock/BigGAN-PyTorch", "98459431a5d618d644d54cd1e9fceb1e5045648d",
+          "BigGAN training, EMA, inception metrics", "dev13"),
+    _repo("Deformable-DETR", "fundamentalvision/Deformable-DETR", "11169a60c33333af00a4849f1808023eba96a931",
+          "deformable DETR detector: engine, distributed training", "dev13"),
+    _repo("MiDaS", "isl-org/MiDaS", "454597711a62eabcbf7d1e89f3fb9f569051ac9b",
+          "monocular depth models and inference scripts", "dev13"),
+    _repo("data-efficient-gans", "mit-han-lab/data-efficient-gans", "0b6339510be1e3859d360cbf464d0a425514a6b4",
+          "DiffAugment GAN training on StyleGAN2 and BigGAN code", "dev13"),
+    _repo("pixel-nerf", "sxyu/pixel-nerf", "91a044bdd62aebe0ed3a5685ca37cb8a9dc8e8ee",
+          "pixelNeRF training, evaluation and rendering", "dev13"),
+    _repo("EfficientNet-PyTorch", "lukemelas/EfficientNet-PyTorch", "7e8b0d312162f335785fb5dcfa1df29a75a1783a",
+          "EfficientNet models and ImageNet example", "dev13"),
+    _repo("mdetr", "ashkamath/mdetr", "ea09acc44ca067072c4b143b726447ee7ff66f5f",
+          "modulated detection: pretraining, fine-tuning, evaluation", "dev13"),
+    _repo("RCAN", "yulunzhang/RCAN", "f722e5d0e1eff45148bfaefd9bc85c6f0f26ce02",
+          "residual channel attention super-resolution training", "dev13"),
+    _repo("Depth-Anything", "LiheYoung/Depth-Anything", "1d03336771fe09c5398ffdd211441e33941a97dc",
+          "depth foundation model: metric depth training, inference", "dev13"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 

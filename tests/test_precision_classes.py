@@ -538,3 +538,48 @@ def test_a_step_that_returns_the_loss_on_one_path_and_a_number_on_the_others():
     always = textwrap.dedent(source).replace("return loss.item()", "return loss")
     assert [(f.line, f.code, f.severity) for f in check_source(always, "train.py", default_codes())] == \
         [(21, "ML101", "error")]
+
+
+# ----- ML301: what runs on the current device, in this module or in the project code it calls ---
+def _nccl_project(root: Path, metric_body: str) -> None:
+    write(root, {
+        "pyproject.toml": "",
+        "proj/__init__.py": "",
+        "proj/metrics.py": metric_body,
+        "proj/calc.py": """
+            import torch
+            from . import metrics
+
+            def worker(rank, world_size, model, dataset):
+                torch.distributed.init_process_group(backend="nccl", init_method="file:///tmp/i",
+                                                     rank=rank, world_size=world_size)
+                device = torch.device("cuda", rank)
+                model = model.to(device)
+                return metrics.feature_stats(model, dataset, device)
+        """,
+    })
+
+
+def test_nccl_group_whose_ranks_name_their_devices_everywhere(tmp_path):
+    # torch.device("cuda", rank) names the rank's GPU, and the metric code does too: NCCL follows
+    # the tensors' devices, nothing lands on GPU 0
+    _nccl_project(tmp_path, """
+        import torch
+
+        def feature_stats(model, dataset, device):
+            loader = torch.utils.data.DataLoader(dataset, batch_size=64)
+            return [model(x.to(device)).mean(0) for x in loader]
+    """)
+    assert project_findings(tmp_path, "proj/calc.py") == []
+
+
+def test_nccl_group_whose_called_metric_code_pins_memory_on_the_current_device(tmp_path):
+    # the metric module's pinned loader works on the current device, GPU 0 in every rank
+    _nccl_project(tmp_path, """
+        import torch
+
+        def feature_stats(model, dataset, device):
+            loader = torch.utils.data.DataLoader(dataset, batch_size=64, pin_memory=True)
+            return [model(x.to(device)).mean(0) for x in loader]
+    """)
+    assert project_findings(tmp_path, "proj/calc.py") == [(5, "ML301")]

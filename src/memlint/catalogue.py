@@ -48,7 +48,9 @@ CATALOGUE: tuple[RuleInfo, ...] = (
     # ML1xx leaks: memory grows every step.
     RuleInfo("ML101", "graph-accumulation", "error",
              "A value carrying an autograd graph is accumulated across iterations, keeping every step's graph alive.",
-             fixable=True),
+             fixable=True,
+             other_severities=(("warning", "the graph reaches the accumulator on some paths only: a call on the way "
+                                           "also returns values without one"),)),
     RuleInfo("ML102", "loop-carried-graph", "error",
              "A value with an autograd graph is fed back into the next iteration, so the graph grows every step.",
              # Loops that run a backward pass or an optimizer step, recurrent state (hidden,

@@ -25,6 +25,7 @@ from memlint.static.facts import (
 from memlint.static.rule import Report, Rule
 from memlint.static.summaries import (
     BACKWARD, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PINS_ONE_GPU, PROCESS_GROUP, REPEATS_MODULE, SETS_DEVICE,
+    USES_CURRENT_DEVICE,
     STEP_LOOP, STOPS_MEMORY_HISTORY,
     FunctionSummary, ModuleSummary,
 )
@@ -842,6 +843,8 @@ class FileChecker:
         """What a call does that other modules may ask about: sets the CUDA device, starts a
         process group, runs a module's forward."""
         effects = self.facts.function.effects
+        if F.runs_on_current_device(node, self.facts):
+            effects.add(USES_CURRENT_DEVICE)
         if method in ("set_device", "set_device_index") or qualified in F.DEVICE_CONTEXTS:
             effects.add(SETS_DEVICE)
         elif qualified in F.INIT_PROCESS_GROUP:

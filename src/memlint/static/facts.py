@@ -135,9 +135,57 @@ CHECKPOINT_FILE_FUNCTIONS = TORCH_LOAD | TORCH_SAVE | {"safetensors.torch.load_f
 BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 INIT_PROCESS_GROUP = frozenset({"torch.distributed.init_process_group",
                                 "torch.distributed.distributed_c10d.init_process_group"})
+# torch.cuda functions that act on the current device when called without one.
+CURRENT_DEVICE_FUNCTIONS = frozenset({
+    "torch.cuda.synchronize", "torch.cuda.empty_cache", "torch.cuda.current_device", "torch.cuda.memory_allocated",
+    "torch.cuda.max_memory_allocated", "torch.cuda.memory_reserved", "torch.cuda.max_memory_reserved",
+    "torch.cuda.reset_peak_memory_stats", "torch.cuda.mem_get_info", "torch.cuda.memory_stats",
+    "torch.cuda.current_stream", "torch.cuda.Stream", "torch.cuda.Event"})
+# Collectives of picklable objects: they stage the bytes on torch.cuda.current_device().
+OBJECT_COLLECTIVES = frozenset({"all_gather_object", "gather_object", "broadcast_object_list",
+                                "scatter_object_list", "send_object_list", "recv_object_list"})
 # Contexts that make one GPU current (as torch.cuda.set_device does, for their body).
 DEVICE_CONTEXTS = frozenset({"torch.cuda.device", "torch.cuda.device_of", "torch.accelerator.device_index"})
 VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
+
+
+def current_device_value(value: cst.BaseExpression | None) -> bool:
+    """``"cuda"`` (in either branch of a conditional) or ``torch.device("cuda")``: the current GPU
+    (not ``torch.device("cuda", rank)``)."""
+    if isinstance(value, cst.SimpleString):
+        return value.evaluated_value == "cuda"
+    if isinstance(value, cst.IfExp):
+        return current_device_value(value.body) or current_device_value(value.orelse)
+    if isinstance(value, cst.Call) and dotted_name(value.func) in ("torch.device", "device") and value.args:
+        return value.args[0].keyword is None and len(value.args) == 1 and current_device_value(value.args[0].value)
+    return False
+
+
+def runs_on_current_device(node: cst.Call, facts: "Facts") -> bool:
+    """Does the call put something on the *current* CUDA device: ``.cuda()``, a torch.cuda
+    function of the current device, an object collective, a ``pin_memory=True`` loader (its
+    pinning thread works on the current device), a device without an index (``torch.device(
+    "cuda")``, ``.to("cuda")``, ``device="cuda"``, ``map_location="cuda"``)? Not a device *type*
+    (``autocast(device_type="cuda")``), which picks no GPU."""
+    func = node.func
+    qualified = facts.qualified_name(func)
+    if not node.args and (type(func) is _ATTRIBUTE and func.attr.value == "cuda" or qualified in CURRENT_DEVICE_FUNCTIONS):
+        return True
+    if (qualified or "").rsplit(".", 1)[-1] in OBJECT_COLLECTIVES:
+        return True
+    if qualified == "torch.device":
+        return len(node.args) == 1 and node.args[0].keyword is None and current_device_value(node.args[0].value)
+    for arg in node.args:
+        if arg.keyword is None:
+            if type(func) is _ATTRIBUTE and func.attr.value == "to" and current_device_value(arg.value):
+                return True
+            continue
+        keyword = arg.keyword.value
+        if keyword == "pin_memory" and type(arg.value) is _NAME and arg.value.value == "True":
+            return True
+        if keyword in ("device", "map_location") and current_device_value(arg.value):
+            return True
+    return False
 
 
 def is_visible_devices_slot(target: cst.Subscript, facts: "Facts") -> bool:

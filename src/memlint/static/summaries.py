@@ -23,6 +23,9 @@ SETS_DEVICE = "sets_device"  # torch.cuda.set_device, a torch.cuda.device contex
 # sees one GPU, so ``cuda:0`` is its own
 PINS_ONE_GPU = "pins_one_gpu"
 PROCESS_GROUP = "process_group"  # torch.distributed.init_process_group
+# puts something on the current CUDA device (``.cuda()``, ``pin_memory=True``, a device with no
+# index): see memlint.static.facts.runs_on_current_device
+USES_CURRENT_DEVICE = "uses_current_device"
 MODULE_CALL = "module_call"  # runs an nn.Module's forward
 STEP_LOOP = "step_loop"  # holds a loop that runs training or evaluation steps
 # runs a module's forward in a loop of its own (a helper scoring every prefix of an episode, a

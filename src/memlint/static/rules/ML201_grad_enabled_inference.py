@@ -161,6 +161,7 @@ class GradEnabledInference(Rule):
         # calls of this module's functions: id(def) -> (call, bound, grad off at the call, caller)
         self._calls_of: dict[int, list[tuple[cst.Call, bool, bool, FunctionScope]]] = {}
         self._call_results: dict[int, frozenset[str]] = {}  # id() of such a call -> the names it is bound to
+        self._site_paths: dict[int, tuple] = {}  # id() of such a call -> the branch path it is on
         self._call_paths: dict[int, tuple] = {}  # id() of a module call -> the branch path it is on
         self._module_trains: bool | None = None  # a backward pass or an optimizer step anywhere here
 
@@ -248,6 +249,7 @@ class GradEnabledInference(Rule):
         for definition in definitions:
             self._calls_of.setdefault(id(definition), []).append((node, bound, facts.in_no_grad, facts.function))
         self._call_results[id(node)] = frozenset(self._checker.assign_targets)
+        self._site_paths[id(node)] = tuple(facts.branch_path)
         conditions = tuple(facts.branch_path)  # turned into _Conditions when a decision needs them
         record.callee_paths.append((definitions, conditions))
         if not facts.in_no_grad and facts.function.name != "__init__":
@@ -531,6 +533,21 @@ class GradEnabledInference(Rule):
         callees = self.facts.callees(node)
         return tuple(callees[0]) if callees is not None and callees[1] else ()
 
+    def _run_from_main_block(self, call: _ModuleCall) -> bool:
+        """Does the call run only from the module's ``if __name__ == "__main__":`` block: in it, or
+        in a function of the file every call of which is made there?"""
+        facts = self.facts
+        if call.function is facts.module_scope:
+            return self._under_main_guard(self._call_paths.get(id(call.node), ()), facts.module_scope)
+        sites = self._calls_of.get(id(call.function.node), ())
+        return bool(sites) and all(
+            caller is facts.module_scope and self._under_main_guard(self._site_paths.get(id(site), ()), caller)
+            for site, _, _, caller in sites)
+
+    def _under_main_guard(self, path: tuple, function: FunctionScope) -> bool:
+        return any(_is_main_guard(condition.test) and not condition.negated
+                   for condition in self._conditions(path, function))
+
     def _made_up_inputs(self, call: _ModuleCall) -> bool:
         """Is every argument of the call made up in the function: a literal, or a tensor from a
         torch factory (``torch.randn(2, 50, 384)``, ``torch.full((2,), 50)``), directly or through
@@ -594,8 +611,9 @@ class GradEnabledInference(Rule):
         collected = self._collected(call, record)
         if self._in_test_file and collected is None and not self._returned(call, record):
             return  # a test's forward pass: its graph dies with the test
-        if not call.loops and collected is None and not self._returned(call, record) and self._made_up_inputs(call):
-            return  # a smoke test on random inputs (m(torch.randn(2, 50, 384))): one forward at toy size
+        if not call.loops and collected is None and not self._returned(call, record) and self._made_up_inputs(call) \
+                and self._run_from_main_block(call):
+            return  # a model file's smoke test (m(torch.randn(2, 50, 384)) under __main__): one forward at toy size
         backpropagated = id(call.node) in function.backward_nodes or function.is_backpropagated(
             call.results, through_attributes=True)
         training = _trains(function)
@@ -1811,7 +1829,7 @@ import torch
 from torch import nn
 model = nn.Sequential(nn.Linear(4, 4))
 model.eval()
-x = torch.load("batch.pt")
+x = torch.randn(2, 4)
 y = model(x)
 """, line=7),
         # inference with a pretrained model never put in eval(): outputs collected with their graphs
@@ -1937,6 +1955,16 @@ def _is_test_file(path: str) -> bool:
     if name.startswith("test_") or name.endswith("_test.py") or name in ("tests.py", "conftest.py"):
         return True
     return any(part in ("tests", "test") for part in pure.parts[:-1])
+
+
+def _is_main_guard(test: cst.BaseExpression) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 \
+            or not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    sides = {literal_value(test.left), literal_value(test.comparisons[0].comparator)}
+    names = {dotted_name(test.left), dotted_name(test.comparisons[0].comparator)}
+    return "__main__" in sides and "__name__" in names
 
 
 def _discarded(statement: cst.CSTNode | None, call: cst.Call) -> bool:

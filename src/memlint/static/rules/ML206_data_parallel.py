@@ -85,6 +85,8 @@ class DataParallel(Rule):
             return  # the code offers DDP too: DataParallel is the fallback the user picks
         if is_test_file(self._checker.path) or self.facts.function.name.startswith("test_"):
             return  # a test of DataParallel support, not a training run
+        if self.facts.grad_off and qualified.rsplit(".", 1)[-1] == "data_parallel":
+            return  # nn.parallel.data_parallel(G, z) under no_grad: sampling, no loss or gradients gathered
         info = self.facts.class_info
         if info is not None and any(base.endswith("Strategy") for base in info.base_names):
             return  # a framework's "dp" strategy, used only when the user asks for it
@@ -181,6 +183,17 @@ class DataParallel(Rule):
         )
 
     VALID = [
+        # the functional form called with grad off: samples for a metric, nothing trained through it
+        """
+import torch
+from torch import nn
+
+def sample(G, z, y, parallel):
+    with torch.no_grad():
+        if parallel:
+            return nn.parallel.data_parallel(G, (z, y))
+        return G(z, y)
+""",
         # the wrapper put in eval mode as it is made, or right after, in a script that trains nothing
         """
 import torch

@@ -21,7 +21,8 @@ leaves each rank exactly one visible GPU, so ``cuda:0`` is its own. Not flagged:
 parameter that is not read from the environment (frameworks pick it and set the device
 elsewhere), ``gloo``, no backend at all, and a module that does no GPU work itself (no
 collective, no DDP wrap, no ``.cuda()`` / ``.to(...)``): the code it hands over to may set the
-device before the first collective; nor a module where nothing runs on the current device
+device before the first collective; nor a module where nothing runs on the current device (itself,
+or in the project code it calls: a summary effect)
 (every tensor and module is moved to ``cuda:{rank}`` / ``.to(rank)``, no ``.cuda()``, no device
 without an index — ``"cuda"``, ``torch.device("cuda")``; a device *type* such as
 ``autocast(device_type="cuda")`` is none —, no ``torch.cuda`` function of the current device, no object collective, no DataLoader with
@@ -33,19 +34,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.static.facts import DEVICE_CONTEXTS, INIT_PROCESS_GROUP, dotted_name
+from memlint.static.facts import DEVICE_CONTEXTS, INIT_PROCESS_GROUP, current_device_value, runs_on_current_device
 from memlint.static.rule import Invalid, Rule
-from memlint.static.summaries import SETS_DEVICE
+from memlint.static.summaries import SETS_DEVICE, USES_CURRENT_DEVICE
 
-# torch.cuda functions that act on the current device when called without one.
-CURRENT_DEVICE_FUNCTIONS = frozenset({
-    "torch.cuda.synchronize", "torch.cuda.empty_cache", "torch.cuda.current_device", "torch.cuda.memory_allocated",
-    "torch.cuda.max_memory_allocated", "torch.cuda.memory_reserved", "torch.cuda.max_memory_reserved",
-    "torch.cuda.reset_peak_memory_stats", "torch.cuda.mem_get_info", "torch.cuda.memory_stats",
-    "torch.cuda.current_stream", "torch.cuda.Stream", "torch.cuda.Event"})
-# Collectives of picklable objects: they stage the bytes on torch.cuda.current_device().
-OBJECT_COLLECTIVES = frozenset({"all_gather_object", "gather_object", "broadcast_object_list",
-                                "scatter_object_list", "send_object_list", "recv_object_list"})
 BARRIER = frozenset({"torch.distributed.barrier", "torch.distributed.distributed_c10d.barrier"})
 SET_DEVICE_METHODS = frozenset({"set_device", "set_device_index"})
 COLLECTIVES = frozenset({"barrier", "all_reduce", "all_gather", "all_gather_object", "all_gather_into_tensor",
@@ -76,7 +68,7 @@ class NcclWithoutSetDevice(Rule):
         self._current_device_use = False
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if _current_device(node.value):  # device = "cuda" (if torch.cuda.is_available() else ...)
+        if current_device_value(node.value):  # device = "cuda" (if torch.cuda.is_available() else ...)
             self._current_device_use = True
         for target in node.targets:
             if isinstance(target.target, cst.Subscript) and self._is_environ(target.target.value) \
@@ -94,12 +86,7 @@ class NcclWithoutSetDevice(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        qualified_here = self.facts.qualified_name(func)
-        if not node.args and (isinstance(func, cst.Attribute) and func.attr.value == "cuda"
-                              or qualified_here in CURRENT_DEVICE_FUNCTIONS) \
-                or (qualified_here or "").rsplit(".", 1)[-1] in OBJECT_COLLECTIVES \
-                or _is_true(_keyword(node, "pin_memory")) \
-                or self._places_on_current_device(node, qualified_here):
+        if runs_on_current_device(node, self.facts):
             self._current_device_use = True
         if self._pins_by_call(node):
             self._pin()
@@ -131,16 +118,6 @@ class NcclWithoutSetDevice(Rule):
             if _keyword(node, "device_ids") is None and not any(arg.star for arg in node.args):
                 self._barriers.append(node)
                 self._schedule()
-
-    def _places_on_current_device(self, node: cst.Call, qualified: str | None) -> bool:
-        """``torch.device("cuda")``, ``.to("cuda")``, ``device="cuda"``, ``map_location="cuda"``:
-        a device without an index. Not a device *type* (``autocast(device_type="cuda")``,
-        ``GradScaler("cuda")``), which picks no GPU."""
-        if qualified == "torch.device" or isinstance(node.func, cst.Attribute) and node.func.attr.value == "to":
-            if any(arg.keyword is None and _current_device(arg.value) for arg in node.args):
-                return True
-        return any(arg.keyword is not None and arg.keyword.value in ("device", "map_location")
-                   and _current_device(arg.value) for arg in node.args)
 
     def _is_dtype(self, node: cst.BaseExpression) -> bool:
         """``torch.float32``, ``th.half``: ``.to(dtype)`` converts, it moves nothing to a GPU."""
@@ -174,8 +151,10 @@ class NcclWithoutSetDevice(Rule):
     def _decide(self) -> None:
         if self._sets_device or not self._gpu_work:
             return  # no GPU work here: whoever runs it (a framework, a later module) sets the device
-        if not self._current_device_use:
-            return  # every device named (cuda:{rank}, .to(rank)): nothing lands on GPU 0
+        if not self._current_device_use and self.facts.effect_through_project(USES_CURRENT_DEVICE) is not True:
+            # every device named (cuda:{rank}, .to(rank)), here and in the project code it calls
+            # (a metric module's DataLoader(pin_memory=True) counts): nothing lands on GPU 0
+            return
         if self.facts.effect_through_project(SETS_DEVICE) is not False:
             return  # a helper of another module sets it (or may: it could not be read)
         if self._pins:  # CUDA_VISIBLE_DEVICES pins each rank, unless set after the group started
@@ -218,6 +197,18 @@ class NcclWithoutSetDevice(Rule):
         return False
 
     VALID = [
+        # each rank's device built with its index: NCCL follows the tensors' devices
+        """
+import torch
+import torch.distributed as dist
+
+def worker(rank, world_size, model):
+    dist.init_process_group(backend="nccl", init_method="file:///tmp/init", rank=rank, world_size=world_size)
+    device = torch.device("cuda", rank)
+    model = model.to(device)
+    x = torch.empty([1, 8], device=device)
+    dist.all_reduce(model(x).sum())
+""",
         # every device named by rank; "cuda" here is a device type for autocast, not a device
         """
 import os
@@ -435,21 +426,6 @@ def _one_device(value: cst.BaseExpression) -> bool:
     list of several (``"0,1,2,3"``) does not."""
     literal = _string(value)
     return literal is None or "," not in literal
-
-
-def _current_device(value: cst.BaseExpression | None) -> bool:
-    """``"cuda"`` (in either branch of a conditional) or ``torch.device("cuda")``: the current GPU."""
-    if isinstance(value, cst.SimpleString):
-        return value.evaluated_value == "cuda"
-    if isinstance(value, cst.IfExp):
-        return _current_device(value.body) or _current_device(value.orelse)
-    if isinstance(value, cst.Call) and dotted_name(value.func) in ("torch.device", "device") and value.args:
-        return value.args[0].keyword is None and len(value.args) == 1 and _current_device(value.args[0].value)
-    return False
-
-
-def _is_true(value: cst.BaseExpression | None) -> bool:
-    return isinstance(value, cst.Name) and value.value == "True"
 
 
 def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
