@@ -583,3 +583,46 @@ def test_nccl_group_whose_called_metric_code_pins_memory_on_the_current_device(t
             return [model(x.to(device)).mean(0) for x in loader]
     """)
     assert project_findings(tmp_path, "proj/calc.py") == [(5, "ML301")]
+
+
+def test_nccl_group_whose_metric_is_run_through_a_registry_of_another_module(tmp_path):
+    # calc_metric(name) runs _metric_dict[name](opts), a dict a decorator of that module fills: the
+    # registered metric's pinned loader works on the current device (stylegan2-ada's calc_metrics)
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "proj/__init__.py": "",
+        "proj/metric_main.py": """
+            import torch
+
+            _metric_dict = dict()
+
+            def register_metric(fn):
+                assert callable(fn)
+                _metric_dict[fn.__name__] = fn
+                return fn
+
+            def calc_metric(metric, **kwargs):
+                return _metric_dict[metric](kwargs)
+
+            @register_metric
+            def fid50k(opts):
+                loader = torch.utils.data.DataLoader(opts["dataset"], batch_size=64, pin_memory=True)
+                return sum(float(x.to(opts["device"]).mean()) for x in loader)
+        """,
+        "proj/calc.py": """
+            import torch
+            from . import metric_main
+
+            def worker(rank, world_size, G, dataset):
+                torch.distributed.init_process_group(backend="nccl", init_method="file:///tmp/i",
+                                                     rank=rank, world_size=world_size)
+                device = torch.device("cuda", rank)
+                G = G.to(device)
+                return metric_main.calc_metric("fid50k", G=G, dataset=dataset, device=device)
+        """,
+    })
+    assert project_findings(tmp_path, "proj/calc.py") == [(5, "ML301")]
+    # the same registry whose metric names its device everywhere: nothing on GPU 0
+    text = (tmp_path / "proj/metric_main.py").read_text().replace(", pin_memory=True", "")
+    (tmp_path / "proj/metric_main.py").write_text(text)
+    assert project_findings(tmp_path, "proj/calc.py") == []

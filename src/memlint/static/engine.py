@@ -390,6 +390,7 @@ class FileChecker:
                 for method in facts.class_methods[name].values():
                     facts.definition_keys[id(method)] = f"{name}.{method.name.value}"
         facts.module_functions = {name: nodes[0] for name, nodes in functions.items() if len(nodes) == 1}
+        facts.registries = _registries(module, facts.module_functions)
 
     def _import(self, node: cst.Import) -> None:
         self._record_import(node)
@@ -1419,6 +1420,65 @@ def _non_tensor_receivers(expression: cst.BaseExpression) -> set[str]:
             if receiver is not None:
                 found |= {receiver, f"{receiver}.{node.func.attr.value}"}
     return found
+
+
+def _registries(module: cst.Module, functions: dict[str, cst.FunctionDef]) -> dict[str, list[cst.FunctionDef]]:
+    """The module-level dicts of this module's functions that code calls through a key: a literal
+    (``METRICS = {"fid": fid50k, "kid": kid50k}``), or one a registering decorator of the module
+    fills (``def register_metric(fn): _metric_dict[fn.__name__] = fn; return fn``, then
+    ``@register_metric`` on each)."""
+    dicts: dict[str, list[cst.FunctionDef]] = {}
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)):
+                continue
+            value, name = small.value, small.targets[0].target.value
+            if isinstance(value, cst.Dict):
+                members = [functions.get(element.value.value) for element in value.elements
+                           if isinstance(element, cst.DictElement) and isinstance(element.value, cst.Name)]
+                dicts[name] = [member for member in members if member is not None]
+            elif isinstance(value, cst.Call) and dotted_name(value.func) in ("dict", "collections.OrderedDict",
+                                                                               "OrderedDict") and not value.args:
+                dicts[name] = []
+    if not dicts:
+        return {}
+    registering = {}  # decorator name -> the dict it fills with its argument
+    for name, function in functions.items():
+        params = function.params.params
+        if len(params) != 1:
+            continue
+        parameter = params[0].name.value
+        for node in _walk_statements(function.body):
+            if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Subscript) \
+                    and isinstance(node.targets[0].target.value, cst.Name) and node.targets[0].target.value.value in dicts \
+                    and isinstance(node.value, cst.Name) and node.value.value == parameter:
+                registering[name] = node.targets[0].target.value.value
+    for function in functions.values():
+        for decorator in function.decorators:
+            if isinstance(decorator.decorator, cst.Name) and decorator.decorator.value in registering:
+                dicts[registering[decorator.decorator.value]].append(function)
+    return {name: members for name, members in dicts.items() if members}
+
+
+def _walk_statements(block: cst.BaseSuite):
+    """The small statements of a function body, nested blocks included (not nested functions)."""
+    stack = [block]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.SimpleStatementLine):
+            yield from node.body
+        elif isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            stack.extend(node.body)
+        elif isinstance(node, (cst.If, cst.For, cst.While, cst.With, cst.Try)):
+            stack.append(node.body)
+            orelse = getattr(node, "orelse", None)
+            if isinstance(orelse, cst.If):
+                stack.append(orelse)  # elif
+            elif orelse is not None:
+                stack.append(orelse.body)
 
 
 def _is_range(iterable: cst.BaseExpression | None, facts: Facts | None = None) -> bool:

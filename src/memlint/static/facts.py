@@ -1393,6 +1393,9 @@ class Facts:
         # Read before the walk, so that calls above a definition find it: top-level functions
         # (defined once) and classes with their methods and bases (as written, last part).
         self.module_functions: dict[str, cst.FunctionDef] = {}
+        # Module-level dicts of this module's functions, called through a key (``_metric_dict[name](opts)``):
+        # a literal ``{"fid": fid50k, ...}``, or filled by a decorator (``@register_metric``).
+        self.registries: dict[str, list[cst.FunctionDef]] = {}
         self.class_nodes: dict[str, cst.ClassDef] = {}
         self.class_methods: dict[str, dict[str, cst.FunctionDef]] = {}
         self.class_bases: dict[str, tuple[str, ...]] = {}
@@ -2394,6 +2397,9 @@ class Facts:
                 return ([node], False) if type(node) is cst.FunctionDef else None
             node = self.module_functions.get(func.value)
             return ([node], False) if node is not None else None
+        if type(func) is cst.Subscript and type(func.value) is _NAME and func.value.value in self.registries \
+                and self.lookup(func.value.value) in (None, self.module_scope.bindings.get(func.value.value)):
+            return list(self.registries[func.value.value]), False  # _metric_dict[metric](opts): any of them
         if type(func) is _ATTRIBUTE and self.class_nodes:
             class_name = self.instance_class_name(func.value)
             if class_name is None:
