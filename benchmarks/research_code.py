@@ -133,7 +133,7 @@ def _pinned(target: Path, commit: str) -> bool:
 
 def _mirror_git_dir(mirror: Path, github: str) -> Path | None:
     folder = mirror / github.replace("/", "+")
-    for candidate in (folder / "repo", folder):
+    for candidate in (folder / "repo", folder, folder / "repo" / ".git"):
         if (candidate / "HEAD").is_file():
             return candidate
     return None
