@@ -773,7 +773,7 @@ class FileChecker:
             for definition in callees[0]:
                 facts.calls_into.setdefault(id(definition), []).append(
                     F.FunctionCall(function, loops, facts.call_arguments(node, definition, callees[1]), starred,
-                                   facts.grad_off))
+                                   facts.grad_off, facts.argument_classes(node, definition, callees[1])))
                 for loop in loops:
                     self._loop_callees[id(loop)].append(id(definition))
                 key = facts.definition_keys.get(id(definition))

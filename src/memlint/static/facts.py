@@ -666,6 +666,9 @@ class FunctionCall:
     arguments: "dict[str, GraphValue]"  # parameter -> what the call passed
     starred: bool
     no_grad: bool  # the call is made with grad off
+    # parameter -> the class of this module the call passes an instance of ("Meter"), or a
+    # container of instances of ("[Meter]": ``{"loss": Meter(), ...}``)
+    classes: "dict[str, str]" = field(default_factory=dict)
 
 
 class Pending(Exception):
@@ -2540,6 +2543,45 @@ class Facts:
         """What a call passes to each parameter of ``callee`` (as ``graph_value`` sees it here)."""
         return _bind_arguments(call, _parameters(callee, bound)[0], self.graph_value)
 
+    def argument_classes(self, call: cst.Call, callee: cst.FunctionDef, bound: bool) -> dict[str, str]:
+        """Per parameter of ``callee``, the class of this module the call passes an instance of
+        (``"Meter"``), or a container of instances of (``"[Meter]"``); unknown ones left out."""
+        classes: dict[str, str] = {}
+        for parameter, argument in _bind_argument_nodes(call, _parameters(callee, bound)[0]).items():
+            name = self.instance_class_name(argument)
+            if name is None:
+                if type(argument) is _NAME:
+                    binding = self.lookup(argument.value)
+                    element = self._element_class(binding.node) if binding is not None else None
+                else:
+                    element = self._element_class(argument)  # {"loss": Meter()} passed as it is made
+                if element is not None:
+                    classes[parameter] = f"[{element}]"
+                continue
+            if name is not None:
+                classes[parameter] = name
+        return classes
+
+    def parameter_class(self, function: "FunctionScope", parameter: str, elements: bool = False) -> str | None:
+        """The class of this module every call in view passes ``parameter`` of ``function`` an
+        instance of (``elements``: a container of instances of), when all agree and no other
+        module calls the function; None otherwise."""
+        sites = self.calls_into.get(id(function.node), ())
+        if not sites or any(site.starred for site in sites):
+            return None
+        found = {site.classes.get(parameter) for site in sites}
+        if len(found) != 1:
+            return None
+        (name,) = found
+        if name is None or name.startswith("[") != elements:
+            return None
+        project = self.project
+        here = project.module_file(self.module_name) if project is not None and self.module_name else None
+        if here is not None and function.parent is self.module_scope and \
+                project.called_from_elsewhere(self.module_name, function.name, here) is not False:
+            return None  # another module may pass something else
+        return name.strip("[]")
+
     def runs_per_step(self, function: "FunctionScope", _seen: frozenset[int] = frozenset()) -> bool:
         """Does ``function`` run once per step (or more): a per-step method (``forward``,
         ``training_step``...), or a function of this module called from a loop that runs
@@ -3107,6 +3149,21 @@ def _bind_arguments(call: cst.Call, positional: list[str],
             arguments[arg.keyword.value] = value_of(arg.value)
         elif index < len(positional):
             arguments[positional[index]] = value_of(arg.value)
+            index += 1
+    return arguments
+
+
+def _bind_argument_nodes(call: cst.Call, positional: list[str]) -> dict[str, cst.BaseExpression]:
+    """Parameter name -> the expression ``call`` passes to it (starred arguments skipped)."""
+    arguments: dict[str, cst.BaseExpression] = {}
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            continue
+        if arg.keyword is not None:
+            arguments[arg.keyword.value] = arg.value
+        elif index < len(positional):
+            arguments[positional[index]] = arg.value
             index += 1
     return arguments
 

@@ -48,6 +48,16 @@ def _is_empty_value(value: cst.BaseExpression, facts) -> bool:
 _SOME_PATHS = {False: "", True: " (on some paths)"}
 
 
+def _given_parameter(receiver: cst.BaseExpression, function) -> tuple[str, bool] | None:
+    """``meter`` or ``stats["loss"]`` where ``meter`` / ``stats`` is a parameter of ``function``:
+    (the parameter, whether an element of it is the receiver)."""
+    elements = type(receiver) is cst.Subscript
+    root = receiver.value if elements else receiver
+    if type(root) is cst.Name and root.value in function.parameters and root.value not in ("self", "cls"):
+        return root.value, elements
+    return None
+
+
 def _on_some_paths(facts, graph) -> bool:
     """Does ``graph`` carry its graph on some paths only (a callee also returns values without one)?"""
     try:
@@ -357,7 +367,10 @@ class GraphAccumulation(Rule):
         # self.meters[k].update(v): the class is read once every method has filled self.meters
         held_in_object = class_name is None and (storage_name(held) or "").startswith("self.")
         elsewhere = facts.project_instance_class(receiver) if class_name is None and not held_in_object else None
-        if class_name is None and not held_in_object and elsewhere is None:
+        # stats["loss"].update(v) with stats a parameter: what the calls in view pass (at the end)
+        given = _given_parameter(receiver, function) if class_name is None and not held_in_object \
+            and elsewhere is None else None
+        if class_name is None and not held_in_object and elsewhere is None and given is None:
             return
         passed = []
         for index, arg in enumerate(node.args):
@@ -373,7 +386,10 @@ class GraphAccumulation(Rule):
 
         def decide() -> None:
             keys = [item[0] for item in passed]
-            if elsewhere is not None:
+            if given is not None:
+                owner = facts.parameter_class(function, *given)
+                stores = self._stores(owner, func.attr.value, keys) if owner is not None else {}
+            elif elsewhere is not None:
                 owner = elsewhere.rsplit(".", 1)[-1]
                 stores = facts.project_stores(elsewhere, func.attr.value, keys)
             else:
@@ -527,6 +543,38 @@ class GraphAccumulation(Rule):
         self.at_function_exit(decide)
 
     VALID = [
+        # the same epoch function, called with meters that keep numbers (.item()) by one caller
+        # and with another class by another: what stats holds is not one class of the file
+        """
+import torch
+
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0, 0
+
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+
+class NumberMeter:
+    def __init__(self):
+        self.sum = 0.0
+
+    def update(self, val, n=1):
+        self.sum += float(val) * n
+
+def train_epoch(model, loader, optimizer, stats):
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        stats["loss"].update(loss)
+
+def main(model, loader, optimizer):
+    train_epoch(model, loader, optimizer, {"loss": NumberMeter()})
+    train_epoch(model, loader, optimizer, {"loss": AverageMeter()})
+""",
         # emptied inside the step loop every N steps: it holds at most N steps
         """
 import torch
@@ -1258,6 +1306,31 @@ class Trainer:
     ]
 
     INVALID = [
+        # meters handed to the epoch function in a dict: the calls in view say what they are
+        Invalid("""
+import torch
+
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0, 0
+
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+
+def train_epoch(model, loader, optimizer, stats):
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        stats["loss"].update(loss)
+
+def main(model, loader, optimizer):
+    meters = {"loss": AverageMeter()}
+    for epoch in range(10):
+        train_epoch(model, loader, optimizer, meters)
+""", line=18),
         # emptied every 1000 steps of an evaluation loop: each kept output holds its activations
         Invalid("""
 import torch

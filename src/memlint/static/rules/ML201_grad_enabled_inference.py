@@ -874,6 +874,9 @@ class GradEnabledInference(Rule):
     def _report(self, call: _ModuleCall, finding: tuple[str, str], fixable: bool = True) -> None:
         if not call.input_carries and self._holds_no_parameters(call):
             return  # a normaliser of buffers on data without a graph records nothing
+        built = self._built_from(call) or ""
+        if built.startswith("torch.nn.") and built.endswith("Loss"):
+            return  # nn.BCEWithLogitsLoss(...): a criterion, no parameters; what it is fed decides
         if self._forward_turns_grad_off(call):
             return  # @torch.no_grad() on the class's forward: the call records nothing
         message, help = finding
@@ -946,6 +949,18 @@ class GradEnabledInference(Rule):
         )
 
     VALID = [
+        # a criterion module built in the loss function (no parameters): its result is the loss
+        """
+import torch
+from torch import nn
+
+def compute_loss(predictions, targets):
+    bce = nn.BCEWithLogitsLoss(pos_weight=torch.tensor([1.0]))
+    total = torch.zeros(1)
+    for layer_predictions, layer_targets in zip(predictions, targets):
+        total += bce(layer_predictions[..., 4], layer_targets)
+    return total
+""",
         # a smoke test of a model file, run from its __main__ block: one forward on random inputs
         """
 import torch

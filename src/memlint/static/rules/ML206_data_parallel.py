@@ -54,6 +54,26 @@ class DataParallel(Rule):
         self._eval_wrappers: set[str] = set()  # names bound to a wrapper put in eval mode as it is made
         # (id(function), name) -> the callees of each call in that function given the name
         self._passed_to: dict[tuple[int, str], list[list[object]]] = {}
+        self._ifs: dict[int, cst.If] = {}  # id() -> the if (facts.branch_path names them by id)
+
+    def visit_If(self, node: cst.If) -> None:
+        self._ifs[id(node)] = node
+
+    def _without_gpus(self) -> bool:
+        """Is the walk in a branch that runs only when no GPU is there (the ``else`` of ``if
+        torch.cuda.is_available():``, or ``if not torch.cuda.is_available():``)? DataParallel then
+        wraps nothing: it calls the module as it is."""
+        for key, branch in self.facts.branch_path:
+            node = self._ifs.get(key)
+            if node is None:
+                continue
+            test, negated = node.test, branch == "else"
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test, negated = test.expression, not negated
+            if negated and isinstance(test, cst.Call) and \
+                    self.facts.qualified_name(test.func) == "torch.cuda.is_available":
+                return True
+        return False
 
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None:
@@ -85,6 +105,8 @@ class DataParallel(Rule):
             return  # the code offers DDP too: DataParallel is the fallback the user picks
         if is_test_file(self._checker.path) or self.facts.function.name.startswith("test_"):
             return  # a test of DataParallel support, not a training run
+        if self._without_gpus():
+            return  # else-branch of torch.cuda.is_available(): DataParallel is a pass-through there
         if self.facts.grad_off and qualified.rsplit(".", 1)[-1] == "data_parallel":
             return  # nn.parallel.data_parallel(G, z) under no_grad: sampling, no loss or gradients gathered
         info = self.facts.class_info
@@ -183,6 +205,16 @@ class DataParallel(Rule):
         )
 
     VALID = [
+        # DataParallel in the branch that runs without a GPU: it wraps nothing there
+        """
+import torch
+
+def setup(model):
+    if torch.cuda.is_available():
+        return model.cuda()
+    else:
+        return torch.nn.DataParallel(model)
+""",
         # the functional form called with grad off: samples for a metric, nothing trained through it
         """
 import torch

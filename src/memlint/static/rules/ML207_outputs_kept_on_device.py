@@ -28,7 +28,8 @@ the batch on the module's device, and moves the predictions it returns to the CP
 appending a graph-carrying output (that is ML101's finding, not repeated here); outputs
 kept in Lightning's ``validation_step`` (one step per call, the pattern Lightning's own
 documentation uses); a list emptied or replaced within the same loop (a bounded buffer); a
-loop over a list the function built itself (its own candidates); a list extended with a
+loop over a list the function built itself (its own candidates); a loop over a loader that
+breaks out after a count (``if i == n_samples - 1: break``: a few batches); a list extended with a
 module's output as it comes (detectors return lists of per-sample results): only a tensor
 operation (``logits.argmax(1)``) shows it is a tensor.
 """
@@ -522,6 +523,8 @@ class OutputsKeptOnDevice(Rule):
                 continue  # one position of a given input per step: together, one forward's outputs
             if loop_id in self._loop_context and _maps_a_given_list(*self._loop_context[loop_id], target):
                 continue  # the outputs for the items the caller handed in, returned together
+            if loop_id in self._loop_context and _stops_after_a_count(self._loop_context[loop_id][0]):
+                continue  # for i, x in enumerate(loader): ... if i == n - 1: break: a few batches, on purpose
             moved = f"{value_text}.cpu()" if len(value_text) <= 40 else ".cpu() on each"
             growing = ("through predict()" if loop_id in self._hooks
                        else "with every decoding step" if loop_id in self._decoding else "through the loop")
@@ -603,6 +606,16 @@ class Encoder(nn.Module):
             if len(kept) >= batch_size:
                 yield kept[:batch_size]
                 kept = kept[batch_size:]
+
+    def first_samples(self, loader, n_samples):
+        # the first few batches kept on purpose, to compare against later
+        kept = []
+        for i, x in enumerate(loader):
+            with torch.no_grad():
+                kept.append(self.forward(x.to("cuda"))["embedding"])
+            if i == n_samples - 1:
+                break
+        return kept
 
     def per_sample_losses(self, loader):
         # one loss per sample (reduction="none"): the size of the labels, not of the outputs
@@ -1357,6 +1370,23 @@ def _maps_a_given_list(loop: Loop, function: FunctionScope, target: str) -> bool
              and isinstance(arg.value.func, cst.Name) and arg.value.func.value == "len" and arg.value.args]
     given = any(isinstance(value, cst.Name) and value.value in function.parameters for value in sized)
     return given and "." not in target and function.derives_from(function.returned_names, {target})
+
+
+def _stops_after_a_count(loop: Loop) -> bool:
+    """``for i, x in enumerate(loader):`` whose body breaks out under a test of ``i`` (``if i ==
+    n_samples - 1: break``): it keeps the first few batches, not the loader's."""
+    node = loop.node
+    if not isinstance(node, cst.For) or not isinstance(node.iter, cst.Call) \
+            or dotted_name(node.iter.func) != "enumerate" or not isinstance(node.target, cst.Tuple) \
+            or not node.target.elements or not isinstance(node.target.elements[0].value, cst.Name):
+        return False
+    counter = node.target.elements[0].value.value
+    for statement in node.body.body:
+        if isinstance(statement, cst.If) and counter in names_in(statement.test) and any(
+                isinstance(small, cst.Break) for line in statement.body.body
+                if isinstance(line, cst.SimpleStatementLine) for small in line.body):
+            return True
+    return False
 
 
 def _walks_positions(loop: Loop) -> bool:

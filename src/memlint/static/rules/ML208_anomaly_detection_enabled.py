@@ -6,7 +6,8 @@ of the forward call that created every graph node, keep it with the node, and ch
 backward output for NaNs. It is a debugging switch: a training step runs several times
 slower and each step's graph holds thousands of traceback objects on top of its tensors.
 
-Flagged: ``set_detect_anomaly(True)`` (a literal ``True``) at module level (it is on for every
+Flagged: ``set_detect_anomaly(True)`` (a literal ``True``; as a ``with`` item it is a block like
+``detect_anomaly()``, on only inside) at module level (it is on for every
 program that imports the module), or in a function of a module that trains (backpropagates,
 steps an optimizer or fits); ``with detect_anomaly():`` around a training
 loop, around a call that trains (``fit``/``train``...), or inside a step loop around the
@@ -54,6 +55,7 @@ class AnomalyDetectionEnabled(Rule):
         self._blocks: list[_Block] = []  # open with detect_anomaly() blocks
         self._turned_off: set[int] = set()
         self._test_file = is_test_file(checker.path)
+        self._with_setters: set[int] = set()  # set_detect_anomaly(...) calls used as a with item
 
     def _in_if(self) -> bool:
         return self._if_depth.get(id(self.facts.function), 0) > 0
@@ -73,9 +75,18 @@ class AnomalyDetectionEnabled(Rule):
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
             call = item.item
-            if isinstance(call, cst.Call) and self.facts.qualified_name(call.func) in _CONTEXTS:
-                if not self._in_if() and not self._in_test():
-                    self._blocks.append(_Block(node, call, self.facts.loop, len(self.facts.loops)))
+            if not isinstance(call, cst.Call):
+                continue
+            qualified = self.facts.qualified_name(call.func)
+            if qualified in _SETTERS:
+                # with set_detect_anomaly(True): on for the block only, restored as it ends
+                self._with_setters.add(id(call))
+                if not (call.args and _is_true(call.args[0].value)):
+                    continue
+            elif qualified not in _CONTEXTS:
+                continue
+            if not self._in_if() and not self._in_test():
+                self._blocks.append(_Block(node, call, self.facts.loop, len(self.facts.loops)))
 
     def leave_With(self, node: cst.With) -> None:
         while self._blocks and self._blocks[-1].node is node:
@@ -121,6 +132,8 @@ class AnomalyDetectionEnabled(Rule):
                 block.backward = True
 
     def _setter(self, node: cst.Call) -> None:
+        if id(node) in self._with_setters:
+            return  # a with block: decided as one (see visit_With)
         mode = node.args[0].value if node.args else None
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in ("mode", "enabled"):
@@ -151,6 +164,19 @@ class AnomalyDetectionEnabled(Rule):
         )
 
     VALID = [
+        # set_detect_anomaly used as a context manager around nothing, then the training loop
+        """
+import torch
+
+def run(model, loader, optimizer):
+    with torch.autograd.set_detect_anomaly(True):
+        pass
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
         # under a debug flag
         """
 import torch
@@ -214,6 +240,18 @@ def train(model, loader, optimizer, debug_step):
     ]
 
     INVALID = [
+        # set_detect_anomaly(True) as a context manager around the whole training loop
+        Invalid("""
+import torch
+
+def run(model, loader, optimizer):
+    with torch.autograd.set_detect_anomaly(True):
+        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+""", line=5),
         Invalid("""
 import torch
 torch.autograd.set_detect_anomaly(True)

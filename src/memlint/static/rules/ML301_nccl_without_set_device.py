@@ -10,7 +10,7 @@ Flagged: ``init_process_group`` with ``backend`` ``"nccl"`` (a literal, a condit
 expression that can give ``"nccl"``, or a value read from the environment: ``os.environ``,
 ``os.getenv``), with no ``device_id=`` and no ``torch.cuda.set_device(...)`` /
 ``with torch.cuda.device(...)`` / ``*.set_device(...)`` anywhere in the module — once, at the
-group's start: a ``barrier()`` without ``device_ids`` is not reported on its own (it runs on the
+group's start (not a group of one process, ``world_size=1``): a ``barrier()`` without ``device_ids`` is not reported on its own (it runs on the
 device of earlier collectives, or guesses ``rank % device_count``). Calling ``set_device`` right after
 ``init_process_group`` is fine (NCCL creates its communicator lazily, at the first
 collective), so the order is not checked. Pinning each process to one GPU through the
@@ -109,6 +109,9 @@ class NcclWithoutSetDevice(Rule):
             if _keyword(node, "device_id") is not None:
                 self._sets_device = True
                 return
+            world_size = _keyword(node, "world_size")
+            if isinstance(world_size, cst.Integer) and world_size.evaluated_value == 1:
+                return  # a group of one process (FSDP's CPU offload on one GPU): no other rank
             positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
             backend = positional[0] if positional else _keyword(node, "backend")
             if backend is not None and self._may_be_nccl(backend):
@@ -197,6 +200,15 @@ class NcclWithoutSetDevice(Rule):
         return False
 
     VALID = [
+        # a group of one process, started so FSDP can offload to the CPU: no other rank
+        """
+import torch
+from torch.distributed.fsdp import FullyShardedDataParallel
+
+def enable_cpu_offloading(model):
+    torch.distributed.init_process_group(backend="nccl", init_method="tcp://localhost:9999", world_size=1, rank=0)
+    return FullyShardedDataParallel(model.cuda())
+""",
         # each rank's device built with its index: NCCL follows the tensors' devices
         """
 import torch
