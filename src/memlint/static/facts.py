@@ -3140,17 +3140,7 @@ def _all_names(value: "GraphValue") -> set[str]:
 def _bind_arguments(call: cst.Call, positional: list[str],
                     value_of: Callable[[cst.BaseExpression], GraphValue]) -> dict[str, GraphValue]:
     """Parameter name -> what ``call`` passes to it (starred arguments skipped)."""
-    arguments: dict[str, GraphValue] = {}
-    index = 0
-    for arg in call.args:
-        if arg.star:
-            continue
-        if arg.keyword is not None:
-            arguments[arg.keyword.value] = value_of(arg.value)
-        elif index < len(positional):
-            arguments[positional[index]] = value_of(arg.value)
-            index += 1
-    return arguments
+    return {parameter: value_of(node) for parameter, node in _bind_argument_nodes(call, positional).items()}
 
 
 def _bind_argument_nodes(call: cst.Call, positional: list[str]) -> dict[str, cst.BaseExpression]:
