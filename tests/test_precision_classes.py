@@ -626,3 +626,38 @@ def test_nccl_group_whose_metric_is_run_through_a_registry_of_another_module(tmp
     text = (tmp_path / "proj/metric_main.py").read_text().replace(", pin_memory=True", "")
     (tmp_path / "proj/metric_main.py").write_text(text)
     assert project_findings(tmp_path, "proj/calc.py") == []
+
+
+def test_a_literal_registry_of_functions_is_followed_and_a_mixed_dict_is_not(tmp_path):
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "proj/__init__.py": "",
+        "proj/metric_main.py": """
+            import torch
+
+            def fid50k(opts):
+                loader = torch.utils.data.DataLoader(opts["dataset"], batch_size=64, pin_memory=True)
+                return sum(float(x.to(opts["device"]).mean()) for x in loader)
+
+            METRICS = {"fid50k": fid50k}
+
+            def calc_metric(metric, **kwargs):
+                return METRICS[metric](kwargs)
+        """,
+        "proj/calc.py": """
+            import torch
+            from . import metric_main
+
+            def worker(rank, world_size, G, dataset):
+                torch.distributed.init_process_group(backend="nccl", init_method="file:///tmp/i",
+                                                     rank=rank, world_size=world_size)
+                device = torch.device("cuda", rank)
+                G = G.to(device)
+                return metric_main.calc_metric("fid50k", G=G, dataset=dataset, device=device)
+        """,
+    })
+    assert project_findings(tmp_path, "proj/calc.py") == [(5, "ML301")]
+    # a dict that also holds other values is not a registry of functions: nothing is followed
+    text = (tmp_path / "proj/metric_main.py").read_text().replace('{"fid50k": fid50k}', '{"fid50k": fid50k, "n": 3}')
+    (tmp_path / "proj/metric_main.py").write_text(text)
+    assert project_findings(tmp_path, "proj/calc.py") == []

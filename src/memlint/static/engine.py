@@ -1436,10 +1436,10 @@ def _registries(module: cst.Module, functions: dict[str, cst.FunctionDef]) -> di
                     and isinstance(small.targets[0].target, cst.Name)):
                 continue
             value, name = small.value, small.targets[0].target.value
-            if isinstance(value, cst.Dict):
-                members = [functions.get(element.value.value) for element in value.elements
-                           if isinstance(element, cst.DictElement) and isinstance(element.value, cst.Name)]
-                dicts[name] = [member for member in members if member is not None]
+            if isinstance(value, cst.Dict):  # every value a function of the module, or not a registry
+                members = [functions.get(element.value.value) if isinstance(element, cst.DictElement)
+                           and isinstance(element.value, cst.Name) else None for element in value.elements]
+                dicts[name] = members if all(member is not None for member in members) else []
             elif isinstance(value, cst.Call) and dotted_name(value.func) in ("dict", "collections.OrderedDict",
                                                                                "OrderedDict") and not value.args:
                 dicts[name] = []

@@ -487,13 +487,8 @@ class GraphValue:
     # The graph is carried on some paths only: another path gives a value without one (a
     # helper returning ``loss`` when ``loss == 0`` and ``loss.item()`` otherwise, or its argument
     # when no process group is up and fresh all-gathered buffers otherwise). A "may": a finding
-    # at error severity needs the graph on every path (see :attr:`may_only`).
+    # at error severity needs the graph on every path (ML101 warns otherwise).
     partial: bool = False
-
-    @property
-    def may_only(self) -> bool:
-        """Does the value carry a graph on some paths only (see ``partial``)?"""
-        return self.partial
 
     @property
     def carries_something(self) -> bool:
