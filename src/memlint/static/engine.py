@@ -949,7 +949,7 @@ class FileChecker:
         name = F.storage_name(container)
         if name is None or not name.startswith("self.") or _bounded_buffer(name, facts):
             return
-        carried, partial, via = facts.parameters_carried_how(value)
+        carried, partial, via = facts.parameters_carried(value)
         for parameter in sorted(carried):
             function.self_stores.append(F.Store(parameter, name, appends, partial=partial, partial_via=via))
 
@@ -990,7 +990,7 @@ class FileChecker:
         arguments = []
         partial: set[str] = set()
         for index, arg in enumerate(node.args):
-            carried, some_paths, _ = facts.parameters_carried_how(arg.value)
+            carried, some_paths, _ = facts.parameters_carried(arg.value)
             if carried:
                 arguments.append((index if arg.keyword is None else arg.keyword.value, carried))
                 if some_paths:
@@ -1465,20 +1465,13 @@ def _registries(module: cst.Module, functions: dict[str, cst.FunctionDef]) -> di
 
 def _walk_statements(block: cst.BaseSuite):
     """The small statements of a function body, nested blocks included (not nested functions)."""
-    stack = [block]
+    stack = [_block_statements(block)]
     while stack:
-        node = stack.pop()
-        if isinstance(node, cst.SimpleStatementLine):
-            yield from node.body
-        elif isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite)):
-            stack.extend(node.body)
-        elif isinstance(node, (cst.If, cst.For, cst.While, cst.With, cst.Try)):
-            stack.append(node.body)
-            orelse = getattr(node, "orelse", None)
-            if isinstance(orelse, cst.If):
-                stack.append(orelse)  # elif
-            elif orelse is not None:
-                stack.append(orelse.body)
+        for statement in stack.pop():
+            if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+                yield from statement.body
+            elif not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                stack.extend(_blocks_of(statement))
 
 
 def _is_range(iterable: cst.BaseExpression | None, facts: Facts | None = None) -> bool:

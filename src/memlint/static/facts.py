@@ -1952,15 +1952,12 @@ class Facts:
                 kept.append(arg.value)
         return kept
 
-    def parameters_carried(self, value: cst.BaseExpression) -> frozenset[str]:
+    def parameters_carried(self, value: cst.BaseExpression) -> tuple[frozenset[str], bool, frozenset[str]]:
         """The parameters of the current function whose graph ``value`` may carry here, as its
         summary form says (``val * n``: val and n; ``val.item() * n``: n; ``v`` of
-        ``for k, v in stats.items()``: stats; ``v.detach()``: none)."""
-        return self.parameters_carried_how(value)[0]
-
-    def parameters_carried_how(self, value: cst.BaseExpression) -> tuple[frozenset[str], bool, frozenset[str]]:
-        """:meth:`parameters_carried`, whether on some paths only (see GraphValue.partial), and
-        the functions of other modules the value passes through (see Store.partial_via)."""
+        ``for k, v in stats.items()``: stats; ``v.detach()``: none); whether on some paths only
+        (see GraphValue.partial); and the functions of other modules the value passes through
+        (see Store.partial_via)."""
         function = self.function
         if not function.parameters:
             return frozenset(), False, frozenset()
