@@ -51,7 +51,8 @@ submitted at the end of that round; a ninth (``sealed9``, eleven more, about 311
 the eighth had been run once and fixed against, to measure the code finally submitted that round; a tenth (``sealed10``, sixteen more, about
 155,000 lines) at the start of the next round, registered before memlint was run on it; an eleventh
 (``sealed11``, twenty-five more, about 133,000 lines, drawn by a seeded shuffle from unread candidates)
-at the start of the round after, likewise.
+at the start of the round after, likewise; a twelfth (``sealed12``, twenty-three, about 160,000
+lines, seeded shuffle of unread candidates) at the start of the next round, likewise.
 
 Triage: benchmarks/triage/fresh.md. Run by hand, not by CI.
 """
@@ -102,6 +103,8 @@ HALVES = HALVES + ("dev11",)
 HALVES = HALVES + ("dev12",)
 # A third (vision: GANs, detection, depth, NeRF, super-resolution), the same day.
 HALVES = HALVES + ("dev13",)
+# A twelfth, chosen at the start of the next round, before any run, to measure that round's code as submitted.
+HALVES = HALVES + ("sealed12",)
 SPLIT_SEED = 22  # the issue's number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -556,6 +559,59 @@ REPOS: tuple[FreshRepo, ...] = (
           "residual channel attention super-resolution training", "dev13"),
     _repo("Depth-Anything", "LiheYoung/Depth-Anything", "1d03336771fe09c5398ffdd211441e33941a97dc",
           "depth foundation model: metric depth training, inference", "dev13"),
+    # --- sealed12: chosen 2026-11-26 at the start of the next round, registered before memlint was run on it.
+    # Drawn with a seeded shuffle (seed 2612) from 28 candidates no benchmark, triage or recall case names,
+    # after leaving out forks of earlier material (PatchTST: LTSF-Linear's code; GroundingDINO, Meta-DETR:
+    # Deformable-DETR's; DPT: MiDaS's; graph-rcnn: faster-rcnn.pytorch's author's code; SwinIR: KAIR's);
+    # then, before any run, five of the draw that carry earlier material (LTSF-Linear: the Autoformer
+    # experiment code of Time-Series-Library; segment-anything: sam2's predictor; KAIR: BasicSR's model
+    # layout; T2T-ViT: timm's train.py; BLIP: LAVIS's models) out, the three spares in.
+    _repo("DeepRL", "ShangtongZhang/DeepRL", "c0968b5c046314af09944843cdf06f4100c6bb95",
+          "deep RL algorithms: DQN, A2C, PPO, DDPG agents and networks", "sealed12"),
+    _repo("3D-ResNets-PyTorch", "kenshohara/3D-ResNets-PyTorch", "540a0ea1abaee379fa3651d4d5afbd2d667a1f49",
+          "3D ResNets for video action recognition: training, inference", "sealed12"),
+    _repo("temporal-shift-module", "mit-han-lab/temporal-shift-module", "1f6a834b02120441d99fa706b7a13ccc5293c6fa",
+          "temporal shift video models: training, testing, online demo", "sealed12"),
+    _repo("RAFT", "princeton-vl/RAFT", "2888e15a51fa41140771d3f498ed8023cff098d1",
+          "optical flow estimation: training and evaluation", "sealed12"),
+    _repo("wavenet_vocoder", "r9y9/wavenet_vocoder", "a35fff76ea3687b05e1a10023cad3f7f64fa25a3",
+          "WaveNet vocoder training and synthesis", "sealed12"),
+    _repo("ddim", "ermongroup/ddim", "e8df66cf02e457719930748b5c26e37e3126dfdd",
+          "denoising diffusion implicit models: training and sampling runners", "sealed12"),
+    _repo("DeepLabv3.pytorch", "chenxi116/DeepLabv3.pytorch", "046818d755f91169dbad141362b98178dd685447",
+          "DeepLabv3 segmentation training", "sealed12"),
+    _repo("st-gcn", "yysijie/st-gcn", "221c0e152054b8da593774c0d483e59befdb9061",
+          "skeleton-based action recognition: processors, graph convolutions", "sealed12"),
+    _repo("qlora", "artidoro/qlora", "7f4e95a68dc076bea9b3a413d2b512eca6d004e5",
+          "QLoRA fine-tuning with the transformers Trainer", "sealed12"),
+    _repo("pytorch-deeplab-xception", "jfzhang95/pytorch-deeplab-xception", "9135e104a7a51ea9effa9c6676a2fcffe6a6a2e6",
+          "DeepLab v3+ training and evaluation", "sealed12"),
+    _repo("monodepth2", "nianticlabs/monodepth2", "b676244e5a1ca55564eb5d16ab521a48f823af31",
+          "self-supervised monocular depth training and evaluation", "sealed12"),
+    _repo("segmentation_models.pytorch", "qubvel/segmentation_models.pytorch", "bd7f877fec51309a1a7de7670aed232954450037",
+          "segmentation model library with train utilities", "sealed12"),
+    _repo("pyGAT", "Diego999/pyGAT", "3664f2dc90cbf971564c0bf186dc794f12446d0c",
+          "graph attention networks training", "sealed12"),
+    _repo("axolotl", "OpenAccess-AI-Collective/axolotl", "0801f239ccfb0ff06b52eec0029e3f2f954ee147",
+          "LLM fine-tuning framework on transformers, accelerate and deepspeed", "sealed12"),
+    _repo("once-for-all", "mit-han-lab/once-for-all", "f03b2673db313b9167e2a1c2b7a5cad540cc1313",
+          "once-for-all supernet training and elastic networks, distributed", "sealed12"),
+    _repo("pygcn", "tkipf/pygcn", "1600b5b748b3976413d1e307540ccc62605b4d6d",
+          "graph convolutional networks training", "sealed12"),
+    _repo("TD3", "sfujim/TD3", "34770ccdcb51df6f6c7d85c1ba7e40d71b940d16",
+          "TD3, DDPG reinforcement learning training", "sealed12"),
+    _repo("tianshou", "thu-ml/tianshou", "f2402056b03acafeedf2518a5088db55add004ab",
+          "reinforcement learning library: policies, collectors, trainers", "sealed12"),
+    _repo("pytorch-ddpm", "w86763777/pytorch-ddpm", "f804ccbd58a758b07f79a3b9ecdfb1beb67258f6",
+          "DDPM training and sampling on CIFAR-10", "sealed12"),
+    _repo("pycls", "facebookresearch/pycls", "5719de641657c251f807c20a1fcf8ef6f4b60144",
+          "image classification research codebase: trainers, distributed", "sealed12"),
+    _repo("pytorch_sac", "denisyarats/pytorch_sac", "81c5b536d3a1c5616b2531e446450df412a064fb",
+          "soft actor-critic training on DeepMind control", "sealed12"),
+    _repo("DeepLabV3Plus-Pytorch", "VainF/DeepLabV3Plus-Pytorch", "4e1087de98bc49d55b9239ae92810ef7368660db",
+          "DeepLabV3+ segmentation training and prediction", "sealed12"),
+    _repo("llama-recipes", "meta-llama/llama-recipes", "faae2fd877995430906e1d0904131ecdaa89a604",
+          "Llama fine-tuning recipes: FSDP, PEFT, inference", "sealed12"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
