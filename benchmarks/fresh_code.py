@@ -51,7 +51,7 @@ submitted at the end of that round; a ninth (``sealed9``, eleven more, about 311
 the eighth had been run once and fixed against, to measure the code finally submitted that round; a tenth (``sealed10``, sixteen more, about
 155,000 lines) at the start of the next round, registered before memlint was run on it; an eleventh
 (``sealed11``, twenty-five more, about 133,000 lines, drawn by a seeded shuffle from unread candidates)
-at the start of the round after, likewise; a twelfth (``sealed12``, twenty-three, about 160,000
+at the start of the round after, likewise; a twelfth (``sealed12``, twenty-three, about 133,000
 lines, seeded shuffle of unread candidates) at the start of the next round, likewise.
 
 Triage: benchmarks/triage/fresh.md. Run by hand, not by CI.
