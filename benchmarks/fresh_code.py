@@ -105,6 +105,10 @@ HALVES = HALVES + ("dev12",)
 HALVES = HALVES + ("dev13",)
 # A twelfth, chosen at the start of the next round, before any run, to measure that round's code as submitted.
 HALVES = HALVES + ("sealed12",)
+# A fourth dev half, the same day (studied and fixed against): robotics, RL, GAN inversion, NLP.
+HALVES = HALVES + ("dev14",)
+# And a fifth (re-ID, detection, pose, LLM fine-tuning, text generation, text-to-3D).
+HALVES = HALVES + ("dev15",)
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -612,6 +616,38 @@ REPOS: tuple[FreshRepo, ...] = (
           "DeepLabV3+ segmentation training and prediction", "sealed12"),
     _repo("llama-recipes", "meta-llama/llama-recipes", "faae2fd877995430906e1d0904131ecdaa89a604",
           "Llama fine-tuning recipes: FSDP, PEFT, inference", "sealed12"),
+    # --- dev14: chosen 2026-11-26 as dev material (studied and fixed against), after sealed12 was registered.
+    _repo("diffusion_policy", "real-stanford/diffusion_policy", "5ba07ac6661db573af695b419a7947ecb704690f",
+          "diffusion policy for visuomotor control: workspaces, policies, env runners", "dev14"),
+    _repo("drqv2", "facebookresearch/drqv2", "c0c650b76c6e5d22a7eb5f2edffd1440fe94f8ef",
+          "DrQ-v2 image-based RL agent training", "dev14"),
+    _repo("restyle-encoder", "yuval-alaluf/restyle-encoder", "5e80276228cc5d9e0a39a16119210ee49ce2c975",
+          "ReStyle iterative GAN inversion encoders: coaches, inference", "dev14"),
+    _repo("DeBERTa", "microsoft/DeBERTa", "4d7fe0bd4fb3c7d4f4005a7cafabde9800372098",
+          "DeBERTa pretraining and fine-tuning apps", "dev14"),
+    _repo("diffuser", "jannerm/diffuser", "7ea422860cc0106e5ca5949d980f04b799d5462c",
+          "diffusion planning: trainers, guided sampling", "dev14"),
+    _repo("vq-vae-2-pytorch", "rosinality/vq-vae-2-pytorch", "ef5f67c46f93624163776caec9e0d95063910eca",
+          "VQ-VAE-2 and PixelSNAIL training, sampling", "dev14"),
+    _repo("curl", "MishaLaskin/curl", "8416d6e3869e38ca0e46fcbc54a2f784dc09d7fc",
+          "CURL contrastive RL from pixels", "dev14"),
+    _repo("pytorch-meta", "tristandeleu/pytorch-meta", "d55d89ebd47f340180267106bde3e4b723f23762",
+          "meta-learning datasets and modules, MAML examples", "dev14"),
+    # --- dev15: chosen 2026-11-26 as dev material (studied and fixed against).
+    _repo("fast-reid", "JDAI-CV/fast-reid", "c9bc3ceb2f7a6438b62fb515ea3df6d1e999e95d",
+          "person re-identification toolbox: engine, hooks, evaluation", "dev15"),
+    _repo("LMFlow", "OptimalScale/LMFlow", "f3597dba134e8bb3d2cfedeaaae6fc7296ace924",
+          "LLM fine-tuning and inference pipelines", "dev15"),
+    _repo("CenterNet", "xingyizhou/CenterNet", "4c50fd3a46bdf63dbf2082c5cbb3458d39579e6c",
+          "CenterNet detection: trainers, detectors", "dev15"),
+    _repo("Person_reID_baseline_pytorch", "layumi/Person_reID_baseline_pytorch", "82ff40fb11b7353400dc8670dcec620d97285096",
+          "person re-ID baseline training and testing", "dev15"),
+    _repo("stable-dreamfusion", "ashawkey/stable-dreamfusion", "5550b91862a3af7842bb04875b7f1211e5095a63",
+          "text-to-3D with NeRF and diffusion guidance", "dev15"),
+    _repo("texar-pytorch", "asyml/texar-pytorch", "5b56ad39ff980c7a2129d59158d43c809c4b43db",
+          "text generation toolkit: modules, executors, examples", "dev15"),
+    _repo("mmpose", "open-mmlab/mmpose", "759b39c13fea6ba094afc1fa932f51dc1b11cbf9",
+          "pose estimation toolbox on mmengine", "dev15"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 

@@ -246,6 +246,124 @@ def test_set_device_in_a_helper_of_another_module(tmp_path, body, expected):
                  "launch.py") == expected
 
 
+@pytest.mark.parametrize("guard, expected", [
+    ("if local_rank >= 0:", []),  # the default (-1) turns the branch off: no process group unless asked
+    ("if local_rank >= 0 or True:", [("search.py", 6, "ML203")]),  # not a test of the default alone
+    ("", [("search.py", 6, "ML203")]),  # always started
+])
+def test_process_group_only_on_request_in_another_module_is_no_ranks_premise(tmp_path, guard, expected):
+    """A helper that starts a process group only when its caller passes ``local_rank`` (the
+    default, -1, turns the branch off): a script calling it without one runs one process."""
+    body = "dist.init_process_group('nccl')"
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "pkg/__init__.py": "",
+        "pkg/train.py": f"""
+            import torch
+            import torch.distributed as dist
+
+            def train_and_eval(model, loader, local_rank=-1):
+                {guard}
+                    {body}
+                for x in loader:
+                    model(x).sum().backward()
+        """ if guard else f"""
+            import torch
+            import torch.distributed as dist
+
+            def train_and_eval(model, loader, local_rank=-1):
+                {body}
+                for x in loader:
+                    model(x).sum().backward()
+        """,
+        "pkg/search.py": """
+            import torch
+            from pkg.train import train_and_eval
+
+            def trial(model, loader, path):
+                train_and_eval(model, loader)
+                model.load_state_dict(torch.load(path))
+        """,
+    })
+    assert codes(check_paths([str(tmp_path / "pkg/search.py")], Config(), use_cache=False), "search.py") == expected
+
+
+def test_data_parallel_of_a_model_whose_forward_in_another_module_computes_the_loss_is_info(tmp_path):
+    """The documented fix (the loss in forward) read from the class's module: said as info."""
+    write(tmp_path, {
+        "models.py": """
+            import torch
+            from torch import nn
+            from torch.nn import CrossEntropyLoss
+
+            class CloneModel(nn.Module):
+                def __init__(self, encoder):
+                    super().__init__()
+                    self.encoder = encoder
+
+                def forward(self, ids, labels):
+                    logits = self.encoder(ids)
+                    loss_fct = CrossEntropyLoss()
+                    return loss_fct(logits, labels), logits.softmax(-1)
+        """,
+        "run.py": """
+            import torch
+            from models import CloneModel
+
+            def main(encoder, loader, optimizer):
+                model = CloneModel(encoder)
+                model = torch.nn.DataParallel(model)
+                for ids, labels in loader:
+                    loss, _ = model(ids, labels)
+                    loss.mean().backward()
+                    optimizer.step()
+        """,
+    })
+    found = check_paths([str(tmp_path / "run.py")], Config(), use_cache=False)
+    assert [(f.code, f.severity) for f in found.findings if f.code == "ML206"] == [("ML206", "info")]
+
+
+@pytest.mark.parametrize("enter, expected", [
+    ("torch.set_grad_enabled(False)", []),  # grad off in the block
+    ("self.context.__enter__()", []),  # entering a torch.no_grad() it made
+    ("print('entering')", [("metrics.py", 8, "ML101")]),  # sets no grad mode: grad stays on
+])
+def test_context_manager_class_of_another_module_sets_the_grad_mode_of_the_block(tmp_path, enter, expected):
+    """``with evaluating(model):`` where ``evaluating`` is a class of another module whose
+    ``__enter__`` enters a grad-mode context: its block runs in that mode."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "pkg/__init__.py": "",
+        "pkg/utils.py": f"""
+            import torch
+
+            class evaluating:
+                def __init__(self, model):
+                    self.model = model
+                    self.context = torch.no_grad()
+
+                def __enter__(self):
+                    self.model.eval()
+                    {enter}
+
+                def __exit__(self, *args):
+                    self.model.train()
+        """,
+        "pkg/metrics.py": """
+            import torch.nn.functional as F
+            from pkg.utils import evaluating
+
+            def validation_loss(model, loader):
+                total = 0
+                with evaluating(model):
+                    for x, y in loader:
+                        total += F.cross_entropy(model(x), y)
+                return total
+        """,
+    })
+    assert codes(check_paths([str(tmp_path / "pkg/metrics.py")], Config(), use_cache=False), "metrics.py") == expected
+
+
 def test_files_outside_any_project_marker_still_resolve_their_siblings(tmp_path):
     """A script folder (no package, no pyproject.toml): ``import utils`` finds utils.py beside it."""
     write(tmp_path, {

@@ -145,7 +145,9 @@ CATALOGUE: tuple[RuleInfo, ...] = (
     RuleInfo("ML203", "load-without-map-location", "error",
              "torch.load() without map_location in a program of one process per GPU: every rank loads the "
              "checkpoint onto cuda:0.",
-             fixable=True, triggers=("load(",)),
+             fixable=True, triggers=("load(",),
+             other_severities=(("warning", "one process: the checkpoint this program saved from its GPU comes back "
+                                           "onto the GPU and stays referenced through the training that follows"),)),
     RuleInfo("ML204", "cuda-in-dataset", "warning",
              "A tensor is moved to CUDA inside a Dataset or collate_fn, which runs in DataLoader worker processes.",
              triggers=("cuda",)),

@@ -24,7 +24,8 @@ from memlint.static.facts import (
 )
 from memlint.static.rule import Report, Rule
 from memlint.static.summaries import (
-    BACKWARD, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PINS_ONE_GPU, PROCESS_GROUP, REPEATS_MODULE, SETS_DEVICE,
+    BACKWARD, COLLECTIVE, COMPUTES_LOSS, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PINS_ONE_GPU, PROCESS_GROUP,
+    PROCESS_GROUP_ON_REQUEST, REPEATS_MODULE, SETS_DEVICE,
     USES_CURRENT_DEVICE,
     STEP_LOOP, STOPS_MEMORY_HISTORY,
     FunctionSummary, ModuleSummary,
@@ -50,6 +51,7 @@ class FileChecker:
         self._saved_grad_modes: list[tuple[list[GradMode], list[bool]]] = []
         self._statement: list[cst.CSTNode] = []
         self._loop_callees: dict[int, list[object]] = {}  # id(loop) -> what its body calls (see _run_loop)
+        self._if_nodes: dict[int, cst.If] = {}  # id() -> the ifs on facts.branch_path
         self._assign_targets: list[frozenset[str]] = []
         self._visit: dict[type, list[Callable]] = defaultdict(list)
         self._leave: dict[type, list[Callable]] = defaultdict(list)
@@ -174,7 +176,8 @@ class FileChecker:
                     effects=frozenset(effects),
                     calls=tuple(sorted(scope.call_keys)),
                     stores=_exported_stores(scope, facts),
-                    context_grad_mode=F.agreed_grad_mode(scope.yield_grad_modes),
+                    context_grad_mode=scope.enter_grad_mode if scope.name == "__enter__" else
+                    F.agreed_grad_mode(scope.yield_grad_modes),
                     decorator_grad_mode=scope.decorator_grad_mode,
                     factory_grad_mode=scope.factory_grad_mode,
                 )
@@ -324,11 +327,49 @@ class FileChecker:
             if mode is not None:
                 self.facts.grad_modes[-1] = mode
                 self.facts.grad_mode_explicit[-1] = True
+                self._note_entered_grad_mode(mode)
+        elif type(call.func) is cst.Attribute and call.func.attr.value == "__enter__" and not call.args:
+            # self.no_grad_context.__enter__() with no_grad_context = torch.no_grad()
+            receiver = dotted_name(call.func.value)
+            binding = self.facts.lookup(receiver) if receiver is not None else None
+            entered = binding.node if binding is not None else call.func.value
+            mode = grad_mode_of(entered, self.facts) if isinstance(entered, cst.BaseExpression) else None
+            if mode is not None:
+                self._note_entered_grad_mode(mode)
+
+    def _note_entered_grad_mode(self, mode: GradMode) -> None:
+        """An ``__enter__`` method sets ``mode`` for what follows it: the mode ``with`` an
+        instance of its class runs its block in (MAYBE_OFF when set under a branch only)."""
+        function = self.facts.function
+        if function.name != "__enter__" or function.class_info is None:
+            return
+        if len(self.facts.branch_path) > function.branch_depth:
+            mode = GradMode.MAYBE_OFF  # if self.no_grad: ...
+        function.enter_grad_mode = mode if function.enter_grad_mode in (None, mode) else GradMode.MAYBE_OFF
+
+    def _off_by_default(self) -> bool:
+        """Is the walk in a branch of the current function that its parameters' literal
+        defaults turn off (the body of ``if local_rank >= 0:`` in ``def run(..., local_rank=-1)``)?
+        It runs only for a caller that passes another value."""
+        function = self.facts.function
+        if not isinstance(function.node, cst.FunctionDef):
+            return False
+        defaults = F.literal_defaults(function.node)
+        if not defaults:
+            return False
+        for key, branch in self.facts.branch_path:
+            node = self._if_nodes.get(key)
+            value = F.value_with_defaults(node.test, defaults) if node is not None else F.NOT_A_LITERAL
+            if value is not F.NOT_A_LITERAL and value == (branch == "else"):
+                return True
+        return False
 
     def _if(self, node: cst.If) -> None:
         """Branches are tracked so that a mode change in one branch is not taken as
         certain after the ``if`` (``model.train() if training else model.eval()``)."""
         facts = self.facts
+
+        self._if_nodes[id(node)] = node
 
         def body() -> None:
             self._walk(node.test)
@@ -490,6 +531,7 @@ class FileChecker:
                 mode, explicit = GradMode.MAYBE_OFF, True
         parent.bindings[name] = Binding(Kind.VALUE, NO_GRAPH, node)
         scope = FunctionScope(node, parent, name, class_info, mode)
+        scope.branch_depth = len(facts.branch_path)
         scope.entry_grad_mode_explicit = explicit
         facts.function_scopes[id(node)] = scope
         if isinstance(parent, ClassScope):
@@ -604,6 +646,7 @@ class FileChecker:
         self._loop_callees[id(loop)] = callees
         loop.callees_work = lambda: facts.callees_work(callees)
         loop.callees_train = lambda: facts.callees_train(callees)
+        loop.callees_update = lambda: facts.callees_update(callees)
         loop.callees_repeat = lambda: facts.callees_repeat(callees)
         loop.callees_steps = lambda: facts.callees_steps(callees)
         loop.exits_on_success = _exits_on_success(block)
@@ -767,13 +810,17 @@ class FileChecker:
         self._value_facts_of_call(node, func, method)
         self._effects_of_call(node, qualified, method)
         callees = facts.callees(node)
+        if callees is None and facts.on_a_parameter(node):  # model.predict(x): known at the end of the module
+            for loop in facts.loops_in_function():
+                self._loop_callees[id(loop)].append(F.ParameterCallee(node, function))
         if callees is not None:  # a function of this module: remember who calls it, from where, with what
             loops = tuple(reversed(facts.loops_in_function()))
             starred = any(arg.star for arg in node.args)
             for definition in callees[0]:
                 facts.calls_into.setdefault(id(definition), []).append(
                     F.FunctionCall(function, loops, facts.call_arguments(node, definition, callees[1]), starred,
-                                   facts.grad_off, facts.argument_classes(node, definition, callees[1])))
+                                   facts.grad_off, facts.argument_classes(node, definition, callees[1]),
+                                   len(function.training_sites)))
                 for loop in loops:
                     self._loop_callees[id(loop)].append(id(definition))
                 key = facts.definition_keys.get(id(definition))
@@ -801,6 +848,7 @@ class FileChecker:
                 function.backward_nodes |= _call_ids(tensor)
                 function.has_backward = True
                 function.effects.add(BACKWARD)
+                function.training_sites.append(("backward", tuple(id(loop.node) for loop in facts.loops_in_function())))
             if qualified == "torch.autograd.grad" and function is not None:
                 function.requires_grad_inputs = True
             loops = facts.loops_in_function()
@@ -814,6 +862,7 @@ class FileChecker:
             if function is not None:
                 function.has_optimizer_step = True
                 function.effects.add(OPTIMIZER_STEP)
+                function.training_sites.append(("step", tuple(id(loop.node) for loop in facts.loops_in_function())))
             loops = facts.loops_in_function()
             for loop in loops:
                 loop.has_optimizer_step = True
@@ -826,7 +875,8 @@ class FileChecker:
             target = _mode_target(func.value)
             mode = _mode_change(method, node)
             if mode is not None and target is not None:
-                change = ModeChange(target, mode, node, tuple(facts.branch_path))
+                change = ModeChange(target, mode, node, tuple(facts.branch_path),
+                                    tuple(id(loop.node) for loop in facts.loops_in_function()))
                 function.mode_changes.append(change)
                 if mode == "frozen":
                     facts.frozen_modules.add(target)
@@ -849,9 +899,11 @@ class FileChecker:
         if method in ("set_device", "set_device_index") or qualified in F.DEVICE_CONTEXTS:
             effects.add(SETS_DEVICE)
         elif qualified in F.INIT_PROCESS_GROUP:
-            effects.add(PROCESS_GROUP)
+            effects.add(PROCESS_GROUP_ON_REQUEST if self._off_by_default() else PROCESS_GROUP)
             if any(arg.keyword is not None and arg.keyword.value == "device_id" for arg in node.args):
                 effects.add(SETS_DEVICE)
+        elif qualified in F.TENSOR_COLLECTIVES:
+            effects.add(COLLECTIVE)
         elif F.pins_visible_devices(node, self.facts):
             effects.add(SETS_DEVICE)
             values = [arg.value for arg in node.args if arg.keyword is not None] or [
@@ -860,12 +912,17 @@ class FileChecker:
                 effects.add(PINS_ONE_GPU)
         elif self.facts.is_module_expr(node.func) and not self.facts.is_module_constructor(node):
             effects.add(MODULE_CALL)
+            if self.facts.is_loss_module_call(node):
+                effects.add(COMPUTES_LOSS)
             loops = self.facts.loops_in_function()
             for loop in loops:
                 loop.runs_model = True
             info = self.facts.function.class_info
             if loops and not (info is not None and info.is_module):
                 effects.add(REPEATS_MODULE)  # a helper looping over forward passes (not a module's layers)
+        elif qualified is not None and qualified.startswith("torch.nn.functional.") \
+                and any(word in qualified.rsplit(".", 1)[-1] for word in F.FUNCTIONAL_LOSS_WORDS):
+            effects.add(COMPUTES_LOSS)
         elif qualified == "next":
             for loop in self.facts.loops_in_function():
                 loop.draws = True

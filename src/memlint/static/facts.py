@@ -135,6 +135,10 @@ CHECKPOINT_FILE_FUNCTIONS = TORCH_LOAD | TORCH_SAVE | {"safetensors.torch.load_f
 BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 INIT_PROCESS_GROUP = frozenset({"torch.distributed.init_process_group",
                                 "torch.distributed.distributed_c10d.init_process_group"})
+# torch.distributed collectives on tensors (not the ``*_object`` ones, which pickle through the CPU).
+TENSOR_COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in (
+    "all_gather", "all_gather_into_tensor", "broadcast", "all_reduce", "reduce", "gather", "scatter",
+    "all_to_all", "all_to_all_single", "reduce_scatter", "reduce_scatter_tensor"))
 # torch.cuda functions that act on the current device when called without one.
 CURRENT_DEVICE_FUNCTIONS = frozenset({
     "torch.cuda.synchronize", "torch.cuda.empty_cache", "torch.cuda.current_device", "torch.cuda.memory_allocated",
@@ -642,13 +646,36 @@ class PendingCall:
     """A call of a function of this module whose summary was not known at the call: the
     callee (``id`` of its ``def``) and what each parameter received."""
 
-    # id() of the ``def`` of a function of this module, or ``module:name`` of a function of
-    # another module of the project (resolved through the project's summaries).
-    callee: "int | str"
+    # id() of the ``def`` of a function of this module, ``module:name`` of a function of
+    # another module of the project (resolved through the project's summaries), or a method
+    # called on a parameter (resolved through the classes the function's callers pass).
+    callee: "int | str | ParameterMethod"
     arguments: "tuple[tuple[str, GraphValue], ...]"
     starred: bool = False  # f(*args): parameters not named by the call hold unknown values
     module_call: bool = False  # ``self.net(x)`` with ``net`` a module class of this file: its forward
     path: "tuple[Key, ...]" = ()  # the part of the result taken (``a, b = helper(x)``: b is (1,))
+
+
+@dataclass(frozen=True)
+class ParameterMethod:
+    """The callee of ``model.predict(x)`` with ``model`` a parameter of the calling function:
+    ``predict`` of the class of this module that every call of the function in view passes
+    (:meth:`Facts.parameter_class`), known once the module has been walked. The call's
+    positional arguments are named ``#0``, ``#1``... until the method's parameters are known."""
+
+    function: int  # id() of the calling function's ``def``
+    parameter: str
+    method: str
+    fallback: "GraphValue"  # what the call is taken to return when the class is not known
+
+
+@dataclass(eq=False)
+class ParameterCallee:
+    """A loop body's ``model.predict(x)`` with ``model`` a parameter: what it runs is known
+    at the end of the module, from the class the function's callers pass."""
+
+    call: cst.Call
+    function: "FunctionScope"
 
 
 @dataclass
@@ -664,6 +691,7 @@ class FunctionCall:
     # parameter -> the class of this module the call passes an instance of ("Meter"), or a
     # container of instances of ("[Meter]": ``{"loss": Meter(), ...}``)
     classes: "dict[str, str]" = field(default_factory=dict)
+    training_sites_before: int = 0  # the caller's training sites walked before the call
 
 
 class Pending(Exception):
@@ -735,6 +763,7 @@ class Loop:
     # backward pass or an optimizer step: True / False / None (unknown). Set by the engine.
     callees_work: "Callable[[], bool | None] | None" = None
     callees_train: "Callable[[], bool | None] | None" = None  # a backward pass or an optimizer step only
+    callees_update: "Callable[[], bool | None] | None" = None  # an optimizer step only
     # ... or runs a module in a loop of its own (an inner pass per iteration of this loop)
     callees_repeat: "Callable[[], bool | None] | None" = None
     callees_steps: "Callable[[], bool | None] | None" = None  # ... or holds a step loop of its own
@@ -831,6 +860,7 @@ class ModeChange:
     mode: str  # "eval" | "train" | "frozen"
     node: cst.Call
     branch_path: tuple = ()  # the if-branches the change was made in
+    loops: tuple[int, ...] = ()  # id()s of the function's loops around it, outermost first
 
 
 class Scope:
@@ -877,6 +907,11 @@ class FunctionScope(Scope):
         # ``@f(...)`` (see Facts.decorated_grad_mode); set when the walk leaves it.
         self.decorator_grad_mode: "GradMode | None" = None
         self.factory_grad_mode: "GradMode | None" = None
+        # An ``__enter__`` that enters a grad-mode context (``self.no_grad_context.__enter__()``,
+        # ``torch.set_grad_enabled(False)``): the mode a ``with`` of its class puts its block in
+        # (MAYBE_OFF when it does so only on some paths). None: it sets none.
+        self.enter_grad_mode: "GradMode | None" = None
+        self.branch_depth = 0  # the if-branches around the ``def`` (Facts.branch_path) when it was walked
         # What the backpropagated values were computed from when each backward ran (a snapshot:
         # ``loss_g.backward(); loss_g = loss_g.item()`` still backpropagated what loss_g was).
         self.backpropagated_from: set[str] = set()
@@ -890,6 +925,10 @@ class FunctionScope(Scope):
         # raises on a tensor that requires grad, so a program that runs holds none in them there.
         self.numpy_converted: set[str] = set()
         self.has_optimizer_step = False
+        # Each backward pass ("backward") and optimizer step ("step") in walk order, with the
+        # loops around it (their id()s): what a statement reaches is what comes after it, or
+        # anything in a loop around it.
+        self.training_sites: list[tuple[str, tuple[int, ...]]] = []
         self.incremented: set[str] = set()  # names changed with += in this function
         self.inputs: set[str] = set()  # parameters and loop targets: data coming in
         # Names bound here only ever to values without a graph (computed under no_grad,
@@ -927,6 +966,32 @@ class FunctionScope(Scope):
     @property
     def is_per_step_method(self) -> bool:
         return self.class_info is not None and self.name in PER_STEP_METHODS
+
+    def trains_after(self, sites_before: int, loops: "list[Loop]") -> bool:
+        """Does a backward pass or an optimizer step of this function run after a statement
+        seen when ``sites_before`` training sites had been walked, inside ``loops`` (the loops
+        of this function around it, outermost first): one later in the body, or one in the
+        outermost of those loops, which goes round to it again?"""
+        if len(self.training_sites) > sites_before:
+            return True
+        return bool(loops) and any(id(loops[0].node) in around for _, around in self.training_sites)
+
+    def steps_after_backward_in(self, loop: "Loop") -> bool:
+        """Is ``loop`` the micro-batch loop of one step: it backpropagates but steps no
+        optimizer, and the function steps the optimizer after it, outside it (gradient
+        accumulation over the parts of one batch, then one update)? Its iterations are parts
+        of one step, however many there are."""
+        key = id(loop.node)
+        if loop.has_optimizer_step or not loop.has_backward_pass or loop.draws:
+            return False
+        inside = [index for index, (_, around) in enumerate(self.training_sites) if key in around]
+        if not inside:
+            return False
+        first = self.training_sites[inside[0]][1]
+        enclosing = first[:first.index(key)]  # the loops around this one
+        # an optimizer step after it, in the same iteration of the loops around it
+        return any(kind == "step" and around == enclosing and index > inside[-1]
+                   for index, (kind, around) in enumerate(self.training_sites))
 
     def is_backpropagated(self, names: Iterable[str], besides: Iterable[str] = (),
                           through_attributes: bool = False) -> bool:
@@ -1396,6 +1461,7 @@ class Facts:
         self.registries: dict[str, list[cst.FunctionDef]] = {}
         self.class_nodes: dict[str, cst.ClassDef] = {}
         self.class_methods: dict[str, dict[str, cst.FunctionDef]] = {}
+        self._defined_methods: set[str] | None = None  # every method name a class of the module defines
         self.class_bases: dict[str, tuple[str, ...]] = {}
         self.deciding = False  # running a decision at a function's exit: resolve() may raise Pending
         self.module_done = False  # every function has been walked: every summary is known
@@ -2071,12 +2137,74 @@ class Facts:
     def _resolve_call(self, call: "PendingCall") -> GraphValue:
         if isinstance(call.callee, str):
             return self._resolve_project_call(call)
+        if isinstance(call.callee, ParameterMethod):
+            return self._resolve_parameter_method(call)
         summary = self.summaries.get(call.callee)
         if summary is None or call.callee in self._resolving:
             if summary is None and self.deciding and not self.module_done:
                 raise Pending
             return UNKNOWN_VALUE  # a recursive call, or a function never walked (a lambda)
         return self._call_returns(call, summary)
+
+    def _resolve_parameter_method(self, call: "PendingCall") -> GraphValue:
+        """``model.predict(x)`` on a parameter: the summary of ``predict`` of the one class
+        of this module the function's callers in view pass (the call's fallback otherwise). The
+        callers are all known only at the end of the module."""
+        target = call.callee
+        if not self.module_done:
+            if self.deciding:
+                raise Pending
+            return target.fallback
+        scope = self.function_scopes.get(target.function)
+        class_name = self.parameter_class(scope, target.parameter) if scope is not None else None
+        methods = self.methods_of(class_name, target.method) if class_name is not None else []
+        if len(methods) != 1 or call.callee in self._resolving:
+            return target.fallback
+        positional, _ = _parameters(methods[0], bound=True)
+        arguments = {}
+        for key, value in call.arguments:
+            if key.startswith("#"):
+                index = int(key[1:])
+                if index < len(positional):
+                    arguments[positional[index]] = value
+            else:
+                arguments[key] = value
+        self._resolving.add(call.callee)
+        try:
+            return self._resolve_call(PendingCall(id(methods[0]), tuple(sorted(arguments.items())), call.starred,
+                                                  path=call.path))
+        finally:
+            self._resolving.discard(call.callee)
+
+    def _parameter_method_call(self, call: cst.Call, fallback: GraphValue) -> "GraphValue | None":
+        """``model.predict(x)`` where ``model`` is a parameter of the function (not rebound) and
+        a class of this module defines ``predict``: a pending call, resolved through the class
+        the callers pass (see :meth:`_resolve_parameter_method`)."""
+        func = call.func
+        receiver, method = func.value.value, func.attr.value
+        function = self.function
+        if receiver in ("self", "cls") or receiver not in function.parameters:
+            return None
+        if self._defined_methods is None:
+            self._defined_methods = {name for methods in self.class_methods.values() for name in methods}
+        if method not in self._defined_methods:
+            return None
+        binding = self.lookup(receiver)
+        if binding is None or not isinstance(binding.node, cst.Param):
+            return None
+        arguments: dict[str, GraphValue] = {}
+        index = 0
+        for arg in call.args:
+            if arg.star:
+                continue
+            if arg.keyword is not None:
+                arguments[arg.keyword.value] = self._graph(arg.value)
+            else:
+                arguments[f"#{index}"] = self._graph(arg.value)
+                index += 1
+        return GraphValue.pending_call(PendingCall(
+            ParameterMethod(id(function.node), receiver, method, fallback), tuple(sorted(arguments.items())),
+            any(arg.star for arg in call.args)))
 
     def _resolve_project_call(self, call: "PendingCall") -> GraphValue:
         """A call of a function of another module of the project: its summary's return value,
@@ -2181,10 +2309,16 @@ class Facts:
         if type(func) is _NAME and func.value in self.module_functions:
             scope = self.function_scopes.get(id(self.module_functions[func.value]))
             return agreed_grad_mode(scope.yield_grad_modes) if scope is not None else None
+        if type(func) is _NAME and func.value in self.class_nodes:  # a context manager class of this module
+            enter = self.methods_of(func.value, "__enter__")
+            scope = self.function_scopes.get(id(enter[0])) if len(enter) == 1 else None
+            return scope.enter_grad_mode if scope is not None else None
         definition = self.project_definition(self.qualified_name(func))
-        if definition is None or definition.kind == "class":
+        if definition is None:
             return None
-        summary = self.project.function_summary(definition.key)
+        key = definition.key if definition.kind != "class" else self.project.method_owner(definition.qualified,
+                                                                                            "__enter__")
+        summary = self.project.function_summary(key) if key is not None else None
         return summary.context_grad_mode if summary is not None else None
 
     def callees_repeat(self, callees: list[object]) -> bool | None:
@@ -2204,6 +2338,44 @@ class Facts:
         parts of one batch (micro-batches of one step)?"""
         return any(loop.scope is scope and whole_steps(loop) for loop in self.loop_of_node.values())
 
+    def callees_update(self, callees: list[object]) -> bool | None:
+        """Does any of ``callees`` step an optimizer (see :meth:`callees_work`)?"""
+        return self.callees_work(callees, _UPDATING)
+
+    def is_micro_batch_loop(self, loop: "Loop", function: "FunctionScope") -> bool:
+        """Is ``loop`` the loop over the parts of one step (gradient accumulation): it
+        backpropagates, steps no optimizer (nor does anything it calls that can be read) and pulls no batches
+        itself, and the update follows it once: in its function, after it, in the same
+        iteration of the loops around it; or, in a function that steps no optimizer, after each
+        call of the function, in its callers' loops. However many parts, what the loop keeps in a
+        local lives for one step."""
+        if not loop.has_backward_pass or loop.has_optimizer_step or loop.draws:
+            return False
+        if loop.callees_update is not None and loop.callees_update():
+            return False  # (an update that cannot be read is not one: the step after it is seen)
+        if function.steps_after_backward_in(loop):
+            return True
+        return not function.has_optimizer_step and self._updated_after_each_call(function)
+
+    def _updated_after_each_call(self, function: "FunctionScope") -> bool:
+        """Does every call of ``function`` in view come right before an optimizer step of its
+        caller, in the same iteration of the caller's loops (``y_hats = self.iterate(x, y);
+        self.optimizer.step()``)? Known at the end of the module."""
+        if not self.module_done:
+            if self.deciding:
+                raise Pending
+            return False
+        sites = self.calls_into.get(id(function.node))
+        if not sites:
+            return False
+        for site in sites:
+            enclosing = tuple(id(loop.node) for loop in reversed(site.loops))
+            if not site.loops or not any(
+                    kind == "step" and around == enclosing and index >= site.training_sites_before
+                    for index, (kind, around) in enumerate(site.caller.training_sites)):
+                return False
+        return True
+
     def callees_train(self, callees: list[object]) -> bool | None:
         """Does any of ``callees`` run a backward pass or an optimizer step (see :meth:`callees_work`)?"""
         return self.callees_work(callees, _TRAINING)
@@ -2216,6 +2388,17 @@ class Facts:
         work = _WORK if work is None else work
         unknown = False
         for callee in callees:
+            if isinstance(callee, ParameterCallee):
+                if not self.module_done:
+                    if self.deciding:
+                        raise Pending
+                    unknown = True
+                    continue
+                found = self.callees_work([id(d) for d in self.parameter_method_callees(callee.call, callee.function)],
+                                          work)
+                if found:
+                    return True
+                continue  # no class known: runs nothing this module can show
             if isinstance(callee, int):
                 scope = self.function_scopes.get(callee)
                 if scope is None:
@@ -2380,8 +2563,35 @@ class Facts:
         key = id(call)  # the module's nodes live as long as the walk: ids are not reused
         if key in self._callees:
             return self._callees[key]
-        found = self._callees[key] = self._find_callees(call)
+        found = self._find_callees(call)
+        if found is None and not self.module_done and self.on_a_parameter(call):
+            return None  # model.predict(x), model a parameter: its callers, all known at the end, may tell
+        self._callees[key] = found
         return found
+
+    def on_a_parameter(self, call: cst.Call, function: "FunctionScope | None" = None) -> bool:
+        """``model.predict(x)`` with ``model`` a parameter of the function (not rebound) and a
+        method of that name defined by a class of this module."""
+        func = call.func
+        if type(func) is not _ATTRIBUTE or type(func.value) is not _NAME or func.value.value in ("self", "cls"):
+            return False
+        function = function or self.function
+        if func.value.value not in function.parameters:
+            return False
+        if self._defined_methods is None:
+            self._defined_methods = {name for methods in self.class_methods.values() for name in methods}
+        if func.attr.value not in self._defined_methods:
+            return False
+        binding = function.bindings.get(func.value.value)
+        return binding is not None and isinstance(binding.node, cst.Param)
+
+    def parameter_method_callees(self, call: cst.Call, function: "FunctionScope") -> "list[cst.FunctionDef]":
+        """The method ``model.predict(x)`` runs when ``model`` is a parameter every caller in
+        view passes an instance of one class of this module (see :meth:`parameter_class`)."""
+        if not self.on_a_parameter(call, function):
+            return []
+        class_name = self.parameter_class(function, call.func.value.value)
+        return self.methods_of(class_name, call.func.attr.value) if class_name is not None else []
 
     def _find_callees(self, call: cst.Call) -> "tuple[list[cst.FunctionDef], bool] | None":
         func = call.func
@@ -2397,6 +2607,8 @@ class Facts:
             return list(self.registries[func.value.value]), False  # _metric_dict[metric](opts): any of them
         if type(func) is _ATTRIBUTE and self.class_nodes:
             class_name = self.instance_class_name(func.value)
+            if class_name is None and self.module_done and self.on_a_parameter(call):
+                class_name = self.parameter_class(self.function, func.value.value)
             if class_name is None:
                 return None
             methods = self.methods_of(class_name, func.attr.value)
@@ -2541,6 +2753,8 @@ class Facts:
         classes: dict[str, str] = {}
         for parameter, argument in _bind_argument_nodes(call, _parameters(callee, bound)[0]).items():
             name = self.instance_class_name(argument)
+            if name is None and type(argument) is cst.Call:
+                name = self._constructed_class(argument)  # eval_model(Predictor(), data): made as it is passed
             if name is None:
                 if type(argument) is _NAME:
                     binding = self.lookup(argument.value)
@@ -2888,7 +3102,10 @@ class Facts:
             if args and method in PASS_THROUGH_METHODS.get(self.constructed_by(func.value) or "", ()):
                 return self._graph(args[0])  # accelerator.gather_for_metrics(loss): loss, in one process
             # evaluator.eval(out), trainer.compute(batch): can't tell
-            return self._unknown_result(receiver, GraphValue.combine([receiver, *(self._graph(arg) for arg in args)]))
+            unknown = self._unknown_result(receiver, GraphValue.combine([receiver, *(self._graph(arg) for arg in args)]))
+            if type(func.value) is _NAME:  # model.predict(x), model a parameter: its callers' class may tell
+                return self._parameter_method_call(call, unknown) or unknown
+            return unknown
         if torch_function:
             return GraphValue.combine(self._graph(arg) for arg in args)  # torch.cat(outs), torch.sigmoid(x)
         # A function memlint cannot read (passed in, or of a library), given tensors or not:
@@ -2983,6 +3200,7 @@ _ALLOCATING_FUNCTIONS = frozenset(f"torch.{name}" for name in (
 _ALLOCATING_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full", "clone", "zero_"})
 # What makes a loop's body a step's work (see Loop.runs_steps).
 _WORK = frozenset({"module_call", "backward", "optimizer_step"})
+_UPDATING = frozenset({"optimizer_step"})
 _TRAINING = frozenset({"backward", "optimizer_step"})
 _REPEATING = frozenset({"repeats_module"})
 
@@ -3203,6 +3421,53 @@ def literal_value(node: "cst.BaseExpression | None") -> object:
     if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
         return {"True": True, "False": False, "None": None}[node.value]
     return NOT_A_LITERAL
+
+
+def _signed_literal(node: "cst.BaseExpression | None") -> object:
+    """``literal_value``, also of a negated number (``-1``)."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        value = literal_value(node.expression)
+        return -value if type(value) is int else NOT_A_LITERAL
+    return literal_value(node)
+
+
+_COMPARE = {cst.GreaterThanEqual: lambda a, b: a >= b, cst.GreaterThan: lambda a, b: a > b,
+            cst.LessThanEqual: lambda a, b: a <= b, cst.LessThan: lambda a, b: a < b,
+            cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b,
+            cst.Is: lambda a, b: a is b, cst.IsNot: lambda a, b: a is not b}
+
+
+def value_with_defaults(test: cst.BaseExpression, defaults: dict[str, object]) -> object:
+    """What an ``if`` test evaluates to when the parameters it reads keep their literal
+    defaults: ``local_rank >= 0`` with ``local_rank=-1`` is False. NOT_A_LITERAL when the test
+    reads anything else (another name, an attribute, a call) or is not a simple comparison."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        value = value_with_defaults(test.expression, defaults)
+        return NOT_A_LITERAL if value is NOT_A_LITERAL else not value
+    if isinstance(test, cst.Name):
+        return bool(defaults[test.value]) if test.value in defaults else NOT_A_LITERAL
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
+        target = test.comparisons[0]
+        compare = _COMPARE.get(type(target.operator))
+        right = _signed_literal(target.comparator)
+        if compare is None or test.left.value not in defaults or right is NOT_A_LITERAL:
+            return NOT_A_LITERAL
+        try:
+            return bool(compare(defaults[test.left.value], right))
+        except TypeError:
+            return NOT_A_LITERAL
+    return NOT_A_LITERAL
+
+
+def literal_defaults(function: cst.FunctionDef) -> dict[str, object]:
+    """The parameters of ``function`` with a literal default, and those defaults."""
+    params = function.params
+    found: dict[str, object] = {}
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        value = _signed_literal(param.default) if param.default is not None else NOT_A_LITERAL
+        if value is not NOT_A_LITERAL:
+            found[param.name.value] = value
+    return found
 
 
 def literal_arguments(call: cst.Call) -> tuple[tuple["int | str", object], ...]:

@@ -23,10 +23,19 @@ SETS_DEVICE = "sets_device"  # torch.cuda.set_device, a torch.cuda.device contex
 # sees one GPU, so ``cuda:0`` is its own
 PINS_ONE_GPU = "pins_one_gpu"
 PROCESS_GROUP = "process_group"  # torch.distributed.init_process_group
+# ... only in a branch its parameters' defaults turn off (``if local_rank >= 0:`` with
+# ``local_rank=-1``): a process group when a caller asks for one, not a premise of the program
+PROCESS_GROUP_ON_REQUEST = "process_group_on_request"
 # puts something on the current CUDA device (``.cuda()``, ``pin_memory=True``, a device with no
 # index): see memlint.static.facts.runs_on_current_device
 USES_CURRENT_DEVICE = "uses_current_device"
 MODULE_CALL = "module_call"  # runs an nn.Module's forward
+# runs a torch.distributed collective on tensors (all_gather, broadcast, all_reduce...): what it
+# is handed must stay on the device the process group communicates on
+COLLECTIVE = "collective"
+# computes a loss: a loss module called (``loss_fct(logits, labels)`` with ``loss_fct =
+# CrossEntropyLoss()``) or a loss of torch.nn.functional
+COMPUTES_LOSS = "computes_loss"
 STEP_LOOP = "step_loop"  # holds a loop that runs training or evaluation steps
 # runs a module's forward in a loop of its own (a helper scoring every prefix of an episode, a
 # pass over a loader): a loop that calls it runs a whole inner pass per iteration
@@ -55,7 +64,8 @@ class FunctionSummary:
     # memlint.static.facts.Store.
     stores: tuple[tuple[str, str, bool, bool, tuple[str, ...]], ...] = ()
     # A generator (a @contextmanager) whose every ``yield`` is in a region it puts in one grad
-    # mode: ``with`` its call, the block runs in that mode. None: it sets none.
+    # mode, or a class's ``__enter__`` that enters one (``self.no_grad_context.__enter__()``;
+    # MAYBE_OFF under a branch): ``with`` its call, the block runs in that mode. None: it sets none.
     context_grad_mode: "GradMode | None" = None
     # Used as a decorator, the grad mode it gives the decorated function: ``@f`` (it returns its
     # argument wrapped by ``torch.no_grad()``), ``@f(...)`` (it returns such a decorator). None: none.

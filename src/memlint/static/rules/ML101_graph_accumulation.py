@@ -217,13 +217,16 @@ class GraphAccumulation(Rule):
         carrier = _carrier(max(values, key=lambda v: facts.graph_value(v).state), facts)
         value_text = source_of(carrier)
         detached = detached_text(carrier)
+        outlives_call = facts.outlives_call(kept_in)
 
         def decide() -> None:
             # The innermost loop whose iteration the accumulator survives that stands for a step:
-            # a loop over layers, heads or loss terms within one step is bounded.
-            step_loop = next((outer for outer in outlived if outer.runs_steps), None)
-            if loop is not None and step_loop is None:
-                return
+            # a loop over layers, heads or loss terms within one step is bounded; so is the
+            # micro-batch loop of a step (backward per part, one optimizer step after it).
+            micro = [outer for outer in outlived if outer.runs_steps and facts.is_micro_batch_loop(outer, function)]
+            step_loop = next((outer for outer in outlived if outer.runs_steps and outer not in micro), None)
+            if loop is not None and step_loop is None and not (micro and outlives_call):
+                return  # (a holder that outlives the step function grows once per call of it)
             if loop is None and not function.is_per_step_method and not facts.runs_per_step(function):
                 return  # a method keeping into its object, not known to run once per step
             if step_loop is not None and not step_loop.is_training_loop and function.is_per_step_method and (
@@ -543,6 +546,122 @@ class GraphAccumulation(Rule):
         self.at_function_exit(decide)
 
     VALID = [
+        # refinement iterations of one batch, each backpropagated; the caller steps the optimizer
+        # after each call: the outputs kept are one step's
+        """
+import torch
+
+class Coach:
+    def iterate_on_batch(self, x):
+        y_hats = []
+        y_hat = x
+        for _ in range(self.n_iters_per_batch):
+            y_hat = self.net(torch.cat([x, y_hat.detach()], dim=1))
+            loss = (y_hat - x).abs().mean()
+            loss.backward()
+            y_hats.append(y_hat)
+        return y_hats
+
+    def train(self, loader):
+        for x in loader:
+            self.optimizer.zero_grad()
+            y_hats = self.iterate_on_batch(x)
+            self.optimizer.step()
+            self.log_images(y_hats)
+""",
+        # the micro-batch loop of one step: backward per part, one optimizer step after it; what
+        # it collects lives until the step ends
+        """
+import torch
+
+class Trainer:
+    def train_step(self, micro_batches):
+        self.optimizer.zero_grad()
+        outputs = []
+        for sub in micro_batches:
+            loss = self.model(sub).mean() / len(micro_batches)
+            loss.backward()
+            outputs.append(loss)
+        self.optimizer.step()
+        return len(outputs)
+""",
+        # a context manager class whose __enter__ may enter no_grad (a flag): grad mode unknown
+        """
+import torch
+import torch.nn.functional as F
+
+
+class eval_mode:
+    def __init__(self, *models, no_grad=False):
+        self.models = models
+        self.no_grad = no_grad
+        self.no_grad_context = torch.no_grad()
+
+    def __enter__(self):
+        for model in self.models:
+            model.train(False)
+        if self.no_grad:
+            self.no_grad_context.__enter__()
+
+    def __exit__(self, *args):
+        if self.no_grad:
+            self.no_grad_context.__exit__(*args)
+        return False
+
+
+def reconstruction_error(encoder, decoder, loader):
+    total = 0
+    with eval_mode(encoder, decoder, no_grad=True):
+        for x in loader:
+            total += F.mse_loss(decoder(encoder(x)), x)
+    return total
+""",
+        # ... but the callers pass objects of two classes: which predict runs is not known
+        """
+import torch
+from torch import nn
+
+class Predictor:
+    def __init__(self):
+        self.network = nn.Linear(4, 3)
+
+    def predict(self, x):
+        return torch.softmax(self.network(x), dim=1)
+
+class Labeller:
+    def predict(self, x):
+        return x.argmax(1).tolist()
+
+def eval_model(model, data):
+    scores = []
+    for x in data:
+        scores.append(model.predict(x))
+    return scores
+
+def main(batches):
+    return eval_model(Predictor(), batches), eval_model(Labeller(), batches)
+""",
+        # ... and the one class's predict hands back numbers
+        """
+import torch
+from torch import nn
+
+class Predictor:
+    def __init__(self):
+        self.network = nn.Linear(4, 3)
+
+    def predict(self, x):
+        return torch.softmax(self.network(x), dim=1).argmax(1).tolist()
+
+def eval_model(model, data):
+    scores = []
+    for x in data:
+        scores.append(model.predict(x))
+    return scores
+
+def main(batches):
+    return eval_model(Predictor(), batches)
+""",
         # the same epoch function, called with meters that keep numbers (.item()) by one caller
         # and with another class by another: what stats holds is not one class of the file
         """
@@ -1306,6 +1425,88 @@ class Trainer:
     ]
 
     INVALID = [
+        # a loop that backpropagates and updates by hand (no optimizer): every batch is a step
+        Invalid("""
+import torch
+
+def train(model, loader, lr):
+    losses = []
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= lr * p.grad
+        losses.append(loss)
+    return losses
+""", line=12),
+        # ... but kept on the trainer, it grows with every step
+        Invalid("""
+import torch
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer, self.history = model, optimizer, []
+
+    def train_step(self, micro_batches):
+        self.optimizer.zero_grad()
+        for sub in micro_batches:
+            loss = self.model(sub).mean() / len(micro_batches)
+            loss.backward()
+            self.history.append(loss)
+        self.optimizer.step()
+""", line=13),
+        # a context manager class whose __enter__ only sets eval mode: grad stays on
+        Invalid("""
+import torch
+import torch.nn.functional as F
+
+
+class eval_mode:
+    def __init__(self, *models, no_grad=False):
+        self.models = models
+        self.no_grad = no_grad
+        self.no_grad_context = torch.no_grad()
+
+    def __enter__(self):
+        for model in self.models:
+            model.train(False)
+
+    def __exit__(self, *args):
+        if self.no_grad:
+            self.no_grad_context.__exit__(*args)
+        return False
+
+
+def reconstruction_error(encoder, decoder, loader):
+    total = 0
+    with eval_mode(encoder, decoder, no_grad=True):
+        for x in loader:
+            total += F.mse_loss(decoder(encoder(x)), x)
+    return total
+""", line=26),
+        # a method called on a parameter: every caller passes a Predictor, whose predict runs its network
+        Invalid("""
+import torch
+from torch import nn
+
+class Predictor:
+    def __init__(self):
+        self.network = nn.Linear(4, 3)
+
+    def predict(self, x):
+        return torch.softmax(self.network(x), dim=1)
+
+def eval_model(model, data):
+    scores = []
+    for x in data:
+        score = model.predict(x)
+        scores.append(score)
+    return scores
+
+def main(batches):
+    return eval_model(Predictor(), batches)
+""", line=16),
         # meters handed to the epoch function in a dict: the calls in view say what they are
         Invalid("""
 import torch

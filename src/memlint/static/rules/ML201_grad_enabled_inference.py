@@ -569,9 +569,15 @@ class GradEnabledInference(Rule):
         return True
 
     def _made_up(self, value: cst.BaseExpression | None) -> bool:
-        """A literal (also nested lists of them), or a torch factory's tensor."""
+        """A literal (also nested lists of them), or a torch factory's tensor (also moved, or
+        scaled by a literal: ``torch.ones(1, 3, h, w).to(device) * 255.``)."""
         if value is None:
             return False
+        value = without_self_returning_calls(value)
+        if isinstance(value, cst.BinaryOperation):
+            return self._made_up(value.left) and self._made_up(value.right)
+        if isinstance(value, cst.Float):
+            return True
         if literal_value(value) is not NOT_A_LITERAL:
             return True
         if isinstance(value, (cst.List, cst.Tuple)):
@@ -960,6 +966,17 @@ def compute_loss(predictions, targets):
     for layer_predictions, layer_targets in zip(predictions, targets):
         total += bce(layer_predictions[..., 4], layer_targets)
     return total
+""",
+        # ... on a made-up input moved and scaled (torch.ones(...).to(device) * 255.)
+        """
+import torch
+from torch import nn
+
+if __name__ == "__main__":
+    model = nn.Conv2d(3, 8, 3).to("cuda")
+    model.eval()
+    image = torch.ones(1, 3, 64, 64).to("cuda") * 255.
+    print(model(image).view(-1).cpu().detach().numpy())
 """,
         # a smoke test of a model file, run from its __main__ block: one forward on random inputs
         """

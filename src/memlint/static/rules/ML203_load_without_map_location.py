@@ -6,13 +6,17 @@ rank 0 lands on ``cuda:0`` in every process of a DDP job (each rank then holds a
 GPU 0 and runs it out of memory). Flagged in a file that uses ``torch.distributed`` / DDP /
 ``LOCAL_RANK`` (or reads ``args.local_rank``; not a ``--local_rank`` argument only declared),
 starts a process group through a helper
-of the project, builds an ``accelerate.Accelerator`` (``accelerate launch`` runs it once per GPU),
+of the project (not one that starts it only in a branch its own parameter defaults turn off,
+``if local_rank >= 0:`` with ``local_rank=-1``), builds an ``accelerate.Accelerator`` (``accelerate launch`` runs it once per GPU),
 or gives a Lightning ``Trainer`` a strategy that runs the script in every rank
 (``strategy="ddp"``, ``"fsdp"``, ``"deepspeed"``; not ``"ddp_spawn"``), unless only the first rank loads (``if rank == 0:``, or ``if rank != 0: return``
 first). In a program of one process the tensors come back on the GPU they were saved from,
 which in practice is the process's own (a reload of what this run saved, a CPU-saved file, one
-default GPU): at most a transient copy, which depends on the file, not on this line, so it is
-not flagged.
+default GPU): at most a transient copy, which depends on the file, so it is not flagged at
+error. Said less (warning) when the copy is kept and the module says how the file was written:
+it moves modules to a GPU and saves state without moving it to the CPU, the load restores a
+model or optimizer (``load_state_dict``) and stays in a local name (not deleted or rebound)
+through a loop running steps later in the function: a second copy on the GPU for the run.
 
 Checked: ``torch.load`` however it is reached (``import torch as t``, ``from torch import
 load``, ``torch.serialization.load``), and a loader of the same module that hands its parameter
@@ -79,6 +83,9 @@ class _Load:
     words: str  # the file argument and the assigned names, lower case
     described: str  # the same, with the assignments of the names they use
     restores_state: bool = False  # feeds model/optimizer.load_state_dict
+    returned_by: str | None = None  # the function that returns what it loads (``return torch.load(p)``)
+    kept_in: frozenset[str] = frozenset()  # the local names it is assigned to
+    loops_before: int = 0  # how many loops the walk had entered when it loaded
     rank_zero_only: bool = False  # under ``if rank == 0:``, or after ``if rank != 0: return``
     path_text: str = ""  # the file argument as written
 
@@ -98,6 +105,14 @@ class LoadWithoutMapLocation(Rule):
         self._xla_file = "xla" in base
         self._ifs: dict[int, cst.If] = {}  # id -> the if statements walked (facts.branch_path names them)
         self._saved_paths: set[str] = set()  # the file arguments of torch.save in this module, as written
+        # torch.save of something not moved to the CPU on the way (``model.state_dict()``, a
+        # checkpoint dict): in a file that moves modules to a GPU, what it writes holds CUDA tensors
+        self._saves_device_state = False
+        # The last names of calls whose result feeds a load_state_dict (``best_model_state()`` in
+        # ``model.load_state_dict(self.checkpointer.best_model_state())``)
+        self._fed_to_state_dict: set[str] = set()
+        self._function_of_load: dict[int, object] = {}  # id() of a load -> its function
+        self._deleted: dict[int, set[str]] = {}  # function id -> names ``del``-eted in it
         # Nothing in the file moves a tensor to an accelerator: what it saves itself is on the CPU.
         self._cpu_only_file = _MOVES_TO_ACCELERATOR.search(checker.source) is None
         self._code: str | None = None  # the source without comments, made when first needed
@@ -107,6 +122,9 @@ class LoadWithoutMapLocation(Rule):
 
     def visit_If(self, node: cst.If) -> None:
         self._ifs[id(node)] = node
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._deleted.setdefault(id(self.facts.function), set()).update(names_in(node.target))
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.facts
@@ -123,6 +141,9 @@ class LoadWithoutMapLocation(Rule):
                 if name:
                     self._saved_to.setdefault(id(facts.function), set()).add(name)
                 self._saved_paths.add(_text(target))
+            saved = positional[0] if positional else _keyword(node, "obj")
+            if saved is not None and "cpu" not in _text(saved).lower():
+                self._saves_device_state = True
             return
         if any(arg.star for arg in node.args):
             return  # *args / **kwargs may carry map_location
@@ -204,12 +225,19 @@ class LoadWithoutMapLocation(Rule):
             return  # a per-rank file, loaded by the rank that saved it: same device
         load = _Load(node, root_name(source) if source is not None else None, words, described,
                      restores_state=id(node) in self._feeds_state_dict, rank_zero_only=self._rank_zero_only(),
-                     path_text=_text(source) if source is not None else "")
+                     path_text=_text(source) if source is not None else "",
+                     kept_in=frozenset(name for name in targets if "." not in name),
+                     loops_before=len(facts.loop_of_node))
         for name in targets:
             self._loaded_into.setdefault(id(function), {})[name] = load
+        self._function_of_load[id(node)] = function
+
+        saved_first = load.source is not None and load.source in self._saved_to.get(id(function), ())
 
         def decide_in_function() -> None:
-            if load.source is not None and load.source in self._saved_to.get(id(function), ()):
+            if any(returned is node for returned in function.returned_nodes):
+                load.returned_by = function.name
+            if saved_first:
                 return  # torch.save(obj, buffer) ... torch.load(buffer): a deep copy on purpose
             if source is not None and _text(source) in self._mapped.get(id(function), ()):
                 return  # another branch maps the same file: this one keeps the devices on purpose
@@ -219,6 +247,9 @@ class LoadWithoutMapLocation(Rule):
                 if any(word in load.described for word in _NOT_CHECKPOINT_WORDS):
                     return  # scheduler/RNG/sampler state, metadata, vocabularies: no device tensors
                 if not any(word in load.words for word in _CHECKPOINT_WORDS):
+                    if load.returned_by is not None:
+                        # ``return torch.load(path)``: a checkpoint when a caller here copies it into a model
+                        self.at_module_exit(lambda: load.returned_by in self._fed_to_state_dict and self._report(load))
                     return  # nothing says this is a model or optimizer checkpoint
             self.at_module_exit(lambda: self._report(load))
 
@@ -261,12 +292,18 @@ class LoadWithoutMapLocation(Rule):
             value = arg.value
             while isinstance(value, (cst.Subscript, cst.Attribute)):
                 value = value.value
-            if isinstance(value, cst.Call):
-                self._feeds_state_dict.add(id(value))
-            elif isinstance(value, cst.Name):
+            if isinstance(value, cst.Name):
                 load = self._loaded_into.get(id(self.facts.function), {}).get(value.value)
                 if load is not None:
                     load.restores_state = True
+                    continue
+                binding = self.facts.lookup(value.value)
+                value = binding.node if binding is not None else None
+            if isinstance(value, cst.Call):
+                self._feeds_state_dict.add(id(value))
+                called = dotted_name(value.func)
+                if called is not None:
+                    self._fed_to_state_dict.add(called.rsplit(".", 1)[-1])
 
     def _builds_accelerator(self, code: str) -> bool:
         """Does the module build an ``accelerate.Accelerator``? ``accelerate launch`` then runs
@@ -298,6 +335,26 @@ class LoadWithoutMapLocation(Rule):
             self._code = _COMMENT.sub("", self._checker.source)
         return self._code
 
+    def _kept_on_gpu(self, load: _Load) -> bool:
+        """In one process: is what this load reads back a checkpoint of this program's GPU
+        state, copied into a model and then kept on the GPU while the function trains? The
+        module moves modules to an accelerator and saves state without moving it to the CPU
+        first; the load feeds ``load_state_dict``; it is held in a local name that a loop
+        running steps, walked after it, outlives (neither deleted nor rebound): a second copy
+        of the weights (and optimizer state) on the GPU for the whole run."""
+        if self._cpu_only_file or not self._saves_device_state or load.rank_zero_only:
+            return False
+        if not load.restores_state or not load.kept_in:
+            return False
+        function = self._function_of_load.get(id(load.node))
+        if function is None or load.kept_in & self._deleted.get(id(function), set()):
+            return False
+        if any((binding := function.bindings.get(name)) is None or binding.node is not load.node
+               for name in load.kept_in):
+            return False  # rebound later (checkpoint = None): not kept
+        later = list(self.facts.loop_of_node.values())[load.loops_before:]
+        return any(loop.scope is function and loop.runs_steps for loop in later)
+
     def _report(self, load: _Load) -> None:
         if self._cpu_only_file and load.path_text in self._saved_paths:
             return  # the tutorial's round trip: saved by this CPU-only file, to the same path
@@ -306,21 +363,88 @@ class LoadWithoutMapLocation(Rule):
             text in code for text in _DISTRIBUTED_TEXT) or _RANKS_LAUNCHED.search(code) is not None
             or _LOCAL_RANK_READ.search(code) is not None
             or self._builds_accelerator(code) or self._starts_process_group())
+        called = "torch.load" if self.facts.qualified_name(load.node.func) in TORCH_LOAD else (
+            dotted_name(load.node.func) or "the loader")
         if not distributed:
             # One process: the tensors come back on the GPU they were saved from, which is in
-            # practice this process's own (a save and reload in one run, a CPU-saved checkpoint,
-            # one default GPU): at most a transient copy, not a finding without knowing the file.
+            # practice this process's own: at most a transient copy, said (as a warning) only when
+            # this program saved them from its GPU and the load is copied into a model.
+            if self._kept_on_gpu(load):
+                self.report(load.node, f"{called}() without map_location keeps the checkpoint on the GPU through "
+                                       "the training that follows",
+                            help="pass map_location='cpu' (load_state_dict copies onto the model's device), or del "
+                                 "the checkpoint once restored",
+                            needs_grad=False, severity="warning",
+                            fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
             return
         if self._pins_one_gpu():
             return  # CUDA_VISIBLE_DEVICES leaves each process one GPU: cuda:0 is the rank's own
-        called = "torch.load" if self.facts.qualified_name(load.node.func) in TORCH_LOAD else (
-            dotted_name(load.node.func) or "the loader")
         self.report(load.node, f"{called}() without map_location: every rank loads the checkpoint onto cuda:0",
                     help="pass map_location='cpu' (then move what you need), or map_location=f'cuda:{local_rank}'",
                     needs_grad=False,
                     fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
 
     VALID = [
+        # one process: the checkpoint is deleted once restored, before the training
+        """
+import torch
+
+def train(model, loader, optimizer, path):
+    model = model.cuda()
+    checkpoint = torch.load(path)
+    model.load_state_dict(checkpoint["model"])
+    del checkpoint
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    torch.save({"model": model.state_dict()}, path)
+""",
+        # one process: best weights reloaded at the end, a transient copy (not a finding)
+        """
+import torch
+
+class Trainer:
+    def __init__(self, model, device, best_path):
+        self.model = model.to(device)
+        self.best_path = best_path
+
+    def save_best(self):
+        torch.save(self.model.state_dict(), self.best_path)
+
+    def load_best(self):
+        state_dict = torch.load(self.best_path)
+        self.model.load_state_dict(state_dict)
+""",
+        # one process, saved from the CPU: the reload comes back on the CPU
+        """
+import torch
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model.cuda()
+
+    def save(self, path):
+        torch.save({k: v.cpu() for k, v in self.model.state_dict().items()}, path)
+
+    def restore_best(self, path):
+        self.model.load_state_dict(torch.load(path))
+""",
+        # one process: a GPU checkpoint loaded, but not copied into a model here (read for its epoch)
+        """
+import torch
+
+def train(model, loader, optimizer, path):
+    model = model.cuda()
+    for x, y in loader:
+        torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
+        optimizer.step()
+    torch.save(model.state_dict(), path)
+
+def last_epoch(path):
+    return torch.load(path)["epoch"]
+""",
         # one process: a leftover --local_rank flag and a DataParallel model start no ranks
         """
 import argparse
@@ -499,6 +623,23 @@ def setup(config_path, loader):
 
     # Each in a program that runs one process per GPU (torch.distributed, DDP, LOCAL_RANK).
     INVALID = [
+        # one process: a resumed checkpoint this script saved from the GPU, kept through the training
+        Invalid("""
+import torch
+
+def train(model, loader, optimizer, resume, path):
+    model = model.cuda()
+    if resume:
+        checkpoint = torch.load(path)
+        model.load_state_dict(checkpoint["model"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, path)
+""", line=7, fixed='map_location="cpu"'),
         # a loader of the module that hands its map_location=None on to torch.load, called
         # without it in every rank
         Invalid("""

@@ -16,21 +16,26 @@ launches: ignite's ``auto_model``, transformers' Trainer without ``torchrun``); 
 framework's DataParallel strategy class (a base named ``*Strategy``: Lightning's
 ``strategy="dp"``), which runs only when the user asks for it; tests (``test_*`` files and
 functions); a wrapper used for inference only where it is made (a local that does not leave a
-function running no backward pass and no optimizer step): each batch's gathered outputs are
+function running no backward pass and no optimizer step after it is made, later or in a loop
+around it): each batch's gathered outputs are
 used and freed; a model made ready for inference before it is wrapped (``.eval()``,
 ``requires_grad_(False)``, a ``torch.jit.load`` archive), or a wrapper put in eval mode as it is
 made or later (``nn.DataParallel(net).eval()``, ``g.eval()``), in a function that runs no backward
 pass and no optimizer step: a feature extractor, which gathers no loss and holds no gradients.
-Said less (info): a wrapped module of this file whose ``forward`` computes the
+Said less (info): a wrapped module of this file, or of another module of the project (its
+summary's ``computes_loss`` effect), whose ``forward`` computes the
 loss, the documented fix for the imbalance (only the losses are gathered).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import libcst as cst
 
 from memlint.static.facts import FUNCTIONAL_LOSS_WORDS, dotted_name, is_test_file, names_in
 from memlint.static.rule import Invalid, Rule
+from memlint.static.summaries import COMPUTES_LOSS
 from memlint.static.rules.ML101_graph_accumulation import source_of
 
 DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
@@ -52,8 +57,10 @@ class DataParallel(Rule):
         self._called: set[str] = set()
         self._handed_on: set[str] = set()
         self._eval_wrappers: set[str] = set()  # names bound to a wrapper put in eval mode as it is made
-        # (id(function), name) -> the callees of each call in that function given the name
-        self._passed_to: dict[tuple[int, str], list[list[object]]] = {}
+        # (id(function), name) -> each call in that function given the name: (its place in the
+        # walk, the id()s of the loops around it, its callees)
+        self._passed_to: dict[tuple[int, str], list[tuple[int, tuple[int, ...], list[object]]]] = {}
+        self._calls_seen = 0
         self._ifs: dict[int, cst.If] = {}  # id() -> the if (facts.branch_path names them by id)
 
     def visit_If(self, node: cst.If) -> None:
@@ -87,6 +94,7 @@ class DataParallel(Rule):
             self._eval_wrappers.update(name for target in node.targets if (name := dotted_name(target.target)))
 
     def visit_Call(self, node: cst.Call) -> None:
+        self._calls_seen += 1
         func = dotted_name(node.func)
         if func is not None:
             self._called.add(func[:-len(".forward")] if func.endswith(".forward") else func)
@@ -96,10 +104,12 @@ class DataParallel(Rule):
             found = self.facts.callees(node)
             callee = [id(definition) for definition in found[0]] if found is not None else (
                 [qualified] if qualified is not None else [])
+            loops = tuple(id(loop.node) for loop in self.facts.loops_in_function())
             for arg in node.args:
                 name = dotted_name(arg.value)
                 if name is not None:  # train_one_epoch(loader, model, ...): what may train it
-                    self._passed_to.setdefault((id(self.facts.function), name), []).append(callee)
+                    self._passed_to.setdefault((id(self.facts.function), name), []).append(
+                        (self._calls_seen, loops, callee))
             return
         if "DistributedDataParallel" in self._checker.source:
             return  # the code offers DDP too: DataParallel is the fallback the user picks
@@ -122,7 +132,10 @@ class DataParallel(Rule):
             wrapped, bound_frozen = self._peel(binding.node if binding is not None else None)
             peeled_frozen |= bound_frozen
         frozen |= peeled_frozen
-        self.at_module_exit(lambda: self._decide(node, qualified.rsplit(".", 1)[-1], wrapped, function, bound, frozen))
+        place = _Place(self._calls_seen, len(function.training_sites), len(function.mode_changes),
+                       self.facts.loops_in_function())
+        self.at_module_exit(lambda: self._decide(node, qualified.rsplit(".", 1)[-1], wrapped, function, bound, frozen,
+                                                 place))
 
     def _peel(self, wrapped: cst.CSTNode | None) -> tuple[cst.CSTNode | None, bool]:
         """``FullModel(...).cuda()`` down to ``FullModel(...)``; and whether the chain puts the
@@ -139,25 +152,31 @@ class DataParallel(Rule):
             frozen = True
         return wrapped, frozen
 
-    @staticmethod
-    def _inference_only(function, bound: frozenset[str]) -> bool:
+    def _inference_only(self, function, bound: frozenset[str], place: "_Place") -> bool:
         """Is the wrapped model used for inference only, where it is made: bound to a local name
-        that does not leave the function (not returned, not stored on an object), in a function
-        that runs no backward pass and no optimizer step?"""
-        if not bound or function.has_backward or function.has_optimizer_step or function.name == "<module>":
+        that does not leave the function (not returned, not stored on an object), with no backward
+        pass and no optimizer step of the function run after the wrapping (later in the body, or
+        in a loop around it)?"""
+        if not bound or function.name == "<module>" or function.trains_after(place.training_sites, place.loops):
             return False
+        if (function.has_backward or function.has_optimizer_step) and self._may_be_trained(bound, function, place):
+            return False  # trained before it is wrapped; and the wrapper handed to a call that may train it
         if any(name in function.returned_names or "." in name for name in bound):
             return False
         return not any(name in names_in(value) for place, values in function.stored_values.items()
                        if "." in place for value in values for name in bound)
 
-    def _may_be_trained(self, bound: frozenset[str], function) -> bool:
-        """Is the wrapper put back in train mode here, or handed to a call that may train it
-        (``train_one_epoch(loader, model, ...)``: a callee that backpropagates, or one unread)?"""
+    def _may_be_trained(self, bound: frozenset[str], function, place: "_Place") -> bool:
+        """Is the wrapper put back in train mode here, or handed, after it is made, to a call
+        that may train it (``train_one_epoch(loader, model, ...)``: a callee that backpropagates,
+        or one unread)?"""
+        around = id(place.loops[0].node) if place.loops else None
         return any(
-            any(change.target == name and change.mode == "train" for change in function.mode_changes)
-            or any(not callee or self.facts.callees_train(callee) is not False
-                   for callee in self._passed_to.get((id(function), name), ()))
+            any(change.target == name and change.mode == "train" and (index >= place.mode_changes or around in change.loops)
+                for index, change in enumerate(function.mode_changes))
+            or any((not callee or self.facts.callees_train(callee) is not False)
+                   and (seen > place.calls_seen or around in loops)
+                   for seen, loops, callee in self._passed_to.get((id(function), name), ()))
             for name in bound)
 
     def _never_run(self, bound: frozenset[str]) -> bool:
@@ -171,22 +190,35 @@ class DataParallel(Rule):
                     for called in self._called)  # used, and only through other methods
             for name in names)
 
+    def _project_forward_computes_loss(self, wrapped: cst.CSTNode | None) -> bool:
+        """Does ``forward`` compute the loss, for a module built here from a class another module
+        of the project defines (``CloneModel(...)`` imported from ``models``)? Its summary says."""
+        project = self.facts.project
+        if project is None or not isinstance(wrapped, cst.Call):
+            return False
+        definition = self.facts.project_definition(self.facts.qualified_name(wrapped.func))
+        if definition is None or definition.kind != "class":
+            return False
+        key = project.method_owner(definition.qualified, "forward")
+        return key is not None and bool(project.has_effect(key, COMPUTES_LOSS))
+
     def _decide(self, node: cst.Call, name: str, wrapped: cst.CSTNode | None, function, bound: frozenset[str],
-                frozen: bool) -> None:
-        if self._inference_only(function, bound):
+                frozen: bool, place: "_Place") -> None:
+        if self._inference_only(function, bound, place):
             return  # each batch's outputs are gathered, used and freed: no loss, no gradients pile up
         # ... or the wrapper itself put in eval mode here, as it is made or later (g.eval())
         frozen = frozen or any(name in self._eval_wrappers or any(
             change.target == name and change.mode in ("eval", "frozen") for change in function.mode_changes)
             for name in bound)
-        if frozen and not function.has_backward and not function.has_optimizer_step \
-                and not self._may_be_trained(bound, function):
+        if frozen and not function.trains_after(place.training_sites, place.loops) \
+                and not self._may_be_trained(bound, function, place):
             return  # a feature extractor made ready for inference (eval, frozen, TorchScript)
         if self._never_run(bound):
             return  # its forward never runs: nothing is scattered, nothing gathered
         cls = self.facts.instance_class(wrapped) if wrapped is not None else None
         forward = self.facts.find_method(cls, "forward") if cls is not None else None
-        if forward is not None and any(_is_loss(callee) for callee in self.facts.calls_made(forward, depth=1)):
+        if forward is not None and any(_is_loss(callee) for callee in self.facts.calls_made(forward, depth=1)) \
+                or forward is None and self._project_forward_computes_loss(wrapped):
             # The documented fix for the imbalance: each replica computes its own loss.
             self.report(
                 node,
@@ -205,6 +237,26 @@ class DataParallel(Rule):
         )
 
     VALID = [
+        # trained first without it; wrapped afterwards only for a test pass, through an evaluation
+        # function that sets eval mode and no_grad itself
+        """
+import torch
+
+def evaluate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        return sum(model(x).argmax(1).eq(y).sum().item() for x, y in loader)
+
+def main(model, train_loader, test_loader, optimizer, n_gpu):
+    for x, y in train_loader:
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    for checkpoint in ["best-f1"]:
+        model.load_state_dict(torch.load(checkpoint, map_location="cpu"))
+        if n_gpu > 1:
+            model = torch.nn.DataParallel(model)
+        print(evaluate(model, test_loader))
+""",
         # DataParallel in the branch that runs without a GPU: it wraps nothing there
         """
 import torch
@@ -337,6 +389,34 @@ class DataParallelStrategy(ParallelStrategy):
     ]
 
     INVALID = [
+        # wrapped for evaluation, but the loop around it trains the same name on the next pass
+        Invalid("""
+import torch
+
+def evaluate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        return sum(model(x).argmax(1).eq(y).sum().item() for x, y in loader)
+
+def main(model, train_loader, test_loader, optimizer):
+    for epoch in range(10):
+        model.train()
+        for x, y in train_loader:
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            optimizer.step()
+        model = torch.nn.DataParallel(model)
+        print(evaluate(model, test_loader))
+""", line=15),
+        # wrapped, then trained later in the same function
+        Invalid("""
+import torch
+
+def main(model, train_loader, optimizer):
+    model = torch.nn.DataParallel(model)
+    for x, y in train_loader:
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+""", line=5),
         # put in eval mode for validation, but handed to a function that trains it
         Invalid("""
 import torch
@@ -394,6 +474,17 @@ def forward_all(module, inputs, gpus):
     return torch.nn.parallel.data_parallel(module, inputs, device_ids=gpus)
 """, line=4),
     ]
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where in its function a wrapper is made: how many calls, training sites (backward passes,
+    optimizer steps) and mode changes were walked before it, and the loops around it, outermost
+    first. What comes later, or is in the outermost of those loops, runs after it."""
+    calls_seen: int
+    training_sites: int
+    mode_changes: int
+    loops: list
 
 
 def _is_loss(callee: str) -> bool:

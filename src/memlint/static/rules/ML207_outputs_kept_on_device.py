@@ -31,7 +31,9 @@ documentation uses); a list emptied or replaced within the same loop (a bounded 
 loop over a list the function built itself (its own candidates); a loop over a loader that
 breaks out after a count (``if i == n_samples - 1: break``: a few batches); a list extended with a
 module's output as it comes (detectors return lists of per-sample results): only a tensor
-operation (``logits.argmax(1)``) shows it is a tensor.
+operation (``logits.argmax(1)``) shows it is a tensor; a list the function hands to a
+``torch.distributed`` collective, directly or through a helper of the file or project
+(``merge_distributed(predicts)`` all-gathering it): NCCL communicates device tensors.
 """
 
 from __future__ import annotations
@@ -41,10 +43,11 @@ from dataclasses import dataclass
 import libcst as cst
 
 from memlint.static.facts import (
-    FUNCTIONAL_LOSS_WORDS, GRAPH_ENDING_METHODS, TENSOR_METHODS, ClassInfo, FunctionScope, Graph, GradMode, Loop, builds_a_sequence, concatenated_onto,
+    FUNCTIONAL_LOSS_WORDS, GRAPH_ENDING_METHODS, TENSOR_COLLECTIVES, TENSOR_METHODS, ClassInfo, FunctionScope, Graph, GradMode, Loop, builds_a_sequence, concatenated_onto,
     dotted_name, expression_children, names_in, root_name, without_self_returning_calls,
 )
 from memlint.static.rule import Invalid, Rule
+from memlint.static.summaries import COLLECTIVE
 
 _CPU_METHODS = frozenset({"cpu", "item", "numpy", "tolist", "__float__"})
 _CONVERTING = frozenset({"item", "numpy", "tolist", "__float__"})
@@ -118,6 +121,10 @@ class OutputsKeptOnDevice(Rule):
         self._loop_calls: dict[int, list[tuple[frozenset[str], cst.Call]]] = {}
         self._loop_kinds: dict[int, tuple[bool, bool]] = {}  # loop id -> (over a loader, builds a sequence)
         self._scheduled = False
+        # function id -> the names it hands to a call that may run a collective on them, with that
+        # call's callees (``merge_distributed(predicts)``, ``dist.all_gather(out, torch.cat(preds))``)
+        self._handed: dict[int, list[tuple[frozenset[str], list[object]]]] = {}
+        self._function_of: dict[int, int] = {}  # id() of a pending append -> id() of its function
 
     # ----- what is a model output ----------------------------------------------------------
     def _function_outputs(self) -> dict[str, _Output]:
@@ -231,6 +238,7 @@ class OutputsKeptOnDevice(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         self._helper_call(node)
+        self._note_handed(node)
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
@@ -430,6 +438,35 @@ class OutputsKeptOnDevice(Rule):
             if lasting and kinds:
                 self._helper_calls.append(_HelperCall(id(callee), id(loop), lasting, kinds))
 
+    def _note_handed(self, node: cst.Call) -> None:
+        """Remember the names a call is handed, with what it runs (decided at the end: does it
+        run a collective on them?)."""
+        names = frozenset(name for arg in node.args for name in names_in(arg.value))
+        if not names:
+            return
+        facts = self.facts
+        qualified = facts.qualified_name(node.func)
+        if qualified in TENSOR_COLLECTIVES:
+            callees: list[object] = [qualified]
+        else:
+            found = facts.callees(node)
+            callees = [id(definition) for definition in found[0]] if found is not None else (
+                [qualified] if qualified is not None and not qualified.startswith("torch.") else [])
+        if callees:
+            self._handed.setdefault(id(facts.function), []).append((names, callees))
+
+    def _gathered(self, function_id: int, target: str) -> bool:
+        """Is ``target`` handed, in its function, to a call that runs a torch.distributed
+        collective (directly, or a helper of the file or project that does)? NCCL communicates
+        device tensors: the outputs are kept on the device for that."""
+        for names, callees in self._handed.get(function_id, ()):
+            if target not in names:
+                continue
+            if any(callee in TENSOR_COLLECTIVES for callee in callees) or \
+                    self.facts.callees_work(callees, frozenset({COLLECTIVE})) is True:
+                return True
+        return False
+
     def _schedule(self) -> None:
         if not self._scheduled:
             self._scheduled = True
@@ -460,6 +497,7 @@ class OutputsKeptOnDevice(Rule):
         if method_output is not None:  # and is it graph-free where it is kept? (else ML101's finding)
             method_output = (*method_output, self.facts.in_no_grad or _call_chain(value).detached)
         self._pending.append((node, target, _text(value), batches, method_output))
+        self._function_of[id(node)] = id(self.facts.function)
         if self.facts.loop is not None and id(self.facts.loop) == batches:
             self._loop_context[batches] = (self.facts.loop, self.facts.function)
         self._schedule()
@@ -525,6 +563,8 @@ class OutputsKeptOnDevice(Rule):
                 continue  # the outputs for the items the caller handed in, returned together
             if loop_id in self._loop_context and _stops_after_a_count(self._loop_context[loop_id][0]):
                 continue  # for i, x in enumerate(loader): ... if i == n - 1: break: a few batches, on purpose
+            if id(node) in self._function_of and self._gathered(self._function_of[id(node)], target):
+                continue  # handed to a collective (all_gather across ranks): NCCL needs them on the device
             moved = f"{value_text}.cpu()" if len(value_text) <= 40 else ".cpu() on each"
             growing = ("through predict()" if loop_id in self._hooks
                        else "with every decoding step" if loop_id in self._decoding else "through the loop")
@@ -570,6 +610,28 @@ class OutputsKeptOnDevice(Rule):
         return any(word in last for word in _DEVICE_WORDS)
 
     VALID = [
+        # kept on the device for a collective: the list goes to a helper that all-gathers it
+        """
+import torch
+import torch.distributed as dist
+
+def merge_distributed(chunks):
+    merged = []
+    for chunk in chunks:
+        gathered = [torch.zeros_like(chunk) for _ in range(dist.get_world_size())]
+        dist.all_gather(gathered, chunk)
+        merged.extend(gathered)
+    return torch.cat(merged)
+
+def predict(model, loader, device):
+    model.eval()
+    predicts = []
+    for batch in loader:
+        with torch.no_grad():
+            logits = model(batch.to(device))
+        predicts.append(logits)
+    return merge_distributed(predicts)
+""",
         # each row moved to the CPU as it is kept; a per-batch buffer emptied every batch
         """
 import torch
