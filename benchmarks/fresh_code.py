@@ -109,6 +109,10 @@ HALVES = HALVES + ("sealed12",)
 HALVES = HALVES + ("dev14",)
 # And a fifth (re-ID, detection, pose, LLM fine-tuning, text generation, text-to-3D).
 HALVES = HALVES + ("dev15",)
+# And a sixth (voice conversion and TTS, graph learning, drug discovery, meta-learning).
+HALVES = HALVES + ("dev16",)
+# And a seventh (audio generation, vision-language grouping, tabular models).
+HALVES = HALVES + ("dev17",)
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -648,6 +652,30 @@ REPOS: tuple[FreshRepo, ...] = (
           "text generation toolkit: modules, executors, examples", "dev15"),
     _repo("mmpose", "open-mmlab/mmpose", "759b39c13fea6ba094afc1fa932f51dc1b11cbf9",
           "pose estimation toolbox on mmengine", "dev15"),
+    # --- dev16: chosen 2026-11-26 as dev material (studied and fixed against).
+    _repo("Retrieval-based-Voice-Conversion-WebUI", "RVC-Project/Retrieval-based-Voice-Conversion-WebUI", "4338f12c3c28c80b3ac015e2d0df66c41592746d",
+          "voice conversion training and inference", "dev16"),
+    _repo("fish-speech", "fishaudio/fish-speech", "3dd1f85c402ee6f0a17c2971d3b0dd8d881ca139",
+          "text-to-speech: Lightning training, inference servers", "dev16"),
+    _repo("GraphGym", "snap-stanford/GraphGym", "daded21169ec92fde8b1252b439a8fac35b07d79",
+          "graph learning design space: trainers, loaders", "dev16"),
+    _repo("torchdrug", "DeepGraphLearning/torchdrug", "6066fbd82360abb5f270cba1eca560af01b8cc90",
+          "drug discovery library: engine, tasks, models", "dev16"),
+    _repo("Graphormer", "microsoft/Graphormer", "ac154fe4253d076a1c294f14be20dad0351cff3c",
+          "graph transformer on fairseq: tasks, criterions", "dev16"),
+    _repo("higher", "facebookresearch/higher", "15a247ac06cac0d22601322677daff0dcfff062e",
+          "differentiable inner-loop optimisation, examples", "dev16"),
+    # --- dev17: chosen 2026-11-26 as dev material (studied and fixed against).
+    _repo("audiolm-pytorch", "lucidrains/audiolm-pytorch", "d65fd151075d304bc7b28dfcb736e179b6020fca",
+          "AudioLM: soundstream, transformers, trainers on accelerate", "dev17"),
+    _repo("GroupViT", "NVlabs/GroupViT", "13b786155a1dfffe4703f40d028c92be58e1178d",
+          "grouping vision transformer: training, zero-shot segmentation", "dev17"),
+    _repo("rtdl", "yandex-research/rtdl", "4ca77be57aae445648df63e9ef3a5566b1f0a835",
+          "tabular deep learning models and experiments", "dev17"),
+    _repo("bark", "suno-ai/bark", "f4f32d4cd480dfec1c245d258174bc9bde3c2148",
+          "text-to-audio generation models and inference", "dev17"),
+    _repo("ImageBind", "facebookresearch/ImageBind", "53680b02d7e37b19b124fa37bae4b6c98c38f5be",
+          "multimodal embedding models and inference", "dev17"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 

@@ -1733,6 +1733,12 @@ _OPTIMIZER_WORDS = ("optim", "opt")
 def is_optimizer_step(call: cst.Call) -> bool:
     """``optimizer.step()``, ``self.opt.step()``, ``scaler.step(optimizer)``, ``opt_g.step()``."""
     assert isinstance(call.func, cst.Attribute)
+    if any(arg.keyword is not None and arg.keyword.value == "params" for arg in call.args) or (
+            call.args and call.args[0].keyword is None
+            and isinstance(call.args[0].value, (cst.Call, cst.BinaryOperation))):
+        # inner_opt.step(E.sum(), params=[y]): a differentiable optimizer (higher, torchopt) handed
+        # a loss returns new parameters, part of the graph; torch.optim's step takes a closure
+        return False
     owner = dotted_name(call.func.value)
     if owner is None:
         # self.optimizers().step(), trainer.optimizers[0].step()

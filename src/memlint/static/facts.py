@@ -329,14 +329,33 @@ def walks_steps(header: Iterable[cst.BaseExpression]) -> bool:
 
 
 def is_parts_of_a_value(iterable: cst.BaseExpression) -> bool:
-    """``batch.split(n)``, ``zip(x.chunk(k), y.chunk(k))``, ``enumerate(outputs.items())``."""
+    """``batch.split(n)``, ``zip(x.chunk(k), y.chunk(k))``, ``enumerate(outputs.items())``;
+    ``zip(batch["sid"], batch["cell"], batch["pos"] + offset)``: the fields of one value, walked
+    row by row together."""
     if isinstance(iterable, cst.Call):
         func = iterable.func
         if isinstance(func, cst.Attribute):
             return func.attr.value in _PARTS_METHODS
         if isinstance(func, cst.Name) and func.value in ("zip", "enumerate", "reversed") and iterable.args:
-            return all(is_parts_of_a_value(arg.value) for arg in iterable.args if arg.keyword is None)
+            positional = [arg.value for arg in iterable.args if arg.keyword is None]
+            if all(is_parts_of_a_value(value) for value in positional):
+                return True
+            roots = {_field_root(value) for value in positional}
+            return func.value == "zip" and len(positional) > 1 and len(roots) == 1 and None not in roots
     return False
+
+
+def _field_root(node: cst.BaseExpression) -> str | None:
+    """``batch["pos"]`` / ``batch.pos`` (also ``batch["pos"] + offset``) -> ``batch``: the value
+    whose field this is; None for anything else."""
+    if isinstance(node, cst.BinaryOperation):
+        return _field_root(node.left)
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1 and \
+            isinstance(node.slice[0].slice, cst.Index) and constant_key(node.slice[0].slice.value) is not None:
+        return node.value.value
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value not in ("self", "cls"):
+        return node.value.value
+    return None
 
 
 def mentions_epoch(header: Iterable[cst.BaseExpression]) -> bool:
@@ -3053,6 +3072,8 @@ class Facts:
             method = func.attr.value
             if method in GRAPH_ENDING_METHODS:
                 return NO_GRAPH
+            if isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+                return NO_GRAPH  # "".join(chars), "{}".format(x): a string
             if method in _DISTRIBUTION_METHODS and self._is_distribution(func.value):
                 if method == "sample":
                     return NO_GRAPH  # Distribution.sample() runs under no_grad (rsample() keeps the graph)

@@ -168,8 +168,8 @@ class LoopCarriedGraph(Rule):
     def _is_module_call_on(self, value: cst.BaseExpression, name: str) -> bool:
         """``rnn(x, name)``: a module called with the carried value as an argument."""
         facts = self.facts
-        return isinstance(value, cst.Call) and facts.is_module_expr(value.func) and not facts.is_module_constructor(
-            value) and any(name in names_in(arg.value) for arg in value.args)
+        return isinstance(value, cst.Call) and _runs_a_module(value, facts) and any(
+            name in names_in(arg.value) for arg in value.args)
 
     def _note_outside_cut(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -203,7 +203,7 @@ class LoopCarriedGraph(Rule):
         if binding is None or binding.graph.state is Graph.NONE:  # computed under no_grad
             return None
         call = binding.node
-        if not isinstance(call, cst.Call) or not facts.is_module_expr(call.func) or facts.is_module_constructor(call):
+        if not isinstance(call, cst.Call) or not _runs_a_module(call, facts):
             return None
         if not any(_derives_from_place(names_in(arg.value), name, function) for arg in call.args):
             return None
@@ -243,7 +243,7 @@ class LoopCarriedGraph(Rule):
             kind, parts = "recurrent", []
             graph = GraphValue(Graph.CARRIES)
             callee = source_of(through.func, 30)
-        elif isinstance(value, cst.Call) and facts.is_module_expr(value.func) and not facts.is_module_constructor(value):
+        elif isinstance(value, cst.Call) and _runs_a_module(value, facts):
             if not any(name in names_in(arg.value) for arg in value.args):
                 return
             kind, parts = "recurrent", []
@@ -452,7 +452,7 @@ class LoopCarriedGraph(Rule):
         for name in loop.bound_this_iteration:
             binding = function.bindings.get(name)
             call = binding.node if binding is not None else None
-            if not (isinstance(call, cst.Call) and facts.is_module_expr(call.func)) or facts.is_module_constructor(call):
+            if not (isinstance(call, cst.Call) and _runs_a_module(call, facts)):
                 continue
             if any(_derives_from_place(names_in(arg.value), carry.name, function) for arg in call.args) and \
                     function.derives_from(carry.other_names, {name}):
@@ -686,6 +686,60 @@ class LoopCarriedGraph(Rule):
         return message, f"compute the update {fix} or under torch.no_grad()"
 
     VALID = [
+        # ... the same generation under @torch.no_grad(): nothing chains
+        """
+import torch
+import torch.nn as nn
+
+
+class LanguageModel(nn.Module):
+    def __init__(self, n, hidden_size=64):
+        super().__init__()
+        self.encoder = nn.Embedding(n, 16)
+        self.rnn = nn.LSTM(16, hidden_size)
+        self.decoder = nn.Linear(hidden_size, n)
+
+    def forward(self, input, hidden):
+        output, hidden = self.rnn(self.encoder(input), hidden)
+        return self.decoder(output), hidden
+
+    @torch.no_grad()
+    def generate(self, steps, hidden, input):
+        chars = []
+        for i in range(steps):
+            prediction, hidden = self.forward(input, hidden)
+            idx = torch.multinomial(prediction.squeeze().exp(), 1)[0]
+            input.fill_(int(idx))
+            chars.append(int(idx))
+        return chars
+""",
+        # a differentiable optimizer's step (higher, torchopt) returns new labels: unrolled on purpose
+        """
+import higher
+import torch
+from torch import nn
+
+class Energy(nn.Module):
+    def __init__(self, n_cls):
+        super().__init__()
+        self.fc = nn.Linear(784 + n_cls, 1)
+
+    def forward(self, x, y):
+        return self.fc(torch.cat((x.flatten(1), y), dim=1)).squeeze()
+
+class UnrollEnergy(nn.Module):
+    def __init__(self, enet: Energy, n_cls: int = 10, n_inner_iter: int = 5):
+        super().__init__()
+        self.enet, self.n_cls, self.n_inner_iter = enet, n_cls, n_inner_iter
+
+    def forward(self, x):
+        y = torch.zeros(x.size(0), self.n_cls, requires_grad=True)
+        inner_opt = higher.get_diff_optim(torch.optim.SGD([y], lr=1e-1), [y])
+        for _ in range(self.n_inner_iter):
+            energy = self.enet(x, y)
+            y, = inner_opt.step(energy.sum(), params=[y])
+        return y
+""",
         # a recurrence over the positions of one input inside a module's forward (the range
         # bound to a local named "steps"): one forward's computation, backpropagated by its caller
         """
@@ -1069,6 +1123,32 @@ def rollout(model, policy, env_steps, opt):
     ]
 
     INVALID = [
+        # generation through the module's own forward, with grad on: the state chains every step's graph
+        Invalid("""
+import torch
+import torch.nn as nn
+
+
+class LanguageModel(nn.Module):
+    def __init__(self, n, hidden_size=64):
+        super().__init__()
+        self.encoder = nn.Embedding(n, 16)
+        self.rnn = nn.LSTM(16, hidden_size)
+        self.decoder = nn.Linear(hidden_size, n)
+
+    def forward(self, input, hidden):
+        output, hidden = self.rnn(self.encoder(input), hidden)
+        return self.decoder(output), hidden
+
+    def generate(self, steps, hidden, input):
+        chars = []
+        for i in range(steps):
+            prediction, hidden = self.forward(input, hidden)
+            idx = torch.multinomial(prediction.squeeze().exp(), 1)[0]
+            input.fill_(int(idx))
+            chars.append(int(idx))
+        return "".join(map(str, chars))
+""", line=20),
         # truncated BPTT without detaching the hidden state
         Invalid("""
 import torch
@@ -1684,3 +1764,12 @@ def _other_parts(value: cst.BaseExpression, name: str, modules: frozenset[str] =
                 parts.append(receiver)  # x.add(bank), not the torch in torch.cat
         return parts
     return []
+
+
+def _runs_a_module(call: cst.Call, facts) -> bool:
+    """``rnn(x, h)`` on a module (not its constructor), or ``self.forward(x, h)`` /
+    ``model.forward(x, h)``: the module's forward runs on the arguments."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "forward" and facts.is_module_expr(func.value):
+        return True
+    return facts.is_module_expr(func) and not facts.is_module_constructor(call)

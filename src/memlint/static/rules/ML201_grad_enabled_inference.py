@@ -557,31 +557,30 @@ class GradEnabledInference(Rule):
         arguments = [arg.value for arg in call.node.args]
         if not arguments:
             return False
-        for value in arguments:
-            for _ in range(3):
-                if isinstance(value, cst.Name) and value.value in function.bindings:
-                    binding = function.bindings[value.value]
-                    value = binding.node if isinstance(binding.node, cst.BaseExpression) else None
-                    continue
-                break
-            if not self._made_up(without_self_returning_calls(value)):
-                return False
-        return True
+        return all(self._made_up(value, function) for value in arguments)
 
-    def _made_up(self, value: cst.BaseExpression | None) -> bool:
-        """A literal (also nested lists of them), or a torch factory's tensor (also moved, or
-        scaled by a literal: ``torch.ones(1, 3, h, w).to(device) * 255.``)."""
-        if value is None:
+    def _made_up(self, value: cst.BaseExpression | None, function: FunctionScope, depth: int = 0) -> bool:
+        """A literal (also nested lists of them), or a torch factory's tensor (also moved, sliced
+        or scaled by a literal: ``torch.ones(1, 3, h, w).to(device) * 255.``), directly or through
+        a local of ``function`` bound to one."""
+        if value is None or depth > 4:
             return False
         value = without_self_returning_calls(value)
+        if isinstance(value, cst.Name) and value.value in function.bindings:
+            binding = function.bindings[value.value]
+            node = binding.node if isinstance(binding.node, cst.BaseExpression) else None
+            return node is not value and self._made_up(node, function, depth + 1)
         if isinstance(value, cst.BinaryOperation):
-            return self._made_up(value.left) and self._made_up(value.right)
+            return self._made_up(value.left, function, depth + 1) and self._made_up(value.right, function, depth + 1)
+        if isinstance(value, cst.Subscript):  # x[:, :, :40] of a made-up x
+            return self._made_up(value.value, function, depth + 1)
         if isinstance(value, cst.Float):
             return True
         if literal_value(value) is not NOT_A_LITERAL:
             return True
         if isinstance(value, (cst.List, cst.Tuple)):
-            return all(isinstance(element, cst.Element) and self._made_up(element.value) for element in value.elements)
+            return all(isinstance(element, cst.Element) and self._made_up(element.value, function, depth + 1)
+                       for element in value.elements)
         return isinstance(value, cst.Call) and (self.facts.qualified_name(value.func) or "") in _TORCH_FACTORIES
 
     def _runs_module_method(self, call: _ModuleCall) -> bool:
@@ -885,6 +884,8 @@ class GradEnabledInference(Rule):
             return  # nn.BCEWithLogitsLoss(...): a criterion, no parameters; what it is fed decides
         if self._forward_turns_grad_off(call):
             return  # @torch.no_grad() on the class's forward: the call records nothing
+        if self._forward_differentiates(call):
+            return  # its forward differentiates (requires_grad=True, autograd.grad): it needs grad on
         message, help = finding
         self.report(call.node, message, help=help, fix=no_grad_fix(call.node, self.facts) if fixable else None,
                     function=call.function)
@@ -925,6 +926,20 @@ class GradEnabledInference(Rule):
         summary = project.function_summary(key) if key is not None else None
         return summary is not None and summary.entry_grad_mode is GradMode.OFF
 
+    def _forward_differentiates(self, call: _ModuleCall) -> bool:
+        """Is the module an instance of a class of this file (built here, or the class every
+        caller passes as this parameter) whose ``forward`` makes tensors require grad or takes
+        gradients itself (an energy model optimising its labels, a potential differentiating its
+        input for forces)? It cannot run under no_grad."""
+        facts = self.facts
+        qualified = self._built_from(call)
+        if qualified is None and "." not in call.target and call.target in call.function.parameters:
+            qualified = facts.parameter_class(call.function, call.target)
+        if qualified is None or qualified not in facts.class_nodes:
+            return False
+        scopes = [facts.function_scopes.get(id(node)) for node in facts.methods_of(qualified, "forward")]
+        return any(scope is not None and scope.requires_grad_inputs for scope in scopes)
+
     def _eval_message(self, call: _ModuleCall, collected: _Collection | None) -> tuple[str, str]:
         if collected is not None:
             message = (f"'{_short(call.target)}' runs in eval mode with grad on; "
@@ -955,6 +970,34 @@ class GradEnabledInference(Rule):
         )
 
     VALID = [
+        # the model's forward optimises its labels by gradient descent: it needs grad on
+        """
+import torch
+from torch import nn
+
+class EnergyModel(nn.Module):
+    def __init__(self, net, n_cls, n_iter):
+        super().__init__()
+        self.net, self.n_cls, self.n_iter = net, n_cls, n_iter
+
+    def forward(self, x):
+        y = torch.zeros(x.size(0), self.n_cls, requires_grad=True)
+        for _ in range(self.n_iter):
+            energy = self.net(x, y).sum()
+            (grad,) = torch.autograd.grad(energy, y, create_graph=True)
+            y = y - 0.1 * grad
+        return y
+
+def test(model, loader):
+    model.eval()
+    correct = 0
+    for x, target in loader:
+        correct += model(x).argmax(1).eq(target).sum().item()
+    return correct
+
+def main(net, loader):
+    return test(EnergyModel(net, 10, 5), loader)
+""",
         # a criterion module built in the loss function (no parameters): its result is the loss
         """
 import torch
@@ -977,6 +1020,8 @@ if __name__ == "__main__":
     model.eval()
     image = torch.ones(1, 3, 64, 64).to("cuda") * 255.
     print(model(image).view(-1).cpu().detach().numpy())
+    cropped = model(image[:, :, :32])
+    print(cropped.shape)
 """,
         # a smoke test of a model file, run from its __main__ block: one forward on random inputs
         """

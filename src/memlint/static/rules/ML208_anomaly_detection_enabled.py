@@ -75,6 +75,10 @@ class AnomalyDetectionEnabled(Rule):
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
             call = item.item
+            while isinstance(call, cst.BooleanOperation):
+                # with set_grad_enabled(True) and set_detect_anomaly(True): the block enters the
+                # last operand (a context manager is truthy)
+                call = call.right
             if not isinstance(call, cst.Call):
                 continue
             qualified = self.facts.qualified_name(call.func)
@@ -164,6 +168,16 @@ class AnomalyDetectionEnabled(Rule):
         )
 
     VALID = [
+        # entered through `and` (the last operand is the context manager): on for the block only
+        """
+import torch
+
+def ode_fn(model, t, x):
+    with torch.set_grad_enabled(True) and torch.autograd.set_detect_anomaly(True):
+        x = x.detach().requires_grad_(True)
+        energy = model(t, x).sum()
+        return torch.autograd.grad(energy, x)[0]
+""",
         # set_detect_anomaly used as a context manager around nothing, then the training loop
         """
 import torch

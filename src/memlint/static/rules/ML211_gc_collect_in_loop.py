@@ -49,6 +49,22 @@ class GcCollectInLoop(PerStepCallRule):
         )
 
     VALID = [
+        # a helper collecting per structure of one batch (its fields zipped row by row), not per step
+        """
+import gc
+import torch
+
+def bandgap(structure, potential):
+    value = potential(structure)
+    gc.collect()
+    return value
+
+def bandgaps_of(batched_data, potential):
+    found = []
+    for sid, lattice, pos in zip(batched_data["sid"], batched_data["cell"], batched_data["pos"]):
+        found.append(bandgap((lattice, pos), potential))
+    return found
+""",
         # once per checkpoint shard of a conversion script (even in tqdm): files, not steps
         """
 import gc
