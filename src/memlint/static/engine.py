@@ -347,6 +347,22 @@ class FileChecker:
             mode = GradMode.MAYBE_OFF  # if self.no_grad: ...
         function.enter_grad_mode = mode if function.enter_grad_mode in (None, mode) else GradMode.MAYBE_OFF
 
+    def _mode_set_as_made(self, target: str | None, value: cst.BaseExpression) -> None:
+        """``model = Net().to(device).eval()``: the mode a chain of self-returning calls leaves the
+        module in, as if ``model.eval()`` followed (the last mode change in the chain wins)."""
+        function = self.facts.function
+        if target is None or function is None:
+            return
+        mode = None
+        node = value
+        while type(node) is cst.Call and type(node.func) is cst.Attribute \
+                and node.func.attr.value in F.SELF_RETURNING_METHODS:
+            mode = mode or _mode_change(node.func.attr.value, node)
+            node = node.func.value
+        if mode is not None:
+            function.mode_changes.append(ModeChange(target, mode, value, tuple(self.facts.branch_path),
+                                                    tuple(id(loop.node) for loop in self.facts.loops_in_function())))
+
     def _off_by_default(self) -> bool:
         """Is the walk in a branch of the current function that its parameters' literal
         defaults turn off (the body of ``if local_rank >= 0:`` in ``def run(..., local_rank=-1)``)?
@@ -713,6 +729,8 @@ class FileChecker:
         if node.value is not None:
             if len(targets) == 1 and not isinstance(targets[0], cst.Name):
                 self._running_update_in_object(targets[0], node.value)
+            if len(targets) == 1 and isinstance(targets[0], (cst.Name, cst.Attribute)):
+                self._mode_set_as_made(dotted_name(targets[0]), node.value)
             graph = self.facts.graph_value(node.value)
             for target in targets:
                 pairs = _element_pairs(target, node.value)

@@ -24,7 +24,9 @@ caches of shapes, ints, strings, or constant tensors built from plain arguments 
 causal mask or position table in a module-level function), static and class methods of other
 classes, cached computations under ``torch.no_grad()`` that take no module. Also flagged
 (warning): an unbounded cache on a method of any class that computes tensors from its object's
-attributes (``self._mean.mean(dim=0)``): the cache keeps every instance and its tensors.
+attributes (``self._mean.mean(dim=0)``), or whose instances hold tensors (an attribute bound to
+``torch.empty(n, device=device)``, ``{k: torch.randn(...) ...}``), whatever the method returns:
+the cache keeps every instance and its tensors.
 """
 
 from __future__ import annotations
@@ -100,8 +102,8 @@ class CacheKeepsGraph(Rule):
                     needs_grad=False, severity="warning",
                 )
                 return
-            if is_method and info is not None and is_unbounded_cache(node, cache) and _computes_tensors_of_self(
-                    node, facts):
+            if is_method and info is not None and is_unbounded_cache(node, cache) and (
+                    _computes_tensors_of_self(node, facts) or _holds_tensors(info, facts)):
                 # functools' own warning: the cache holds self in every key (flake8-bugbear B019)
                 self.report(
                     decorator,
@@ -130,6 +132,18 @@ class CacheKeepsGraph(Rule):
         return None
 
     VALID = [
+        # an unbounded cache on a method of a class that holds no tensors: names and numbers only
+        """
+import functools
+
+class Vocabulary:
+    def __init__(self, tokens):
+        self.tokens = list(tokens)
+
+    @functools.lru_cache(None)
+    def index(self, token):
+        return self.tokens.index(token)
+""",
         # a causal mask of a plain size
         """
 import functools
@@ -185,6 +199,21 @@ def is_base_model(model_id: str) -> bool:
     ]
 
     INVALID = [
+        # an unbounded cache on a method returning a string: it still keeps every instance, and
+        # each instance holds a device buffer
+        Invalid("""
+import functools
+import torch
+
+class GraphLowering:
+    def __init__(self, graph_id, device):
+        self.graph_id = graph_id
+        self.workspace = torch.empty(1 << 24, device=device)
+
+    @functools.lru_cache(None)
+    def constant_name(self, name):
+        return f"graph{self.graph_id}_{name}"
+""", line=10),
         # an unbounded cache on a method of an object that holds tensors: every posterior built
         # (one per step) stays alive in the cache's keys, with its tensors
         Invalid("""
@@ -297,6 +326,31 @@ def _computes_tensors_of_self(function: cst.FunctionDef, facts) -> bool:
 
     function.body.visit(_Calls())
     return found
+
+
+# torch functions that allocate a tensor: an attribute bound to one holds memory (on its device).
+_ALLOCATING = frozenset(f"torch.{name}" for name in (
+    "empty", "zeros", "ones", "full", "randn", "rand", "randint", "tensor", "arange", "linspace", "eye", "as_tensor",
+    "from_numpy", "stack", "cat", "load"))
+
+
+def _holds_tensors(info, facts) -> bool:
+    """Do the class's instances hold tensors: an attribute bound (in any method) to what a
+    torch allocator returns (``self.workspace = torch.empty(n, device=device)``, also inside a
+    dict or list: ``self.constants = {k: torch.randn(...) for k in names}``)?"""
+    found = False
+
+    class _Allocations(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            found = found or facts.qualified_name(node.func) in _ALLOCATING
+
+    for binding in info.attributes.values():
+        if isinstance(binding.node, cst.BaseExpression):
+            binding.node.visit(_Allocations())
+            if found:
+                return True
+    return False
 
 
 def is_unbounded_cache(function: cst.FunctionDef, cache: str) -> bool:

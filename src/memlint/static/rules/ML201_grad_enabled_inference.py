@@ -1724,6 +1724,17 @@ def test(model, loader):
     ]
 
     INVALID = [
+        # put in eval mode as it is made (a chain of self-returning calls), then run with grad on
+        Invalid("""
+import torch
+from torch import nn
+
+def detect(frames, device):
+    model = nn.Conv2d(3, 8, 3).to(device).eval()
+    for frame in frames:
+        pred = model(frame.to(device).unsqueeze(0))
+        print(pred.amax().item())
+""", line=8),
         # a model's own rollout method (it runs the model and returns a graph of its making),
         # collected and returned to a caller that reads the outputs down to numbers
         Invalid("""

@@ -17,7 +17,8 @@ framework's DataParallel strategy class (a base named ``*Strategy``: Lightning's
 ``strategy="dp"``), which runs only when the user asks for it; tests (``test_*`` files and
 functions); a wrapper used for inference only where it is made (a local that does not leave a
 function running no backward pass and no optimizer step after it is made, later or in a loop
-around it): each batch's gathered outputs are
+around it, or calling it only under no_grad; a copy wrapped under ``isinstance(x,
+nn.DataParallel)``, as what it copies was): each batch's gathered outputs are
 used and freed; a model made ready for inference before it is wrapped (``.eval()``,
 ``requires_grad_(False)``, a ``torch.jit.load`` archive), or a wrapper put in eval mode as it is
 made or later (``nn.DataParallel(net).eval()``, ``g.eval()``), in a function that runs no backward
@@ -61,6 +62,7 @@ class DataParallel(Rule):
         # walk, the id()s of the loops around it, its callees)
         self._passed_to: dict[tuple[int, str], list[tuple[int, tuple[int, ...], list[object]]]] = {}
         self._calls_seen = 0
+        self._called_with_grad: set[tuple[int, str]] = set()  # (id(function), name) called with grad on there
         self._ifs: dict[int, cst.If] = {}  # id() -> the if (facts.branch_path names them by id)
 
     def visit_If(self, node: cst.If) -> None:
@@ -82,6 +84,17 @@ class DataParallel(Rule):
                 return True
         return False
 
+    def _mirrors_a_wrapper(self) -> bool:
+        """Is the walk in the body of ``if isinstance(x, nn.DataParallel):`` (a copy wrapped as
+        the model it copies was)? The wrapping was chosen by whoever wrapped ``x``."""
+        for key, branch in self.facts.branch_path:
+            node = self._ifs.get(key)
+            test = node.test if node is not None and branch == "body" else None
+            if isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2 and \
+                    self.facts.qualified_name(test.args[1].value) in DATA_PARALLEL:
+                return True
+        return False
+
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None:
             self._handed_on.add(dotted_name(node.value) or "")
@@ -97,7 +110,13 @@ class DataParallel(Rule):
         self._calls_seen += 1
         func = dotted_name(node.func)
         if func is not None:
-            self._called.add(func[:-len(".forward")] if func.endswith(".forward") else func)
+            called = func[:-len(".forward")] if func.endswith(".forward") else func
+            self._called.add(called)
+            if not self.facts.in_no_grad:  # (also for the functions around a closure that calls it)
+                scope = self.facts.function
+                while scope is not None:
+                    self._called_with_grad.add((id(scope), called))
+                    scope = scope.parent
         qualified = self.facts.qualified_name(node.func)
         if qualified not in DATA_PARALLEL:
             self._handed_on.update(dotted_name(arg.value) or "" for arg in node.args)
@@ -117,6 +136,8 @@ class DataParallel(Rule):
             return  # a test of DataParallel support, not a training run
         if self._without_gpus():
             return  # else-branch of torch.cuda.is_available(): DataParallel is a pass-through there
+        if self._mirrors_a_wrapper():
+            return  # if isinstance(inner, nn.DataParallel): copy = DataParallel(copy): the caller's choice, kept
         if self.facts.grad_off and qualified.rsplit(".", 1)[-1] == "data_parallel":
             return  # nn.parallel.data_parallel(G, z) under no_grad: sampling, no loss or gradients gathered
         info = self.facts.class_info
@@ -157,8 +178,11 @@ class DataParallel(Rule):
         that does not leave the function (not returned, not stored on an object), with no backward
         pass and no optimizer step of the function run after the wrapping (later in the body, or
         in a loop around it)?"""
-        if not bound or function.name == "<module>" or function.trains_after(place.training_sites, place.loops):
+        if not bound or function.name == "<module>":
             return False
+        if function.trains_after(place.training_sites, place.loops) and any(
+                (id(function), name) in self._called_with_grad for name in bound):
+            return False  # called with grad on, and a backward pass or an update follows
         if (function.has_backward or function.has_optimizer_step) and self._may_be_trained(bound, function, place):
             return False  # trained before it is wrapped; and the wrapper handed to a call that may train it
         if any(name in function.returned_names or "." in name for name in bound):
@@ -237,6 +261,34 @@ class DataParallel(Rule):
         )
 
     VALID = [
+        # a sampler wrapped in a function that trains another model, but only ever called under no_grad
+        """
+import torch
+
+def main(trainer, sampler, loader, optimizer, steps):
+    trainer = trainer.cuda()
+    sampler = torch.nn.DataParallel(sampler)
+    for step, x in zip(range(steps), loader):
+        loss = trainer(x).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % 1000 == 0:
+            with torch.no_grad():
+                print(sampler(x[:8]).shape)
+""",
+        # a copy wrapped as the model it copies was: the caller chose DataParallel
+        """
+import copy
+from torch import nn
+
+def ema_copy(module):
+    inner = module.module if isinstance(module, nn.DataParallel) else module
+    module_copy = copy.deepcopy(inner)
+    if isinstance(module, nn.DataParallel):
+        module_copy = nn.DataParallel(module_copy)
+    return module_copy
+""",
         # trained first without it; wrapped afterwards only for a test pass, through an evaluation
         # function that sets eval mode and no_grad itself
         """
@@ -389,6 +441,22 @@ class DataParallelStrategy(ParallelStrategy):
     ]
 
     INVALID = [
+        # ... the trained wrapper itself is still reported (line 5)
+        Invalid("""
+import torch
+
+def main(trainer, sampler, loader, optimizer, steps):
+    trainer = torch.nn.DataParallel(trainer)
+    sampler = torch.nn.DataParallel(sampler)
+    for step, x in zip(range(steps), loader):
+        loss = trainer(x).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % 1000 == 0:
+            with torch.no_grad():
+                print(sampler(x[:8]).shape)
+""", line=5),
         # wrapped for evaluation, but the loop around it trains the same name on the next pass
         Invalid("""
 import torch
