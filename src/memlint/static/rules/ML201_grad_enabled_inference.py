@@ -23,7 +23,8 @@ evidence say a forward pass is inference, each read from the code's structure:
   policy) runs inside a training step: it is in no optimizer built next to it, its name says
   teacher/target/EMA/reference, or its output is only ever a loss's target.
 
-Quiet where no memory is held past the statement: a dry run whose result is dropped at once
+Quiet where the callers choose the grad mode: a module's ``forward`` that puts an inner model in
+eval mode and returns its output. Quiet where no memory is held past the statement: a dry run whose result is dropped at once
 (before tracing or export), a smoke test on made-up inputs (``m(torch.randn(2, 8))`` outside a loop, its
 output neither collected nor returned), and forward passes in test files unless their outputs are
 collected over a loop or returned. Grad may be off where ``set_grad_enabled(flag)`` rules: not reported.
@@ -132,6 +133,7 @@ class _FunctionRecord:
     handed_out: set[str] = field(default_factory=set)  # names passed to other functions or stored on objects
     returned: set[str] = field(default_factory=set)  # names returned in a value that may keep a graph
     returned_calls: set[int] = field(default_factory=set)  # calls inside such a value
+    calls_in_returns: set[int] = field(default_factory=set)  # calls inside any returned value, detached or not
     # names that leave the function as objects (passed to a call, returned, stored, aliased):
     # a module among them may be trained elsewhere
     escaped: set[str] = field(default_factory=set)
@@ -393,6 +395,7 @@ class GradEnabledInference(Rule):
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None:
             self._note_escaped(node.value)
+            self._record().calls_in_returns.update(id(n) for n in _walk(node.value) if isinstance(n, cst.Call))
             for part in _parts(node.value):
                 if not _ends_graph(part, self.facts):
                     record = self._record()
@@ -632,6 +635,9 @@ class GradEnabledInference(Rule):
                     return  # inputs made to require grad: the model differentiates them (forces, saliency)
                 if _returned_closure(function) and self._returned(call, record):
                     return  # model_fn returned by get_model_fn(): its callers, unseen, choose the grad mode
+                if function.name == "forward" and function.class_info is not None and function.class_info.is_module \
+                        and not function.entry_grad_mode_explicit and id(call.node) in record.calls_in_returns:
+                    return  # a module's forward handing the output back: whoever calls the module chooses the mode
                 self._report(call, self._eval_message(call, collected))
                 return
             if function.requires_grad_inputs or not training:
@@ -970,6 +976,35 @@ class GradEnabledInference(Rule):
         )
 
     VALID = [
+        # a module's forward that puts its inner model in eval mode and returns its output: the
+        # module's callers (a predict loop under no_grad, a framework) choose the grad mode
+        """
+import torch
+from torch import nn
+
+class Detector(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        self.model.eval()
+        return self.model(x)
+""",
+        # ... also when it detaches what it hands back (a vocoder wrapper)
+        """
+import torch
+from torch import nn
+
+class Vocoder(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        model = self.model.eval()
+        return model(x.transpose(-1, -2)).detach()
+""",
         # the model's forward optimises its labels by gradient descent: it needs grad on
         """
 import torch
