@@ -51,7 +51,6 @@ class FileChecker:
         self._saved_grad_modes: list[tuple[list[GradMode], list[bool]]] = []
         self._statement: list[cst.CSTNode] = []
         self._loop_callees: dict[int, list[object]] = {}  # id(loop) -> what its body calls (see _run_loop)
-        self._if_nodes: dict[int, cst.If] = {}  # id() -> the ifs on facts.branch_path
         self._assign_targets: list[frozenset[str]] = []
         self._visit: dict[type, list[Callable]] = defaultdict(list)
         self._leave: dict[type, list[Callable]] = defaultdict(list)
@@ -374,7 +373,7 @@ class FileChecker:
         if not defaults:
             return False
         for key, branch in self.facts.branch_path:
-            node = self._if_nodes.get(key)
+            node = self.facts.if_nodes.get(key)
             value = F.value_with_defaults(node.test, defaults) if node is not None else F.NOT_A_LITERAL
             if value is not F.NOT_A_LITERAL and value == (branch == "else"):
                 return True
@@ -385,7 +384,7 @@ class FileChecker:
         certain after the ``if`` (``model.train() if training else model.eval()``)."""
         facts = self.facts
 
-        self._if_nodes[id(node)] = node
+        facts.if_nodes[id(node)] = node
 
         def body() -> None:
             self._walk(node.test)

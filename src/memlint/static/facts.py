@@ -996,13 +996,9 @@ class FunctionScope(Scope):
         return bool(loops) and any(id(loops[0].node) in around for _, around in self.training_sites)
 
     def steps_after_backward_in(self, loop: "Loop") -> bool:
-        """Is ``loop`` the micro-batch loop of one step: it backpropagates but steps no
-        optimizer, and the function steps the optimizer after it, outside it (gradient
-        accumulation over the parts of one batch, then one update)? Its iterations are parts
-        of one step, however many there are."""
+        """Does this function step the optimizer after ``loop``'s backward passes, outside it, in
+        the same iteration of the loops around it (see :meth:`Facts.is_micro_batch_loop`)?"""
         key = id(loop.node)
-        if loop.has_optimizer_step or not loop.has_backward_pass or loop.draws:
-            return False
         inside = [index for index, (_, around) in enumerate(self.training_sites) if key in around]
         if not inside:
             return False
@@ -1466,6 +1462,7 @@ class Facts:
         # names bound to a grad-mode context (``ctx = torch.no_grad``), and its mode
         self.grad_mode_names: dict[str, GradMode] = {}
         self.branch_path: list[tuple[int, str]] = []  # the if-branches being walked
+        self.if_nodes: dict[int, cst.If] = {}  # id() -> the ifs walked (branch_path names them by id)
         self.function_scopes: dict[int, FunctionScope] = {}  # id(def node) -> its scope
         self.loop_of_node: dict[int, Loop] = {}  # id(for/while node) -> its Loop, once the walk enters it
         # What this module's functions return, in terms of their parameters (Facts.summary_form),
@@ -2199,18 +2196,10 @@ class Facts:
         """``model.predict(x)`` where ``model`` is a parameter of the function (not rebound) and
         a class of this module defines ``predict``: a pending call, resolved through the class
         the callers pass (see :meth:`_resolve_parameter_method`)."""
-        func = call.func
-        receiver, method = func.value.value, func.attr.value
+        if not self.on_a_parameter(call):
+            return None
         function = self.function
-        if receiver in ("self", "cls") or receiver not in function.parameters:
-            return None
-        if self._defined_methods is None:
-            self._defined_methods = {name for methods in self.class_methods.values() for name in methods}
-        if method not in self._defined_methods:
-            return None
-        binding = self.lookup(receiver)
-        if binding is None or not isinstance(binding.node, cst.Param):
-            return None
+        receiver, method = call.func.value.value, call.func.attr.value
         arguments: dict[str, GraphValue] = {}
         index = 0
         for arg in call.args:

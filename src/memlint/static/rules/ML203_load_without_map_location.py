@@ -103,7 +103,6 @@ class LoadWithoutMapLocation(Rule):
         base = path.rsplit("/", 1)[-1]
         self._test_file = base.startswith("test_") or base.endswith("_test.py") or "/tests/" in path
         self._xla_file = "xla" in base
-        self._ifs: dict[int, cst.If] = {}  # id -> the if statements walked (facts.branch_path names them)
         self._saved_paths: set[str] = set()  # the file arguments of torch.save in this module, as written
         # torch.save of something not moved to the CPU on the way (``model.state_dict()``, a
         # checkpoint dict): in a file that moves modules to a GPU, what it writes holds CUDA tensors
@@ -119,9 +118,6 @@ class LoadWithoutMapLocation(Rule):
         # id() of a def -> (map_location parameter, file parameter) when it wraps torch.load (see _load_wrapper)
         self._wrappers: dict[int, tuple[str, str | None] | None] = {}
         self._may_wrap = "map_location" in checker.source  # a wrapper names the parameter it passes on
-
-    def visit_If(self, node: cst.If) -> None:
-        self._ifs[id(node)] = node
 
     def visit_Del(self, node: cst.Del) -> None:
         self._deleted.setdefault(id(self.facts.function), set()).update(names_in(node.target))
@@ -260,7 +256,7 @@ class LoadWithoutMapLocation(Rule):
         (or the ``else`` of ``if rank != 0:``), or after ``if rank != 0: return`` at the top of
         the function?"""
         for if_id, branch in self.facts.branch_path:
-            node = self._ifs.get(if_id)
+            node = self.facts.if_nodes.get(if_id)
             if node is not None and _rank_test(node.test) == ("first" if branch == "body" else "others"):
                 return True
         function = self.facts.function.node

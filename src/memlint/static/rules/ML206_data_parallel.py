@@ -57,23 +57,18 @@ class DataParallel(Rule):
         # on (an argument, a return value, another name bound to it)
         self._called: set[str] = set()
         self._handed_on: set[str] = set()
-        self._eval_wrappers: set[str] = set()  # names bound to a wrapper put in eval mode as it is made
         # (id(function), name) -> each call in that function given the name: (its place in the
         # walk, the id()s of the loops around it, its callees)
         self._passed_to: dict[tuple[int, str], list[tuple[int, tuple[int, ...], list[object]]]] = {}
         self._calls_seen = 0
         self._called_with_grad: set[tuple[int, str]] = set()  # (id(function), name) called with grad on there
-        self._ifs: dict[int, cst.If] = {}  # id() -> the if (facts.branch_path names them by id)
-
-    def visit_If(self, node: cst.If) -> None:
-        self._ifs[id(node)] = node
 
     def _without_gpus(self) -> bool:
         """Is the walk in a branch that runs only when no GPU is there (the ``else`` of ``if
         torch.cuda.is_available():``, or ``if not torch.cuda.is_available():``)? DataParallel then
         wraps nothing: it calls the module as it is."""
         for key, branch in self.facts.branch_path:
-            node = self._ifs.get(key)
+            node = self.facts.if_nodes.get(key)
             if node is None:
                 continue
             test, negated = node.test, branch == "else"
@@ -88,7 +83,7 @@ class DataParallel(Rule):
         """Is the walk in the body of ``if isinstance(x, nn.DataParallel):`` (a copy wrapped as
         the model it copies was)? The wrapping was chosen by whoever wrapped ``x``."""
         for key, branch in self.facts.branch_path:
-            node = self._ifs.get(key)
+            node = self.facts.if_nodes.get(key)
             test = node.test if node is not None and branch == "body" else None
             if isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2 and \
                     self.facts.qualified_name(test.args[1].value) in DATA_PARALLEL:
@@ -101,10 +96,6 @@ class DataParallel(Rule):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._handed_on.add(dotted_name(node.value) or "")
-        # inception = nn.DataParallel(net).eval().to(device): the wrapper is put in eval mode as made
-        value, frozen = self._peel(node.value)
-        if frozen and isinstance(value, cst.Call) and self.facts.qualified_name(value.func) in DATA_PARALLEL:
-            self._eval_wrappers.update(name for target in node.targets if (name := dotted_name(target.target)))
 
     def visit_Call(self, node: cst.Call) -> None:
         self._calls_seen += 1
@@ -230,9 +221,10 @@ class DataParallel(Rule):
                 frozen: bool, place: "_Place") -> None:
         if self._inference_only(function, bound, place):
             return  # each batch's outputs are gathered, used and freed: no loss, no gradients pile up
-        # ... or the wrapper itself put in eval mode here, as it is made or later (g.eval())
-        frozen = frozen or any(name in self._eval_wrappers or any(
-            change.target == name and change.mode in ("eval", "frozen") for change in function.mode_changes)
+        # ... or the wrapper itself put in eval mode here, as it is made (the engine records
+        # nn.DataParallel(net).eval() as a mode change of the name) or later (g.eval())
+        frozen = frozen or any(
+            change.target == name and change.mode in ("eval", "frozen") for change in function.mode_changes
             for name in bound)
         if frozen and not function.trains_after(place.training_sites, place.loops) \
                 and not self._may_be_trained(bound, function, place):
