@@ -369,7 +369,8 @@ def test_2_a_sum_converted_with_numpy_and_a_frozen_model():
             return total
     """
     assert findings(source) == []
-    assert findings(source.replace("mu.cpu().numpy()", "mu.detach().cpu().numpy()")) == [(8, "ML101")]
+    # the detector then also runs with grad on for nothing (ML201, an inference loop's sum)
+    assert findings(source.replace("mu.cpu().numpy()", "mu.detach().cpu().numpy()")) == [(7, "ML201"), (8, "ML101")]
     assert (15, "ML101") in findings(source.replace("reward_model.requires_grad_(False)", "reward_model.eval()"))
     # a same-named local frozen in another function says nothing of this one's model
     other = source + """
@@ -661,3 +662,236 @@ def test_a_literal_registry_of_functions_is_followed_and_a_mixed_dict_is_not(tmp
     text = (tmp_path / "proj/metric_main.py").read_text().replace('{"fid50k": fid50k}', '{"fid50k": fid50k, "n": 3}')
     (tmp_path / "proj/metric_main.py").write_text(text)
     assert project_findings(tmp_path, "proj/calc.py") == []
+
+
+# ----- ML114: an output marked non-differentiable has no grad_fn, so ctx keeping it closes no cycle ---
+def _ctx_severities(source: str) -> list[tuple[int, str]]:
+    return [(f.line, f.severity) for f in check_source(textwrap.dedent(source), "ops.py", ["ML114"])]
+
+
+def test_ctx_keeping_a_non_differentiable_output_is_a_warning_and_a_differentiable_one_an_error():
+    source = """
+        import torch
+        class VectorPool(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, features, idx):
+                out = features.index_select(0, idx) * 2
+                counts = idx.new_zeros((idx.numel(),))
+                ctx.for_backward = (counts, idx)
+                ctx.mark_non_differentiable(counts)
+                return out, counts
+
+            @staticmethod
+            def backward(ctx, grad_out, grad_counts):
+                counts, idx = ctx.for_backward
+                return grad_out, None
+        """
+    assert _ctx_severities(source) == [(8, "warning")]
+    assert _ctx_severities(source.replace("ctx.mark_non_differentiable(counts)", "pass")) == [(8, "error")]
+
+
+# ----- a coefficient beside a graph-carrying factor is no graph: REINFORCE's reward ------------------
+REINFORCE = """
+    import torch
+    from torch.distributions import Categorical
+    from R_EA import train_and_eval
+
+    class ExponentialMovingAverage(object):
+        def __init__(self, momentum):
+            self._numerator, self._denominator, self._momentum = 0, 0, momentum
+        def update(self, value):
+            self._numerator = self._momentum * self._numerator + (1 - self._momentum) * value
+            self._denominator = self._momentum * self._denominator + (1 - self._momentum)
+        def value(self):
+            return self._numerator / self._denominator
+
+    def select_action(policy):
+        m = Categorical(policy())
+        action = m.sample()
+        return m.log_prob(action), action.cpu().tolist()
+
+    def main(policy, optimizer, nas_bench, budget):
+        baseline = ExponentialMovingAverage(0.9)
+        total_costs, trace = 0, []
+        while total_costs < budget:
+            log_prob, action = select_action(policy)
+            reward, cost_time = train_and_eval(policy.generate_arch(action), nas_bench)
+            trace.append((reward, action))
+            total_costs += cost_time
+            baseline.update(reward)
+            policy_loss = (-log_prob * (reward - baseline.value())).sum()
+            optimizer.zero_grad()
+            policy_loss.backward()
+            optimizer.step()
+    """
+
+
+def test_a_reward_that_only_scales_the_log_probability_is_not_a_graph():
+    assert findings(REINFORCE) == []
+
+
+def test_a_reward_computed_from_the_policy_s_entropy_carries_its_graph():
+    source = REINFORCE.replace(
+        "reward, cost_time = train_and_eval(policy.generate_arch(action), nas_bench)",
+        "accuracy, cost_time = train_and_eval(policy.generate_arch(action), nas_bench)\n"
+        "            reward = accuracy + 0.01 * policy.entropy_head(log_prob)")
+    assert (27, "ML101") in findings(source)  # trace.append((reward, action))
+
+
+# ----- a module wrapped in DataParallel runs the wrapped class's forward (another module's) -------
+def test_a_data_parallel_wrapper_returns_what_the_wrapped_forward_returns(tmp_path):
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "cap/__init__.py": "",
+        "cap/loss_wrapper.py": """
+            import numpy as np
+            import torch
+
+            class LossWrapper(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.model = torch.nn.Linear(8, 3)
+
+                def forward(self, feats, labels):
+                    out = {}
+                    loss = torch.nn.functional.cross_entropy(self.model(feats), labels)
+                    reward = torch.from_numpy(np.ones(3)).to(feats)
+                    out["loss"] = loss
+                    out["reward"] = reward.mean()
+                    return out
+            """,
+        "cap/train.py": """
+            import torch
+            from cap.loss_wrapper import LossWrapper
+
+            def train(loader, optimizer):
+                lw_model = LossWrapper()
+                dp_lw_model = torch.nn.DataParallel(lw_model)
+                histories = {"loss_history": {}}
+                for iteration, (feats, labels) in enumerate(loader):
+                    optimizer.zero_grad()
+                    model_out = dp_lw_model(feats, labels)
+                    loss = model_out["loss"].mean()
+                    loss.backward()
+                    optimizer.step()
+                    histories["loss_history"][iteration] = model_out["reward"].mean()
+            """,
+    })
+    assert [code for _, code in project_findings(tmp_path, "cap/train.py") if code == "ML101"] == []
+    (tmp_path / "cap/train.py").write_text((tmp_path / "cap/train.py").read_text().replace(
+        'model_out["reward"].mean()', 'model_out["loss"].mean()'))
+    assert [code for _, code in project_findings(tmp_path, "cap/train.py") if code == "ML101"] == ["ML101"]
+
+
+def test_what_a_module_call_returns_is_an_output_whatever_its_name():
+    source = """
+        import torch
+
+        def train(lw_model, loader, optimizer):
+            histories = {}
+            total = 0
+            for iteration, (feats, labels) in enumerate(loader):
+                optimizer.zero_grad()
+                model_out = lw_model(feats, labels)
+                loss = model_out["loss"]
+                loss.backward()
+                optimizer.step()
+                histories[iteration] = model_out["reward"].item()
+                total += loss
+        """
+    assert findings(source) == [(14, "ML101")]  # total += loss; no ML109 on 'model_out' kept per run
+
+
+
+# ----- a call named like a model is a function when the project defines one of that name -------
+def test_a_method_of_another_module_named_like_a_teacher_is_not_a_module(tmp_path):
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "nas/__init__.py": "",
+        "nas/board.py": """
+            import torch
+
+            class PrioritizedBoard:
+                def __init__(self):
+                    self.prioritized = []
+
+                def select_teacher(self, model, cand):
+                    scores = [model.meta(c) for c in self.prioritized]
+                    return scores[0] if scores else torch.ones(()), cand
+            """,
+        "nas/train.py": """
+            import torch
+            import torch.nn.functional as F
+
+            def train_epoch(model, loader, optimizer, prioritized_board):
+                for x, y in loader:
+                    meta_value, teacher_cand = prioritized_board.select_teacher(model, 3)
+                    output = model(x)
+                    loss = meta_value * F.cross_entropy(output, y)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+            """,
+    })
+    assert project_findings(tmp_path, "nas/train.py") == []
+
+
+def test_a_method_of_the_accelerator_named_like_a_model_is_not_a_module():
+    source = """
+        import torch
+        from accelerate import Accelerator
+
+        def train(cldm, swinir, loader, diffusion, lr):
+            accelerator = Accelerator()
+            opt = torch.optim.AdamW(cldm.controlnet.parameters(), lr=lr)
+            swinir.eval()
+            cldm, opt, loader = accelerator.prepare(cldm, opt, loader)
+            pure_cldm: ControlLDM = accelerator.unwrap_model(cldm)
+            for gt, lq in loader:
+                with torch.no_grad():
+                    cond = pure_cldm.prepare_condition(swinir(lq))
+                loss = diffusion.p_losses(cldm, gt, cond)
+                opt.zero_grad()
+                accelerator.backward(loss)
+                opt.step()
+        """
+    assert findings(source) == []
+
+
+# ----- a decorator of the project, reached through a star import, that wraps the call in no_grad ---
+def test_a_no_grad_wrapper_decorator_reached_through_a_star_import(tmp_path):
+    write(tmp_path, {
+        "utils/__init__.py": "from utils.experiment import *\n",
+        "utils/experiment.py": """
+            import torch
+
+            def make_nograd_func(func):
+                def wrapper(*f_args, **f_kwargs):
+                    with torch.no_grad():
+                        ret = func(*f_args, **f_kwargs)
+                    return ret
+                return wrapper
+
+            def make_timed_func(func):
+                def wrapper(*f_args, **f_kwargs):
+                    return func(*f_args, **f_kwargs)
+                return wrapper
+            """,
+        "prediction.py": """
+            import torch
+            import torch.nn as nn
+            from utils import *
+
+            model = nn.Linear(4, 2)
+
+            @make_nograd_func
+            def test_sample(sample):
+                model.eval()
+                disp_ests = model(sample)
+                return disp_ests[-1]
+            """,
+    })
+    assert project_findings(tmp_path, "prediction.py") == []
+    (tmp_path / "prediction.py").write_text((tmp_path / "prediction.py").read_text().replace(
+        "@make_nograd_func", "@make_timed_func"))
+    assert project_findings(tmp_path, "prediction.py") == [(10, "ML201")]

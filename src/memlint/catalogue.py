@@ -135,9 +135,11 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "A forward pass that is only inference (eval mode, an inference loop, a teacher or target model) runs "
              "with autograd enabled, keeping activations for a backward that never comes.",
              fixable=True,
-             # eval mode; a training step (a teacher); outputs collected by an inference loop
+             # eval mode; a training step (a teacher); outputs collected by an inference loop; outputs
+             # only read detached
              triggers=(".eval()", ".train(False)", "train(mode=False)", "backward", "training_step", "train_step",
-                       "compute_loss", ".append(", ".extend(", "+= [", ".cat(", ".stack(", "property")),
+                       "compute_loss", ".append(", ".extend(", "+= [", ".cat(", ".stack(", "property", ".detach(",
+                       ".item(", ".tolist(", ".data")),
     RuleInfo("ML202", "empty-cache-in-loop", "warning",
              "torch.cuda.empty_cache() runs every step: it frees nothing still referenced and forces slow "
              "re-allocation.",

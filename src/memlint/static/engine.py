@@ -731,6 +731,10 @@ class FileChecker:
             if len(targets) == 1 and isinstance(targets[0], (cst.Name, cst.Attribute)):
                 self._mode_set_as_made(dotted_name(targets[0]), node.value)
             graph = self.facts.graph_value(node.value)
+            if _draws_from_an_iterator(node.value, self.facts):
+                # batch = next(loader_iter): data coming in, as a loop target is; a loss computed
+                # from it says nothing of the batch itself
+                self.facts.function.inputs |= {n for t in targets for n in names_in(t)}
             for target in targets:
                 pairs = _element_pairs(target, node.value)
                 if pairs is None:
@@ -854,6 +858,11 @@ class FileChecker:
                 self._loop_callees[id(loop)].append(qualified)
         if method == "numpy" and not node.args and function is not None:
             converted = _numpy_converted(func.value)
+            if converted is not None:
+                function.numpy_converted.add(converted)
+        elif qualified in _NUMPY_FROM_TENSORS and node.args and node.args[0].keyword is None and function is not None:
+            # np.array(embs): numpy converts each tensor of the list, and raises on one with a graph
+            converted = _numpy_converted(node.args[0].value)
             if converted is not None:
                 function.numpy_converted.add(converted)
         if method in F.BACKWARD_METHODS or qualified in F.AUTOGRAD_FUNCTIONS:
@@ -1330,6 +1339,8 @@ def _binds_module(target: cst.BaseExpression, value: cst.BaseExpression, graph: 
         qualified = facts.qualified_name(value.func) or ""
         if qualified.startswith("torch.") and facts._is_imported(qualified):
             return False  # torch.Generator(), torch.zeros(...): not a module, whatever the name
+        if facts.is_module_expr(value.func):
+            return False  # model_out = lw_model(x): what a module's call returns, whatever the name
     return F.is_module_name(name.rsplit(".", 1)[-1]) and isinstance(value, (cst.Call, cst.Name, cst.Attribute))
 
 
@@ -1420,6 +1431,12 @@ def grad_mode_of(node: cst.BaseExpression, facts: Facts) -> GradMode | None:
     return None
 
 
+def _draws_from_an_iterator(value: cst.BaseExpression, facts: Facts) -> bool:
+    """``next(loader_iter)``, ``next(iter(loader))``: the builtin ``next`` (not shadowed)."""
+    return (type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == "next"
+            and facts.lookup("next") is None)
+
+
 def _exits_on_success(block: cst.BaseSuite) -> bool:
     """Does the loop body hold a ``try`` whose block ends by leaving the loop (``return`` /
     ``break``)? It goes round again only when the ``except`` caught something: a retry."""
@@ -1439,6 +1456,10 @@ def _decorator_grad_mode(scope: FunctionScope, facts: Facts) -> GradMode | None:
     torch.no_grad)()(fn)``. None when it returns anything else."""
     modes = set()
     for value in scope.returned_nodes:
+        wrapper = _nested_def(value, scope)
+        if wrapper is not None:  # def wrapper(*a, **k): with torch.no_grad(): return fn(*a, **k)
+            modes.add(_mode_around_calls(wrapper, set(scope.parameters), facts))
+            continue
         if type(value) is not cst.Call or type(value.func) is not cst.Call or not any(
                 type(arg.value) is cst.Name and arg.value.value in scope.parameters for arg in value.args):
             return None
@@ -1446,6 +1467,43 @@ def _decorator_grad_mode(scope: FunctionScope, facts: Facts) -> GradMode | None:
         modes.add(grad_mode_of(applied.func if type(applied.func) is cst.IfExp and not applied.args else applied,
                                facts))
     return modes.pop() if len(modes) == 1 else None
+
+
+def _nested_def(value: cst.BaseExpression, scope: FunctionScope) -> cst.FunctionDef | None:
+    """The function defined in ``scope`` that ``value`` names (``return wrapper``)."""
+    if type(value) is not cst.Name:
+        return None
+    binding = scope.bindings.get(value.value)
+    node = binding.node if binding is not None else None
+    return node if isinstance(node, cst.FunctionDef) else None
+
+
+def _mode_around_calls(wrapper: cst.FunctionDef, callables: set[str], facts: Facts) -> GradMode | None:
+    """The grad mode every call of one of ``callables`` in ``wrapper`` runs in, when a ``with``
+    block inside it sets one for all of them (None if any runs outside such a block, or none
+    is called)."""
+    modes: list[GradMode | None] = []
+
+    class _Calls(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.stack: list[GradMode | None] = []
+
+        def visit_With(self, node: cst.With) -> None:
+            found = [grad_mode_of(item.item, facts) for item in node.items]
+            self.stack.append(next((mode for mode in found if mode is not None), None))
+
+        def leave_With(self, node: cst.With) -> None:
+            self.stack.pop()
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is wrapper
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if type(node.func) is cst.Name and node.func.value in callables:
+                modes.append(next((mode for mode in reversed(self.stack) if mode is not None), None))
+
+    wrapper.visit(_Calls())
+    return modes[0] if modes and all(mode is modes[0] for mode in modes) else None
 
 
 def _factory_grad_mode(scope: FunctionScope, facts: Facts) -> GradMode | None:
@@ -1465,6 +1523,10 @@ def _turns_grad_off(node: cst.BaseExpression, facts: Facts) -> bool:
     return grad_mode_of(node, facts) is GradMode.OFF
 
 
+# numpy functions that convert a tensor (or a list of tensors) through ``Tensor.__array__``, which
+# raises on a tensor that requires grad.
+_NUMPY_FROM_TENSORS = frozenset({"numpy.array", "numpy.asarray", "numpy.stack", "numpy.concatenate", "numpy.vstack",
+                                 "numpy.hstack"})
 # Tensor methods that keep requires_grad (``x.cpu().numpy()`` still raises on a graph-carrying x).
 _KEEPING_GRAD = frozenset({"cpu", "to", "float", "double", "half", "bfloat16", "contiguous", "clone", "squeeze",
                            "unsqueeze", "view", "reshape", "flatten", "t", "permute"})

@@ -33,7 +33,7 @@ from typing import Callable, Iterable, Iterator
 
 import libcst as cst
 
-from memlint.static.frameworks import PASS_THROUGH_METHODS, PLAIN, ClassKinds
+from memlint.static.frameworks import PASS_THROUGH_METHODS, PLAIN, ClassKinds, external_kinds
 from memlint.static.tensor_api import TENSOR_API
 from memlint.static.triggers import TORCH_PACKAGES
 
@@ -441,9 +441,7 @@ def builds_a_sequence(loop: "Loop") -> bool:
 
 def is_module_name(name: str) -> bool:
     lowered = name.lower()
-    return lowered in MODULE_NAME_WORDS or lowered.endswith(MODULE_NAME_SUFFIXES) or (
-        lowered.startswith("model_") or lowered.startswith("net_")
-    )
+    return lowered in MODULE_NAME_WORDS or lowered.endswith(MODULE_NAME_SUFFIXES)
 
 
 def names_a_module_object(name: str) -> bool:
@@ -1477,6 +1475,9 @@ class Facts:
         self.registries: dict[str, list[cst.FunctionDef]] = {}
         self.class_nodes: dict[str, cst.ClassDef] = {}
         self.class_methods: dict[str, dict[str, cst.FunctionDef]] = {}
+        self._project_defs: dict[str, bool] = {}  # name -> does the project define a function of that name
+        self._stars: list[str] | None = None  # star-imported modules (known once the imports are read)
+        self._star_sources: dict[str, str | None] = {}  # name -> the star-imported module defining it
         self._defined_methods: set[str] | None = None  # every method name a class of the module defines
         self.class_bases: dict[str, tuple[str, ...]] = {}
         self.deciding = False  # running a decision at a function's exit: resolve() may raise Pending
@@ -1628,10 +1629,56 @@ class Facts:
                 if here[: len(change.branch_path)] != change.branch_path:
                     return None  # changed in a branch that may not have run: unknown mode
                 return change
+        return self._module_level_mode(target) if function is not self.module_scope else None
+
+    def _module_level_mode(self, target: str) -> ModeChange | None:
+        """``model = Net(); model.eval()`` at module level, read in a function that uses the
+        global ``model``: the last unconditional change made at module level. Whether another
+        function changes it too is known only at the end (see :meth:`mode_changed_in_functions`)."""
+        root = target.split(".", 1)[0]
+        binding = self.lookup(root)
+        if binding is None or self.module_scope.bindings.get(root) is not binding:
+            return None  # a local (or a parameter) of that name
+        for change in reversed(self.module_scope.mode_changes):
+            if change.target == target:
+                return change if not change.branch_path else None
         return None
 
+    def mode_changed_in_functions(self, target: str) -> bool:
+        """Does any function of the module change the mode of the global ``target``? (Complete
+        at the end of the module.)"""
+        return any(change.target == target and scope is not self.module_scope
+                   for scope in self.function_scopes.values() for change in scope.mode_changes)
+
     def qualified_name(self, node: cst.BaseExpression) -> str | None:
-        return self.imports.qualified_name(node)
+        qualified = self.imports.qualified_name(node)
+        if qualified is None or not self._star_modules:
+            return qualified
+        head, _, rest = qualified.partition(".")
+        if head in self.imports.aliases:
+            return qualified
+        source = self._star_sources.get(head, "")
+        if source == "":
+            source = self._star_sources[head] = self._star_source(head)
+        return f"{source}.{qualified}" if source is not None else qualified
+
+    @property
+    def _star_modules(self) -> list[str]:
+        """The project modules this one star-imports (``from utils import *``), in order."""
+        if self._stars is None:
+            self._stars = [module for local, module in self.imports.aliases.items() if local.startswith("*")]
+        return self._stars
+
+    def _star_source(self, name: str) -> "str | None":
+        """The star-imported module of the project that defines ``name`` (a function, a class,
+        or a re-export of one), when this module does not bind it itself."""
+        if self.project is None or name in self.module_functions or name in self.class_nodes \
+                or name in self.module_scope.bindings:
+            return None
+        for module in self._star_modules:
+            if self.project.definition(f"{module}.{name}") is not None:
+                return module
+        return None
 
     def is_module_expr(self, node: cst.BaseExpression) -> bool:
         """Is ``node`` (a callee) an nn.Module, a loss object or the module itself (``self``)?"""
@@ -1663,7 +1710,46 @@ class Facts:
             if owner_class is not None and self.methods_of(owner_class, last):
                 return False  # self.learner.update_model(x): a method of a class of this file
         # build_model / get_model / load_model are factories: calling one returns a module
-        return names_a_module_object(last)
+        if not names_a_module_object(last):
+            return False
+        if "." in name and last.lower() not in MODULE_NAME_WORDS and self._names_a_def(last):
+            return False  # board.select_teacher(model): a function the project defines, not a module
+        if "." in name and self._owner_is_plain(name.rsplit(".", 1)[0]):
+            return False  # accelerator.unwrap_model(model): a method of an object that is no module
+        return True
+
+    def _owner_is_plain(self, owner: str) -> bool:
+        """Was ``owner`` built by a class known not to be a module (and to have no unknown base):
+        ``accelerator = Accelerator()``, a Lightning ``Trainer``, a plain class of the project?"""
+        qualified = self.constructed_by(_name_expr(owner))
+        if qualified is None:
+            return False
+        if qualified in self.classes:
+            kinds = self.classes[qualified].kinds
+        else:
+            definition = self.project_definition(qualified)
+            if definition is not None:
+                if definition.kind != "class":
+                    return False
+                kinds = self.project.class_kinds(definition.qualified)
+            elif qualified.split(".", 1)[0] in self.imports.aliases or "." in qualified:
+                kinds = external_kinds(qualified)
+            else:
+                return False
+        return not (kinds.module or kinds.lightning or kinds.unknown_base)
+
+    def _names_a_def(self, name: str) -> bool:
+        """Does this module define a method or function ``name``, or another module of the
+        project a ``def name``? Read from the project's text (cached per name)."""
+        if self._defined_methods is None:
+            self._defined_methods = {method for methods in self.class_methods.values() for method in methods}
+        if name in self._defined_methods or name in self.module_functions:
+            return True
+        known = self._project_defs.get(name)
+        if known is None:
+            found = self.project.modules_mentioning(f"def {name}") if self.project is not None else None
+            known = self._project_defs[name] = bool(found)
+        return known
 
     def holds_a_tensor_made_here(self, node: cst.BaseExpression) -> bool:
         """Is ``node`` a name of this function bound to a tensor it allocated (``torch.zeros(...)``,
@@ -1756,8 +1842,8 @@ class Facts:
         node = getattr(binding, "node", None)
         if isinstance(node, cst.Call):
             built = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
-            if built in self.class_nodes:
-                return False  # its forward is in view
+            if built in self.class_nodes or self.project_instance_class(call.func) is not None:
+                return False  # its forward is in view (in this module or another of the project)
             if built.endswith(("Loss", "Criterion")):
                 return True
         last = name.rsplit(".", 1)[-1].lower()
@@ -1999,9 +2085,23 @@ class Facts:
                     stack.append(current.value)
             elif current_type in _NO_NAMES or current_type is cst.Comparison:
                 continue
+            elif current_type is cst.BinaryOperation and type(current.operator) in _SCALING_OPERATORS:
+                stack.extend(self._graph_factors(current))
             else:
                 stack.extend(expression_children(current))
         return found
+
+    def _graph_factors(self, product: cst.BinaryOperation) -> list[cst.BaseExpression]:
+        """The factors of ``a * b`` (or ``a / b``) a graph can come from. Beside a factor that
+        provably carries a graph, the other is a coefficient (``-log_prob * (reward - baseline)``,
+        ``loss / n``): that it reaches a backward pass is no evidence that it carries a graph."""
+        left = self.graph_value(product.left).state is Graph.CARRIES
+        right = self.graph_value(product.right).state is Graph.CARRIES
+        if left and not right:
+            return [product.left]
+        if right and not left:
+            return [product.right]
+        return [product.left, product.right]
 
     def _arguments_passed_on(self, call: cst.Call) -> "list[cst.BaseExpression] | None":
         """The arguments of a call of this module's functions that their summaries say the result
@@ -2352,13 +2452,16 @@ class Facts:
 
     def is_micro_batch_loop(self, loop: "Loop", function: "FunctionScope") -> bool:
         """Is ``loop`` the loop over the parts of one step (gradient accumulation): it
-        backpropagates, steps no optimizer (nor does anything it calls that can be read) and pulls no batches
-        itself, and the update follows it once: in its function, after it, in the same
+        backpropagates, steps no optimizer (nor does anything it calls that can be read), is a
+        ``for`` loop if it pulls batches itself (``for i in range(accumulate): x = next(loader)``),
+        and the update follows it once: in its function, after it, in the same
         iteration of the loops around it; or, in a function that steps no optimizer, after each
         call of the function, in its callers' loops. However many parts, what the loop keeps in a
         local lives for one step."""
-        if not loop.has_backward_pass or loop.has_optimizer_step or loop.draws:
+        if not loop.has_backward_pass or loop.has_optimizer_step:
             return False
+        if loop.draws and type(loop.node) is not cst.For:
+            return False  # while True: batch = next(it): as many parts as the data has
         if loop.callees_update is not None and loop.callees_update():
             return False  # (an update that cannot be read is not one: the step after it is seen)
         if function.steps_after_backward_in(loop):
@@ -2496,6 +2599,18 @@ class Facts:
         binding = self.lookup(dotted) if dotted is not None else None
         value = binding.node if binding is not None else None
         value = without_self_returning_calls(value)
+        for _ in range(3):  # dp_model = DataParallel(model): what it runs is model's class
+            if type(value) is not cst.Call or not self._wraps_a_module(value):
+                break
+            inner = value.args[0].value
+            if type(inner) is cst.Call:
+                value = without_self_returning_calls(inner)
+                continue
+            dotted = dotted_name(inner)
+            if dotted is None or dotted == dotted_name(node):
+                return None  # model = DataParallel(model): the name's earlier binding is gone
+            inner_binding = self.lookup(dotted)
+            value = without_self_returning_calls(inner_binding.node) if inner_binding is not None else None
         if type(value) is not cst.Call:
             return None
         if element:
@@ -2664,11 +2779,13 @@ class Facts:
         for _ in range(4):
             if type(node) is cst.Call and type(node.func) is _ATTRIBUTE and node.func.attr.value in SELF_RETURNING_METHODS:
                 node = node.func.value
-                if type(node) is _NAME:
-                    binding = self.lookup(node.value) or self._init_binding(node.value)
-                    node = binding.node if binding is not None else None
-                continue
-            break
+            elif type(node) is cst.Call and self._wraps_a_module(node):
+                node = node.args[0].value  # DataParallel(net): calls run net's forward
+            else:
+                break
+            if type(node) is _NAME:
+                binding = self.lookup(node.value) or self._init_binding(node.value)
+                node = binding.node if binding is not None else None
         if type(node) is cst.Call and type(node.func) is _NAME and node.func.value in self.class_nodes:
             return node.func.value
         if type(node) is cst.Param and node.annotation is not None:
@@ -2676,6 +2793,13 @@ class Facts:
             if type(annotation) is _NAME and annotation.value in self.class_nodes:
                 return annotation.value
         return None
+
+    def _wraps_a_module(self, call: cst.Call) -> bool:
+        """``DataParallel(net)``, ``DDP(net, device_ids=[rank])``: a wrapper whose calls run the
+        wrapped module's forward and hand back what it returns."""
+        qualified = self.qualified_name(call.func) or ""
+        return (qualified.rsplit(".", 1)[-1] in _PARALLEL_WRAPPERS and bool(call.args)
+                and call.args[0].keyword is None and qualified.startswith("torch."))
 
     def _init_binding(self, name: str) -> "Binding | None":
         """``name`` as the class's ``__init__`` binds it (``self.system = system.to(device)`` read
@@ -3198,6 +3322,8 @@ class Facts:
 
 
 _DICT_TYPES = frozenset({"dict", "OrderedDict", "collections.OrderedDict"})
+_SCALING_OPERATORS = (cst.Multiply, cst.Divide)
+_PARALLEL_WRAPPERS = frozenset({"DataParallel", "DistributedDataParallel"})
 # Builtins whose result hands on the elements of their arguments (for i, v in enumerate(values)).
 _PASSING_ELEMENTS = frozenset({"enumerate", "zip", "reversed", "sorted", "list", "tuple", "iter"})
 # torch.distributions methods: rsample, log_prob, entropy keep the parameters' graph; sample does not.

@@ -87,8 +87,8 @@ def external_kinds(qualified: str) -> ClassKinds:
             return ClassKinds(module=True, lightning=True)
         if last.endswith("Callback") or last == "BasePredictionWriter":
             return ClassKinds(lightning_callback=True)
-        if last == "LightningDataModule":
-            return PLAIN
+        if last in ("LightningDataModule", "Trainer", "Fabric"):
+            return PLAIN  # the data, the loop runner: not modules (their methods are methods)
         return ClassKinds(unknown_base=True)
     if root == "torch":
         if last in DATASET_CLASSES and ".data" in qualified:
@@ -101,6 +101,8 @@ def external_kinds(qualified: str) -> ClassKinds:
                 "torch.nn.functional") and last not in _NOT_MODULE_TORCH_NN:
             return ClassKinds(module=True)
         return ClassKinds(unknown_base=True)
+    if root == "accelerate" and last == "Accelerator":
+        return PLAIN  # accelerator.unwrap_model(m), .backward(loss): methods of the launcher object
     if root == "skorch" and last.startswith("NeuralNet"):
         return PLAIN  # a scikit-learn style wrapper; it calls its own validation_step under no_grad
     if root in _TRAINER_PACKAGES and (last in _HF_TRAINERS or last.endswith("Trainer")):

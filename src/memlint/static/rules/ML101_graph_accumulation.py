@@ -1994,6 +1994,38 @@ class LitClassifier(L.LightningModule):
         self.training_step_outputs.append({"preds": log["preds"]})
         return log["loss"]
 """,
+        # the list is handed to numpy at the end: np.array raises on a tensor with a graph, so a
+        # program that runs kept none (whatever the callable named like a model returns)
+        """
+import numpy as np
+import torch
+
+def get_embeddings(model_interf, batches):
+    embs = []
+    for ndimages in batches:
+        embs.extend(model_interf(ndimages))
+    return np.array(embs)
+""",
+        # a batch drawn with next() is data coming in: the loss computed from it says nothing of
+        # the batch's own entries (an int read back from it is no graph)
+        """
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0, 0
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+def train_one_epoch(model, optimizer, train_loader, model_func):
+    losses_m = AverageMeter()
+    dataloader_iter = iter(train_loader)
+    for cur_it in range(100):
+        batch = next(dataloader_iter)
+        optimizer.zero_grad()
+        loss, tb_dict, disp_dict = model_func(model, batch)
+        loss.backward()
+        optimizer.step()
+        losses_m.update(loss.item(), batch.get("batch_size", None))
+""",
     ]
 
     INVALID += [

@@ -30,7 +30,7 @@ size does not grow with the inputs, and activation checkpointing keeps RNG state
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -95,6 +95,9 @@ class _FunctionClass:
     returned: dict[int, set[str]]  # id(forward scope) -> names it returns (outputs)
     returned_attributes: set[str]  # ctx attributes forward returns (``return ctx.out``)
     tensor_names: dict[int, set[str]]  # id(scope) -> names used there as tensors
+    # id(forward scope) -> outputs passed to ctx.mark_non_differentiable: they get no grad_fn,
+    # so keeping one on ctx closes no cycle
+    non_differentiable: dict[int, set[str]] = field(default_factory=dict)
 
 
 class TensorStoredOnCtx(Rule):
@@ -200,6 +203,9 @@ class TensorStoredOnCtx(Rule):
         receiver = dotted_name(func.value)
         if receiver == ctx and func.attr.value in _CTX_TENSOR_METHODS:
             used.update(name for arg in node.args if (name := dotted_name(arg.value)) is not None)
+            if func.attr.value == "mark_non_differentiable":
+                record.non_differentiable.setdefault(id(self.facts.function), set()).update(
+                    arg.value.value for arg in node.args if isinstance(arg.value, cst.Name))
         elif receiver is not None and func.attr.value in _TENSOR_ONLY_METHODS:
             used.add(receiver)
             attribute = _ctx_attribute(func.value, ctx)
@@ -270,7 +276,8 @@ class TensorStoredOnCtx(Rule):
         if isinstance(value, cst.Name):
             name = value.value
             if name in record.returned.get(id(function), ()):
-                return "output"
+                # an output marked non-differentiable has no grad_fn: kept, it is a tensor, no cycle
+                return "tensor" if name in record.non_differentiable.get(id(function), ()) else "output"
             if function.name == "setup_context" and _parameter_index(function, name) == 2:
                 return "output"
             binding = function.bindings.get(name)

@@ -554,13 +554,10 @@ class GradEnabledInference(Rule):
     def _made_up_inputs(self, call: _ModuleCall) -> bool:
         """Is every argument of the call made up in the function: a literal, or a tensor from a
         torch factory (``torch.randn(2, 50, 384)``, ``torch.full((2,), 50)``), directly or through
-        a local bound once to one? A model file's smoke test, not a pass over data."""
-        facts = self.facts
+        a local bound once to one? A model file's smoke test, not a pass over data. No argument
+        at all is made up too (``zs = l0_module()``: the module draws its own values)."""
         function = call.function
-        arguments = [arg.value for arg in call.node.args]
-        if not arguments:
-            return False
-        return all(self._made_up(value, function) for value in arguments)
+        return all(self._made_up(arg.value, function) for arg in call.node.args)
 
     def _made_up(self, value: cst.BaseExpression | None, function: FunctionScope, depth: int = 0) -> bool:
         """A literal (also nested lists of them), or a torch factory's tensor (also moved, sliced
@@ -599,6 +596,10 @@ class GradEnabledInference(Rule):
     # ----- decisions, at the end of the module (optimizers and freezing complete) ---------------------
     def _decide(self, call: _ModuleCall) -> None:
         function = call.function
+        if (call.mode is not None and call.scope == "global"
+                and not any(change.target == call.target for change in function.mode_changes)
+                and self.facts.mode_changed_in_functions(call.target)):
+            call.mode = None  # put in eval mode at module level, but some function changes it too
         if call.methods and not self._runs_module_method(call):
             return
         if not call.frozen and not any(change.target == call.target and change.mode == "frozen"
@@ -675,6 +676,32 @@ class GradEnabledInference(Rule):
         kept = self._returned_to_inference(call, record)
         if kept is not None:
             self._report(call, self._loop_message(call, kept))
+            return
+        if self._only_used_detached(call, record):
+            self._report(call, (f"'{_short(call.target)}' runs with grad on, but its output is only used detached: "
+                                "the graph is recorded for nothing",
+                                "run the call under torch.no_grad()"))
+
+    def _only_used_detached(self, call: _ModuleCall, record: _FunctionRecord) -> bool:
+        """Is every read of the call's result one that drops its graph (``samples.detach().cpu()``,
+        ``out.item()``, ``mse(out, y).item()``, ``out.shape[0]``; see :class:`_Reads`), in a
+        function that backpropagates nothing and hands the result on to nobody: the code itself
+        says the graph is not wanted."""
+        function = call.function
+        results = call.results - {"_"}
+        if (len(results) != 1 or call.input_carries or function.has_backward or function.requires_grad_inputs
+                or self._module_method(function) or self._returned(call, record)
+                or not isinstance(function.node, cst.FunctionDef)):
+            return False
+        info = function.class_info
+        if function.name == "forward" and info is not None and info.is_module:
+            return False  # a module's forward: whoever calls the module chooses the grad mode
+        (name,) = results
+        if "." in name:
+            return False
+        reads = _Reads(name)
+        function.node.body.visit(reads)
+        return reads.detached > 0 and reads.detached == reads.total and reads.bound == 1
 
     def _module_method(self, function: FunctionScope) -> bool:
         """A method of an nn.Module that hands what it computes on to its caller (``encode``,
@@ -709,6 +736,8 @@ class GradEnabledInference(Rule):
             escapes = set(function.backward_names) | record.handed_out | record.returned
             if function.derives_from(escapes, {collection.container}) or "." in collection.container:
                 continue
+            if collection.container in function.numpy_converted:
+                continue  # mu.cpu().numpy() later: numpy() raises on a graph, so the outputs had none
             return collection
         return None
 
@@ -1383,6 +1412,121 @@ class Model(L.LightningModule):
     ]
 
     VALID += [
+        # the output reaches a loss handed to a step of another object (which may backpropagate
+        # it): not only read down to numbers
+        """
+import torch
+
+def fit_epoch(model, loader, trainer):
+    for x, y in loader:
+        out = model(x)
+        loss = torch.nn.functional.mse_loss(out, y)
+        trainer.step(loss)
+        print(out.shape[0], loss.item())
+""",
+        # a decorator of the file whose wrapper runs the function under no_grad
+        """
+import torch
+import torch.nn as nn
+
+def make_nograd_func(func):
+    def wrapper(*f_args, **f_kwargs):
+        with torch.no_grad():
+            ret = func(*f_args, **f_kwargs)
+        return ret
+    return wrapper
+
+model = nn.Linear(4, 2)
+
+@make_nograd_func
+def test_sample(sample):
+    model.eval()
+    return model(sample)[-1]
+""",
+        # a module file's smoke test: a module that draws its own values, run once under __main__
+        """
+import torch
+import torch.nn as nn
+
+class L0Module(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.log_alpha = nn.Parameter(torch.zeros(n))
+    def forward(self):
+        return torch.sigmoid(self.log_alpha + torch.rand_like(self.log_alpha))
+
+if __name__ == "__main__":
+    l0_module = L0Module(12)
+    l0_module.eval()
+    zs = l0_module()
+    print(zs.sum())
+""",
+        # read detached for the discriminator, but the same function backpropagates the generator
+        # through it; and a sample also returned as it is (its caller chooses)
+        """
+import torch
+import torch.nn as nn
+
+class GAN:
+    def __init__(self):
+        self.gen, self.dis = nn.Linear(8, 8), nn.Linear(8, 1)
+
+    def train_step(self, z, opt_d):
+        fake = self.gen(z)
+        d_loss = self.dis(fake.detach()).mean()
+        opt_d.zero_grad()
+        d_loss.backward()
+        opt_d.step()
+
+    def sample(self, z, log):
+        out = self.gen(z)
+        log.append(out.detach().cpu())
+        return out
+""",
+        # the global model is put back in training mode by a function of the module: its mode where
+        # transcribe() runs is unknown
+        """
+import torch
+import torch.nn as nn
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(80, 16)
+    def forward(self, feats):
+        return self.proj(feats)
+
+model = Encoder()
+model.eval()
+
+def transcribe(feats, decoder):
+    logits = model(feats)
+    return decoder.decode(logits)
+
+def finetune(loader, optimizer):
+    model.train()
+    for x, y in loader:
+        loss = (model(x) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+        # every caller runs it under no_grad
+        """
+import torch
+import torch.nn as nn
+
+model = nn.Linear(80, 16)
+model.eval()
+
+def transcribe(feats):
+    logits = model(feats)
+    return logits.argmax(-1).tolist()
+
+def serve(requests):
+    with torch.no_grad():
+        return [transcribe(r) for r in requests]
+""",
         # Grad-CAM through an attribute: the score kept on self is what is backpropagated
         """
 import torch
@@ -1759,6 +1903,55 @@ def test(model, loader):
     ]
 
     INVALID = [
+        # a validation helper without no_grad: every output is reduced to a number at once
+        Invalid("""
+import math
+import torch
+import torch.nn as nn
+
+mse_sum = nn.MSELoss(reduction="sum")
+
+def validate(model, validation):
+    total_mse, count = 0.0, 0
+    for properties in validation:
+        _, predicted = model(properties["species"].cuda(), properties["aevs"].cuda())
+        total_mse += mse_sum(predicted, properties["energies"].cuda()).item()
+        count += predicted.shape[0]
+    return math.sqrt(total_mse / count)
+""", line=11),
+        # a sample grid made during training: the output is only ever read detached
+        Invalid("""
+import os
+import torch
+import torch.nn as nn
+
+class GAN:
+    def __init__(self):
+        self.gen = nn.Linear(512, 3 * 64 * 64)
+
+    def create_grid(self, fixed_input, sample_dir, epoch):
+        samples = self.gen(fixed_input)
+        torch.save(samples.detach().cpu(), os.path.join(sample_dir, f"gen_{epoch}.pt"))
+""", line=11),
+        # a global model put in eval mode at module level, run with grad on by a service function
+        Invalid("""
+import torch
+import torch.nn as nn
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(80, 16)
+    def forward(self, feats):
+        return self.proj(feats)
+
+model = Encoder()
+model.eval()
+
+def transcribe(feats):
+    logits = model(feats)
+    return logits.argmax(-1).tolist()
+""", line=16),
         # put in eval mode as it is made (a chain of self-returning calls), then run with grad on
         Invalid("""
 import torch
@@ -2102,6 +2295,75 @@ def _discarded(statement: cst.CSTNode | None, call: cst.Call) -> bool:
                 isinstance(t.target, cst.Name) and t.target.value.strip("_") == "" for t in small.targets):
             return True
     return False
+
+
+# Reads that drop the graph (not ``.numpy()``: it raises on a tensor with a graph, so a program
+# that runs shows the output had none)
+_DETACHING = frozenset({"detach", "detach_", "item", "tolist", "data"})
+
+
+class _Reads(cst.CSTVisitor):
+    """How a local is read in a function body (nested functions left out): every read, the
+    reads that drop its graph, and how often it is bound. A read drops the graph when it
+    detaches the local (``x.detach()``, ``x.item()``, ``x.data``), reads its metadata
+    (``x.shape``, ``x.size(0)``), or sits inside an expression reduced to a number
+    (``mse(x, y).item()``, ``(x.argmax(1) == y).sum().tolist()``)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.total = self.detached = self.bound = 0
+        self._detached_nodes: set[int] = set()
+        self._bound_nodes: set[int] = set()
+        self._reduced: set[int] = set()  # id()s of expressions whose value ends as a number
+        self._depth = 0  # how many such expressions the walk is inside
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if id(node) in self._reduced:
+            self._depth += 1
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        if id(original_node) in self._reduced:
+            self._depth -= 1
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        for element in _flat_targets(node.target):
+            if isinstance(element, cst.Name) and element.value == self.name:
+                self._bound_nodes.add(id(element))
+                self.bound += 1
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        attribute = node.attr.value
+        if isinstance(node.value, cst.Name) and node.value.value == self.name and (
+                attribute in _DETACHING or attribute in _METADATA):
+            self._detached_nodes.add(id(node.value))
+        elif attribute in _TO_NUMBERS:
+            self._reduced.add(id(node.value))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value != self.name or id(node) in self._bound_nodes:
+            return
+        self.total += 1
+        if id(node) in self._detached_nodes or self._depth:
+            self.detached += 1
+
+
+# Reads of a tensor's metadata (no graph used) and calls that end a value as Python numbers.
+_METADATA = frozenset({"shape", "dtype", "device", "ndim", "size", "dim", "numel"})
+_TO_NUMBERS = frozenset({"item", "tolist"})
+
+
+def _flat_targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [leaf for element in target.elements for leaf in _flat_targets(element.value)]
+    return [target]
 
 
 def _scope_of(target: str, function: FunctionScope) -> str:

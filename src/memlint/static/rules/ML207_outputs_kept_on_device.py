@@ -181,6 +181,8 @@ class OutputsKeptOnDevice(Rule):
             return None
         base = chain.base
         detached = chain.detached or self.facts.in_no_grad
+        if isinstance(base, cst.Call) and _mmcv_test_call(base):
+            return None  # model(return_loss=False, **data): OpenMMLab's test API hands back CPU results
         if isinstance(base, cst.Call):
             func = base.func
             if isinstance(func, cst.Attribute) and func.attr.value == "forward":
@@ -610,6 +612,20 @@ class OutputsKeptOnDevice(Rule):
         return any(word in last for word in _DEVICE_WORDS)
 
     VALID = [
+        # OpenMMLab's test mode returns per-image results on the CPU (numpy arrays, lists)
+        """
+import torch
+
+def single_gpu_test(model, data_loader):
+    model = model.cuda()
+    model.eval()
+    results = []
+    for i, data in enumerate(data_loader):
+        with torch.no_grad():
+            result = model(return_loss=False, rescale=True, **data)
+        results.append(result)
+    return results
+""",
         # kept on the device for a collective: the list goes to a helper that all-gathers it
         """
 import torch
@@ -1324,6 +1340,13 @@ def _to_cpu(call: cst.Call) -> bool:
         if dotted_name(value) in ("cpu", "cpu_device"):
             return True
     return False
+
+
+def _mmcv_test_call(call: cst.Call) -> bool:
+    """``model(return_loss=False, rescale=True, **data)``: the test mode of OpenMMLab's models
+    (mmdet, mmseg, mmdet3d), whose results are per-image numpy arrays and lists on the CPU."""
+    return any(arg.keyword is not None and arg.keyword.value == "return_loss" and isinstance(arg.value, cst.Name)
+               and arg.value.value == "False" for arg in call.args)
 
 
 def _returned_values(function: cst.FunctionDef) -> list[cst.BaseExpression]:
