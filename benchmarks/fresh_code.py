@@ -126,6 +126,8 @@ HALVES = HALVES + ("dev20",)
 HALVES = HALVES + ("dev21",)
 # And a twenty-second (self-supervised vision, video, localisation, diffusion editing and restoration).
 HALVES = HALVES + ("dev22",)
+# And a twenty-third (retrieval, prompt tuning, zeroth-order fine-tuning, evaluation harnesses).
+HALVES = HALVES + ("dev23",)
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -878,6 +880,27 @@ REPOS: tuple[FreshRepo, ...] = (
           "prompt-to-prompt image editing with diffusion", "dev22"),
     _repo("VoxFormer", "NVlabs/VoxFormer", "63da92415447c2e97654bad977254c907f5ce703",
           "camera-based 3D semantic scene completion on mmdet3d", "dev22"),
+    # --- dev23: chosen 2026-11-26 as dev material (studied and fixed against).
+    _repo("pytorch-openai-transformer-lm", "huggingface/pytorch-openai-transformer-lm", "bfd8e0989c684b79b800a49f8d9b74e559298ec2",
+          "OpenAI GPT reimplementation: fine-tuning on ROCStories", "dev23"),
+    _repo("contriever", "facebookresearch/contriever", "39fb2201450cdba1648183737ed56d6b1bc33778",
+          "unsupervised dense retrieval: training, evaluation", "dev23"),
+    _repo("DensePhrases", "princeton-nlp/DensePhrases", "9583883ea9390b0308e806c3e72fa5831afa445b",
+          "phrase retrieval: training, indexing, inference", "dev23"),
+    _repo("MeZO", "princeton-nlp/MeZO", "552cb1b710767f9a6e1dc8f9645d7640376f9941",
+          "memory-efficient zeroth-order fine-tuning", "dev23"),
+    _repo("ColBERT", "stanford-futuredata/ColBERT", "501c29d9e0b7f7b393e36c4177ec2b141a253114",
+          "late-interaction retrieval: training, indexing, search", "dev23"),
+    _repo("P-tuning-v2", "THUDM/P-tuning-v2", "b1520c9aa177ffe539a77b80fd8bca992e76513e",
+          "prompt tuning for NLU tasks: trainers", "dev23"),
+    _repo("summarize-from-feedback", "openai/summarize-from-feedback", "700967448d10004279f138666442bf1497d0e705",
+          "reward models and policies for summarisation: sampling, evaluation", "dev23"),
+    _repo("lm-evaluation-harness", "EleutherAI/lm-evaluation-harness", "4e7e0d47f33bc71070c1d38394bafbb52b117163",
+          "language model evaluation: model wrappers, tasks", "dev23"),
+    _repo("make-a-video-pytorch", "lucidrains/make-a-video-pytorch", "2f575461dbea1c8ecd5fc09a447669bc10392a85",
+          "text-to-video U-Net", "dev23"),
+    _repo("EasyNMT", "UKPLab/EasyNMT", "d9db97fbd780cd8c607769e048d7bcdcff6eb709",
+          "machine translation wrappers and inference", "dev23"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 

@@ -644,3 +644,10 @@ def test_an_annotation_decides_whether_a_parameter_is_a_module_before_its_name()
             probe(net)
     """)
     assert [record["module"] for record in seen] == [False, False, True, True]
+
+
+def test_module_names_are_a_tie_breaker_that_knows_a_class_or_a_path_from_a_module():
+    from memlint.static.facts import is_module_name
+
+    assert is_module_name("model") and is_module_name("net_g_ema") and is_module_name("model_without_ddp")
+    assert not is_module_name("model_cls") and not is_module_name("model_path") and not is_module_name("model_out")

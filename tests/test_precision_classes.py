@@ -895,3 +895,41 @@ def test_a_no_grad_wrapper_decorator_reached_through_a_star_import(tmp_path):
     (tmp_path / "prediction.py").write_text((tmp_path / "prediction.py").read_text().replace(
         "@make_nograd_func", "@make_timed_func"))
     assert project_findings(tmp_path, "prediction.py") == [(10, "ML201")]
+
+
+# ----- outputs read only detached or as numbers: near-misses of ML201's sixth evidence ------------
+def test_outputs_read_down_to_numbers_near_misses():
+    probe = """
+        import torch
+
+        def make_heads(common_cnn, MLP, input_shape):
+            cnn_out = common_cnn(torch.ones(input_shape))
+            mlp = torch.nn.Linear(cnn_out.shape[-1], 512)
+            mlp_out = mlp(cnn_out)
+            return torch.nn.Linear(mlp_out.shape[-1], 6)
+        """
+    assert findings(probe) == []  # a shape probe on made-up inputs
+    frames = """
+        import torch
+        import pandas as pd
+
+        def top_speakers(df, n):
+            total = df.groupby("client_id")["n_frames"].agg(["sum"])
+            top = total.head(n)
+            return set(top.index.tolist())
+        """
+    assert findings(frames) == []  # DataFrame.head, a module only by its name
+    evaluate = """
+        import torch
+
+        def evaluate(model, loader, loss_fn):
+            loss = 0.0
+            for graph, label in loader:
+                logits = model(graph)
+                loss += loss_fn(logits, label).item()
+            return loss
+        """
+    assert findings(evaluate) == [(7, "ML201")]
+    assert findings("import torch\n" + textwrap.dedent(evaluate).replace(
+        "def evaluate", "@torch.no_grad()\ndef evaluate")) == []
+

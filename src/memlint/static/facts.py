@@ -441,7 +441,16 @@ def builds_a_sequence(loop: "Loop") -> bool:
 
 def is_module_name(name: str) -> bool:
     lowered = name.lower()
-    return lowered in MODULE_NAME_WORDS or lowered.endswith(MODULE_NAME_SUFFIXES)
+    if lowered in MODULE_NAME_WORDS or lowered.endswith(MODULE_NAME_SUFFIXES):
+        return True
+    # net_g_ema, model_without_ddp: a module; model_cls, model_path, model_out: what names one
+    return lowered.startswith(("model_", "net_")) and lowered.rsplit("_", 1)[-1] not in _NOT_AN_INSTANCE
+
+
+# Last words of a name that say it is not a module object: a class, a path, a config, an output.
+_NOT_AN_INSTANCE = frozenset({"cls", "class", "type", "fn", "func", "factory", "name", "names", "path", "paths",
+                              "dir", "file", "cfg", "config", "args", "kwargs", "out", "output", "outputs",
+                              "interf", "id", "idx", "list", "dict", "str", "url", "size", "dim"})
 
 
 def names_a_module_object(name: str) -> bool:

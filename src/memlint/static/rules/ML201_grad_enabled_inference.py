@@ -560,9 +560,9 @@ class GradEnabledInference(Rule):
         return all(self._made_up(arg.value, function) for arg in call.node.args)
 
     def _made_up(self, value: cst.BaseExpression | None, function: FunctionScope, depth: int = 0) -> bool:
-        """A literal (also nested lists of them), or a torch factory's tensor (also moved, sliced
-        or scaled by a literal: ``torch.ones(1, 3, h, w).to(device) * 255.``), directly or through
-        a local of ``function`` bound to one."""
+        """A literal (also nested lists of them), a torch factory's tensor (also moved, sliced
+        or scaled by a literal: ``torch.ones(1, 3, h, w).to(device) * 255.``), or what a call makes
+        of such inputs only (a module's output on them), directly or through a local of ``function`` bound to one."""
         if value is None or depth > 4:
             return False
         value = without_self_returning_calls(value)
@@ -581,7 +581,21 @@ class GradEnabledInference(Rule):
         if isinstance(value, (cst.List, cst.Tuple)):
             return all(isinstance(element, cst.Element) and self._made_up(element.value, function, depth + 1)
                        for element in value.elements)
-        return isinstance(value, cst.Call) and (self.facts.qualified_name(value.func) or "") in _TORCH_FACTORIES
+        if not isinstance(value, cst.Call):
+            return False
+        if (self.facts.qualified_name(value.func) or "") in _TORCH_FACTORIES:
+            return True
+        # cnn(torch.ones(shape)): what a module (or a callable given such tensors) makes of made-up
+        # tensors only is made up (a shape probe); not torch.load("x.pt"), Image.open("a.jpg"):
+        # literal arguments name real data
+        qualified = self.facts.qualified_name(value.func) or ""
+        if qualified in ("torch.autograd.Variable", "torch.autograd.variable.Variable") and value.args:
+            return self._made_up(value.args[0].value, function, depth + 1)  # Variable(torch.randn(...))
+        if qualified.startswith("torch."):
+            return False
+        arguments = [arg.value for arg in value.args]
+        return bool(arguments) and all(self._made_up(arg, function, depth + 1) for arg in arguments) and any(
+            literal_value(arg) is NOT_A_LITERAL and not isinstance(arg, cst.Float) for arg in arguments)
 
     def _runs_module_method(self, call: _ModuleCall) -> bool:
         """Do the module's methods ``call`` runs all return a graph of their own making, whatever
@@ -696,6 +710,11 @@ class GradEnabledInference(Rule):
         info = function.class_info
         if function.name == "forward" and info is not None and info.is_module:
             return False  # a module's forward: whoever calls the module chooses the grad mode
+        if self._made_up_inputs(call):
+            return False  # a smoke test or a shape probe on torch.randn inputs: one toy forward
+        owner, _, attribute = call.target.rpartition(".")
+        if owner and owner not in ("self", "cls") and function.lookup(call.target) is None:
+            return False  # frame.head(n): an attribute of a value, a module only by its name
         (name,) = results
         if "." in name:
             return False
