@@ -692,9 +692,9 @@ class GradEnabledInference(Rule):
             self._report(call, self._loop_message(call, kept))
             return
         if self._only_used_detached(call, record):
-            self._report(call, (f"'{_short(call.target)}' runs with grad on, but its output is only used detached: "
-                                "the graph is recorded for nothing",
-                                "run the call under torch.no_grad()"))
+            self._report(call, (f"'{_short(call.target)}' runs with grad on, but its output is only read detached "
+                                "or as numbers",
+                                "run the call under torch.no_grad(): its graph is recorded for nothing"))
 
     def _only_used_detached(self, call: _ModuleCall, record: _FunctionRecord) -> bool:
         """Is every read of the call's result one that drops its graph (``samples.detach().cpu()``,
