@@ -933,3 +933,115 @@ def test_outputs_read_down_to_numbers_near_misses():
     assert findings("import torch\n" + textwrap.dedent(evaluate).replace(
         "def evaluate", "@torch.no_grad()\ndef evaluate")) == []
 
+
+
+# ----- an episode's rollout kept for the update that ends the episode (A3C, REINFORCE) -----------
+ROLLOUT = """
+    import torch
+
+    class Worker:
+        def __init__(self, model, optimizer, env):
+            self.model, self.optimizer, self.environment = model, optimizer, env
+
+        def run(self, episodes):
+            for ep_ix in range(episodes):
+                state = self.environment.reset()
+                done = False
+                self.log_probs = []
+                while not done:
+                    log_prob = self.model(torch.as_tensor(state)).log_softmax(-1)[0]
+                    state, reward, done, _ = self.environment.step(0)
+                    self.log_probs.append(log_prob)
+                self.update()
+
+        def update(self):
+            loss = -torch.cat(self.log_probs).sum()
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+    """
+
+
+def test_an_episode_rollout_started_afresh_by_the_updating_loop_is_one_step():
+    assert findings(ROLLOUT) == []
+    # kept across episodes (never started afresh), it grows with every episode
+    assert (15, "ML101") in findings(ROLLOUT.replace("                self.log_probs = []\n", "").replace(
+        "self.model, self.optimizer, self.environment = model, optimizer, env",
+        "self.model, self.optimizer, self.environment, self.log_probs = model, optimizer, env, []"))
+
+
+# ----- a module in eval mode returns what its forward returns when self.training is False --------
+def test_a_detector_in_eval_mode_returns_predictions_made_under_no_grad():
+    source = """
+        import torch
+        import torch.nn as nn
+
+        class VoxelNet(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Linear(8, 8)
+
+            def forward(self, example):
+                preds = self.body(example["voxels"])
+                if self.training:
+                    return {"loss": preds.pow(2).mean()}
+                with torch.no_grad():
+                    res = self.predict(example, preds)
+                return res
+
+            def predict(self, example, preds):
+                return [{"box": preds.sigmoid()}]
+
+        def evaluate(loader):
+            net = VoxelNet()
+            net.eval()
+            detections = []
+            for example in loader:
+                detections += net(example)
+            return detections
+        """
+    # the forward's body still runs with grad on (ML201); the kept predictions carry no graph
+    assert findings(source) == [(26, "ML201")]
+    assert (26, "ML101") in findings(source.replace("net.eval()", "net.train()"))
+
+
+def test_a_model_built_by_a_classmethod_of_the_project_is_of_that_class(tmp_path):
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "bert/__init__.py": "",
+        "bert/modeling.py": """
+            import torch
+            from torch.nn import CrossEntropyLoss
+
+            class BertForQA(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.qa = torch.nn.Linear(8, 2)
+
+                @classmethod
+                def from_pretrained(cls, path):
+                    return cls()
+
+                def forward(self, x, positions=None):
+                    logits = self.qa(x)
+                    if positions is not None:
+                        return CrossEntropyLoss()(logits, positions)
+                    return logits
+            """,
+        "run_qa.py": """
+            import torch
+            from bert.modeling import BertForQA
+
+            def main(loader, path):
+                model = BertForQA.from_pretrained(path)
+                model = torch.nn.DataParallel(model)
+                optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+                for x, y in loader:
+                    loss = model(x, y).mean()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+            """,
+    })
+    result = check_paths([str(tmp_path / "run_qa.py")], Config(), use_cache=False)
+    assert [(f.code, f.severity) for f in result.findings] == [("ML206", "info")]

@@ -179,6 +179,8 @@ class FileChecker:
                     F.agreed_grad_mode(scope.yield_grad_modes),
                     decorator_grad_mode=scope.decorator_grad_mode,
                     factory_grad_mode=scope.factory_grad_mode,
+                    eval_returns=facts.resolve(facts.eval_summaries[id(scope.node)])
+                    if id(scope.node) in facts.eval_summaries else None,
                 )
             summary.call_sites = {
                 name: tuple((site.mode, site.caller.name, site.inherited,
@@ -596,6 +598,9 @@ class FileChecker:
             facts.plain_functions.add(id(scope.node))
         if isinstance(scope.node, cst.FunctionDef):
             facts.summaries[id(scope.node)] = _summary(scope)
+            in_eval = _eval_summary(scope)
+            if in_eval is not None:
+                facts.eval_summaries[id(scope.node)] = in_eval
         facts.walking.discard(id(scope.node))
         facts.grad_modes, facts.grad_mode_explicit = self._saved_grad_modes.pop()
         facts.scope = scope.parent
@@ -786,6 +791,7 @@ class FileChecker:
             function.returned_nodes.append(node.value)
             function.return_graph = max(function.return_graph, value.state)
             function.returns.append((value, facts.summary_form(value, function)))
+            function.return_modes.append(_training_branch(facts))
             if F.graphless_value(node.value, value):
                 function.graphless_return = True
             loss = _framework_backpropagated(function, node.value, facts)
@@ -795,6 +801,7 @@ class FileChecker:
                 function.backward_places |= F.places_in(loss)
         else:
             function.returns.append((NO_GRAPH, NO_GRAPH))
+            function.return_modes.append(_training_branch(facts))
         self._exit(node)
 
     def _yield(self, node: cst.Yield) -> None:
@@ -1229,6 +1236,37 @@ def _summary(scope: FunctionScope) -> GraphValue:
     if result is not None and scope.graphless_return and len(scope.returns) > 1:
         return result.on_some_paths()  # return loss on one path, loss.item() on another
     return result if result is not None else NO_GRAPH
+
+
+def _eval_summary(scope: FunctionScope) -> GraphValue | None:
+    """What a method returns when ``self.training`` is False, if some return of it depends on
+    that flag (``if self.training: return self.loss(...)`` / ``with torch.no_grad(): return
+    self.predict(...)``); None otherwise."""
+    if scope.is_generator or "train" not in scope.return_modes:
+        return None
+    result: GraphValue | None = None
+    for (raw, form), mode in zip(scope.returns, scope.return_modes):
+        if mode == "train":
+            continue
+        settled = _settle(raw, form, scope)
+        result = settled if result is None else result.join(settled)
+    return result if result is not None else NO_GRAPH
+
+
+def _training_branch(facts: Facts) -> str | None:
+    """"train" / "eval" when the walk is inside a branch on ``self.training`` (``if
+    self.training:``, ``if not self.training:``, and their ``else``), None otherwise."""
+    for key, branch in facts.branch_path:
+        node = facts.if_nodes.get(key)
+        if node is None:
+            continue
+        test, negated = node.test, False
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, negated = test.expression, True
+        if dotted_name(test) == "self.training":
+            in_body = branch != "else"
+            return "train" if in_body != negated else "eval"
+    return None
 
 
 def _settle(raw: GraphValue, form: GraphValue, scope: FunctionScope) -> GraphValue:

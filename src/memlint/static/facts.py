@@ -680,6 +680,7 @@ class PendingCall:
     starred: bool = False  # f(*args): parameters not named by the call hold unknown values
     module_call: bool = False  # ``self.net(x)`` with ``net`` a module class of this file: its forward
     path: "tuple[Key, ...]" = ()  # the part of the result taken (``a, b = helper(x)``: b is (1,))
+    eval_mode: bool = False  # the module is known to be in eval mode here (``self.training`` is False)
 
 
 @dataclass(frozen=True)
@@ -973,6 +974,9 @@ class FunctionScope(Scope):
         # What each ``return`` hands back: as computed here, and in terms of the parameters
         # (see Facts.summary_form).
         self.returns: list[tuple[GraphValue, GraphValue]] = []
+        # per return, in order: "train" / "eval" when it is under ``if self.training:`` (or its
+        # else branch, or ``if not self.training:``), None otherwise
+        self.return_modes: list[str | None] = []
         # "Places" (names, constant-key slots such as ``totals['loss']``) read whole by what is
         # backpropagated, and the values assigned or stored into each place: ``history[-1]``
         # reads one element of ``history``, ``sum(history)`` all of it (see places_in).
@@ -1471,6 +1475,9 @@ class Facts:
         self.branch_path: list[tuple[int, str]] = []  # the if-branches being walked
         self.if_nodes: dict[int, cst.If] = {}  # id() -> the ifs walked (branch_path names them by id)
         self.function_scopes: dict[int, FunctionScope] = {}  # id(def node) -> its scope
+        # id(def node) -> what the method returns when ``self.training`` is False, for methods
+        # whose returns depend on it (see FunctionSummary.eval_returns)
+        self.eval_summaries: dict[int, GraphValue] = {}
         self.loop_of_node: dict[int, Loop] = {}  # id(for/while node) -> its Loop, once the walk enters it
         # What this module's functions return, in terms of their parameters (Facts.summary_form),
         # by id() of their ``def``; filled as the walk leaves each function.
@@ -1844,6 +1851,9 @@ class Facts:
         loss; what else it returns (a sample size, a logging dict) is unknown."""
         if not self.is_module_expr(call.func):
             return False
+        if type(call.func) is cst.Call:  # CrossEntropyLoss(ignore_index=-1)(logits, labels)
+            built = (self.qualified_name(call.func.func) or "").rsplit(".", 1)[-1]
+            return built.endswith(("Loss", "Criterion")) and built not in self.class_nodes
         name = dotted_name(call.func)
         if name is None:
             return False
@@ -2269,6 +2279,8 @@ class Facts:
             if summary is None and self.deciding and not self.module_done:
                 raise Pending
             return UNKNOWN_VALUE  # a recursive call, or a function never walked (a lambda)
+        if call.eval_mode:
+            summary = self.eval_summaries.get(call.callee, summary)
         return self._call_returns(call, summary)
 
     def _resolve_parameter_method(self, call: "PendingCall") -> GraphValue:
@@ -2331,7 +2343,8 @@ class Facts:
         function = self.project.function_summary(call.callee) if self.project is not None else None
         if function is None or call.callee in self._resolving:
             return UNKNOWN_VALUE
-        return self._call_returns(call, function.returns)
+        returns = function.eval_returns if call.eval_mode and function.eval_returns is not None else function.returns
+        return self._call_returns(call, returns)
 
     def _call_returns(self, call: "PendingCall", returns: GraphValue) -> GraphValue:
         """What ``call`` gets back from a function whose summary says it returns ``returns``
@@ -2591,13 +2604,15 @@ class Facts:
             return NO_GRAPH  # a constructor: an object (a module, a meter, a dataset), not a graph
         return self._pending_project_call(call, definition.key, bound=False)
 
-    def _pending_project_call(self, call: cst.Call, key: str, bound: bool, module_call: bool = False) -> GraphValue | None:
+    def _pending_project_call(self, call: cst.Call, key: str, bound: bool, module_call: bool = False,
+                              eval_mode: bool = False) -> GraphValue | None:
         function = self.project.function_outline(key)
         if function is None:
             return None
         arguments = _bind_arguments(call, function.parameters(bound=bound)[0], self._graph)
         starred = any(arg.star for arg in call.args)
-        return GraphValue.pending_call(PendingCall(key, tuple(sorted(arguments.items())), starred, module_call))
+        return GraphValue.pending_call(PendingCall(key, tuple(sorted(arguments.items())), starred, module_call,
+                                                   eval_mode=eval_mode))
 
     def constructed_by(self, node: cst.BaseExpression) -> str | None:
         """The qualified name of what built the object ``node`` holds: a name or ``self.x`` bound
@@ -2626,7 +2641,23 @@ class Facts:
             if (dotted_name(value.func) or "").rsplit(".", 1)[-1] != "defaultdict" or not value.args:
                 return None
             return self.qualified_name(value.args[0].value)
-        return self.qualified_name(value.func)
+        qualified = self.qualified_name(value.func)
+        return self.class_of_constructor(qualified) or qualified
+
+    def class_of_constructor(self, qualified: "str | None") -> "str | None":
+        """``Model.from_pretrained(...)``: a classmethod of a class of the project builds an
+        instance of that class (the class's qualified name), as far as the outline says."""
+        if qualified is None or self.project is None or "." not in qualified:
+            return None
+        owner, _, method = qualified.rpartition(".")
+        definition = self.project_definition(owner)
+        if definition is None or definition.kind != "class":
+            return None
+        outline = definition.outline.classes.get(definition.name)
+        function = outline.methods.get(method) if outline is not None else None
+        if function is None or not any(d.rsplit(".", 1)[-1] == "classmethod" for d in function.decorators):
+            return None
+        return definition.qualified
 
     def project_instance_class(self, node: cst.BaseExpression) -> str | None:
         """The qualified name of the class of another module of the project that ``node`` is an
@@ -2978,21 +3009,26 @@ class Facts:
                 return True
         return False
 
-    def _call_result(self, call: cst.Call, callees: list[cst.FunctionDef], bound: bool, module_call: bool) -> GraphValue:
+    def _call_result(self, call: cst.Call, callees: list[cst.FunctionDef], bound: bool, module_call: bool,
+                     eval_mode: bool = False) -> GraphValue:
         """What a call of this module's functions returns: their summaries with the call's
-        arguments put in for the parameters (pending while one has not been walked)."""
+        arguments put in for the parameters (pending while one has not been walked); for a
+        module known to be in eval mode, what its method returns when ``self.training`` is False."""
         starred = any(arg.star for arg in call.args)
         results = []
         for callee in callees:
             positional, keyword = _parameters(callee, bound)
             arguments = _bind_arguments(call, positional, self._graph)
             summary = self.summaries.get(id(callee))
+            if summary is not None and eval_mode:
+                summary = self.eval_summaries.get(id(callee), summary)
             if summary is None:
                 if id(callee) in self.walking:
                     results.append(UNKNOWN_VALUE)  # a recursive call
                     continue
                 results.append(GraphValue.pending_call(
-                    PendingCall(id(callee), tuple(sorted(arguments.items())), starred, module_call)))
+                    PendingCall(id(callee), tuple(sorted(arguments.items())), starred, module_call,
+                                eval_mode=eval_mode)))
                 continue
             result = _instantiate(summary, arguments, starred)
             results.append(_floored(result) if module_call else result)
@@ -3292,15 +3328,17 @@ class Facts:
             # reward_model.requires_grad_(False): no parameter records a graph; what it returns
             # carries what its inputs carry
             return GraphValue.combine(self._graph(arg.value) for arg in call.args)
+        change = self.mode_of(dotted_name(module) or "")
+        in_eval = change is not None and change.mode == "eval"
         class_name = self.instance_class_name(module)
         if class_name is not None and self.classes.get(class_name) is not None and self.classes[class_name].is_module:
             forward = self.methods_of(class_name, "forward")
             if forward:
-                return self._call_result(call, forward, True, module_call=True)
+                return self._call_result(call, forward, True, module_call=True, eval_mode=in_eval)
         owner = self.project_instance_class(module)
         key = self.project.method_owner(owner, "forward") if owner is not None else None
         if key is not None:
-            pending = self._pending_project_call(call, key, bound=True, module_call=True)
+            pending = self._pending_project_call(call, key, bound=True, module_call=True, eval_mode=in_eval)
             if pending is not None:
                 return pending
         return CARRIES_VALUE

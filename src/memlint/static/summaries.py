@@ -71,6 +71,10 @@ class FunctionSummary:
     # argument wrapped by ``torch.no_grad()``), ``@f(...)`` (it returns such a decorator). None: none.
     decorator_grad_mode: "GradMode | None" = None
     factory_grad_mode: "GradMode | None" = None
+    # A module method that returns one thing ``if self.training:`` and another otherwise (a
+    # detector's losses in training, its predictions computed under no_grad in eval mode): what
+    # it returns in eval mode. None when no return depends on ``self.training``.
+    eval_returns: "GraphValue | None" = None
 
 
 @dataclass

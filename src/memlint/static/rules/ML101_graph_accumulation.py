@@ -16,7 +16,7 @@ import libcst as cst
 
 from memlint.static.facts import (
     CONFIG_NAMES, Graph, Kind, Pending, visit, GraphValue, reaches, builds_a_sequence, concatenated_onto, dotted_name, expression_children, names_in, operands,
-    parameter_for, place_of, storage_name,
+    Loop, parameter_for, place_of, storage_name,
 )
 from memlint.static.fixes import call_method, detach_fix, detached_text, graph_accumulation_fix, item_text
 from memlint.static.rule import Invalid, Rule
@@ -214,6 +214,8 @@ class GraphAccumulation(Rule):
         if loop is not None and self._computed_from_accumulator(values, name):
             return  # h = h + f(h), x = x / x.sum(): a recurrence (ML102's business), not an accumulation
         bound_now = self._bound_now(values)
+        # loops whose every iteration starts the holder afresh (``self.rollout = []`` per episode)
+        rebinding = [outer for outer in facts.loops_in_function() if outer not in outlived]
         carrier = _carrier(max(values, key=lambda v: facts.graph_value(v).state), facts)
         value_text = source_of(carrier)
         detached = detached_text(carrier)
@@ -227,6 +229,11 @@ class GraphAccumulation(Rule):
             step_loop = next((outer for outer in outlived if outer.runs_steps and outer not in micro), None)
             if loop is not None and step_loop is None and not (micro and outlives_call):
                 return  # (a holder that outlives the step function grows once per call of it)
+            if step_loop is not None and not _trains(step_loop) and any(_trains(outer) for outer in rebinding) \
+                    and self._read_by_the_update(name, place, function):
+                # an episode's rollout, started afresh by the loop that updates on it once the
+                # episode ends (A3C, REINFORCE): one update's graphs, which it backpropagates
+                return
             if loop is None and not function.is_per_step_method and not facts.runs_per_step(function):
                 return  # a method keeping into its object, not known to run once per step
             if step_loop is not None and not step_loop.is_training_loop and function.is_per_step_method and (
@@ -282,10 +289,24 @@ class GraphAccumulation(Rule):
                 return
             report()
 
-        if loop is None and not function.is_per_step_method:
-            self.at_module_exit(decide)  # whether the method runs per step is known at the end
+        if (loop is None and not function.is_per_step_method) or rebinding:
+            # whether the method runs per step, or what the loop that starts the holder afresh
+            # calls (an update defined below), is known at the end
+            self.at_module_exit(decide)
         else:
             self.at_function_exit(decide)
+
+    def _read_by_the_update(self, name: str, place: str, function) -> bool:
+        """Does the update read what ``name`` holds: this function backpropagates it (whole, or
+        what was computed from it), or, for an attribute, another method of the class computes
+        a value from it (``torch.cat(self.log_probs)`` in the loss of the update)?"""
+        if function.backpropagates_whole(place) or function.is_backpropagated({name}):
+            return True
+        info = function.class_info
+        if not name.startswith("self.") or info is None:
+            return False
+        return any(scope is not function and any(name in sources for sources in scope.derived_from.values())
+                   for scope in info.methods.values())
 
     def _bound_now(self, values: list[cst.BaseExpression]) -> list[cst.BaseExpression]:
         """What the names in ``values`` are bound to at this point of the walk (the loop's
@@ -2336,6 +2357,12 @@ def _attribute_uses(node: cst.CSTNode) -> tuple[set[str], set[str]]:
     visitor = _AttributeUses()
     node.visit(visitor)
     return visitor.read, visitor.emptied
+
+
+def _trains(loop: Loop) -> bool:
+    """Does ``loop`` backpropagate or step an optimizer, in its body or through what it calls?"""
+    return loop.has_backward_pass or loop.has_optimizer_step or bool(
+        loop.callees_train is not None and loop.callees_train())
 
 
 def _carrier(value: cst.BaseExpression, facts) -> cst.BaseExpression:

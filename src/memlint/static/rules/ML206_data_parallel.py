@@ -211,7 +211,9 @@ class DataParallel(Rule):
         project = self.facts.project
         if project is None or not isinstance(wrapped, cst.Call):
             return False
-        definition = self.facts.project_definition(self.facts.qualified_name(wrapped.func))
+        qualified = self.facts.qualified_name(wrapped.func)
+        # Model(...), or Model.from_pretrained(...): a classmethod of the class builds one
+        definition = self.facts.project_definition(self.facts.class_of_constructor(qualified) or qualified)
         if definition is None or definition.kind != "class":
             return False
         key = project.method_owner(definition.qualified, "forward")
