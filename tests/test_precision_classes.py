@@ -1013,14 +1013,15 @@ def test_a_model_built_by_a_classmethod_of_the_project_is_of_that_class(tmp_path
             import torch
             from torch.nn import CrossEntropyLoss
 
-            class BertForQA(torch.nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.qa = torch.nn.Linear(8, 2)
-
+            class PreTrained(torch.nn.Module):
                 @classmethod
                 def from_pretrained(cls, path):
                     return cls()
+
+            class BertForQA(PreTrained):
+                def __init__(self):
+                    super().__init__()
+                    self.qa = torch.nn.Linear(8, 2)
 
                 def forward(self, x, positions=None):
                     logits = self.qa(x)

@@ -2653,11 +2653,14 @@ class Facts:
         definition = self.project_definition(owner)
         if definition is None or definition.kind != "class":
             return None
-        outline = definition.outline.classes.get(definition.name)
-        function = outline.methods.get(method) if outline is not None else None
-        if function is None or not any(d.rsplit(".", 1)[-1] == "classmethod" for d in function.decorators):
-            return None
-        return definition.qualified
+        for ancestor in (definition.qualified, *self.project.ancestors(definition.qualified)):
+            found = self.project.definition(ancestor)  # the method may be inherited (BertPreTrainedModel's)
+            outline = found.outline.classes.get(found.name) if found is not None and found.kind == "class" else None
+            function = outline.methods.get(method) if outline is not None else None
+            if function is not None:
+                classmethod_ = any(d.rsplit(".", 1)[-1] == "classmethod" for d in function.decorators)
+                return definition.qualified if classmethod_ else None
+        return None
 
     def project_instance_class(self, node: cst.BaseExpression) -> str | None:
         """The qualified name of the class of another module of the project that ``node`` is an

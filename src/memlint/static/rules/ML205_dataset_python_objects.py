@@ -245,9 +245,18 @@ class DatasetPythonObjects(Rule):
             return f".{value.func.attr.value}()"
         return None
 
-    def _element_kind(self, element: cst.BaseExpression) -> str | None:
+    def _element_kind(self, element: cst.BaseExpression | None, depth: int = 0) -> str | None:
         """"tensor" / "array" when each stored sample is one (``torch.tensor(x)``,
-        ``np.array(x)``, ``t.numpy()``): its data is not copied into workers, only its object."""
+        ``np.array(x)``, ``t.numpy()``, a slice of one, a local bound to one: ``points =
+        np.load(path)[:, :6]``): its data is not copied into workers, only its object."""
+        if depth > 3 or element is None:
+            return None
+        if isinstance(element, cst.Subscript):
+            return self._element_kind(element.value, depth + 1)
+        if isinstance(element, cst.Name):
+            binding = self.facts.lookup(element.value)
+            node = binding.node if binding is not None and isinstance(binding.node, cst.BaseExpression) else None
+            return self._element_kind(node, depth + 1) if node is not element else None
         if not isinstance(element, cst.Call):
             return None
         if isinstance(element.func, cst.Attribute) and element.func.attr.value == "numpy":

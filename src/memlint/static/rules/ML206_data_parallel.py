@@ -141,13 +141,31 @@ class DataParallel(Rule):
         wrapped, peeled_frozen = self._peel(wrapped)
         if isinstance(wrapped, cst.Name):  # what the name is bound to, looked up now (decided at the end)
             binding = self.facts.lookup(wrapped.value)
-            wrapped, bound_frozen = self._peel(binding.node if binding is not None else None)
+            wrapped, bound_frozen = self._peel(self._before_wrapping(wrapped.value, binding.node if binding else None))
             peeled_frozen |= bound_frozen
         frozen |= peeled_frozen
         place = _Place(self._calls_seen, len(function.training_sites), len(function.mode_changes),
                        self.facts.loops_in_function())
         self.at_module_exit(lambda: self._decide(node, qualified.rsplit(".", 1)[-1], wrapped, function, bound, frozen,
                                                  place))
+
+    def _before_wrapping(self, name: str, bound: cst.CSTNode | None) -> cst.CSTNode | None:
+        """What ``name`` held before another branch wrapped it (``if ddp: model = DDP(model)``
+        ``elif n_gpu > 1: model = DataParallel(model)``): the last value it was given that is not
+        a wrapper of itself."""
+        if not self._wraps_itself(name, bound):
+            return bound
+        for value in reversed(self.facts.function.stored_values.get(name, ())):
+            if not self._wraps_itself(name, value):
+                return value
+        return bound
+
+    def _wraps_itself(self, name: str, value: cst.CSTNode | None) -> bool:
+        if not isinstance(value, cst.Call) or not value.args:
+            return False
+        last = (self.facts.qualified_name(value.func) or "").rsplit(".", 1)[-1]
+        return last in ("DistributedDataParallel", "DataParallel", "FullyShardedDataParallel") and \
+            isinstance(value.args[0].value, cst.Name) and value.args[0].value.value == name
 
     def _peel(self, wrapped: cst.CSTNode | None) -> tuple[cst.CSTNode | None, bool]:
         """``FullModel(...).cuda()`` down to ``FullModel(...)``; and whether the chain puts the
