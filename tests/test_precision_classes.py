@@ -1046,3 +1046,49 @@ def test_a_model_built_by_a_classmethod_of_the_project_is_of_that_class(tmp_path
     })
     result = check_paths([str(tmp_path / "run_qa.py")], Config(), use_cache=False)
     assert [(f.code, f.severity) for f in result.findings] == [("ML206", "info")]
+
+
+def test_the_output_of_a_module_of_another_module_carries_a_graph_into_a_perceptual_loss(tmp_path):
+    write(tmp_path, {
+        "models.py": """
+            import torch.nn as nn
+
+            class Generator(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.body = nn.Linear(8, 8)
+
+                def forward(self, x):
+                    return self.body(x)
+
+            class FeatureExtractor(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.features = nn.Linear(8, 4)
+
+                def forward(self, x):
+                    return self.features(x)
+            """,
+        "train.py": """
+            import torch
+            from models import *
+
+            generator = Generator()
+            feature_extractor = FeatureExtractor()
+            feature_extractor.eval()
+            optimizer_G = torch.optim.Adam(generator.parameters())
+            criterion_content = torch.nn.L1Loss()
+            for imgs_lr, imgs_hr in loader:
+                gen_hr = generator(imgs_lr)
+                gen_features = feature_extractor(gen_hr)
+                with torch.no_grad():
+                    real_features = feature_extractor(imgs_hr)
+                loss = criterion_content(gen_features, real_features)
+                optimizer_G.zero_grad()
+                loss.backward()
+                optimizer_G.step()
+            """,
+    })
+    # the generator is trained through it: neither "not trained" nor an unused graph; what was
+    # computed from the batch by calling a module is no configuration value
+    assert project_findings(tmp_path, "train.py") == []

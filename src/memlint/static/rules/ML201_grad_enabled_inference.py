@@ -212,7 +212,7 @@ class GradEnabledInference(Rule):
         call = _ModuleCall(
             target=target, node=node, function=function, results=self._checker.assign_targets,
             mode=change.mode if change is not None else None,
-            input_carries=any(facts.graph_value(arg.value).state is Graph.CARRIES for arg in node.args),
+            input_carries=any(_carries(facts.graph_value(arg.value)) for arg in node.args),
             loops=tuple(facts.loops_in_function()), discarded=_discarded(statement, node),
             scope=_scope_of(target, function), frozen=target in facts.frozen_modules,
             built_here=self._built_here(target), methods=methods,
@@ -2377,6 +2377,13 @@ class _Reads(cst.CSTVisitor):
 # Reads of a tensor's metadata (no graph used) and calls that end a value as Python numbers.
 _METADATA = frozenset({"shape", "dtype", "device", "ndim", "size", "dim", "numel"})
 _TO_NUMBERS = frozenset({"item", "tolist"})
+
+
+def _carries(value) -> bool:
+    """A graph for sure: carried now, or what a module's forward returns, not resolved yet (a
+    module of another module of the project: its output carries a graph unless the summary
+    proves otherwise)."""
+    return value.state is Graph.CARRIES or any(call.module_call for call in value.pending)
 
 
 def _flat_targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
