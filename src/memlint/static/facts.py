@@ -1036,9 +1036,7 @@ class FunctionScope(Scope):
         # ``temp = max(temp * math.exp(-rate * step), TEMP_MIN)``): a number the model is given.
         modules = {name for name, binding in self.bindings.items() if binding.kind is Kind.MODULE}
         constants = self.bound_without_graph - self.bound_with_graph
-        # (a value computed from data coming in, or by calling a module, is no configuration value)
-        skip = self.inputs | constants | CONFIG_NAMES | modules | self._configuration_values(
-            constants - self.inputs - modules)
+        skip = self.inputs | constants | CONFIG_NAMES | modules | self._configuration_values(constants)
         sources = set(self.backward_names) - self._backpropagated_only_in_cleared_slots()
         if through_attributes:
             sources |= {name.rpartition(".")[0] for name in self.backward_names if name.count(".") >= 2}
