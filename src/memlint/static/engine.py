@@ -1229,13 +1229,18 @@ def _summary(scope: FunctionScope) -> GraphValue:
     a value it backpropagates itself (``loss.backward(); return loss``) carries a graph."""
     if scope.is_generator:
         return GraphValue(Graph.UNKNOWN, frozenset({F.OPAQUE}), None, frozenset(), Graph.UNKNOWN)
-    result: GraphValue | None = None
-    for raw, form in scope.returns:
-        settled = _settle(raw, form, scope)
-        result = settled if result is None else result.join(settled)
+    result = _joined_returns(scope, scope.returns)
     if result is not None and scope.graphless_return and len(scope.returns) > 1:
         return result.on_some_paths()  # return loss on one path, loss.item() on another
     return result if result is not None else NO_GRAPH
+
+
+def _joined_returns(scope: FunctionScope, returns: Iterable[tuple[GraphValue, GraphValue]]) -> GraphValue | None:
+    result: GraphValue | None = None
+    for raw, form in returns:
+        settled = _settle(raw, form, scope)
+        result = settled if result is None else result.join(settled)
+    return result
 
 
 def _eval_summary(scope: FunctionScope) -> GraphValue | None:
@@ -1244,12 +1249,8 @@ def _eval_summary(scope: FunctionScope) -> GraphValue | None:
     self.predict(...)``); None otherwise."""
     if scope.is_generator or "train" not in scope.return_modes:
         return None
-    result: GraphValue | None = None
-    for (raw, form), mode in zip(scope.returns, scope.return_modes):
-        if mode == "train":
-            continue
-        settled = _settle(raw, form, scope)
-        result = settled if result is None else result.join(settled)
+    result = _joined_returns(scope, (pair for pair, mode in zip(scope.returns, scope.return_modes)
+                                     if mode != "train"))
     return result if result is not None else NO_GRAPH
 
 

@@ -804,6 +804,13 @@ class Loop:
     def is_training_loop(self) -> bool:
         return self.has_backward or self.has_optimizer_step
 
+    @property
+    def trains(self) -> bool:
+        """Does it backpropagate or step an optimizer, in its body or through what it calls?
+        (What it calls is complete at the end of the module.)"""
+        return self.has_backward_pass or self.has_optimizer_step or bool(
+            self.callees_train is not None and self.callees_train())
+
     def note_training_inside(self, outer: list["Loop"]) -> None:
         """This loop runs a backward pass or an optimizer step: the loops around it that do not
         walk batches or steps by name (``for m in ops``, ``for trial in range(k)``) repeat whole
@@ -1133,12 +1140,15 @@ class Imports:
 
     def __init__(self) -> None:
         self.aliases: dict[str, str] = {}
+        self.star_modules: list[str] = []  # ``from utils import *``: the modules, in order
         self.uses_torch = False
         self.uses_lightning = False
         self.uses_distributed = False
 
     def add(self, local: str, qualified: str) -> None:
         self.aliases[local] = qualified
+        if local.startswith("*"):
+            self.star_modules.append(qualified)
         root = qualified.split(".", 1)[0]
         if root in TORCH_PACKAGES:
             self.uses_torch = True
@@ -1492,7 +1502,6 @@ class Facts:
         self.class_nodes: dict[str, cst.ClassDef] = {}
         self.class_methods: dict[str, dict[str, cst.FunctionDef]] = {}
         self._project_defs: dict[str, bool] = {}  # name -> does the project define a function of that name
-        self._stars: list[str] | None = None  # star-imported modules (known once the imports are read)
         self._star_sources: dict[str, str | None] = {}  # name -> the star-imported module defining it
         self._defined_methods: set[str] | None = None  # every method name a class of the module defines
         self.class_bases: dict[str, tuple[str, ...]] = {}
@@ -1668,7 +1677,7 @@ class Facts:
 
     def qualified_name(self, node: cst.BaseExpression) -> str | None:
         qualified = self.imports.qualified_name(node)
-        if qualified is None or not self._star_modules:
+        if qualified is None or not self.imports.star_modules:
             return qualified
         head, _, rest = qualified.partition(".")
         if head in self.imports.aliases:
@@ -1678,20 +1687,13 @@ class Facts:
             source = self._star_sources[head] = self._star_source(head)
         return f"{source}.{qualified}" if source is not None else qualified
 
-    @property
-    def _star_modules(self) -> list[str]:
-        """The project modules this one star-imports (``from utils import *``), in order."""
-        if self._stars is None:
-            self._stars = [module for local, module in self.imports.aliases.items() if local.startswith("*")]
-        return self._stars
-
     def _star_source(self, name: str) -> "str | None":
         """The star-imported module of the project that defines ``name`` (a function, a class,
         or a re-export of one), when this module does not bind it itself."""
         if self.project is None or name in self.module_functions or name in self.class_nodes \
                 or name in self.module_scope.bindings:
             return None
-        for module in self._star_modules:
+        for module in self.imports.star_modules:
             if self.project.definition(f"{module}.{name}") is not None:
                 return module
         return None
@@ -1754,12 +1756,17 @@ class Facts:
                 return False
         return not (kinds.module or kinds.lightning or kinds.unknown_base)
 
+    @property
+    def defined_methods(self) -> set[str]:
+        """Every method name a class of this module defines (known before the walk)."""
+        if self._defined_methods is None:
+            self._defined_methods = {method for methods in self.class_methods.values() for method in methods}
+        return self._defined_methods
+
     def _names_a_def(self, name: str) -> bool:
         """Does this module define a method or function ``name``, or another module of the
         project a ``def name``? Read from the project's text (cached per name)."""
-        if self._defined_methods is None:
-            self._defined_methods = {method for methods in self.class_methods.values() for method in methods}
-        if name in self._defined_methods or name in self.module_functions:
+        if name in self.defined_methods or name in self.module_functions:
             return True
         known = self._project_defs.get(name)
         if known is None:
@@ -2624,7 +2631,7 @@ class Facts:
         value = binding.node if binding is not None else None
         value = without_self_returning_calls(value)
         for _ in range(3):  # dp_model = DataParallel(model): what it runs is model's class
-            if type(value) is not cst.Call or not self._wraps_a_module(value):
+            if type(value) is not cst.Call or not self.wraps_a_module(value):
                 break
             inner = value.args[0].value
             if type(inner) is cst.Call:
@@ -2744,9 +2751,7 @@ class Facts:
         function = function or self.function
         if func.value.value not in function.parameters:
             return False
-        if self._defined_methods is None:
-            self._defined_methods = {name for methods in self.class_methods.values() for name in methods}
-        if func.attr.value not in self._defined_methods:
+        if func.attr.value not in self.defined_methods:
             return False
         binding = function.bindings.get(func.value.value)
         return binding is not None and isinstance(binding.node, cst.Param)
@@ -2822,7 +2827,7 @@ class Facts:
         for _ in range(4):
             if type(node) is cst.Call and type(node.func) is _ATTRIBUTE and node.func.attr.value in SELF_RETURNING_METHODS:
                 node = node.func.value
-            elif type(node) is cst.Call and self._wraps_a_module(node):
+            elif type(node) is cst.Call and self.wraps_a_module(node):
                 node = node.args[0].value  # DataParallel(net): calls run net's forward
             else:
                 break
@@ -2837,9 +2842,9 @@ class Facts:
                 return annotation.value
         return None
 
-    def _wraps_a_module(self, call: cst.Call) -> bool:
-        """``DataParallel(net)``, ``DDP(net, device_ids=[rank])``: a wrapper whose calls run the
-        wrapped module's forward and hand back what it returns."""
+    def wraps_a_module(self, call: cst.Call) -> bool:
+        """``DataParallel(net)``, ``DDP(net, device_ids=[rank])``, ``FSDP(net)``: a wrapper whose
+        calls run the wrapped module's forward and hand back what it returns."""
         qualified = self.qualified_name(call.func) or ""
         return (qualified.rsplit(".", 1)[-1] in _PARALLEL_WRAPPERS and bool(call.args)
                 and call.args[0].keyword is None and qualified.startswith("torch."))
@@ -2976,8 +2981,7 @@ class Facts:
             if site.no_grad or not self.may_run_with_grad(site.caller):
                 continue  # a call under no_grad builds no graph
             for loop in site.loops:
-                if loop.has_backward_pass or loop.has_optimizer_step or (
-                        loop.callees_train is not None and loop.callees_train()):
+                if loop.trains:
                     return True  # a training loop (itself, or through what it calls)
                 # A loop over data in an entry point (a script, run(), train_epoch()); not the
                 # loop over the frames of one call of a helper this file calls (once) itself.
@@ -3332,7 +3336,8 @@ class Facts:
             # carries what its inputs carry
             return GraphValue.combine(self._graph(arg.value) for arg in call.args)
         change = self.mode_of(dotted_name(module) or "")
-        in_eval = change is not None and change.mode == "eval"
+        # a change this function made (a global's module-level mode may be changed by another one)
+        in_eval = change is not None and change.mode == "eval" and change in self.function.mode_changes
         class_name = self.instance_class_name(module)
         if class_name is not None and self.classes.get(class_name) is not None and self.classes[class_name].is_module:
             forward = self.methods_of(class_name, "forward")
@@ -3373,7 +3378,7 @@ class Facts:
 
 _DICT_TYPES = frozenset({"dict", "OrderedDict", "collections.OrderedDict"})
 _SCALING_OPERATORS = (cst.Multiply, cst.Divide)
-_PARALLEL_WRAPPERS = frozenset({"DataParallel", "DistributedDataParallel"})
+_PARALLEL_WRAPPERS = frozenset({"DataParallel", "DistributedDataParallel", "FullyShardedDataParallel"})
 # Builtins whose result hands on the elements of their arguments (for i, v in enumerate(values)).
 _PASSING_ELEMENTS = frozenset({"enumerate", "zip", "reversed", "sorted", "list", "tuple", "iter"})
 # torch.distributions methods: rsample, log_prob, entropy keep the parameters' graph; sample does not.

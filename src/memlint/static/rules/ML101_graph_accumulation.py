@@ -16,7 +16,7 @@ import libcst as cst
 
 from memlint.static.facts import (
     CONFIG_NAMES, Graph, Kind, Pending, visit, GraphValue, reaches, builds_a_sequence, concatenated_onto, dotted_name, expression_children, names_in, operands,
-    Loop, parameter_for, place_of, storage_name,
+    parameter_for, place_of, storage_name,
 )
 from memlint.static.fixes import call_method, detach_fix, detached_text, graph_accumulation_fix, item_text
 from memlint.static.rule import Invalid, Rule
@@ -229,7 +229,7 @@ class GraphAccumulation(Rule):
             step_loop = next((outer for outer in outlived if outer.runs_steps and outer not in micro), None)
             if loop is not None and step_loop is None and not (micro and outlives_call):
                 return  # (a holder that outlives the step function grows once per call of it)
-            if step_loop is not None and not _trains(step_loop) and any(_trains(outer) for outer in rebinding) \
+            if step_loop is not None and not step_loop.trains and any(outer.trains for outer in rebinding) \
                     and self._read_by_the_update(name, place, function):
                 # an episode's rollout, started afresh by the loop that updates on it once the
                 # episode ends (A3C, REINFORCE): one update's graphs, which it backpropagates
@@ -2357,12 +2357,6 @@ def _attribute_uses(node: cst.CSTNode) -> tuple[set[str], set[str]]:
     visitor = _AttributeUses()
     node.visit(visitor)
     return visitor.read, visitor.emptied
-
-
-def _trains(loop: Loop) -> bool:
-    """Does ``loop`` backpropagate or step an optimizer, in its body or through what it calls?"""
-    return loop.has_backward_pass or loop.has_optimizer_step or bool(
-        loop.callees_train is not None and loop.callees_train())
 
 
 def _carrier(value: cst.BaseExpression, facts) -> cst.BaseExpression:

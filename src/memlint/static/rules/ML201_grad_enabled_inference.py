@@ -691,12 +691,12 @@ class GradEnabledInference(Rule):
         if kept is not None:
             self._report(call, self._loop_message(call, kept))
             return
-        if self._only_used_detached(call, record):
+        if self._graph_unused(call, record):
             self._report(call, (f"'{_short(call.target)}' runs with grad on, but its output is only read detached "
                                 "or as numbers",
                                 "run the call under torch.no_grad(): its graph is recorded for nothing"))
 
-    def _only_used_detached(self, call: _ModuleCall, record: _FunctionRecord) -> bool:
+    def _graph_unused(self, call: _ModuleCall, record: _FunctionRecord) -> bool:
         """Is every read of the call's result one that drops its graph (``samples.detach().cpu()``,
         ``out.item()``, ``mse(out, y).item()``, ``out.shape[0]``; see :class:`_Reads`), in a
         function that backpropagates nothing and hands the result on to nobody: the code itself

@@ -161,10 +161,7 @@ class DataParallel(Rule):
         return bound
 
     def _wraps_itself(self, name: str, value: cst.CSTNode | None) -> bool:
-        if not isinstance(value, cst.Call) or not value.args:
-            return False
-        last = (self.facts.qualified_name(value.func) or "").rsplit(".", 1)[-1]
-        return last in ("DistributedDataParallel", "DataParallel", "FullyShardedDataParallel") and \
+        return isinstance(value, cst.Call) and self.facts.wraps_a_module(value) and \
             isinstance(value.args[0].value, cst.Name) and value.args[0].value.value == name
 
     def _peel(self, wrapped: cst.CSTNode | None) -> tuple[cst.CSTNode | None, bool]:
