@@ -128,6 +128,13 @@ HALVES = HALVES + ("dev21",)
 HALVES = HALVES + ("dev22",)
 # And a twenty-third (retrieval, prompt tuning, zeroth-order fine-tuning, evaluation harnesses).
 HALVES = HALVES + ("dev23",)
+# A fourteenth sealed half and a twenty-fourth dev half, drawn 2026-11-26 at the start of the next round, before
+# memlint was run on any of them: 38 unread repositories (none in any benchmark, note, triage or recall case here;
+# forks of earlier material left out before the draw: GLIP, table-transformer, ProphetNet, PVT, LeViT, poolformer,
+# RepLKNet, DNABERT, moco-v3, Detic, DiffusionDet, YOLOP, BEVFormer, MI-AOD) sorted, shuffled with
+# random.Random(2026112614); odd places sealed14, even places dev24 (megvii-model/RepVGG, place 29, left out: its
+# snapshot holds no code).
+HALVES = HALVES + ("sealed14", "dev24")
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -901,6 +908,43 @@ REPOS: tuple[FreshRepo, ...] = (
           "text-to-video U-Net", "dev23"),
     _repo("EasyNMT", "UKPLab/EasyNMT", "d9db97fbd780cd8c607769e048d7bcdcff6eb709",
           "machine translation wrappers and inference", "dev23"),
+    # --- sealed14: chosen 2026-11-26 at the start of the next round, registered before memlint was run on it.
+    _repo("streaming-llm", "mit-han-lab/streaming-llm", "2e5042606d69933d88fbf909bd77907456b9b4dd",
+          "attention-sink streaming inference for LLMs", "sealed14"),
+    _repo("PaLM-rlhf-pytorch", "lucidrains/PaLM-rlhf-pytorch", "bd0d0f3893ec62f827fa35e759cb38d748829d51",
+          "PaLM with RLHF: reward model, PPO trainer", "sealed14"),
+    _repo("karlo", "kakaobrain/karlo", "3c68a50a16d76b48a15c181d1c5a5e0879a90f85",
+          "unCLIP text-to-image sampling", "sealed14"),
+    _repo("deep_sort_pytorch", "ZQPei/deep_sort_pytorch", "4f910afc16860ff05c6be408b120a49524bd4f68",
+          "multi-object tracking: re-ID training, detectors", "sealed14"),
+    _repo("nni", "microsoft/nni", "767ed7f22e1e588ce76cbbecb6c6a4a76a309805",
+          "AutoML: NAS, model compression, tuners, examples", "sealed14"),
+    _repo("votenet", "facebookresearch/votenet", "2f6d6d36ff98d96901182e935afe48ccee82d566",
+          "3D object detection in point clouds: train, eval", "sealed14"),
+    _repo("pytorch-soft-actor-critic", "pranz24/pytorch-soft-actor-critic", "c1805660b3961694be54079a355155a5cad492f5",
+          "soft actor-critic: agent, replay memory, main loop", "sealed14"),
+    _repo("torchscale", "microsoft/torchscale", "4d1e0e82e5adf86dd424f1463192635b73fc8efc",
+          "foundation-model architectures with fairseq examples", "sealed14"),
+    _repo("SoftTeacher", "microsoft/SoftTeacher", "0423bb2fe43f4fbe0e6704b1011d865cc3d2fdbe",
+          "semi-supervised detection on mmdetection: teacher-student", "sealed14"),
+    _repo("BEVDepth", "Megvii-BaseDetection/BEVDepth", "d78c7b58b10b9ada940462ba83ab24d99cae5833",
+          "multi-camera 3D detection: Lightning experiments", "sealed14"),
+    _repo("vector-quantize-pytorch", "lucidrains/vector-quantize-pytorch", "0d7d1aa83334b6f2f8a40306bece75cdaa13d065",
+          "vector quantisation layers with EMA codebooks", "sealed14"),
+    _repo("point-e", "openai/point-e", "fc8a607c08a3ea804cc82bf1ef8628f88a3a5d2f",
+          "point-cloud diffusion sampling and evaluation", "sealed14"),
+    _repo("llama", "facebookresearch/llama", "54c22c0d63a3f3c9e77f43a6a3041c00018f4964",
+          "LLaMA inference: model, generation", "sealed14"),
+    _repo("pretrained-models.pytorch", "Cadene/pretrained-models.pytorch", "8aae3d8f1135b6b13fed79c1d431e3449fdbf6e0",
+          "pretrained ConvNets: models, ImageNet evaluation", "sealed14"),
+    _repo("VideoPose3D", "facebookresearch/VideoPose3D", "1afb1ca0f1237776518469876342fc8669d3f6a9",
+          "3D pose from video: temporal convolution training", "sealed14"),
+    _repo("shap-e", "openai/shap-e", "50131012ee11c9d2617f3886c10f000d3c7a3b43",
+          "text/image-to-3D diffusion: sampling, rendering", "sealed14"),
+    _repo("stargan", "yunjey/stargan", "94dd002e93a2863d9b987a937b85925b80f7a19f",
+          "multi-domain image translation GAN: solver", "sealed14"),
+    _repo("torchbeast", "facebookresearch/torchbeast", "0af07b051a2176a8f9fd20c36891ba2bba6bae68",
+          "IMPALA: actors, learner, polybeast", "sealed14"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
