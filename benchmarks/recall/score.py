@@ -225,8 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="print the per-case table as Markdown")
     parser.add_argument("--all-rules", action="store_true", help="enable every rule, also those off by default")
     parser.add_argument("-j", "--jobs", type=int, default=0, help="worker processes (default: all cores)")
-    parser.add_argument("--sealed", nargs="?", const="sealed", choices=("sealed", "sealed2", "sealed3", "sealed4", "sealed5", "sealed6", "sealed7", "sealed8", "sealed9", "sealed10", "sealed11"),
-                        default=None, help="score a sealed part (sealed/ to sealed11/) instead of the dev part: once, at the end "
+    parser.add_argument("--sealed", nargs="?", const="sealed", choices=("sealed", "sealed2", "sealed3", "sealed4", "sealed5", "sealed6", "sealed7", "sealed8", "sealed9", "sealed10", "sealed11", "sealed12"),
+                        default=None, help="score a sealed part (sealed/ to sealed12/) instead of the dev part: once, at the end "
                              "of a round")
     args = parser.parse_args(argv)
 
