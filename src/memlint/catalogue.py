@@ -158,8 +158,8 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "every worker.",
              triggers=("num_workers",)),
     RuleInfo("ML206", "data-parallel", "warning",
-             "nn.DataParallel gathers outputs and loss on one device, which runs out of memory first; use "
-             "DistributedDataParallel.",
+             "nn.DataParallel scatters each batch from the first GPU and gathers the outputs there, which fills "
+             "first; use DistributedDataParallel.",
              triggers=("DataParallel", "data_parallel"),
              other_severities=(("info", "the loss is computed in forward, so nothing piles up on the first GPU: "
                                         "only speed is at stake"),)),

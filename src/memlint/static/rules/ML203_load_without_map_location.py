@@ -13,7 +13,9 @@ or gives a Lightning ``Trainer`` a strategy that runs the script in every rank
 first). In a program of one process the tensors come back on the GPU they were saved from,
 which in practice is the process's own (a reload of what this run saved, a CPU-saved file, one
 default GPU): at most a transient copy, which depends on the file, so it is not flagged at
-error. Said less (warning) when the copy is kept and the module says how the file was written:
+error; a hint (info) when the load restores a model or optimizer in a module that moves modules
+to an accelerator and does not save CPU-only state (a GPU-saved file is a second copy beside the
+model while it loads: the peak of a resume). Said more (warning) when the copy is kept and the module says how the file was written:
 it moves modules to a GPU and saves state without moving it to the CPU, the load restores a
 model or optimizer (``load_state_dict``) and stays in a local name (not deleted or rebound)
 through a loop running steps later in the function: a second copy on the GPU for the run.
@@ -107,6 +109,7 @@ class LoadWithoutMapLocation(Rule):
         # torch.save of something not moved to the CPU on the way (``model.state_dict()``, a
         # checkpoint dict): in a file that moves modules to a GPU, what it writes holds CUDA tensors
         self._saves_device_state = False
+        self._saves_cpu_state = False  # a torch.save of state moved to the CPU on the way
         # The last names of calls whose result feeds a load_state_dict (``best_model_state()`` in
         # ``model.load_state_dict(self.checkpointer.best_model_state())``)
         self._fed_to_state_dict: set[str] = set()
@@ -140,6 +143,8 @@ class LoadWithoutMapLocation(Rule):
             saved = positional[0] if positional else _keyword(node, "obj")
             if saved is not None and "cpu" not in _text(saved).lower():
                 self._saves_device_state = True
+            elif saved is not None:
+                self._saves_cpu_state = True
             return
         if any(arg.star for arg in node.args):
             return  # *args / **kwargs may carry map_location
@@ -372,6 +377,16 @@ class LoadWithoutMapLocation(Rule):
                                  "the checkpoint once restored",
                             needs_grad=False, severity="warning",
                             fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
+            elif load.restores_state and not self._cpu_only_file and not load.rank_zero_only and not (
+                    self._saves_cpu_state and not self._saves_device_state):
+                # A hint: how the file was written is not known here (unless this module saves
+                # CPU tensors only), and a GPU-saved checkpoint comes back beside the model it
+                # restores (the peak of a resume, or a load where the saving GPU is busy or absent).
+                self.report(load.node, f"{called}() without map_location loads the checkpoint onto the GPU it was saved from",
+                            help="pass map_location='cpu': a GPU-saved checkpoint is otherwise a second copy beside the "
+                                 "model while it loads (load_state_dict copies onto the model's device)",
+                            needs_grad=False, severity="info",
+                            fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
             return
         if self._pins_one_gpu():
             return  # CUDA_VISIBLE_DEVICES leaves each process one GPU: cuda:0 is the rank's own
@@ -381,38 +396,6 @@ class LoadWithoutMapLocation(Rule):
                     fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
 
     VALID = [
-        # one process: the checkpoint is deleted once restored, before the training
-        """
-import torch
-
-def train(model, loader, optimizer, path):
-    model = model.cuda()
-    checkpoint = torch.load(path)
-    model.load_state_dict(checkpoint["model"])
-    del checkpoint
-    for x, y in loader:
-        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    torch.save({"model": model.state_dict()}, path)
-""",
-        # one process: best weights reloaded at the end, a transient copy (not a finding)
-        """
-import torch
-
-class Trainer:
-    def __init__(self, model, device, best_path):
-        self.model = model.to(device)
-        self.best_path = best_path
-
-    def save_best(self):
-        torch.save(self.model.state_dict(), self.best_path)
-
-    def load_best(self):
-        state_dict = torch.load(self.best_path)
-        self.model.load_state_dict(state_dict)
-""",
         # one process, saved from the CPU: the reload comes back on the CPU
         """
 import torch
@@ -440,21 +423,6 @@ def train(model, loader, optimizer, path):
 
 def last_epoch(path):
     return torch.load(path)["epoch"]
-""",
-        # one process: a leftover --local_rank flag and a DataParallel model start no ranks
-        """
-import argparse
-import torch
-from torch import nn
-
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--local_rank", type=int, default=-1, help="for distributed training")
-    parser.add_argument("--load_model_path", default=None)
-    args = parser.parse_args()
-    model = nn.DataParallel(nn.Linear(4, 4).cuda())
-    if args.load_model_path is not None:
-        model.module.load_state_dict(torch.load(args.load_model_path))
 """,
         # one process: the DDP strategy is only mentioned in a comment
         """
@@ -619,6 +587,54 @@ def setup(config_path, loader):
 
     # Each in a program that runs one process per GPU (torch.distributed, DDP, LOCAL_RANK).
     INVALID = [
+        # one process (info): the checkpoint is deleted once restored, but while it loads a GPU-saved
+        # copy sits beside the model on the GPU (the peak of a resume)
+        Invalid("""
+import torch
+
+def train(model, loader, optimizer, path):
+    model = model.cuda()
+    checkpoint = torch.load(path)
+    model.load_state_dict(checkpoint["model"])
+    del checkpoint
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    torch.save({"model": model.state_dict()}, path)
+""", line=6, fixed='map_location="cpu"'),
+        # one process (info): best weights saved from the GPU, reloaded beside the live model
+        Invalid("""
+import torch
+
+class Trainer:
+    def __init__(self, model, device, best_path):
+        self.model = model.to(device)
+        self.best_path = best_path
+
+    def save_best(self):
+        torch.save(self.model.state_dict(), self.best_path)
+
+    def load_best(self):
+        state_dict = torch.load(self.best_path)
+        self.model.load_state_dict(state_dict)
+""", line=13, fixed='map_location="cpu"'),
+        # one process (info, not error): a leftover --local_rank flag and a DataParallel model start no ranks
+        Invalid("""
+import argparse
+import torch
+from torch import nn
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--local_rank", type=int, default=-1, help="for distributed training")
+    parser.add_argument("--load_model_path", default=None)
+    args = parser.parse_args()
+    model = nn.DataParallel(nn.Linear(4, 4).cuda())
+    if args.load_model_path is not None:
+        model.module.load_state_dict(torch.load(args.load_model_path))
+""", line=13, fixed='map_location="cpu"'),
         # one process: a resumed checkpoint this script saved from the GPU, kept through the training
         Invalid("""
 import torch

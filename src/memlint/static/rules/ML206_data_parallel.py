@@ -263,9 +263,9 @@ class DataParallel(Rule):
             return
         self.report(
             node,
-            f"{_call_text(node, name)} gathers outputs and loss on the first GPU, which runs out of memory first",
+            f"{_call_text(node, name)} scatters each batch from GPU 0 and gathers the outputs there: it fills first",
             help="use torch.nn.parallel.DistributedDataParallel with one process per GPU (torchrun "
-                 "--nproc-per-node N train.py)",
+                 "--nproc-per-node N train.py): each GPU then holds only its share, and the step is faster",
             needs_grad=False,
         )
 
