@@ -1089,3 +1089,62 @@ def test_the_output_of_a_module_of_another_module_carries_a_graph_into_a_percept
     })
     # the generator is trained through the eval-mode feature extractor: not "a model not trained"
     assert project_findings(tmp_path, "train.py") == []
+
+
+# ----- a momentum target frozen by a helper of another module ------------------------------------------
+_MOMENTUM_TRAINING = """
+    import copy
+    import torch
+    from torch import nn
+    from proj import utils
+
+    class MSN(nn.Module):
+        def __init__(self, backbone):
+            super().__init__()
+            self.backbone = backbone
+            self.anchor_backbone = copy.deepcopy(backbone)
+            {freeze}
+
+    model = MSN(nn.Linear(8, 8))
+    optimizer = torch.optim.AdamW(model.anchor_backbone.parameters(), lr=1e-4)
+    for x, y in loader:
+        utils.update_momentum(model.anchor_backbone, model.backbone, 0.99)
+        target = model.backbone(x)
+        anchor = model.anchor_backbone(y)
+        loss = torch.nn.functional.mse_loss(anchor, target)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+_UTILS = """
+    import torch
+
+    def deactivate_requires_grad(module):
+        for param in module.parameters():
+            param.requires_grad = False
+
+    @torch.no_grad()
+    def update_momentum(model, model_ema, m):
+        for ema, p in zip(model_ema.parameters(), model.parameters()):
+            ema.data = ema.data * m + p.data * (1.0 - m)
+"""
+
+
+def test_a_target_network_frozen_by_a_helper_of_another_module_records_no_graph(tmp_path):
+    """Every parameter of the momentum target has requires_grad False (a helper of another module
+    sets it): its forward records nothing, so running it with grad on wastes nothing (ML201 quiet);
+    the same target left trainable but in no optimizer is reported."""
+    write(tmp_path / "frozen", {
+        "pyproject.toml": "",
+        "proj/__init__.py": "",
+        "proj/utils.py": _UTILS,
+        "proj/train.py": _MOMENTUM_TRAINING.replace("{freeze}", "utils.deactivate_requires_grad(self.backbone)"),
+    })
+    assert ("ML201" not in [code for _, code in project_findings(tmp_path / "frozen", "proj/train.py")])
+    write(tmp_path / "trainable", {
+        "pyproject.toml": "",
+        "proj/__init__.py": "",
+        "proj/utils.py": _UTILS,
+        "proj/train.py": _MOMENTUM_TRAINING.replace("{freeze}", "pass"),
+    })
+    assert (17, "ML201") in project_findings(tmp_path / "trainable", "proj/train.py")

@@ -25,7 +25,7 @@ from memlint.static.facts import (
 from memlint.static.rule import Report, Rule
 from memlint.static.summaries import (
     BACKWARD, COLLECTIVE, COMPUTES_LOSS, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PINS_ONE_GPU, PROCESS_GROUP,
-    PROCESS_GROUP_ON_REQUEST, REPEATS_MODULE, SETS_DEVICE,
+    FREEZES_ARGUMENT, PROCESS_GROUP_ON_REQUEST, REPEATS_MODULE, SETS_DEVICE,
     USES_CURRENT_DEVICE,
     STEP_LOOP, STOPS_MEMORY_HISTORY,
     FunctionSummary, ModuleSummary,
@@ -837,6 +837,8 @@ class FileChecker:
             function.callees.add(qualified or f"?.{callee}")
         self._value_facts_of_call(node, func, method)
         self._effects_of_call(node, qualified, method)
+        if any(arg.keyword is None and facts.is_module_expr(arg.value) for arg in node.args):
+            facts.modules_handed.append((node, function))  # freeze(self.backbone)? see Facts.frozen_by_helpers
         callees = facts.callees(node)
         if callees is None and facts.on_a_parameter(node):  # model.predict(x): known at the end of the module
             for loop in facts.loops_in_function():
@@ -913,6 +915,7 @@ class FileChecker:
                 function.mode_changes.append(change)
                 if mode == "frozen":
                     facts.frozen_modules.add(target)
+                    _note_frozen_parameter(function, target)
             if mode == "frozen":
                 self._freeze(func.value)
             if method == "requires_grad_" and function is not None and mode is None \
@@ -1037,7 +1040,7 @@ class FileChecker:
         if not _stores_for_callers(function):
             return
         name = F.storage_name(container)
-        if name is None or not name.startswith("self.") or _bounded_buffer(name, facts):
+        if name is None or not name.startswith("self.") or F.bounded_container(name, function):
             return
         carried, partial, via = facts.parameters_carried(value)
         for parameter in sorted(carried):
@@ -1095,6 +1098,7 @@ class FileChecker:
         for loop in self.facts.loops_in_function():
             if name in loop.target_names and loop.parameters_of is not None:
                 self.facts.frozen_modules.add(loop.parameters_of)
+                _note_frozen_parameter(self.facts.function, loop.parameters_of)
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression, graph: GraphValue) -> None:
         facts = self.facts
@@ -1198,16 +1202,6 @@ def _stores_for_callers(function: FunctionScope) -> bool:
     return (function.class_info is not None and function.parameters != () and type(function.node) is cst.FunctionDef
             and not function.name.startswith("__") and not function.is_per_step_method
             and bool(function.node.params.params) and function.node.params.params[0].name.value == "self")
-
-
-def _bounded_buffer(name: str, facts: Facts) -> bool:
-    """``self.window`` bound to ``deque(maxlen=k)``: what it keeps is bounded."""
-    info = facts.class_info
-    binding = info.attributes.get(name) if info is not None else None
-    node = binding.node if binding is not None else None
-    if not isinstance(node, cst.Call) or (dotted_name(node.func) or "").rsplit(".", 1)[-1] != "deque":
-        return False
-    return len(node.args) >= 2 or any(arg.keyword is not None and arg.keyword.value == "maxlen" for arg in node.args)
 
 
 def _holds_a_dict(node: cst.BaseExpression, facts: Facts) -> bool:
@@ -1806,6 +1800,18 @@ def _parameters_owner(iterable: cst.BaseExpression) -> str | None:
 
 def _is_false(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "False"
+
+
+def _note_frozen_parameter(function: "F.FunctionScope | None", name: str) -> None:
+    """A function that freezes what it was handed (``model`` a parameter, not rebound): its
+    summary says so by position, so that a call ``deactivate_requires_grad(self.backbone)``, here
+    or in another module, freezes ``self.backbone``."""
+    if function is None or name not in function.parameters:
+        return
+    binding = function.bindings.get(name)
+    if binding is not None and binding.node is not None and not isinstance(binding.node, cst.Param):
+        return  # rebound in the body: no longer the caller's object
+    function.effects.add(f"{FREEZES_ARGUMENT}{function.parameters.index(name)}")
 
 
 def _is_true(node: cst.BaseExpression) -> bool:

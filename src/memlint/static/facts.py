@@ -34,6 +34,7 @@ from typing import Callable, Iterable, Iterator
 import libcst as cst
 
 from memlint.static.frameworks import PASS_THROUGH_METHODS, PLAIN, ClassKinds, external_kinds
+from memlint.static.summaries import FREEZES_ARGUMENT
 from memlint.static.tensor_api import TENSOR_API
 from memlint.static.triggers import TORCH_PACKAGES
 
@@ -343,6 +344,26 @@ def is_parts_of_a_value(iterable: cst.BaseExpression) -> bool:
             roots = {_field_root(value) for value in positional}
             return func.value == "zip" and len(positional) > 1 and len(roots) == 1 and None not in roots
     return False
+
+
+def is_bounded_deque(value: cst.CSTNode | None) -> bool:
+    """``deque(maxlen=k)`` / ``collections.deque(items, k)``: a container that drops its oldest
+    entry when full, so what it keeps is bounded whatever is appended."""
+    if not isinstance(value, cst.Call) or (dotted_name(value.func) or "").rsplit(".", 1)[-1] != "deque":
+        return False
+    return len(value.args) >= 2 or any(arg.keyword is not None and arg.keyword.value == "maxlen"
+                                       for arg in value.args)
+
+
+def bounded_container(name: str, function: "FunctionScope") -> bool:
+    """Is the container ``name`` (a local of ``function`` or ``self.x`` of its class) only ever
+    bound to a bounded deque?"""
+    if name.startswith("self."):
+        info = function.class_info
+        binding = info.attributes.get(name) if info is not None else None
+    else:
+        binding = function.bindings.get(name)
+    return binding is not None and is_bounded_deque(binding.node)
 
 
 def slices_batches(loop_node: cst.CSTNode) -> bool:
@@ -1507,6 +1528,9 @@ class Facts:
         # calls into other modules with grad on and literal arguments (see ModuleSummary.literal_calls)
         self.literal_calls: dict[str, list[tuple[tuple["int | str", object], ...]]] = {}
         self.frozen_modules: set[str] = set()  # names with requires_grad_(False) anywhere
+        # Calls handing a module to a function (freeze(self.backbone)): see frozen_by_helpers
+        self.modules_handed: list[tuple[cst.Call, "FunctionScope"]] = []
+        self._frozen_by_helpers: set[tuple[int, str]] | None = None
         # (class, attribute, reading function) -> does another method store a backpropagated value there
         self._stored_graphs: dict[tuple[int, str, int], bool] = {}
         # names bound to a grad-mode context (``ctx = torch.no_grad``), and its mode
@@ -2758,6 +2782,44 @@ class Facts:
         if not deps and not pending:
             return NO_GRAPH
         return GraphValue(Graph.UNKNOWN, frozenset(deps), None, pending, Graph.UNKNOWN if deps else Graph.NONE)
+
+    def frozen_by_helpers(self) -> set[tuple[int, str]]:
+        """(id of the function, name) of the modules a call hands to a function that freezes its
+        argument (``deactivate_requires_grad(self.backbone)``, defined in this module or another
+        of the project: its summary's FREEZES_ARGUMENT). Complete at the end of the module."""
+        if self._frozen_by_helpers is None or not self.module_done:
+            frozen: set[tuple[int, str]] = set()
+            for call, function in self.modules_handed:
+                for name in self._arguments_frozen_by(call):
+                    frozen.add((id(function), name))
+            if not self.module_done:
+                return frozen
+            self._frozen_by_helpers = frozen
+        return self._frozen_by_helpers
+
+    def _arguments_frozen_by(self, call: cst.Call) -> list[str]:
+        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        effects: set[str] = set()
+        found = self.callees(call)
+        if found is not None:
+            for definition in found[0]:
+                scope = self.function_scopes.get(id(definition))
+                if scope is not None:
+                    effects |= scope.effects
+        else:
+            definition = self.project_definition(self.qualified_name(call.func))
+            if definition is not None and definition.kind != "class" and self.project is not None:
+                summary = self.project.function_summary(definition.key)
+                if summary is not None:
+                    effects |= summary.effects
+        names = []
+        for effect in effects:
+            if effect.startswith(FREEZES_ARGUMENT):
+                index = int(effect[len(FREEZES_ARGUMENT):])
+                name = dotted_name(positional[index]) if index < len(positional) else None
+                if name is not None:
+                    names.append(name)
+        return names
 
     def callees(self, call: cst.Call) -> "tuple[list[cst.FunctionDef], bool] | None":
         """The functions of this module a call runs (a method and its overrides in this

@@ -16,7 +16,7 @@ import libcst as cst
 
 from memlint.static.facts import (
     CONFIG_NAMES, Graph, Kind, Pending, visit, GraphValue, reaches, builds_a_sequence, concatenated_onto, dotted_name, expression_children, names_in, operands,
-    parameter_for, place_of, storage_name,
+    bounded_container, parameter_for, place_of, storage_name,
 )
 from memlint.static.fixes import call_method, detach_fix, detached_text, graph_accumulation_fix, item_text
 from memlint.static.rule import Invalid, Rule
@@ -251,6 +251,8 @@ class GraphAccumulation(Rule):
                 return
             if name in self._trimmed.get(id(function), ()):
                 return  # a sliding window the function trims itself: bounded
+            if bounded_container(root, function):
+                return  # deque(maxlen=k): the oldest entries drop out
             if step_loop is not None and step_loop.is_training_loop and \
                     id(step_loop) in self._emptied_in.get(id(function), {}).get(name, ()):
                 # emptied inside the training loop (every N steps): N steps of graphs whose saved
@@ -567,6 +569,22 @@ class GraphAccumulation(Rule):
         self.at_function_exit(decide)
 
     VALID = [
+        # a deque with maxlen keeps the last few: the oldest entries (and their graphs) drop out
+        """
+import collections
+import torch
+
+def train(model, loader, optimizer):
+    recent = collections.deque(maxlen=8)
+    for x, y in loader:
+        out = model(x)
+        loss = torch.nn.functional.mse_loss(out, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        recent.append({"out": out, "loss": loss})
+    return recent
+""",
         # refinement iterations of one batch, each backpropagated; the caller steps the optimizer
         # after each call: the outputs kept are one step's
         """

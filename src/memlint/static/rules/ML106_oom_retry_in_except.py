@@ -8,8 +8,10 @@ can't allocate memory"). The fix is to leave the ``except`` first: set a flag or
 batch size there, and retry after the block.
 
 Re-running work: calling the model, the function itself, what the ``try`` body called, a
-step-like callee, or a function of the module or the project that runs a module's forward or
-a backward pass (its summary's effects), whatever its name.
+step-like callee, a function of the module or the project that runs a module's forward or
+a backward pass (its summary's effects), whatever its name, or a function of the module that
+computes with torch on the tensors the ``try`` body's calls were given (a fallback for the
+failed work: sliced attention after the fused kernel ran out of memory).
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ _SETUP_PREFIXES = ("get_", "is_", "has_", "make_", "build_", "create_", "setup",
 _SETUP_WORDS = ("loader", "dataset", "pipeline", "sampler", "collate", "rank", "world_size", "device")
 _MESSAGE_METHODS = frozenset({"info", "debug", "warning", "warn", "error", "exception", "critical", "log", "print",
                               "write", "set_description", "set_postfix", "format"})
+# torch functions that compute nothing on tensors (queries, memory management, set-up).
+_NOT_COMPUTE = ("torch.cuda.", "torch.distributed.", "torch.utils.", "torch.no_grad", "torch.set_", "torch.get_",
+                "torch.is_", "torch.manual_seed", "torch.device", "torch.load", "torch.save", "torch.jit.")
 _HARMLESS_FUNCTIONS = frozenset({"print", "len", "str", "repr", "int", "float", "isinstance", "range",
                                  "min", "max", "getattr", "setattr", "hasattr", "type", "dict", "list",
                                  "tuple", "set", "sorted", "enumerate", "zip", "next", "iter"})
@@ -70,6 +75,7 @@ class _Try:
     function: FunctionScope
     in_body: bool = True
     body_callees: set[str] = field(default_factory=set)
+    body_arguments: set[str] = field(default_factory=set)  # names the try body's calls were given
 
 
 class OomRetryInExcept(Rule):
@@ -107,7 +113,9 @@ class OomRetryInExcept(Rule):
                 return
         # What the handler calls does the work, whatever its name (self._run_dummy_batch()):
         # decided once every function of the module has been walked.
-        self.at_module_exit(lambda calls=list(handler.calls): self._decide_by_behaviour(calls))
+        given = frozenset(try_frame.body_arguments) if try_frame is not None and try_frame.function is \
+            handler.function else frozenset()
+        self.at_module_exit(lambda calls=list(handler.calls): self._decide_by_behaviour(calls, given))
 
     def _report(self, call: cst.Call, reason: str) -> None:
         self.report(
@@ -117,7 +125,7 @@ class OomRetryInExcept(Rule):
             needs_grad=False,
         )
 
-    def _decide_by_behaviour(self, calls: list[cst.Call]) -> None:
+    def _decide_by_behaviour(self, calls: list[cst.Call], given: frozenset[str] = frozenset()) -> None:
         for call in calls:
             callee = _callee(call) or ""
             if callee.rsplit(".", 1)[-1] in _HARMLESS_METHODS:
@@ -125,6 +133,30 @@ class OomRetryInExcept(Rule):
             if self._runs_a_step(call):
                 self._report(call, "runs the model")
                 return
+            if given & _argument_roots(call) and self._computes_on_tensors(call):
+                self._report(call, "redoes the failed work")
+                return
+
+    def _computes_on_tensors(self, call: cst.Call) -> bool:
+        """Is ``call`` a function of this module whose body (or what it calls here) computes
+        with torch (``torch.bmm``, ``F.softmax``, not ``torch.cuda.*`` queries)? Handed the
+        tensors the failed ``try`` body was given, it is a fallback for that work (sliced
+        attention after the fused kernel ran out of memory)."""
+        facts = self.facts
+        found = facts.callees(call)
+        if found is None:
+            return False
+        aliases = facts.imports.aliases
+        for definition in found[0]:
+            scope = facts.function_scopes.get(id(definition))
+            if scope is None:
+                continue
+            for name in facts.calls_made(scope, depth=2):
+                head, _, rest = name.partition(".")
+                qualified = f"{aliases[head]}.{rest}" if head in aliases and rest else aliases.get(head, name)
+                if qualified.startswith("torch.") and not qualified.startswith(_NOT_COMPUTE):
+                    return True
+        return False
 
     def _runs_a_step(self, call: cst.Call) -> bool:
         """Does a function ``call`` runs (of this module, or of another module of the project)
@@ -181,6 +213,7 @@ class OomRetryInExcept(Rule):
         for frame in self._tries:
             if frame.in_body and frame.function is function and callee is not None:
                 frame.body_callees.add(callee)
+                frame.body_arguments.update(_argument_roots(node))
         if not self._handlers:
             return
         if self._message_depth:
@@ -243,6 +276,22 @@ class OomRetryInExcept(Rule):
         return None
 
     VALID = [
+        # a helper of the module given the same tensors only describes them (no torch computation)
+        """
+import logging
+import torch
+import torch.nn.functional as F
+
+def describe(q, k):
+    logging.warning("attention of %s x %s", tuple(q.shape), tuple(k.shape))
+
+def attention(q, k, v):
+    try:
+        return F.scaled_dot_product_attention(q, k, v)
+    except torch.cuda.OutOfMemoryError:
+        describe(q, k)
+        raise
+""",
         # the handler frees the gradients and skips the batch: listing parameters runs no forward
         """
 import torch
@@ -429,6 +478,24 @@ def fit(dataset, model, optimizer, batch_size):
     ]
 
     INVALID = [
+        # the fallback (sliced attention, a function of the module computing with torch) runs in the
+        # handler on the tensors the failed call was given
+        Invalid("""
+import torch
+import torch.nn.functional as F
+
+def sliced(q, k, v, size=1024):
+    out = torch.empty_like(q)
+    for i in range(0, q.shape[1], size):
+        out[:, i:i + size] = torch.softmax(q[:, i:i + size] @ k.transpose(1, 2), -1) @ v
+    return out
+
+def attention(q, k, v):
+    try:
+        return F.scaled_dot_product_attention(q, k, v)
+    except torch.cuda.OutOfMemoryError:
+        return sliced(q, k, v)
+""", line=15),
         # the same, but the handler re-runs the forward/backward itself
         Invalid("""
 import torch
@@ -538,3 +605,20 @@ def _is_message_call(call: cst.Call) -> bool:
     if isinstance(func, cst.Name):
         return func.value in ("print", "str", "repr")
     return isinstance(func, cst.Attribute) and func.attr.value in _MESSAGE_METHODS
+
+
+def _argument_roots(call: cst.Call) -> set[str]:
+    """The names at the root of a call's arguments: ``q`` and ``k`` in ``f(q.view(b, -1), k)``."""
+    roots: set[str] = set()
+    for arg in call.args:
+        value = arg.value
+        while True:
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+                value = value.func.value
+            elif isinstance(value, (cst.Attribute, cst.Subscript)):
+                value = value.value
+            else:
+                break
+        if isinstance(value, cst.Name) and value.value not in ("self", "cls"):
+            roots.add(value.value)
+    return roots

@@ -607,9 +607,35 @@ class GradEnabledInference(Rule):
                 return False
         return True
 
+    def _frozen_by_a_helper(self, call: _ModuleCall) -> bool:
+        """Was the called module handed to a function that freezes its argument
+        (``deactivate_requires_grad(self.backbone)``, in this module or another of the project)
+        where the name means the same object: an attribute or a global anywhere, a local in the
+        same function; or is it ``model.backbone`` of an instance of a class of this module that
+        froze ``self.backbone`` (directly or through such a helper)? With every parameter frozen,
+        a forward on inputs that need no grad records nothing."""
+        frozen = self.facts.frozen_by_helpers()
+        target = call.target
+        if any(name == target and (function_id == id(call.function) or "." in name)
+               for function_id, name in frozen):
+            return True
+        owner, _, attribute = target.rpartition(".")
+        if not owner or owner in ("self", "cls") or "." in owner:
+            return False
+        info = self.facts.instance_class(cst.Name(owner), call.function)
+        if info is None:
+            return False
+        inner = f"self.{attribute}"
+        return any(name == inner and scope.class_info is info
+                   for scope in self.facts.function_scopes.values() for name in (
+                       [change.target for change in scope.mode_changes if change.mode == "frozen"]
+                       + [frozen_name for function_id, frozen_name in frozen if function_id == id(scope)]))
+
     # ----- decisions, at the end of the module (optimizers and freezing complete) ---------------------
     def _decide(self, call: _ModuleCall) -> None:
         function = call.function
+        if not call.frozen and self._frozen_by_a_helper(call):
+            call.frozen = True
         if (call.mode is not None and call.scope == "global"
                 and not any(change.target == call.target for change in function.mode_changes)
                 and self.facts.mode_changed_in_functions(call.target)):
@@ -632,7 +658,7 @@ class GradEnabledInference(Rule):
             return
         record = self._records[id(function)]
         collected = self._collected(call, record)
-        if self._in_test_file and collected is None and not self._returned(call, record):
+        if (self._in_test_file or _is_test_function(function)) and collected is None and not self._returned(call, record):
             return  # a test's forward pass: its graph dies with the test
         if not call.loops and collected is None and not self._returned(call, record) and self._made_up_inputs(call) \
                 and self._run_from_main_block(call):
@@ -1024,6 +1050,45 @@ class GradEnabledInference(Rule):
         )
 
     VALID = [
+        # a teacher whose parameters a helper of the module freezes (requires_grad False on each): its
+        # forward on inputs that need no grad records nothing
+        """
+import copy
+import torch
+from torch import nn
+
+class Teacher(nn.Module):
+    def __init__(self, backbone):
+        super().__init__()
+        self.student = backbone
+        self.teacher = copy.deepcopy(backbone)
+        freeze(self.teacher)
+
+model = Teacher(nn.Linear(8, 8))
+optimizer = torch.optim.AdamW(model.student.parameters(), lr=1e-4)
+for x, y in loader:
+    target = model.teacher(x)
+    loss = torch.nn.functional.mse_loss(model.student(y), target)
+    loss.backward()
+    optimizer.step()
+
+def freeze(module):
+    for p in module.parameters():
+        p.requires_grad_(False)
+""",
+        # a test function (no arguments, pytest's naming) that runs a real model and checks a shape:
+        # its graph dies with the test
+        """
+import torch
+import torchaudio
+
+def test():
+    for name in ("small", "large"):
+        model = build(name)
+        wav, sr = torchaudio.load(f"test_{name}.wav")
+        out = model(wav.unsqueeze(0))[0]
+        assert out.shape == wav.shape
+""",
         # a module's forward that puts its inner model in eval mode and returns its output: the
         # module's callers (a predict loop under no_grad, a framework) choose the grad mode
         """
@@ -2280,6 +2345,18 @@ def _short(name: str, limit: int = 20) -> str:
 def _walks_the_called_modules(loop: Loop, call: _ModuleCall) -> bool:
     """Does ``loop`` walk over the modules being called (``for layer in self.layers``), not over data?"""
     return call.target.split(".", 1)[0] in loop.target_names and not loop.iterates_data
+
+
+def _is_test_function(function: FunctionScope) -> bool:
+    """``def test():`` / ``def test_decode():`` taking no arguments: a test in pytest's sense
+    (or one a module's ``__main__`` runs), not an evaluation pass given a model and a loader
+    (``def test(model, loader):`` is one, and stays checked)."""
+    node = function.node
+    if not isinstance(node, cst.FunctionDef) or not (function.name == "test" or function.name.startswith("test_")):
+        return False
+    params = node.params
+    return not (params.params or params.posonly_params or params.kwonly_params
+                or isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None)
 
 
 def _is_test_file(path: str) -> bool:
