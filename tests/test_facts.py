@@ -651,3 +651,5 @@ def test_module_names_are_a_tie_breaker_that_knows_a_class_or_a_path_from_a_modu
 
     assert is_module_name("model") and is_module_name("net_g_ema") and is_module_name("model_without_ddp")
     assert not is_module_name("model_cls") and not is_module_name("model_path") and not is_module_name("model_out")
+    # a batch, its inputs or predictions named after the network that takes or makes them
+    assert not is_module_name("net_input") and not is_module_name("model_inputs") and not is_module_name("net_preds")

@@ -500,7 +500,8 @@ def is_module_name(name: str) -> bool:
 # Last words of a name that say it is not a module object: a class, a path, a config, an output.
 _NOT_AN_INSTANCE = frozenset({"cls", "class", "type", "fn", "func", "factory", "name", "names", "path", "paths",
                               "dir", "file", "cfg", "config", "args", "kwargs", "out", "output", "outputs",
-                              "interf", "id", "idx", "list", "dict", "str", "url", "size", "dim"})
+                              "interf", "id", "idx", "list", "dict", "str", "url", "size", "dim", "input",
+                              "inputs", "batch", "data", "pred", "preds", "loss", "state", "params"})
 
 
 def names_a_module_object(name: str) -> bool:

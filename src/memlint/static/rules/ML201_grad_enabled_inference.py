@@ -536,6 +536,17 @@ class GradEnabledInference(Rule):
         callees = self.facts.callees(node)
         return tuple(callees[0]) if callees is not None and callees[1] else ()
 
+    def _exports(self, function: FunctionScope) -> bool:
+        """Does the function trace, script or export a model (``torch.jit.trace``,
+        ``torch.onnx.export``, ``torch.export.export``)? Its forwards on made-up inputs are examples."""
+        for name in function.callees:
+            head, _, rest = name.partition(".")
+            aliases = self.facts.imports.aliases
+            qualified = f"{aliases[head]}.{rest}" if head in aliases and rest else name
+            if qualified in _EXPORTERS:
+                return True
+        return False
+
     def _run_from_main_block(self, call: _ModuleCall) -> bool:
         """Does the call run only from the module's ``if __name__ == "__main__":`` block: in it, or
         in a function of the file every call of which is made there?"""
@@ -661,8 +672,10 @@ class GradEnabledInference(Rule):
         if (self._in_test_file or _is_test_function(function)) and collected is None and not self._returned(call, record):
             return  # a test's forward pass: its graph dies with the test
         if not call.loops and collected is None and not self._returned(call, record) and self._made_up_inputs(call) \
-                and self._run_from_main_block(call):
-            return  # a model file's smoke test (m(torch.randn(2, 50, 384)) under __main__): one forward at toy size
+                and (self._run_from_main_block(call) or self._exports(function)):
+            # a model file's smoke test (m(torch.randn(2, 50, 384)) under __main__), or the check of an
+            # export on example inputs (torch.jit.trace(m, x); assert m(x) == traced(x)): one forward at toy size
+            return
         backpropagated = id(call.node) in function.backward_nodes or function.is_backpropagated(
             call.results, through_attributes=True)
         training = _trains(function)
@@ -1050,6 +1063,18 @@ class GradEnabledInference(Rule):
         )
 
     VALID = [
+        # checking a traced model against the eager one on example inputs: one forward at toy size
+        """
+import torch
+
+def convert_to_torchscript(model, history, features, save_path):
+    model.model.eval()
+    example = torch.rand(2, history, features)
+    traced = torch.jit.trace(model.model, example)
+    check = torch.rand(4, history, features)
+    assert torch.eq(traced(check), model.model(check)).all()
+    traced.save(save_path)
+""",
         # a teacher whose parameters a helper of the module freezes (requires_grad False on each): its
         # forward on inputs that need no grad records nothing
         """
@@ -2345,6 +2370,11 @@ def _short(name: str, limit: int = 20) -> str:
 def _walks_the_called_modules(loop: Loop, call: _ModuleCall) -> bool:
     """Does ``loop`` walk over the modules being called (``for layer in self.layers``), not over data?"""
     return call.target.split(".", 1)[0] in loop.target_names and not loop.iterates_data
+
+
+# Functions that trace, script or export a model from example inputs.
+_EXPORTERS = frozenset({"torch.jit.trace", "torch.jit.script", "torch.jit.trace_module", "torch.onnx.export",
+                        "torch.onnx.dynamo_export", "torch.export.export"})
 
 
 def _is_test_function(function: FunctionScope) -> bool:
