@@ -927,3 +927,34 @@ def test_outputs_returned_to_a_module_that_trains_on_them_are_not_inference(tmp_
             optimizer.step()
     """).lstrip())
     assert codes(check_paths([str(tmp_path)], config, use_cache=False, jobs=1)) == []
+
+
+def test_a_module_method_of_the_same_name_is_no_call_of_a_plain_class_method(tmp_path):
+    """A one-file project: ``model.train()`` (nn.Module's method, inside the step the trainer
+    calls) does not call ``Trainer.train``, so ``Trainer.train`` is not "only called from a cycle
+    with grad off" and its accumulation of the returned loss is still reported."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "train.py": """
+            import torch
+
+            class Trainer:
+                def __init__(self, model, loader, optimizer):
+                    self.model, self.loader, self.optimizer = model, loader, optimizer
+
+                def training_step(self, model, batch):
+                    model.train()
+                    loss = model(batch).mean()
+                    loss.backward()
+                    return loss
+
+                def train(self):
+                    total = torch.tensor(0.0)
+                    for batch in self.loader:
+                        total += self.training_step(self.model, batch)
+                        self.optimizer.step()
+                    return total.item()
+        """,
+    })
+    result = check_paths([str(tmp_path / "train.py")], Config(), use_cache=False)
+    assert ("train.py", 16, "ML101") in codes(result)

@@ -147,17 +147,38 @@ def classify_twin(findings: list) -> str:
     return "quiet"
 
 
-def score(cases: list[Case], all_rules: bool = False, jobs: int = 0) -> None:
-    """Run memlint once over every case and twin, and fill in each case's results."""
+def score(cases: list[Case], all_rules: bool = False, jobs: int = 0, shared_project: bool = False) -> None:
+    """Run memlint once over every case and twin, and fill in each case's results.
+
+    Each file is checked as a project of its own (a copy in a folder of its own with a
+    ``pyproject.toml``), as the user's script it reconstructs was: in this repository every case
+    would see hundreds of other cases (and its own twin) defining and calling functions of the
+    same names, and cross-module facts ("no other module calls this function") could never hold.
+    ``shared_project``: check them in place, as one project (how rounds before 2026-11-26 scored)."""
+    import shutil
+    import tempfile
+
     from memlint import check_paths
     from memlint.config import Config
 
     config = Config(select=["ML"]) if all_rules else Config()
-    files = [str(c.path) for c in cases] + [str(c.twin) for c in cases if c.twin]
-    result = check_paths(files, config, use_cache=False, jobs=jobs)
+    originals = [c.path for c in cases] + [c.twin for c in cases if c.twin]
+    with tempfile.TemporaryDirectory(prefix="memlint-recall-") as scratch:
+        if shared_project:
+            checked = {str(path.resolve()): path for path in originals}
+        else:
+            checked = {}
+            for index, path in enumerate(originals):
+                folder = Path(scratch) / f"{index:04d}"
+                folder.mkdir()
+                (folder / "pyproject.toml").write_text("")
+                shutil.copyfile(path, folder / path.name)
+                checked[str((folder / path.name).resolve())] = path
+        result = check_paths(list(checked), config, use_cache=False, jobs=jobs)
     by_path: dict[str, list] = {}
     for f in result.findings:
-        by_path.setdefault(str(Path(f.path).resolve()), []).append(f)
+        original = checked.get(str(Path(f.path).resolve()))
+        by_path.setdefault(str(original.resolve()) if original is not None else f.path, []).append(f)
     for case in cases:
         case.findings = sorted(by_path.get(str(case.path.resolve()), []), key=lambda f: (f.line, f.code))
         case.result, case.detail = classify(case, case.findings)
@@ -225,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="print the per-case table as Markdown")
     parser.add_argument("--all-rules", action="store_true", help="enable every rule, also those off by default")
     parser.add_argument("-j", "--jobs", type=int, default=0, help="worker processes (default: all cores)")
+    parser.add_argument("--shared-project", action="store_true",
+                        help="check the cases in place, as one project (the scoring of rounds before 2026-11-26), "
+                             "instead of each file as a project of its own")
     parser.add_argument("--sealed", nargs="?", const="sealed", choices=("sealed", "sealed2", "sealed3", "sealed4", "sealed5", "sealed6", "sealed7", "sealed8", "sealed9", "sealed10", "sealed11", "sealed12"),
                         default=None, help="score a sealed part (sealed/ to sealed12/) instead of the dev part: once, at the end "
                              "of a round")
@@ -237,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     for case in cases:
         if not case.marks:
             raise SystemExit(f"{case.path.name}: no '# leak:' marker")
-    score(cases, all_rules=args.all_rules, jobs=args.jobs)
+    score(cases, all_rules=args.all_rules, jobs=args.jobs, shared_project=args.shared_project)
     if args.markdown:
         print_markdown(cases)
     else:

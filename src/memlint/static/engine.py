@@ -224,7 +224,7 @@ class FileChecker:
         facts = self.facts
         return any(scope is not facts.module_scope and not scope.has_backward
                    and project.only_called_without_grad(
-                       scope.name, here, facts.call_sites,
+                       scope.name, here, _sites_that_may_call(scope, facts),
                        owner=f"{facts.module_name}.{owner}" if (owner := F.method_owner(scope)) and facts.module_name
                        else "",
                        local_related=(lambda self_class, owner=F.method_owner(scope): owner is None or F.related_classes(
@@ -1812,6 +1812,19 @@ def _note_frozen_parameter(function: "F.FunctionScope | None", name: str) -> Non
     if binding is not None and binding.node is not None and not isinstance(binding.node, cst.Param):
         return  # rebound in the body: no longer the caller's object
     function.effects.add(f"{FREEZES_ARGUMENT}{function.parameters.index(name)}")
+
+
+def _sites_that_may_call(scope: F.FunctionScope, facts: Facts) -> dict[str, list]:
+    """The module's call sites, less the calls of nn.Module's own methods on a module
+    (``model.train()``) where ``scope`` is a function or a method of a class that is no module:
+    they do not call it (``Trainer.train`` is not ``model.train()``)."""
+    owner = F.method_owner(scope)
+    if owner is not None and owner in facts.classes and facts.classes[owner].is_module:
+        return facts.call_sites
+    sites = facts.call_sites.get(scope.name)
+    if not sites or not any(site.module_receiver for site in sites):
+        return facts.call_sites
+    return {**facts.call_sites, scope.name: [site for site in sites if not site.module_receiver]}
 
 
 def _is_true(node: cst.BaseExpression) -> bool:
