@@ -1148,3 +1148,21 @@ def test_a_target_network_frozen_by_a_helper_of_another_module_records_no_graph(
         "proj/train.py": _MOMENTUM_TRAINING.replace("{freeze}", "pass"),
     })
     assert (17, "ML201") in project_findings(tmp_path / "trainable", "proj/train.py")
+
+
+def test_a_distributed_load_known_only_by_its_name_is_a_warning():
+    """Every rank loads without map_location; where the load is copied into the model the chain
+    is complete (error); where only the file's name says it is a checkpoint (what it holds is
+    used by code not seen here) it is a warning."""
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        def resume(model, searcher, args):
+            dist.init_process_group("nccl")
+            model.load_state_dict(torch.load(args.weights))
+            state = torch.load(args.search_checkpoint)
+            searcher.restore(state)
+    """
+    found = check_source(textwrap.dedent(source), "train.py", default_codes())
+    assert sorted((f.line, f.code, f.severity) for f in found) == [(7, "ML203", "error"), (8, "ML203", "warning")]

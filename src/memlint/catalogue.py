@@ -149,7 +149,11 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "checkpoint onto cuda:0.",
              fixable=True, triggers=("load(",),
              other_severities=(("warning", "one process: the checkpoint this program saved from its GPU comes back "
-                                           "onto the GPU and stays referenced through the training that follows"),)),
+                                           "onto the GPU and stays referenced through the training that follows; or "
+                                           "every rank loads a file whose use is not seen (only its name says it "
+                                           "holds model or optimizer state)"),
+                               ("info", "one process: how the file was saved is not known; a GPU-saved checkpoint "
+                                        "copied into a model is a second copy on that GPU while it loads"))),
     RuleInfo("ML204", "cuda-in-dataset", "warning",
              "A tensor is moved to CUDA inside a Dataset or collate_fn, which runs in DataLoader worker processes.",
              triggers=("cuda",)),

@@ -390,9 +390,11 @@ class LoadWithoutMapLocation(Rule):
             return
         if self._pins_one_gpu():
             return  # CUDA_VISIBLE_DEVICES leaves each process one GPU: cuda:0 is the rank's own
+        by_name_only = not load.restores_state
         self.report(load.node, f"{called}() without map_location: every rank loads the checkpoint onto cuda:0",
-                    help="pass map_location='cpu' (then move what you need), or map_location=f'cuda:{local_rank}'",
-                    needs_grad=False,
+                    help="pass map_location='cpu' (then move what you need), or map_location=f'cuda:{local_rank}'"
+                    + ("; only the file's name says it holds model or optimizer tensors" if by_name_only else ""),
+                    needs_grad=False, severity="warning" if by_name_only else None,
                     fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
 
     VALID = [
