@@ -25,7 +25,7 @@ from memlint.static.facts import (
 from memlint.static.rule import Report, Rule
 from memlint.static.summaries import (
     BACKWARD, COLLECTIVE, COMPUTES_LOSS, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PINS_ONE_GPU, PROCESS_GROUP,
-    FREEZES_ARGUMENT, PROCESS_GROUP_ON_REQUEST, REPEATS_MODULE, SETS_DEVICE,
+    PROCESS_GROUP_ON_REQUEST, REPEATS_MODULE, SETS_DEVICE,
     USES_CURRENT_DEVICE,
     STEP_LOOP, STOPS_MEMORY_HISTORY,
     FunctionSummary, ModuleSummary,
@@ -1811,7 +1811,7 @@ def _note_frozen_parameter(function: "F.FunctionScope | None", name: str) -> Non
     binding = function.bindings.get(name)
     if binding is not None and binding.node is not None and not isinstance(binding.node, cst.Param):
         return  # rebound in the body: no longer the caller's object
-    function.effects.add(f"{FREEZES_ARGUMENT}{function.parameters.index(name)}")
+    function.effects.add(f"{F.FREEZES_ARGUMENT}{function.parameters.index(name)}")
 
 
 def _sites_that_may_call(scope: F.FunctionScope, facts: Facts) -> dict[str, list]:

@@ -34,7 +34,6 @@ from typing import Callable, Iterable, Iterator
 import libcst as cst
 
 from memlint.static.frameworks import PASS_THROUGH_METHODS, PLAIN, ClassKinds, external_kinds
-from memlint.static.summaries import FREEZES_ARGUMENT
 from memlint.static.tensor_api import TENSOR_API
 from memlint.static.triggers import TORCH_PACKAGES
 
@@ -344,6 +343,13 @@ def is_parts_of_a_value(iterable: cst.BaseExpression) -> bool:
             roots = {_field_root(value) for value in positional}
             return func.value == "zip" and len(positional) > 1 and len(roots) == 1 and None not in roots
     return False
+
+
+# An effect of a function's summary (see memlint.static.summaries), followed by a position after
+# self/cls: the function sets ``requires_grad`` False on the parameters of that argument
+# (``def deactivate_requires_grad(model): for p in model.parameters(): p.requires_grad = False``).
+# Not followed through what the function calls (positions differ from call to call).
+FREEZES_ARGUMENT = "freezes_argument:"
 
 
 def is_bounded_deque(value: cst.CSTNode | None) -> bool:

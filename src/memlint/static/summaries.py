@@ -30,10 +30,8 @@ PROCESS_GROUP_ON_REQUEST = "process_group_on_request"
 # index): see memlint.static.facts.runs_on_current_device
 USES_CURRENT_DEVICE = "uses_current_device"
 MODULE_CALL = "module_call"  # runs an nn.Module's forward
-# Sets ``requires_grad`` False on the parameters of its argument at this position (after
-# self/cls): ``def deactivate_requires_grad(model): for p in model.parameters(): p.requires_grad = False``.
-# Not followed through what the function calls (positions differ from call to call).
-FREEZES_ARGUMENT = "freezes_argument:"
+# memlint.static.facts.FREEZES_ARGUMENT + a position: the function freezes that argument (read
+# by Facts, which this module may not import).
 # runs a torch.distributed collective on tensors (all_gather, broadcast, all_reduce...): what it
 # is handed must stay on the device the process group communicates on
 COLLECTIVE = "collective"
