@@ -372,35 +372,6 @@ def bounded_container(name: str, function: "FunctionScope") -> bool:
     return binding is not None and is_bounded_deque(binding.node)
 
 
-def slices_batches(loop_node: cst.CSTNode) -> bool:
-    """Does a ``for`` loop over a ``range`` cut its data into consecutive batches by its counter,
-    ``for start in range(0, len(texts), bs): chunk = texts[start:start + bs]`` (also
-    ``x[i * bs:(i + 1) * bs]``)? Each iteration then draws a new batch, whatever the names say."""
-    if not isinstance(loop_node, cst.For) or not isinstance(loop_node.target, cst.Name):
-        return False
-    iterable = loop_node.iter
-    if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"):
-        return False
-    counter = loop_node.target.value
-    found = False
-
-    class _Slices(cst.CSTVisitor):
-        def visit_Subscript(self, node: cst.Subscript) -> bool:
-            nonlocal found
-            for element in node.slice:
-                part = element.slice
-                if isinstance(part, cst.Slice) and part.lower is not None and part.upper is not None and \
-                        counter in names_in(part.lower) and counter in names_in(part.upper):
-                    found = True
-            return not found
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return False
-
-    loop_node.body.visit(_Slices())
-    return found
-
-
 def _field_root(node: cst.BaseExpression) -> str | None:
     """``batch["pos"]`` / ``batch.pos`` (also ``batch["pos"] + offset``) -> ``batch``: the value
     whose field this is; None for anything else."""

@@ -2027,6 +2027,28 @@ def test(model, loader):
     ]
 
     INVALID = [
+        # a script's def test(): evaluates the global model and reports accuracy (no assert): an
+        # evaluation pass, not a pytest test
+        Invalid("""
+import torch
+
+model = GCN(nfeat, nhid, nclass).cuda()
+optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+
+def test():
+    model.eval()
+    output = model(features, adj)
+    acc = accuracy(output[idx_test], labels[idx_test])
+    print("accuracy", acc.item())
+
+for epoch in range(200):
+    model.train()
+    optimizer.zero_grad()
+    loss = torch.nn.functional.nll_loss(model(features, adj)[idx_train], labels[idx_train])
+    loss.backward()
+    optimizer.step()
+test()
+""", line=9),
         # a validation helper without no_grad: every output is reduced to a number at once
         Invalid("""
 import math
@@ -2393,15 +2415,35 @@ _EXPORTERS = frozenset({"torch.jit.trace", "torch.jit.script", "torch.jit.trace_
 
 
 def _is_test_function(function: FunctionScope) -> bool:
-    """``def test():`` / ``def test_decode():`` taking no arguments: a test in pytest's sense
-    (or one a module's ``__main__`` runs), not an evaluation pass given a model and a loader
-    (``def test(model, loader):`` is one, and stays checked)."""
+    """``def test():`` / ``def test_decode():`` taking no arguments and asserting: a test in
+    pytest's sense (or one a module's ``__main__`` runs). Not an evaluation pass given a model
+    and a loader (``def test(model, loader):``), nor a script's ``def test():`` that evaluates a
+    global model and reports a metric without asserting anything: those stay checked."""
     node = function.node
     if not isinstance(node, cst.FunctionDef) or not (function.name == "test" or function.name.startswith("test_")):
         return False
     params = node.params
-    return not (params.params or params.posonly_params or params.kwonly_params
-                or isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None)
+    if params.params or params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param) \
+            or params.star_kwarg is not None:
+        return False
+    return _asserts(node.body)
+
+
+def _asserts(body: cst.CSTNode) -> bool:
+    """Is there an ``assert`` in ``body`` (not in a function defined inside it)?"""
+    found = False
+
+    class _Asserts(cst.CSTVisitor):
+        def visit_Assert(self, node: cst.Assert) -> bool:
+            nonlocal found
+            found = True
+            return False
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+    body.visit(_Asserts())
+    return found
 
 
 def _is_test_file(path: str) -> bool:

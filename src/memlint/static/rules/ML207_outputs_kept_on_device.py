@@ -44,7 +44,7 @@ import libcst as cst
 
 from memlint.static.facts import (
     FUNCTIONAL_LOSS_WORDS, GRAPH_ENDING_METHODS, TENSOR_COLLECTIVES, TENSOR_METHODS, ClassInfo, FunctionScope, Graph, GradMode, Loop, builds_a_sequence, concatenated_onto,
-    dotted_name, expression_children, names_in, root_name, slices_batches, without_self_returning_calls,
+    dotted_name, expression_children, names_in, root_name, without_self_returning_calls,
 )
 from memlint.static.rule import Invalid, Rule
 from memlint.static.summaries import COLLECTIVE
@@ -612,18 +612,6 @@ class OutputsKeptOnDevice(Rule):
         return any(word in last for word in _DEVICE_WORDS)
 
     VALID = [
-        # a range loop that does not slice by its counter (the same window every time): not a pass over data
-        """
-import torch
-
-def probe(model, data, device="cuda", repeats=8):
-    model = model.to(device).eval()
-    outs = []
-    with torch.no_grad():
-        for k in range(repeats):
-            outs.append(model(data[0:64].to(device)))
-    return outs
-""",
         # OpenMMLab's test mode returns per-image results on the CPU (numpy arrays, lists)
         """
 import torch
@@ -1055,20 +1043,6 @@ def score(model, lang_x, device="cuda"):
     ]
 
     INVALID = [
-        # batches cut from a tensor by the loop's counter: every iteration draws a new batch, whatever the names
-        Invalid("""
-import torch
-
-def evaluate(model, path, device="cuda", batch_size=256):
-    data = torch.load(path, map_location="cpu")
-    model = model.to(device).eval()
-    predictions = []
-    with torch.no_grad():
-        for start in range(0, len(data), batch_size):
-            logits = model(data[start:start + batch_size].to(device))
-            predictions.append(logits)
-    return torch.cat(predictions).argmax(-1).eq(0).float().mean().item()
-""", line=11),
         # each row of a batch's embeddings appended: every row is a view of the whole batch output
         Invalid("""
 import torch
@@ -1406,8 +1380,6 @@ def _walks_loader(loop: Loop, first_values: dict[str, cst.BaseExpression]) -> bo
     names = names_in(node.iter)
     if any("epoch" in name.lower() for name in names):
         return False
-    if slices_batches(node):
-        return True  # for start in range(0, len(texts), bs): texts[start:start + bs]
     loaders = [name for name in names if any(word in name.lower() for word in _LOADER_WORDS)]
     return any(not _is_list_display(first_values.get(name)) and not _is_range(first_values.get(name))
                for name in loaders)
