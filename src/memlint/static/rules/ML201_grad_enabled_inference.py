@@ -671,8 +671,8 @@ class GradEnabledInference(Rule):
         collected = self._collected(call, record)
         if (self._in_test_file or _is_test_function(function)) and collected is None and not self._returned(call, record):
             return  # a test's forward pass: its graph dies with the test
-        if not call.loops and collected is None and not self._returned(call, record) and (
-                self._made_up_inputs(call) and self._run_from_main_block(call) or self._exports(function)):
+        if not call.loops and collected is None and not self._returned(call, record) and self._made_up_inputs(call) \
+                and (self._run_from_main_block(call) or self._exports(function)):
             # a model file's smoke test (m(torch.randn(2, 50, 384)) under __main__), or the check of an
             # export on example inputs (torch.jit.trace(m, x); assert m(x) == traced(x)): one forward at toy size
             return
@@ -1063,21 +1063,6 @@ class GradEnabledInference(Rule):
         )
 
     VALID = [
-        # the function exports the model to ONNX and checks it on inputs a helper made
-        """
-import onnxruntime as rt
-import torch
-
-def pytorch2onnx(model, input_shape, output_file, verify=False):
-    model.eval()
-    inputs = demo_inputs(input_shape)
-    torch.onnx.export(model, inputs, output_file, opset_version=11)
-    if verify:
-        expected = model(inputs)
-        session = rt.InferenceSession(output_file)
-        got = session.run(None, {"input": inputs.numpy()})[0]
-        assert abs(got - expected.detach().numpy()).max() < 1e-4
-""",
         # checking a traced model against the eager one on example inputs: one forward at toy size
         """
 import torch
