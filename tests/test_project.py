@@ -958,3 +958,32 @@ def test_a_module_method_of_the_same_name_is_no_call_of_a_plain_class_method(tmp
     })
     result = check_paths([str(tmp_path / "train.py")], Config(), use_cache=False)
     assert ("train.py", 16, "ML101") in codes(result)
+
+
+def test_a_script_function_named_train_is_not_called_by_model_train(tmp_path):
+    """``model.train()`` inside ``def train(...)`` is nn.Module's method, not a recursive call of
+    the script's ``train``: the evaluation helper ``train`` calls with grad on stays reported."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "gcn.py": """
+            import torch
+            import torch.nn.functional as F
+
+            def evaluate(model, features, labels):
+                model.eval()
+                logits = model(features)
+                return (logits.argmax(1) == labels).float().mean().item()
+
+            def train(model, features, labels, epochs=10):
+                opt = torch.optim.Adam(model.parameters())
+                for epoch in range(epochs):
+                    model.train()
+                    loss = F.cross_entropy(model(features), labels)
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    print(evaluate(model, features, labels))
+        """,
+    })
+    result = check_paths([str(tmp_path / "gcn.py")], Config(), use_cache=False)
+    assert ("gcn.py", 6, "ML201") in codes(result)

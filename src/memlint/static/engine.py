@@ -222,9 +222,10 @@ class FileChecker:
             return False
         here = project.file_of_path(self.path)
         facts = self.facts
+        sites = _sites_that_may_call(facts)
         return any(scope is not facts.module_scope and not scope.has_backward
                    and project.only_called_without_grad(
-                       scope.name, here, _sites_that_may_call(scope, facts),
+                       scope.name, here, sites,
                        owner=f"{facts.module_name}.{owner}" if (owner := F.method_owner(scope)) and facts.module_name
                        else "",
                        local_related=(lambda self_class, owner=F.method_owner(scope): owner is None or F.related_classes(
@@ -1814,17 +1815,14 @@ def _note_frozen_parameter(function: "F.FunctionScope | None", name: str) -> Non
     function.effects.add(f"{F.FREEZES_ARGUMENT}{function.parameters.index(name)}")
 
 
-def _sites_that_may_call(scope: F.FunctionScope, facts: Facts) -> dict[str, list]:
-    """The module's call sites, less the calls of nn.Module's own methods on a module
-    (``model.train()``) where ``scope`` is a function or a method of a class that is no module:
-    they do not call it (``Trainer.train`` is not ``model.train()``)."""
-    owner = F.method_owner(scope)
-    if owner is not None and owner in facts.classes and facts.classes[owner].is_module:
-        return facts.call_sites
-    sites = facts.call_sites.get(scope.name)
-    if not sites or not any(site.module_receiver for site in sites):
-        return facts.call_sites
-    return {**facts.call_sites, scope.name: [site for site in sites if not site.module_receiver]}
+def _sites_that_may_call(facts: Facts) -> dict[str, list]:
+    """The module's call sites by name, less the calls of nn.Module's own methods on a module
+    (``model.train()``, ``model.eval()``) under a name no module class of this file defines a
+    method of: they call nn.Module's method, not a function or a plain class's method of that
+    name (``Trainer.train`` and a script's ``def train():`` are not ``model.train()``)."""
+    module_methods = {name for info in facts.classes.values() if info.is_module for name in info.methods}
+    return {name: [site for site in sites if not site.module_receiver or name in module_methods]
+            for name, sites in facts.call_sites.items()}
 
 
 def _is_true(node: cst.BaseExpression) -> bool:
