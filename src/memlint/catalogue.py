@@ -153,7 +153,8 @@ CATALOGUE: tuple[RuleInfo, ...] = (
                                            "every rank loads a file whose use is not seen (only its name says it "
                                            "holds model or optimizer state)"),
                                ("info", "one process: how the file was saved is not known; a GPU-saved checkpoint "
-                                        "copied into a model is a second copy on that GPU while it loads"))),
+                                        "copied into a model already on the GPU (or into an optimizer) is a second "
+                                        "copy beside it while it loads"))),
     RuleInfo("ML204", "cuda-in-dataset", "warning",
              "A tensor is moved to CUDA inside a Dataset or collate_fn, which runs in DataLoader worker processes.",
              triggers=("cuda",)),

@@ -13,9 +13,9 @@ or gives a Lightning ``Trainer`` a strategy that runs the script in every rank
 first). In a program of one process the tensors come back on the GPU they were saved from,
 which in practice is the process's own (a reload of what this run saved, a CPU-saved file, one
 default GPU): at most a transient copy, which depends on the file, so it is not flagged at
-error; a hint (info) when the load restores a model or optimizer in a module that moves modules
-to an accelerator and does not save CPU-only state (a GPU-saved file is a second copy beside the
-model while it loads: the peak of a resume). Said more (warning) when the copy is kept and the module says how the file was written:
+error; a hint (info) when the load restores a model already moved to an accelerator, or an
+optimizer in a module that moves modules to one, and the module does not save CPU-only state (a
+GPU-saved file is a second copy beside the model while it loads: the peak of a resume). Said more (warning) when the copy is kept and the module says how the file was written:
 it moves modules to a GPU and saves state without moving it to the CPU, the load restores a
 model or optimizer (``load_state_dict``) and stays in a local name (not deleted or rebound)
 through a loop running steps later in the function: a second copy on the GPU for the run.
@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import TORCH_LOAD, TORCH_SAVE, dotted_name, names_in, root_name
+from memlint.static.facts import TORCH_LOAD, TORCH_SAVE, dotted_name, names_in, root_name, without_self_returning_calls
 from memlint.static.fixes import add_keyword_fix
 from memlint.static.rule import Invalid, Rule
 from memlint.static.summaries import PINS_ONE_GPU, PROCESS_GROUP
@@ -90,6 +90,7 @@ class _Load:
     loops_before: int = 0  # how many loops the walk had entered when it loaded
     rank_zero_only: bool = False  # under ``if rank == 0:``, or after ``if rank != 0: return``
     path_text: str = ""  # the file argument as written
+    beside_the_model: bool = False  # copied into a module already moved to an accelerator here
 
 
 class LoadWithoutMapLocation(Rule):
@@ -100,6 +101,7 @@ class LoadWithoutMapLocation(Rule):
         self._saved_to: dict[int, set[str]] = {}  # function id -> names of buffers torch.save wrote
         self._loaded_into: dict[int, dict[str, _Load]] = {}  # function id -> name -> the load it holds
         self._feeds_state_dict: set[int] = set()  # id() of expressions passed to load_state_dict
+        self._fed_on_device: set[int] = set()  # ... of a module already moved to an accelerator
         self._mapped: dict[int, set[str]] = {}  # function id -> files loaded with map_location
         path = checker.path.replace("\\", "/")
         base = path.rsplit("/", 1)[-1]
@@ -121,6 +123,17 @@ class LoadWithoutMapLocation(Rule):
         # id() of a def -> (map_location parameter, file parameter) when it wraps torch.load (see _load_wrapper)
         self._wrappers: dict[int, tuple[str, str | None] | None] = {}
         self._may_wrap = "map_location" in checker.source  # a wrapper names the parameter it passes on
+        # Modules moved to an accelerator so far: by function (id), and "class" for self.x (moved
+        # in any method, __init__ first): a load copied into one of them lands beside it
+        self._moved: dict[object, set[str]] = {}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """A name bound anew (``model = MobileNetV2()``) is no longer the module moved before;
+        a move in the value (``model = model.cuda()``) puts it back, visited after this."""
+        for target in node.targets:
+            name = dotted_name(target.target)
+            if name is not None:
+                self._moved.get("class" if name.startswith("self.") else id(self.facts.function), set()).discard(name)
 
     def visit_Del(self, node: cst.Del) -> None:
         self._deleted.setdefault(id(self.facts.function), set()).update(names_in(node.target))
@@ -131,6 +144,12 @@ class LoadWithoutMapLocation(Rule):
         if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict":
             self._note_state_dict_load(node)
             return
+        if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to") and \
+                _MOVES_TO_ACCELERATOR.search(_text(node)) is not None:
+            # model.cuda(), model.to(device), self.model = net.to(device), m = DP(Net().cuda())
+            moved = dotted_name(without_self_returning_calls(func.value))
+            for name in ({moved} if moved is not None else set()) | set(self._checker.assign_targets):
+                self._moved.setdefault("class" if name.startswith("self.") else id(facts.function), set()).add(name)
         qualified = facts.qualified_name(func)
         if qualified in TORCH_SAVE:
             positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
@@ -226,6 +245,7 @@ class LoadWithoutMapLocation(Rule):
             return  # a per-rank file, loaded by the rank that saved it: same device
         load = _Load(node, root_name(source) if source is not None else None, words, described,
                      restores_state=id(node) in self._feeds_state_dict, rank_zero_only=self._rank_zero_only(),
+                     beside_the_model=id(node) in self._fed_on_device,
                      path_text=_text(source) if source is not None else "",
                      kept_in=frozenset(name for name in targets if "." not in name),
                      loops_before=len(facts.loop_of_node))
@@ -285,7 +305,14 @@ class LoadWithoutMapLocation(Rule):
     def _note_state_dict_load(self, node: cst.Call) -> None:
         """``model.load_state_dict(x)`` / ``optimizer.load_state_dict(x)``: x holds device tensors."""
         owner = node.func.value
-        owner_name = (dotted_name(owner) or "").rsplit(".", 1)[-1].lower()
+        owner_dotted = dotted_name(owner) or ""
+        moved = self._moved.get(id(self.facts.function), set()) | self._moved.get("class", set())
+        # model.module.load_state_dict(...) of a moved model, or the optimizer of a moved model
+        # ... or an optimizer's state: a resume of training, which in a module that moves its
+        # modules to an accelerator runs there (the state comes back beside the model's)
+        on_device = any(owner_dotted == name or owner_dotted.startswith(name + ".") for name in moved) or (
+            "optim" in owner_dotted.rsplit(".", 1)[-1].lower() and not self._cpu_only_file)
+        owner_name = owner_dotted.rsplit(".", 1)[-1].lower()
         if not (self.facts.is_module_expr(owner) or "optim" in owner_name or "model" in owner_name
                 or owner_name in ("net", "module", "opt")):
             return
@@ -297,11 +324,14 @@ class LoadWithoutMapLocation(Rule):
                 load = self._loaded_into.get(id(self.facts.function), {}).get(value.value)
                 if load is not None:
                     load.restores_state = True
+                    load.beside_the_model |= on_device
                     continue
                 binding = self.facts.lookup(value.value)
                 value = binding.node if binding is not None else None
             if isinstance(value, cst.Call):
                 self._feeds_state_dict.add(id(value))
+                if on_device:
+                    self._fed_on_device.add(id(value))
                 called = dotted_name(value.func)
                 if called is not None:
                     self._fed_to_state_dict.add(called.rsplit(".", 1)[-1])
@@ -377,7 +407,7 @@ class LoadWithoutMapLocation(Rule):
                                  "the checkpoint once restored",
                             needs_grad=False, severity="warning",
                             fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
-            elif load.restores_state and not self._cpu_only_file and not load.rank_zero_only and not (
+            elif load.restores_state and load.beside_the_model and not load.rank_zero_only and not (
                     self._saves_cpu_state and not self._saves_device_state):
                 # A hint: how the file was written is not known here (unless this module saves
                 # CPU tensors only), and a GPU-saved checkpoint comes back beside the model it
@@ -398,6 +428,26 @@ class LoadWithoutMapLocation(Rule):
                     fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
 
     VALID = [
+        # one process: the weights are loaded into a model still on the CPU, moved afterwards: no
+        # second copy beside it on the GPU (a CPU-saved download stays on the CPU)
+        """
+import torch
+
+def build(path, device):
+    model = Net()
+    model.load_state_dict(torch.load(path))
+    return model.to(device)
+""",
+        # one process: a moved model, then a fresh one bound to the same name and loaded on the CPU
+        """
+import torch
+
+model = Net().to("cuda")
+run(model)
+model = Net()
+model.load_state_dict(torch.load("weights.pth"))
+export(model)
+""",
         # one process, saved from the CPU: the reload comes back on the CPU
         """
 import torch
