@@ -289,6 +289,19 @@ class GraphAccumulation(Rule):
 
                 self.at_module_exit(unless_emptied)
                 return
+            if info is not None and place.startswith("self."):
+                # a rollout kept on the object that another method of the class (perhaps defined
+                # below) backpropagates whole and empties, an actor-critic's update: one update's
+                # graphs, freed by it. Decided once every method has been walked.
+                def unless_trained_on() -> None:
+                    if not self._trained_on_and_emptied(info.name, place.split("[", 1)[0], function.name):
+                        report()
+
+                if facts.module_done:
+                    unless_trained_on()
+                else:
+                    self.at_module_exit(unless_trained_on)
+                return
             report()
 
         if (loop is None and not function.is_per_step_method) or rebinding:
@@ -569,6 +582,37 @@ class GraphAccumulation(Rule):
         self.at_function_exit(decide)
 
     VALID = [
+        # an actor-critic keeping its rollout on the object: another method, defined below,
+        # backpropagates the whole rollout and empties it (one update's graphs at a time)
+        """
+import torch
+
+class Tuner:
+    def __init__(self, actor_critic: torch.nn.Module, optimizer, n_steps=8):
+        self.actor_critic, self.optimizer, self.n_steps = actor_critic, optimizer, n_steps
+        self.log_probs, self.values, self.rewards, self.collect = [], [], [], []
+
+    def generate(self, config, n):
+        self.collect = []
+        while len(self.collect) < n:
+            for i in range(self.n_steps):
+                value, dist = self.actor_critic(config.to_torch())
+                self.collect.append(config.step(i))
+                self.log_probs.append(torch.log(dist.squeeze(0)[i]))
+                self.values.append(value)
+
+    def receive(self, rewards):
+        self.rewards.extend(rewards)
+        self.optimizer.zero_grad()
+        loss = 0
+        for i in range(len(self.values)):
+            advantage = self.rewards[i] - self.values[i]
+            loss += -self.log_probs[i] * advantage + torch.pow(advantage, 2)
+        loss.backward()
+        self.optimizer.step()
+        self.log_probs = []
+        self.values = []
+""",
         # a deque with maxlen keeps the last few: the oldest entries (and their graphs) drop out
         """
 import collections
