@@ -91,6 +91,9 @@ class _ModuleCall:
     # a method of the module defined in view (``self.system.simulate(x0, steps)``): these run it, if
     # their summaries say they run a module and return its graph (see _runs_module_method)
     methods: tuple[cst.FunctionDef, ...] = ()
+    # every argument made up (see _made_up_inputs), read where the call is, with the bindings the
+    # walk has seen so far: ``input`` is the random tensor here even if rebound to real data below
+    made_up: bool = False
 
 
 @dataclass
@@ -217,6 +220,7 @@ class GradEnabledInference(Rule):
             scope=_scope_of(target, function), frozen=target in facts.frozen_modules,
             built_here=self._built_here(target), methods=methods,
         )
+        call.made_up = self._made_up_inputs(call)
         self._record().calls.append(call)
         self._call_paths[id(node)] = tuple(facts.branch_path)
         self.at_module_exit(lambda: self._decide(call))
@@ -671,7 +675,7 @@ class GradEnabledInference(Rule):
         collected = self._collected(call, record)
         if (self._in_test_file or _is_test_function(function)) and collected is None and not self._returned(call, record):
             return  # a test's forward pass: its graph dies with the test
-        if not call.loops and collected is None and not self._returned(call, record) and self._made_up_inputs(call) \
+        if not call.loops and collected is None and not self._returned(call, record) and call.made_up \
                 and (self._run_from_main_block(call) or self._exports(function)):
             # a model file's smoke test (m(torch.randn(2, 50, 384)) under __main__), or the check of an
             # export on example inputs (torch.jit.trace(m, x); assert m(x) == traced(x)): one forward at toy size
@@ -749,7 +753,7 @@ class GradEnabledInference(Rule):
         info = function.class_info
         if function.name == "forward" and info is not None and info.is_module:
             return False  # a module's forward: whoever calls the module chooses the grad mode
-        if self._made_up_inputs(call):
+        if call.made_up:
             return False  # a smoke test or a shape probe on torch.randn inputs: one toy forward
         owner, _, attribute = call.target.rpartition(".")
         if owner and owner not in ("self", "cls") and function.lookup(call.target) is None:
@@ -1063,6 +1067,23 @@ class GradEnabledInference(Rule):
         )
 
     VALID = [
+        # a shape probe on a random tensor under __main__; the same name is bound to real data
+        # only further down (that forward is another call, checked on its own)
+        """
+import torch
+import torchvision
+
+if __name__ == "__main__":
+    model = torchvision.models.alexnet()
+    model.eval()
+    input = torch.randn(1, 3, 224, 224)
+    output = model(input)
+    print(output.size())
+    model.load_state_dict(torch.load("alexnet.pth"))
+    input = preprocess("cat.jpg")
+    with torch.no_grad():
+        print(model(input).argmax())
+""",
         # checking a traced model against the eager one on example inputs: one forward at toy size
         """
 import torch
