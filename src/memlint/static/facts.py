@@ -1191,8 +1191,11 @@ class Imports:
     def qualified_name(self, node: cst.BaseExpression) -> str | None:
         """``F.cross_entropy`` -> ``torch.nn.functional.cross_entropy``; None if not dotted."""
         dotted = dotted_name(node)
-        if dotted is None:
-            return None
+        return None if dotted is None else self.qualify(dotted)
+
+    def qualify(self, dotted: str) -> str:
+        """A dotted name as written (a callee name of a function's summary) as imported:
+        ``F.softmax`` -> ``torch.nn.functional.softmax``."""
         head, _, rest = dotted.partition(".")
         if head in self.aliases:
             base = self.aliases[head]

@@ -146,14 +146,12 @@ class OomRetryInExcept(Rule):
         found = facts.callees(call)
         if found is None:
             return False
-        aliases = facts.imports.aliases
         for definition in found[0]:
             scope = facts.function_scopes.get(id(definition))
             if scope is None:
                 continue
             for name in facts.calls_made(scope, depth=2):
-                head, _, rest = name.partition(".")
-                qualified = f"{aliases[head]}.{rest}" if head in aliases and rest else aliases.get(head, name)
+                qualified = facts.imports.qualify(name)
                 if qualified.startswith("torch.") and not qualified.startswith(_NOT_COMPUTE):
                     return True
         return False

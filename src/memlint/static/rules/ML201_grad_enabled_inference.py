@@ -543,13 +543,7 @@ class GradEnabledInference(Rule):
     def _exports(self, function: FunctionScope) -> bool:
         """Does the function trace, script or export a model (``torch.jit.trace``,
         ``torch.onnx.export``, ``torch.export.export``)? Its forwards on made-up inputs are examples."""
-        for name in function.callees:
-            head, _, rest = name.partition(".")
-            aliases = self.facts.imports.aliases
-            qualified = f"{aliases[head]}.{rest}" if head in aliases and rest else name
-            if qualified in _EXPORTERS:
-                return True
-        return False
+        return any(self.facts.imports.qualify(name) in _EXPORTERS for name in function.callees)
 
     def _run_from_main_block(self, call: _ModuleCall) -> bool:
         """Does the call run only from the module's ``if __name__ == "__main__":`` block: in it, or
