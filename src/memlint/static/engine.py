@@ -44,6 +44,7 @@ class FileChecker:
         self.reports: list[tuple[Rule, Report]] = []
         self.failures: list[tuple[Rule, Exception]] = []  # rules that raised: reported as ML902
         self._failed_rules: set[Rule] = set()
+        self._sites_for_callers: dict[str, list] | None = None  # see _sites_that_may_call
         # Every scope and loop of the file, kept alive until the file is done: rules key
         # records by id(function) / id(loop), and a freed one's id is reused by the next.
         self._alive: list[object] = []
@@ -222,7 +223,9 @@ class FileChecker:
             return False
         here = project.file_of_path(self.path)
         facts = self.facts
-        sites = _sites_that_may_call(facts)
+        if self._sites_for_callers is None:  # the module's calls are complete when reports are filtered
+            self._sites_for_callers = _sites_that_may_call(facts)
+        sites = self._sites_for_callers
         return any(scope is not facts.module_scope and not scope.has_backward
                    and project.only_called_without_grad(
                        scope.name, here, sites,

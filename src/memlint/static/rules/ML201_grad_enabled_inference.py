@@ -161,6 +161,7 @@ class GradEnabledInference(Rule):
         super().__init__(checker)
         self._records: dict[int, _FunctionRecord] = {}
         self._optimizers: list[_Optimizer] = []
+        self._frozen_by_class: dict[int, set[str]] = {}  # id() of a ClassInfo -> see _frozen_in_class
         self._in_test_file = _is_test_file(checker.path)
         self._ifs: dict[int, tuple[cst.If, FunctionScope]] = {}  # id() -> the if, the function it is in
         # calls of this module's functions: id(def) -> (call, bound, grad off at the call, caller)
@@ -634,11 +635,19 @@ class GradEnabledInference(Rule):
         info = self.facts.instance_class(cst.Name(owner), call.function)
         if info is None:
             return False
-        inner = f"self.{attribute}"
-        return any(name == inner and scope.class_info is info
-                   for scope in self.facts.function_scopes.values() for name in (
-                       [change.target for change in scope.mode_changes if change.mode == "frozen"]
-                       + [frozen_name for function_id, frozen_name in frozen if function_id == id(scope)]))
+        return f"self.{attribute}" in self._frozen_in_class(info)
+
+    def _frozen_in_class(self, info) -> set[str]:
+        """The ``self.x`` names some method of the class freezes (``requires_grad_(False)``, or
+        handed to a helper that freezes its argument); read once per class, at the module's end."""
+        found = self._frozen_by_class.get(id(info))
+        if found is None:
+            frozen = self.facts.frozen_by_helpers()
+            found = self._frozen_by_class[id(info)] = {
+                name for scope in self.facts.function_scopes.values() if scope.class_info is info
+                for name in [change.target for change in scope.mode_changes if change.mode == "frozen"]
+                + [frozen_name for function_id, frozen_name in frozen if function_id == id(scope)]}
+        return found
 
     # ----- decisions, at the end of the module (optimizers and freezing complete) ---------------------
     def _decide(self, call: _ModuleCall) -> None:
