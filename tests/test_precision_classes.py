@@ -1166,3 +1166,183 @@ def test_a_distributed_load_known_only_by_its_name_is_a_warning():
     """
     found = check_source(textwrap.dedent(source), "train.py", default_codes())
     assert sorted((f.line, f.code, f.severity) for f in found) == [(7, "ML203", "error"), (8, "ML203", "warning")]
+
+
+_PER_ENVIRONMENT_GRADIENTS = """
+    import torch
+    import torch.nn.functional as F
+    from torch import autograd
+
+    class IGA(torch.nn.Module):
+        def update(self, minibatches):
+            total_loss = 0
+            grads = []
+            for x, y in minibatches:
+                env_loss = F.cross_entropy(self.network(x), y)
+                total_loss += env_loss
+                env_grad = autograd.grad(env_loss, self.network.parameters(), create_graph=True)
+                grads.append(env_grad)
+            mean_loss = total_loss / len(minibatches)
+            mean_grad = autograd.grad(mean_loss, self.network.parameters(), retain_graph=True)
+            penalty = 0
+            for grad in grads:
+                for g, mean_g in zip(grad, mean_grad):
+                    penalty += (g - mean_g).pow(2).sum()
+            objective = mean_loss + penalty
+            self.optimizer.zero_grad()
+            {backward}
+            self.optimizer.step()
+"""
+
+
+def test_per_part_gradients_read_by_the_loss_backpropagated_after_the_loop_are_one_step():
+    """Each environment's gradient (create_graph) is kept to build a penalty that the step
+    backpropagates after the loop: one step's graphs, freed by it (ML101 quiet). Kept on the object
+    (every update's), or never read by what is backpropagated, they are reported."""
+    quiet = _PER_ENVIRONMENT_GRADIENTS.replace("{backward}", "objective.backward()")
+    assert [f.code for f in check_source(textwrap.dedent(quiet), "algorithms.py", default_codes())] == []
+    kept = quiet.replace("grads = []", "self.grads = []").replace("grads.append", "self.grads.append") \
+        .replace("for grad in grads", "for grad in self.grads")
+    found = check_source(textwrap.dedent(kept), "algorithms.py", default_codes())
+    assert [(f.line, f.code) for f in found] == [(14, "ML101")]
+    unread = _PER_ENVIRONMENT_GRADIENTS.replace("{backward}", "mean_loss.backward()")
+    found = check_source(textwrap.dedent(unread), "algorithms.py", default_codes())
+    assert [(f.line, f.code) for f in found] == [(14, "ML101")]
+
+
+_INVERSE_HVP = """
+    import torch
+    import torch.nn.functional as F
+    from torch import autograd
+
+    def neumann(v, model, batch):
+        def hvp(y, w, v):
+            first = autograd.grad(y, w, retain_graph=True, create_graph=True)
+            first = torch.nn.utils.parameters_to_vector(first)
+            second = autograd.grad(first @ v, w, create_graph=True)
+            return torch.nn.utils.parameters_to_vector(second)
+
+        v = v.detach()
+        estimate = v
+        model.eval()
+        for i in range(steps):
+            loss = F.cross_entropy(model(batch[0]), batch[1])
+            hv = hvp(loss, model.weight, v.detach())
+            v -= hv
+            {after}
+            estimate = (v + estimate).detach()
+        model.train()
+        return estimate
+"""
+
+
+def test_an_accumulator_rebound_without_its_graph_later_in_the_iteration_keeps_nothing():
+    """``v -= hv`` then ``v = v.detach()`` in the same iteration: the graph never reaches the next
+    one (ML101 quiet); without the detach it does. The forward in eval mode feeds a helper that
+    differentiates its argument (autograd.grad): grad is needed there (ML201 quiet)."""
+    detached = _INVERSE_HVP.replace("{after}", "v = v.detach()")
+    assert [f.code for f in check_source(textwrap.dedent(detached), "trm.py", default_codes())] == []
+    kept = _INVERSE_HVP.replace("{after}", "pass")
+    assert [(f.line, f.code) for f in check_source(textwrap.dedent(kept), "trm.py", default_codes())] == [
+        (19, "ML101")]
+
+
+def test_a_helper_of_another_module_that_differentiates_its_argument_needs_grad(tmp_path):
+    """The helper runs autograd.grad on what it is handed (its summary says so by position): a
+    forward in eval mode whose loss goes to it needs grad (ML201 quiet); handed to a helper that
+    only reads it, the same forward is reported."""
+    helper = """
+        import torch
+
+        def hvp(y, w, v):
+            first = torch.autograd.grad(y, w, create_graph=True)[0]
+            return torch.autograd.grad((first * v).sum(), w)[0]
+
+        def norm_of(y, w, v):
+            return y.norm() + w.norm() + v.norm()
+    """
+    caller = """
+        import torch.nn.functional as F
+        from proj.utils import {helper}
+
+        def influence(model, loader, v):
+            model.eval()
+            out = []
+            for x, y in loader:
+                loss = F.cross_entropy(model(x), y)
+                out.append({helper}(loss, model.weight, v).detach())
+            return out
+    """
+    for helper_name, expected in (("hvp", []), ("norm_of", [(8, "ML201")])):
+        root = tmp_path / helper_name
+        write(root, {
+            "pyproject.toml": "",
+            "proj/__init__.py": "",
+            "proj/utils.py": textwrap.dedent(helper),
+            "proj/train.py": textwrap.dedent(caller.replace("{helper}", helper_name)),
+        })
+        assert [hit for hit in project_findings(root, "proj/train.py") if hit[1] == "ML201"] == expected
+
+
+_SPAWNED_TRAINING = """
+    import torch
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+
+    def train_worker(gpu, ngpus):
+        torch.cuda.set_device(gpu)
+        dist.init_process_group("nccl", rank=gpu, world_size=ngpus)
+        model = make_model().cuda(gpu)
+        {worker_load}
+        torch.save(model.state_dict(), "final.pt")
+
+    def load_trained_model():
+        mp.spawn(train_worker, nprocs=torch.cuda.device_count(), args=(torch.cuda.device_count(),))
+        model = make_model()
+        model.load_state_dict(torch.load("final.pt"))
+        return model
+
+    if __name__ == "__main__":
+        model = load_trained_model()
+"""
+
+
+def test_a_load_only_the_process_that_spawns_the_ranks_runs_is_not_every_ranks():
+    """mp.spawn starts the ranks in ``train_worker``; the load after it runs in the parent, once:
+    not "every rank loads onto cuda:0". The same load inside the spawned worker is."""
+    parent = _SPAWNED_TRAINING.replace("{worker_load}", "pass")
+    found = check_source(textwrap.dedent(parent), "train.py", default_codes())
+    assert [f.code for f in found if f.code == "ML203" and f.severity == "error"] == []
+    worker = _SPAWNED_TRAINING.replace("{worker_load}", 'model.load_state_dict(torch.load("init.pt"))')
+    found = check_source(textwrap.dedent(worker), "train.py", default_codes())
+    assert [(f.line, f.severity) for f in found if f.code == "ML203"] == [(10, "error")]
+
+
+def test_state_read_with_a_default_of_none_is_fed_back_on_some_paths_only():
+    """``last_state = result.get("state", None)`` from a policy memlint cannot see: the key may be
+    absent (a feed-forward policy hands back None), so the chain is only possible: a warning that
+    says so, not an error. Read by key, it is an error."""
+    source = """
+        import torch
+
+        class Collector:
+            def __init__(self, policy, env):
+                self.policy = policy
+                self.env = env
+
+            def collect(self, obs):
+                last_state = None
+                actions = []
+                while len(actions) < 10:
+                    result = self.policy(obs, last_state)
+                    actions.append(int(result["act"]))
+                    obs = self.env.step(actions[-1])
+                    last_state = {read}
+                return actions
+    """
+    maybe = check_source(textwrap.dedent(source.replace("{read}", 'result.get("state", None)')), "c.py",
+                         default_codes())
+    assert [(f.line, f.code, f.severity) for f in maybe] == [(16, "ML102", "warning")]
+    assert "on some paths" in maybe[0].message
+    surely = check_source(textwrap.dedent(source.replace("{read}", 'result["state"]')), "c.py", default_codes())
+    assert [(f.line, f.code, f.severity) for f in surely] == [(16, "ML102", "error")]

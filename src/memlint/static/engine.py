@@ -168,8 +168,8 @@ class FileChecker:
                     effects.add(STEP_LOOP)  # a caller's loop around it runs whole passes (epochs)
                 # what its nested functions and lambdas do, it does when it calls them
                 for inner in facts.function_scopes.values():
-                    if inner is not scope and _inside(inner, scope):
-                        effects |= inner.effects
+                    if inner is not scope and _inside(inner, scope):  # (not what it does to its own parameters)
+                        effects |= {effect for effect in inner.effects if not effect.startswith(_BY_POSITION)}
                 summary.functions[key] = FunctionSummary(
                     returns=returns,
                     entry_grad_mode=scope.entry_grad_mode if scope.entry_grad_mode_explicit else None,
@@ -601,6 +601,7 @@ class FileChecker:
         if isinstance(scope.node, cst.FunctionDef) and not scope.is_generator and scope.return_graph is Graph.NONE:
             facts.plain_functions.add(id(scope.node))
         if isinstance(scope.node, cst.FunctionDef):
+            _note_backpropagated_parameters(scope)
             facts.summaries[id(scope.node)] = _summary(scope)
             in_eval = _eval_summary(scope)
             if in_eval is not None:
@@ -626,6 +627,9 @@ class FileChecker:
                         over_parts=F.is_parts_of_a_value(node.iter),
                         bounded=_is_literal_iterable(node.iter),
                         counts_in_module_method=_is_range(node.iter, facts) and _in_module_method(facts))
+            if not loop.iterates_data and (self._over_local_lists(node.iter)
+                                           or names_in(node.iter) & facts.function.element_targets):
+                facts.function.element_targets |= loop.target_names
             self._run_loop(loop, lambda: self._bind(node.target, node.iter, iter_graph), node.body)
             if node.orelse is not None:
                 self._walk_block(node.orelse.body)
@@ -844,6 +848,10 @@ class FileChecker:
         if any(arg.keyword is None and facts.is_module_expr(arg.value) for arg in node.args):
             facts.modules_handed.append((node, function))  # freeze(self.backbone)? see Facts.frozen_by_helpers
         callees = facts.callees(node)
+        if node.args and function is not None and (callees is not None or (
+                facts.project is not None and qualified is not None
+                and (dotted_name(func) or ".").split(".", 1)[0] in facts.imports.aliases)):
+            _note_backpropagated_arguments(node, function, facts)
         if callees is None and facts.on_a_parameter(node):  # model.predict(x): known at the end of the module
             for loop in facts.loops_in_function():
                 self._loop_callees[id(loop)].append(F.ParameterCallee(node, function))
@@ -897,7 +905,7 @@ class FileChecker:
             if loops:
                 loops[-1].note_training_inside(loops[:-1])
             return
-        if method == "step" and is_optimizer_step(node):
+        if method == "step" and is_optimizer_step(node, facts):
             if function is not None:
                 function.has_optimizer_step = True
                 function.effects.add(OPTIMIZER_STEP)
@@ -1818,6 +1826,33 @@ def _note_frozen_parameter(function: "F.FunctionScope | None", name: str) -> Non
     function.effects.add(f"{F.FREEZES_ARGUMENT}{function.parameters.index(name)}")
 
 
+_BY_POSITION = (F.FREEZES_ARGUMENT, F.BACKPROPAGATES_ARGUMENT)  # effects on the argument at a position
+
+
+def _note_backpropagated_parameters(function: "F.FunctionScope") -> None:
+    """A function that differentiates what a parameter holds (or what it computed from it): its
+    summary says so by position, so that its callers, here or in another module, know the value
+    they hand it is backpropagated."""
+    if not function.backward_names:
+        return
+    for index, name in enumerate(function.parameters):
+        if function.derives_from(function.backward_names, {name}):
+            function.effects.add(f"{F.BACKPROPAGATES_ARGUMENT}{index}")
+
+
+def _note_backpropagated_arguments(call: cst.Call, function: "F.FunctionScope", facts: Facts) -> None:
+    """``hv = hvp(loss, w, v)`` where ``hvp`` runs autograd.grad on its first argument: ``loss``
+    is backpropagated here, as by ``loss.backward()``."""
+    for argument in facts.arguments_with_effect(call, F.BACKPROPAGATES_ARGUMENT):
+        if not facts.graph_value(argument).carries_something:
+            continue  # hvp(loss, w, v.detach()): nothing of the caller's reaches that backward
+        names = names_in(argument) - {"self", "cls"}
+        if names:
+            function.backward_names |= names
+            function.note_backpropagated(names)
+            function.backward_places |= F.places_in(argument)
+
+
 def _sites_that_may_call(facts: Facts) -> dict[str, list]:
     """The module's call sites by name, less the calls of nn.Module's own methods on a module
     (``model.train()``, ``model.eval()``) under a name no module class of this file defines a
@@ -1868,9 +1903,12 @@ def _call_ids(node: cst.CSTNode) -> set[int]:
 _OPTIMIZER_WORDS = ("optim", "opt")
 
 
-def is_optimizer_step(call: cst.Call) -> bool:
-    """``optimizer.step()``, ``self.opt.step()``, ``scaler.step(optimizer)``, ``opt_g.step()``."""
+def is_optimizer_step(call: cst.Call, facts: Facts | None = None) -> bool:
+    """``optimizer.step()``, ``self.opt.step()``, ``scaler.step(optimizer)``, ``opt_g.step()``;
+    with ``facts``, also ``optD.step()`` where ``optD`` was bound to a ``torch.optim`` optimizer."""
     assert isinstance(call.func, cst.Attribute)
+    if facts is not None and _bound_to_an_optimizer(call.func.value, facts):
+        return True
     if any(arg.keyword is not None and arg.keyword.value == "params" for arg in call.args) or (
             call.args and call.args[0].keyword is None
             and isinstance(call.args[0].value, (cst.Call, cst.BinaryOperation))):
@@ -1887,6 +1925,27 @@ def is_optimizer_step(call: cst.Call) -> bool:
     if last == "scaler" or last.endswith("_scaler"):
         return True
     return "optim" in last or last == "opt" or last.startswith("opt_") or last.endswith("_opt")
+
+
+def _bound_to_an_optimizer(receiver: cst.BaseExpression, facts: Facts) -> bool:
+    """Was ``receiver`` (a local, or ``self.x`` of the class) bound to ``torch.optim.<Class>(...)``?"""
+    name = dotted_name(receiver)
+    if name is None:
+        return False
+    if name.startswith("self."):
+        info = facts.class_info
+        binding = info.attributes.get(name) if info is not None else None
+    elif "." not in name:
+        binding = facts.lookup(name)
+    else:
+        return False
+    value = binding.node if binding is not None else None
+    if type(value) is not cst.Call:
+        return False
+    qualified = facts.qualified_name(value.func) or ""
+    last = qualified.rsplit(".", 1)[-1]
+    return qualified.startswith("torch.optim.") and "lr_scheduler" not in qualified \
+        and "swa_utils" not in qualified and last[:1].isupper() and last != "Optimizer"
 
 
 def _inside(inner: FunctionScope, outer: FunctionScope) -> bool:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Iterator
 
 import libcst as cst
@@ -350,6 +350,10 @@ def is_parts_of_a_value(iterable: cst.BaseExpression) -> bool:
 # (``def deactivate_requires_grad(model): for p in model.parameters(): p.requires_grad = False``).
 # Not followed through what the function calls (positions differ from call to call).
 FREEZES_ARGUMENT = "freezes_argument:"
+# ... a backward pass or torch.autograd.grad differentiates what that argument holds or what was
+# computed from it (``def hvp(y, w, v): first = autograd.grad(y, w, create_graph=True) ...``): the
+# caller's value is backpropagated, as if it called backward() on it itself.
+BACKPROPAGATES_ARGUMENT = "backpropagates_argument:"
 
 
 def is_bounded_deque(value: cst.CSTNode | None) -> bool:
@@ -993,6 +997,9 @@ class FunctionScope(Scope):
         self.training_sites: list[tuple[str, tuple[int, ...]]] = []
         self.incremented: set[str] = set()  # names changed with += in this function
         self.inputs: set[str] = set()  # parameters and loop targets: data coming in
+        # loop targets walking a list this function built (``for g in grads`` after filling
+        # ``grads``): its elements, which may carry what was put in (see is_backpropagated)
+        self.element_targets: set[str] = set()
         # Names bound here only ever to values without a graph (computed under no_grad,
         # constants, fresh tensors): nothing derived through them carries a graph from before.
         self.bound_without_graph: set[str] = set()
@@ -1055,11 +1062,12 @@ class FunctionScope(Scope):
                    for index, (kind, around) in enumerate(self.training_sites))
 
     def is_backpropagated(self, names: Iterable[str], besides: Iterable[str] = (),
-                          through_attributes: bool = False) -> bool:
+                          through_attributes: bool = False, through_elements: bool = False) -> bool:
         """Do any of ``names`` flow into something this function backpropagates (other than
         through the names in ``besides``)? ``through_attributes``: a method or part of an
         attribute counts as the attribute (``self.score.sum().backward()`` backpropagates
-        ``self.score``)."""
+        ``self.score``). ``through_elements``: through the targets of loops over lists this
+        function built (``for g in grads: penalty += g.pow(2).sum()`` reads what ``grads`` holds)."""
         # Not into the function's inputs (parameters, loop targets): a batch that a loss
         # was computed from carries no graph itself.
         # Nor through a name only ever bound without a graph (a target computed under no_grad),
@@ -1072,6 +1080,8 @@ class FunctionScope(Scope):
         modules = {name for name, binding in self.bindings.items() if binding.kind is Kind.MODULE}
         constants = self.bound_without_graph - self.bound_with_graph
         skip = self.inputs | constants | CONFIG_NAMES | modules | self._configuration_values(constants)
+        if through_elements:
+            skip -= self.element_targets
         sources = set(self.backward_names) - self._backpropagated_only_in_cleared_slots()
         if through_attributes:
             sources |= {name.rpartition(".")[0] for name in self.backward_names if name.count(".") >= 2}
@@ -2779,6 +2789,12 @@ class Facts:
         return self._frozen_by_helpers
 
     def _arguments_frozen_by(self, call: cst.Call) -> list[str]:
+        return [name for name in (dotted_name(value) for value in self.arguments_with_effect(call, FREEZES_ARGUMENT))
+                if name is not None]
+
+    def arguments_with_effect(self, call: cst.Call, prefix: str) -> list[cst.BaseExpression]:
+        """The positional arguments of ``call`` whose position the callee's summary (this module's,
+        or the project's) names with the effect ``prefix`` (FREEZES_ARGUMENT, BACKPROPAGATES_ARGUMENT)."""
         positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
         effects: set[str] = set()
         found = self.callees(call)
@@ -2793,14 +2809,9 @@ class Facts:
                 summary = self.project.function_summary(definition.key)
                 if summary is not None:
                     effects |= summary.effects
-        names = []
-        for effect in effects:
-            if effect.startswith(FREEZES_ARGUMENT):
-                index = int(effect[len(FREEZES_ARGUMENT):])
-                name = dotted_name(positional[index]) if index < len(positional) else None
-                if name is not None:
-                    names.append(name)
-        return names
+        return [positional[index] for index in (int(effect[len(prefix):]) for effect in effects
+                                                if effect.startswith(prefix))
+                if index < len(positional)]
 
     def callees(self, call: cst.Call) -> "tuple[list[cst.FunctionDef], bool] | None":
         """The functions of this module a call runs (a method and its overrides in this
@@ -3442,7 +3453,12 @@ class Facts:
             return GraphValue.combine([part, *default]) if default and receiver.parts is None else part
         if method == "pop" and receiver.state is Graph.NONE and not default:
             return None
-        return GraphValue.combine([receiver.element, *default])
+        value = GraphValue.combine([receiver.element, *default])
+        if method == "get" and default and not default[0].carries_something and value.state is not Graph.NONE:
+            # result.get("state", None) from a container whose keys are not known here: the key
+            # may be absent, and the value then holds nothing (a graph on some paths only)
+            value = replace(value, partial=True)
+        return value
 
     def _is_imported(self, qualified: str) -> bool:
         return qualified.split(".", 1)[0] in {q.split(".", 1)[0] for q in self.imports.aliases.values()}

@@ -101,6 +101,11 @@ class GraphAccumulation(Rule):
         self._trimmed: dict[int, set[str]] = {}
         # id(function) -> accumulator -> id() of the loops it is emptied in (a periodic reset)
         self._emptied_in: dict[int, dict[str, set[int]]] = {}
+        # (id(loop), name) -> walk order of the statements of the loop's own body that rebind the
+        # name to a value without a graph (``v -= hv`` then ``v = v.detach()``): what was accumulated
+        # before such a statement does not reach the next iteration
+        self._dropped_in: dict[tuple[int, str], list[int]] = {}
+        self._order = 0
 
     def _note_trimmed(self, name: str | None) -> None:
         if name is not None:
@@ -112,6 +117,18 @@ class GraphAccumulation(Rule):
         if name is not None and self.facts.loop is not None:
             self._emptied_in.setdefault(id(self.facts.function), {}).setdefault(name, set()).update(
                 id(loop) for loop in self.facts.loops_in_function())
+
+    def _note_dropped(self, node: cst.Assign, name: str) -> None:
+        loop = self.facts.loop
+        if loop is None or self.facts.graph_value(node.value).carries_something:
+            return
+        if any(isinstance(line, cst.SimpleStatementLine) and any(part is node for part in line.body)
+               for line in loop.node.body.body):  # unconditionally, every iteration
+            self._order += 1
+            self._dropped_in.setdefault((id(loop), name), []).append(self._order)
+
+    def _dropped_later(self, loop, order: int, name: str) -> bool:
+        return loop is not None and any(later > order for later in self._dropped_in.get((id(loop), name), ()))
 
     def visit_Del(self, node: cst.Del) -> None:
         targets = node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]
@@ -154,6 +171,7 @@ class GraphAccumulation(Rule):
         accumulator = dotted_name(target)
         if accumulator is None:
             return
+        self._note_dropped(node, accumulator)
         if self.facts.loop is not None:
             if _slices_of(node.value, accumulator):
                 self._note_trimmed(accumulator)  # xs = xs[-k:], xs = torch.cat((xs[1:], x)): a window
@@ -220,6 +238,8 @@ class GraphAccumulation(Rule):
         value_text = source_of(carrier)
         detached = detached_text(carrier)
         outlives_call = facts.outlives_call(kept_in)
+        self._order += 1
+        order = self._order
 
         def decide() -> None:
             # The innermost loop whose iteration the accumulator survives that stands for a step:
@@ -258,12 +278,18 @@ class GraphAccumulation(Rule):
                 # emptied inside the training loop (every N steps): N steps of graphs whose saved
                 # tensors backward freed. Not in an evaluation loop, where each keeps its activations.
                 return
+            if self._dropped_later(loop, order, name):
+                return  # rebound without a graph later in the same iteration (``v = v.detach()``)
             if root in function.numpy_converted:
                 return  # mu.cpu().numpy() later: numpy() raises on a graph, so none is kept there
             if function.backpropagates_whole(place):
                 return  # summing sub-losses on purpose: total.backward() / sum(losses).backward()
             if not isinstance(node, cst.Call) and function.is_backpropagated({name}):
                 return  # an update read back into the loss (centers[c] = m * centers[c] + ...): ML102's
+            if loop is not None and not outlives_call and not any(
+                    outer.has_backward_pass or outer.has_optimizer_step for outer in outlived) \
+                    and function.is_backpropagated({root}, through_elements=True):
+                return  # one step's per-part gradients, read by the loss it backpropagates after the loop
             if not self._graph_proven(values, bound_now, function):
                 return  # nothing shows the value carries a graph (a frozen model's output may not)
 

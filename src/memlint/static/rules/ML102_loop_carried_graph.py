@@ -242,6 +242,8 @@ class LoopCarriedGraph(Rule):
         elif through is not None:  # h = h_new, with h_new = model(x, h) in this iteration
             kind, parts = "recurrent", []
             graph = GraphValue(Graph.CARRIES)
+            if facts.graph_value(value).partial:  # h = out.get("state", None): on some paths only
+                graph = graph.on_some_paths()
             callee = source_of(through.func, 30)
         elif isinstance(value, cst.Call) and _runs_a_module(value, facts):
             if not any(name in names_in(arg.value) for arg in value.args):
@@ -468,10 +470,14 @@ class LoopCarriedGraph(Rule):
             return False
         if function.is_per_step_method:
             return False  # a module's forward: its graph is what the caller backpropagates
-        if function.return_graph is not Graph.NONE:
+        if function.return_graph is Graph.CARRIES:
             return False
+        # Followed through names that hold a graph, or may: not through one only ever bound
+        # without (``top_i = torch.multinomial(output.data.exp(), 1)``, the sampled character
+        # handed on and returned is no part of the chain).
+        constants = function.bound_without_graph - function.bound_with_graph
         escaping = self._handed_on.get(id(function), set()) | function.returned_names
-        return not function.derives_from(escaping, _place(carry.name))
+        return not function.derives_from(escaping, _place(carry.name), skip=constants)
 
     def _mark_cut(self, name: str) -> None:
         if "." in name and not name.startswith("self."):
@@ -638,7 +644,15 @@ class LoopCarriedGraph(Rule):
     def _report_carry(self, carry: _Carry, function: FunctionScope | None = None, at: cst.CSTNode | None = None,
                       **how) -> None:
         message, help_text = self._message(carry, **how)
-        self.report(at if at is not None else carry.node, message, help=help_text, function=function)
+        try:
+            some_paths = self.facts.resolve(carry.graph).partial
+        except Pending:
+            some_paths = False
+        if some_paths:  # a graph on some paths only (``state = result.get("state", None)``): a warning
+            message = message + " (on some paths)"
+            help_text += "; whether it holds a graph is not known here (on another path it is None)"
+        self.report(at if at is not None else carry.node, message, help=help_text, function=function,
+                    severity="warning" if some_paths else None)
 
     def _message(self, carry: _Carry, never_freed: bool = False, method: str | None = None,
                  stored_in: str | None = None, from_input: bool = False) -> tuple[str, str]:
@@ -1149,6 +1163,24 @@ class LanguageModel(nn.Module):
             chars.append(int(idx))
         return "".join(map(str, chars))
 """, line=20),
+        # sampling from a model handed in, returning the text: the sampled character (from
+        # output.data) and the growing string carry nothing of the chain, which dies unused
+        Invalid("""
+import torch
+
+
+def generate(decoder, prime_str, predict_len, temperature=0.8):
+    hidden = decoder.init_hidden()
+    predicted = prime_str
+    inp = char_tensor(prime_str[-1])
+    for p in range(predict_len):
+        output, hidden = decoder(inp, hidden)
+        top_i = torch.multinomial(output.data.view(-1).div(temperature).exp(), 1)[0]
+        predicted_char = ALPHABET[top_i]
+        predicted += predicted_char
+        inp = char_tensor(predicted_char)
+    return predicted
+""", line=10),
         # truncated BPTT without detaching the hidden state
         Invalid("""
 import torch

@@ -246,7 +246,7 @@ class GradEnabledInference(Rule):
         facts = self.facts
         record = self._record()
         if (method is not None and method.endswith("backward")) or qualified in AUTOGRAD_FUNCTIONS \
-                or (method == "step" and is_optimizer_step(node)):
+                or (method == "step" and is_optimizer_step(node, self.facts)):
             record.backward_paths.append(tuple(facts.branch_path))
             return
         callees = facts.callees(node)
@@ -718,6 +718,12 @@ class GradEnabledInference(Rule):
             evidence = self._untrained_evidence(call, record)
             if evidence is not None:
                 self._report(call, self._untrained_message(call, evidence))
+            elif not backpropagated and self._graph_unused(call, record, in_a_step=True):
+                # the critic's phase of a GAN step: ``fake = netG(noise)`` read only as fake.detach()
+                self._report(call, (f"'{_short(call.target)}' runs with grad on in a training step, but its output "
+                                    "is only read detached",
+                                    "run the call under torch.no_grad(): its graph is recorded for nothing, and "
+                                    "kept while the name lives"))
             return
         if collected is not None and not call.input_carries and not function.requires_grad_inputs \
                 and not function.is_per_step_method and not self._module_method(function):
@@ -742,21 +748,26 @@ class GradEnabledInference(Rule):
                                 "or as numbers",
                                 "run the call under torch.no_grad(): its graph is recorded for nothing"))
 
-    def _graph_unused(self, call: _ModuleCall, record: _FunctionRecord) -> bool:
+    def _graph_unused(self, call: _ModuleCall, record: _FunctionRecord, in_a_step: bool = False) -> bool:
         """Is every read of the call's result one that drops its graph (``samples.detach().cpu()``,
         ``out.item()``, ``mse(out, y).item()``, ``out.shape[0]``; see :class:`_Reads`), in a
         function that backpropagates nothing and hands the result on to nobody: the code itself
-        says the graph is not wanted."""
+        says the graph is not wanted. ``in_a_step``: in a training step, which backpropagates
+        other values; not where a hook registered in this module may hand activations of the call
+        to that backward pass (Grad-CAM)."""
         function = call.function
         results = call.results - {"_"}
-        if (len(results) != 1 or call.input_carries or function.has_backward or function.requires_grad_inputs
+        if in_a_step and "hook" in self._checker.source:
+            return False
+        if (len(results) != 1 or call.input_carries or (function.has_backward and not in_a_step)
+                or function.requires_grad_inputs
                 or self._module_method(function) or self._returned(call, record)
                 or not isinstance(function.node, cst.FunctionDef)):
             return False
         info = function.class_info
         if function.name == "forward" and info is not None and info.is_module:
             return False  # a module's forward: whoever calls the module chooses the grad mode
-        if call.made_up:
+        if call.made_up and not in_a_step:
             return False  # a smoke test or a shape probe on torch.randn inputs: one toy forward
         owner, _, attribute = call.target.rpartition(".")
         if owner and owner not in ("self", "cls") and function.lookup(call.target) is None:
@@ -1070,6 +1081,26 @@ class GradEnabledInference(Rule):
         )
 
     VALID = [
+        # a GAN step that reuses the generator's output with its graph for the generator's loss
+        """
+import torch
+
+
+def train(netG, netD, loader, nz):
+    optD = torch.optim.RMSprop(netD.parameters(), lr=5e-5)
+    optG = torch.optim.RMSprop(netG.parameters(), lr=5e-5)
+    for real in loader:
+        noise = torch.randn(real.size(0), nz, 1, 1)
+        fake = netG(noise)
+        errD = netD(fake.detach()).mean() - netD(real).mean()
+        optD.zero_grad()
+        errD.backward()
+        optD.step()
+        errG = -netD(fake).mean()
+        optG.zero_grad()
+        errG.backward()
+        optG.step()
+""",
         # a shape probe on a random tensor under __main__; the same name is bound to real data
         # only further down (that forward is another call, checked on its own)
         """
@@ -1610,6 +1641,8 @@ class GAN:
         opt_d.zero_grad()
         d_loss.backward()
         opt_d.step()
+        g_loss = -self.dis(fake).mean()
+        g_loss.backward()
 
     def sample(self, z, log):
         out = self.gen(z)
@@ -2036,6 +2069,27 @@ def test(model, loader):
     ]
 
     INVALID = [
+        # the critic's phase of a GAN step: the generator's output is only read detached (the
+        # generator's own loss runs it again), so its recorded graph serves nothing
+        Invalid("""
+import torch
+
+
+def train(netG, netD, loader, nz):
+    optD = torch.optim.RMSprop(netD.parameters(), lr=5e-5)
+    optG = torch.optim.RMSprop(netG.parameters(), lr=5e-5)
+    for real in loader:
+        noise = torch.randn(real.size(0), nz, 1, 1)
+        fake = netG(noise)
+        errD = netD(fake.detach()).mean() - netD(real).mean()
+        optD.zero_grad()
+        errD.backward()
+        optD.step()
+        errG = -netD(netG(noise)).mean()
+        optG.zero_grad()
+        errG.backward()
+        optG.step()
+""", line=10),
         # a script's def test(): evaluates the global model and reports accuracy (no assert): an
         # evaluation pass, not a pytest test
         Invalid("""

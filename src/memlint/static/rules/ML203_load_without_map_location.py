@@ -64,6 +64,7 @@ _NOT_CHECKPOINT_WORDS = ("rng", "random", "seed", "sched", "sampler", "scaler", 
                          "token", "loader", "hparam", "training_args", "stats")
 # A file written per rank ("model_rank{rank}.bin") is read back by the rank that wrote it.
 _PER_RANK_WORDS = ("rank", "process_index")
+_SPAWN = ("torch.multiprocessing.spawn", "torch.multiprocessing.start_processes")
 # Text that marks a distributed program (a finding there is an error).
 _DISTRIBUTED_TEXT = ("LOCAL_RANK", "DistributedDataParallel", "init_process_group")
 # The rank a launcher gives, read (``args.local_rank``, ``training_args.local_rank``); not a
@@ -126,6 +127,9 @@ class LoadWithoutMapLocation(Rule):
         # Modules moved to an accelerator so far: by function (id), and "class" for self.x (moved
         # in any method, __init__ first): a load copied into one of them lands beside it
         self._moved: dict[object, set[str]] = {}
+        # Functions of this module started in each process by ``mp.spawn(worker, ...)``: the ranks
+        # run them (and what they call); the process that spawns them is one process.
+        self._spawned: set[str] = set()
 
     def visit_Assign(self, node: cst.Assign) -> None:
         """A name bound anew (``model = MobileNetV2()``) is no longer the module moved before;
@@ -151,6 +155,10 @@ class LoadWithoutMapLocation(Rule):
             for name in ({moved} if moved is not None else set()) | set(self._checker.assign_targets):
                 self._moved.setdefault("class" if name.startswith("self.") else id(facts.function), set()).add(name)
         qualified = facts.qualified_name(func)
+        if qualified in _SPAWN:
+            target = node.args[0].value if node.args and node.args[0].keyword is None else _keyword(node, "fn")
+            if isinstance(target, cst.Name):
+                self._spawned.add(target.value)
         if qualified in TORCH_SAVE:
             positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
             target = positional[1] if len(positional) > 1 else _keyword(node, "f")
@@ -336,6 +344,31 @@ class LoadWithoutMapLocation(Rule):
                 if called is not None:
                     self._fed_to_state_dict.add(called.rsplit(".", 1)[-1])
 
+    def _outside_the_spawned_ranks(self, load: _Load) -> bool:
+        """The module spawns its ranks itself (``mp.spawn(train_worker, ...)``) and the load is in
+        a function that only the module's own top-level code calls (directly or through other
+        functions), never a spawned one: the parent process runs it, once (``load_trained_model()``
+        after the spawned training finished). A function with a caller not known here may run in
+        a rank."""
+        module_scope = self.facts.module_scope
+        function = self._function_of_load.get(id(load.node))
+        if not self._spawned or function is None or function is module_scope:
+            return False
+        calls_into = self.facts.calls_into
+        seen, frontier = set(), [function]
+        while frontier:
+            scope = frontier.pop()
+            if id(scope) in seen:
+                continue
+            seen.add(id(scope))
+            if scope.name in self._spawned and scope.parent is module_scope:
+                return False
+            callers = [call.caller for call in calls_into.get(id(scope.node), ())]
+            if not callers:
+                return False  # called from elsewhere (another module, a framework): maybe by a rank
+            frontier.extend(caller for caller in callers if caller is not module_scope)
+        return True
+
     def _builds_accelerator(self, code: str) -> bool:
         """Does the module build an ``accelerate.Accelerator``? ``accelerate launch`` then runs
         it in one process per GPU, and every process runs the load."""
@@ -390,8 +423,9 @@ class LoadWithoutMapLocation(Rule):
         if self._cpu_only_file and load.path_text in self._saved_paths:
             return  # the tutorial's round trip: saved by this CPU-only file, to the same path
         code = self._code_text()
-        distributed = not load.rank_zero_only and (self.facts.imports.uses_distributed or any(
-            text in code for text in _DISTRIBUTED_TEXT) or _RANKS_LAUNCHED.search(code) is not None
+        distributed = not load.rank_zero_only and not self._outside_the_spawned_ranks(load) and (
+            self.facts.imports.uses_distributed or any(
+                text in code for text in _DISTRIBUTED_TEXT) or _RANKS_LAUNCHED.search(code) is not None
             or _LOCAL_RANK_READ.search(code) is not None
             or self._builds_accelerator(code) or self._starts_process_group())
         called = "torch.load" if self.facts.qualified_name(load.node.func) in TORCH_LOAD else (

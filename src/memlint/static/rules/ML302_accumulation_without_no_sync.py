@@ -121,7 +121,7 @@ class AccumulationWithoutNoSync(Rule):
         if method in ("backward", "manual_backward") or qualified in ("torch.autograd.backward",):
             for record in self._open:
                 record.backward = True
-        elif method == "step" and is_optimizer_step(node):
+        elif method == "step" and is_optimizer_step(node, self.facts):
             for record in self._open:
                 record.steps = True
 
