@@ -1346,3 +1346,59 @@ def test_state_read_with_a_default_of_none_is_fed_back_on_some_paths_only():
     assert "on some paths" in maybe[0].message
     surely = check_source(textwrap.dedent(source.replace("{read}", 'result["state"]')), "c.py", default_codes())
     assert [(f.line, f.code, f.severity) for f in surely] == [(16, "ML102", "error")]
+
+
+def test_an_optimizer_step_is_known_by_what_the_name_was_bound_to():
+    """``pertopt.step()`` steps an optimizer because ``pertopt = torch.optim.SGD(...)``, whatever the
+    name says: the function trains ``proxy``, so ``net``, in no optimizer and only a loss's
+    detached target, runs with grad on for nothing (ML201). Bound to something else, the same
+    name steps nothing known, and the function is not a training step."""
+    source = """
+        import torch
+        import torch.nn.functional as F
+
+        def perturb(net, proxy, X, steps):
+            target = F.softmax(net(X), dim=-1).detach()
+            pertopt = {built}
+            for _ in range(steps):
+                pertopt.zero_grad()
+                loss = F.kl_div(F.log_softmax(proxy(X), dim=1), target)
+                loss.backward()
+                pertopt.step()
+    """
+    optimizer = source.replace("{built}", "torch.optim.SGD(proxy.parameters(), lr=0.1)")
+    found = check_source(textwrap.dedent(optimizer), "perturb.py", default_codes())
+    assert [(f.line, f.code) for f in found] == [(6, "ML201")]
+    other = source.replace("{built}", "make_stepper(proxy)")
+    found = check_source(textwrap.dedent(other), "perturb.py", default_codes())
+    assert [(f.line, f.code) for f in found] == []
+
+
+_RESUME_HELPER = """
+    import torch
+    import torchvision
+
+    def resume_checkpoint(model, path):
+        checkpoint = torch.load(path)
+        model.load_state_dict(checkpoint["state_dict"])
+        return checkpoint.get("epoch", 0)
+
+    def main(path):
+        model = torchvision.models.resnet50()
+        {before}
+        start = resume_checkpoint(model, path)
+        {after}
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+"""
+
+
+def test_a_resume_helper_whose_callers_moved_the_model_loads_beside_it():
+    """The helper restores a model its caller already moved to the GPU: a GPU-saved checkpoint is
+    a second copy beside the weights while it loads (ML203's hint, info). Called with the model
+    still on the CPU (moved after the resume), it is not."""
+    moved = _RESUME_HELPER.replace("{before}", "model = model.cuda()").replace("{after}", "pass")
+    found = check_source(textwrap.dedent(moved), "train.py", default_codes())
+    assert [(f.line, f.code, f.severity) for f in found] == [(6, "ML203", "info")]
+    later = _RESUME_HELPER.replace("{before}", "pass").replace("{after}", "model = model.cuda()")
+    found = check_source(textwrap.dedent(later), "train.py", default_codes())
+    assert [(f.line, f.code) for f in found] == []

@@ -17,6 +17,11 @@ on GPU memory, and cannot see through references held by C++ objects at all.
   every iteration of a loop that trains (per fold, trial, task): ``del model, optimizer,
   scheduler; torch.cuda.empty_cache()`` frees nothing, each run's parameters and optimizer
   state stay on the GPU until a full collection happens to run (huggingface/transformers#1134).
+- **warning**: a record of this module built with the object itself and keeping it
+  (``self._extra = _TensorExtra(self)``, whose ``__init__`` stores ``self.tensor = tensor``), in a
+  class built once per step (in a module's ``forward`` or a loop that runs steps) around a
+  tensor with a graph: every step's wrappers, and their tensors, wait for the cycle collector
+  (rwth-i6/returnn#1826). Reported where the record keeps its parent.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import ClassInfo, FunctionScope, Kind, dotted_name, names_in, storage_name
+from memlint.static.facts import ClassInfo, FunctionScope, Graph, Kind, dotted_name, names_in, storage_name
 from memlint.static.rule import Invalid, Rule
 
 _NODE_HOOKS = frozenset({"register_hook", "register_prehook"})
@@ -49,6 +54,11 @@ class OwnerReferenceCycle(Rule):
         self._node_hooks: list[tuple[cst.Call, FunctionScope, str]] = []  # (call, method, tensor root)
         self._self_references: list[_SelfReference] = []
         self._built_in_loops: list[tuple[str, object]] = []  # (class name, loop)
+        # (class name, its stored parameters given a tensor here, built per step?) per construction
+        self._constructions: list[tuple[str, frozenset[str], bool]] = []
+        # a record of this module built with the object itself and keeping it (``self._extra =
+        # _TensorExtra(self)``): (node, the object's class, the record's class, the method)
+        self._back_references: list[tuple[cst.CSTNode, ClassInfo, str, FunctionScope]] = []
         self._scheduled = False
 
     def _schedule(self) -> None:
@@ -95,6 +105,33 @@ class OwnerReferenceCycle(Rule):
         if facts.loop is not None and isinstance(func, cst.Name) and func.value in facts.classes:
             self._built_in_loops.append((func.value, facts.loop))
             self._schedule()
+        if isinstance(func, cst.Name) and func.value in facts.classes:
+            self._note_construction(node, facts.classes[func.value])
+
+    def _note_construction(self, call: cst.Call, info: ClassInfo) -> None:
+        """Which parameters that the class's ``__init__`` keeps this construction hands a tensor
+        with a graph (a module's output), and whether it runs once per step (in a module's
+        ``forward`` or a loop that runs steps)."""
+        facts = self.facts
+        init = facts.find_method(info, "__init__")
+        if init is None:
+            return
+        kept = {binding.node.value for binding in info.attributes.values() if isinstance(binding.node, cst.Name)}
+        given = set()
+        positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+        for index, arg in enumerate(positional):
+            if index < len(init.parameters) and init.parameters[index] in kept \
+                    and facts.graph_value(arg.value).state is Graph.CARRIES:
+                given.add(init.parameters[index])
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value in kept \
+                    and facts.graph_value(arg.value).state is Graph.CARRIES:
+                given.add(arg.keyword.value)
+        function = facts.function
+        per_step = (function.is_per_step_method and function.name == "forward") or any(
+            loop.runs_steps for loop in facts.loops_in_function())
+        self._constructions.append((info.name, frozenset(given), per_step))
+        self._schedule()
 
     def _note_self_reference(self, node: cst.CSTNode, value: cst.BaseExpression, function: FunctionScope,
                              handed: bool = False) -> None:
@@ -115,6 +152,23 @@ class OwnerReferenceCycle(Rule):
         if kept is not None:
             self._self_references.append(_SelfReference(node, info, kept, function))
             self._schedule()
+        elif not handed and isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+            child = self.facts.classes.get(value.func.value)
+            kept_at = next((self._kept_at(child, value, arg) for arg in value.args
+                            if isinstance(arg.value, cst.Name) and arg.value.value == "self"), None)
+            if child is not None and child is not info and kept_at is not None:
+                self._back_references.append((kept_at, info, child.name, function))
+                self._schedule()
+
+    def _kept_at(self, child: ClassInfo | None, call: cst.Call, arg: cst.Arg) -> cst.CSTNode | None:
+        """Where ``child.__init__`` stores the parameter ``arg`` binds (``self.tensor = tensor``)."""
+        if child is None or not self._child_keeps(child, call, arg):
+            return None
+        init = self.facts.find_method(child, "__init__")
+        index = [a for a in call.args if a.keyword is None].index(arg) if arg.keyword is None else None
+        parameter = arg.keyword.value if arg.keyword is not None else init.parameters[index]
+        return next((binding.node for binding in child.attributes.values()
+                     if isinstance(binding.node, cst.Name) and binding.node.value == parameter), None)
 
     def _child_keeps(self, child: ClassInfo, call: cst.Call, arg: cst.Arg) -> bool:
         """Does ``child.__init__`` store (on its ``self``) the parameter ``arg`` binds?"""
@@ -178,6 +232,19 @@ class OwnerReferenceCycle(Rule):
                 needs_grad=False, severity="warning", function=reference.function,
             )
 
+        for node, info, record, function in self._back_references:
+            built = [(given, per_step) for name, given, per_step in self._constructions if name == info.name]
+            if id(node) in reported or not any(given for given, _ in built) or not any(per_step for _, per_step in built):
+                continue  # no tensor seen handed to it, or not built once per step
+            reported.add(id(node))
+            self.report(
+                node,
+                f"{record} keeps the {info.name} that keeps it: a cycle only gc frees, one per step with its tensors",
+                help=f"keep a weakref.ref to the {info.name} here: reference counting then frees each {info.name}, "
+                     "and its tensors, as soon as it is dropped",
+                needs_grad=False, severity="warning", function=function,
+            )
+
     def _captures_self(self, hook: cst.BaseExpression, function: FunctionScope, depth: int = 0) -> bool:
         info = function.class_info
         if info is not None and self._refers_to_self(hook, info) is not None:
@@ -198,6 +265,56 @@ class OwnerReferenceCycle(Rule):
             binding.kind is Kind.MODULE for binding in info.attributes.values())
 
     VALID = [
+        # a record that keeps a weak reference to its parent; a parse tree with parent links, built
+        # once and holding no tensor
+        """
+import weakref
+import torch
+import torch.nn as nn
+
+
+class _Extra:
+    def __init__(self, tensor):
+        self._tensor = weakref.ref(tensor)
+        self.dyn_size_max = None
+
+
+class Tensor:
+    def __init__(self, name, raw_tensor):
+        self.name = name
+        self.raw_tensor = raw_tensor
+        self._extra = None
+
+    def extra(self):
+        if self._extra is None:
+            self._extra = _Extra(self)
+        return self._extra
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(100, 16)
+        self.proj = nn.Linear(16, 16)
+
+    def forward(self, targets):
+        x = Tensor("emb", self.embed(targets))
+        x.extra()
+        return self.proj(x.raw_tensor)
+
+
+class Node:
+    def __init__(self, parent, label):
+        self.parent = parent
+        self.label = label
+        self.children = []
+
+    def add(self, label):
+        child = Node(self, label)
+        self.children.append(child)
+        self.last = _Extra(self)
+        return child
+""",
         # a schedule as a closure (what transformers changed it to); a weakref in a grad_fn hook
         """
 import weakref
@@ -269,6 +386,42 @@ def train(model, loader, optimizer):
     ]
 
     INVALID = [
+        # a wrapper built on every forward around a module's output, and a record it keeps that
+        # keeps the wrapper back (returnn#1826): each step's tensors wait for the cycle collector
+        Invalid("""
+import torch
+import torch.nn as nn
+
+
+class _Extra:
+    def __init__(self, tensor):
+        self.tensor = tensor
+        self.dyn_size_max = None
+
+
+class Tensor:
+    def __init__(self, name, raw_tensor):
+        self.name = name
+        self.raw_tensor = raw_tensor
+        self._extra = None
+
+    def extra(self):
+        if self._extra is None:
+            self._extra = _Extra(self)
+        return self._extra
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(100, 16)
+        self.proj = nn.Linear(16, 16)
+
+    def forward(self, targets):
+        x = Tensor("emb", self.embed(targets))
+        x.extra()
+        return self.proj(x.raw_tensor)
+""", line=8),
         # a cached tensor whose grad_fn hook holds its owner (gpytorch#2734)
         Invalid("""
 import functools

@@ -92,6 +92,9 @@ class _Load:
     rank_zero_only: bool = False  # under ``if rank == 0:``, or after ``if rank != 0: return``
     path_text: str = ""  # the file argument as written
     beside_the_model: bool = False  # copied into a module already moved to an accelerator here
+    # the parameters of its function whose load_state_dict it feeds (``model`` of ``resume(model,
+    # path)``): moved to an accelerator by every caller in view, they are beside it too
+    into_parameters: frozenset[str] = frozenset()
 
 
 class LoadWithoutMapLocation(Rule):
@@ -130,6 +133,10 @@ class LoadWithoutMapLocation(Rule):
         # Functions of this module started in each process by ``mp.spawn(worker, ...)``: the ranks
         # run them (and what they call); the process that spawns them is one process.
         self._spawned: set[str] = set()
+        # id() of a def of this module -> parameter -> for each call of it, whether the module
+        # passed there had been moved to an accelerator by the caller (``resume(model, path)``
+        # after ``model = Net().cuda()``)
+        self._handed_moved: dict[int, dict[str, list[bool]]] = {}
 
     def visit_Assign(self, node: cst.Assign) -> None:
         """A name bound anew (``model = MobileNetV2()``) is no longer the module moved before;
@@ -154,6 +161,7 @@ class LoadWithoutMapLocation(Rule):
             moved = dotted_name(without_self_returning_calls(func.value))
             for name in ({moved} if moved is not None else set()) | set(self._checker.assign_targets):
                 self._moved.setdefault("class" if name.startswith("self.") else id(facts.function), set()).add(name)
+        self._note_modules_handed(node)
         qualified = facts.qualified_name(func)
         if qualified in _SPAWN:
             target = node.args[0].value if node.args and node.args[0].keyword is None else _keyword(node, "fn")
@@ -333,6 +341,11 @@ class LoadWithoutMapLocation(Rule):
                 if load is not None:
                     load.restores_state = True
                     load.beside_the_model |= on_device
+                    root = owner_dotted.split(".", 1)[0]
+                    binding = self.facts.function.bindings.get(root)
+                    if root in self.facts.function.parameters and binding is not None \
+                            and isinstance(binding.node, cst.Param):  # the caller's module, not rebound
+                        load.into_parameters |= {root}
                     continue
                 binding = self.facts.lookup(value.value)
                 value = binding.node if binding is not None else None
@@ -343,6 +356,30 @@ class LoadWithoutMapLocation(Rule):
                 called = dotted_name(value.func)
                 if called is not None:
                     self._fed_to_state_dict.add(called.rsplit(".", 1)[-1])
+
+    def _note_modules_handed(self, call: cst.Call) -> None:
+        facts = self.facts
+        found = facts.callees(call) if call.args else None
+        if found is None:
+            return
+        moved = self._moved.get(id(facts.function), set()) | self._moved.get("class", set())
+        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        for definition in found[0]:
+            scope = facts.function_scopes.get(id(definition))
+            parameters = scope.parameters if scope is not None else tuple(
+                param.name.value for param in definition.params.params if param.name.value not in ("self", "cls"))
+            for parameter, value in zip(parameters, positional):
+                self._handed_moved.setdefault(id(definition), {}).setdefault(parameter, []).append(
+                    (dotted_name(value) or "") in moved)
+
+    def _moved_by_every_caller(self, load: _Load) -> bool:
+        """Does every call in view of the load's function hand it, for a parameter the load is
+        copied into, a module its caller had moved to an accelerator?"""
+        function = self._function_of_load.get(id(load.node))
+        if function is None or not load.into_parameters:
+            return False
+        handed = self._handed_moved.get(id(function.node), {})
+        return any(handed.get(parameter) and all(handed[parameter]) for parameter in load.into_parameters)
 
     def _outside_the_spawned_ranks(self, load: _Load) -> bool:
         """The module spawns its ranks itself (``mp.spawn(train_worker, ...)``) and the load is in
@@ -441,7 +478,8 @@ class LoadWithoutMapLocation(Rule):
                                  "the checkpoint once restored",
                             needs_grad=False, severity="warning",
                             fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
-            elif load.restores_state and load.beside_the_model and not load.rank_zero_only and not (
+            elif load.restores_state and (load.beside_the_model or self._moved_by_every_caller(load)) \
+                    and not load.rank_zero_only and not (
                     self._saves_cpu_state and not self._saves_device_state):
                 # A hint: how the file was written is not known here (unless this module saves
                 # CPU tensors only), and a GPU-saved checkpoint comes back beside the model it
