@@ -66,6 +66,9 @@ class _Carry:
     other_names: frozenset[str] = frozenset()  # what the parts combined with the old value read
     # in a module's forward: the update's graph in terms of the forward's parameters
     input_form: GraphValue | None = None
+    # recurrent: the module that returns the state is a torch.nn class (nn.LSTM, nn.GRUCell), whose
+    # state is known to carry the graph; otherwise its forward is not seen (or only summarised)
+    torch_module: bool = False
 
 
 class LoopCarriedGraph(Rule):
@@ -77,6 +80,7 @@ class LoopCarriedGraph(Rule):
         self._cut: dict[int, set[str]] = {}  # id(loop) -> names detached or reset in its body
         self._carries: dict[int, list[_Carry]] = {}
         self._backpropagated: dict[int, list[frozenset[str]]] = {}  # id(loop) -> backward tensors' names
+        self._retaining: set[int] = set()  # id() of functions with a backward pass that may retain the graph
         # training_step state (self.queue, self.hidden): decided at module end, once every method
         # of the class that may reset or detach it has been seen.
         self._class_cut: dict[str, set[str]] = {}  # class name -> self.x reset/detached in a method
@@ -233,6 +237,7 @@ class LoopCarriedGraph(Rule):
         if not outlived and loops:
             return
         callee = ""
+        torch_module = False
         if accumulated:
             kind, parts = "accumulated", [value]
             graph = facts.graph_value(value)
@@ -242,6 +247,7 @@ class LoopCarriedGraph(Rule):
         elif through is not None:  # h = h_new, with h_new = model(x, h) in this iteration
             kind, parts = "recurrent", []
             graph = GraphValue(Graph.CARRIES)
+            torch_module = self._torch_module(through)
             if facts.graph_value(value).partial:  # h = out.get("state", None): on some paths only
                 graph = graph.on_some_paths()
             callee = source_of(through.func, 30)
@@ -251,6 +257,7 @@ class LoopCarriedGraph(Rule):
             kind, parts = "recurrent", []
             graph = GraphValue(Graph.CARRIES)
             callee = source_of(value.func, 30)
+            torch_module = self._torch_module(value)
         else:
             parts = _other_parts(value, name, frozenset(facts.imports.aliases))
             if isinstance(value, cst.BinaryOperation):
@@ -286,7 +293,8 @@ class LoopCarriedGraph(Rule):
             per_call = facts.summary_form(graph, function)
         carry = _Carry(node, name, kind, outlived, graph, source_of(shown_part) if shown_part is not None else "", callee,
                        concatenation=concatenated_onto(value, name, facts) is not None, per_call=per_call,
-                       in_place=scaled, other_names=frozenset(n for part in parts for n in names_in(part)))
+                       in_place=scaled, other_names=frozenset(n for part in parts for n in names_in(part)),
+                       torch_module=torch_module)
         if function.name == "forward" and not loops:
             carry.input_form = facts.summary_form(graph, function)
         records = self._carries.get(id(function))
@@ -302,12 +310,29 @@ class LoopCarriedGraph(Rule):
     def leave_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._statement = None
 
+    def _torch_module(self, call: cst.Call) -> bool:
+        """Is the module ``call`` runs bound to a ``torch.nn`` class (``self.rnn = nn.LSTM(...)``)?"""
+        facts = self.facts
+        name = dotted_name(call.func)
+        if name is None:
+            return False
+        if name.startswith("self.") and facts.class_info is not None:
+            binding = facts.class_info.attributes.get(name)
+        elif "." not in name:
+            binding = facts.lookup(name)
+        else:
+            return False
+        value = binding.node if binding is not None else None
+        return isinstance(value, cst.Call) and (facts.qualified_name(value.func) or "").startswith("torch.nn.")
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         method = func.attr.value if isinstance(func, cst.Attribute) else None
         if method in _BACKWARD_METHODS or self.facts.qualified_name(func) in _AUTOGRAD_FUNCTIONS:
             tensor = backpropagated_expr(node)
             loops = self.facts.loops_in_function()
+            if _retains(node):
+                self._retaining.add(id(self.facts.function))
             if tensor is not None and loops:
                 names = frozenset(names_in(tensor))
                 for loop in loops:
@@ -541,6 +566,13 @@ class LoopCarriedGraph(Rule):
                 # An unrolled solve: a fixed loop of torch.autograd.grad updates whose result the
                 # function returns, for its caller's one backward pass through all of it.
                 continue
+            if fed_back and carry.kind == "recurrent" and not carry.torch_module and loop.has_backward_pass \
+                    and id(function) not in self._retaining:
+                # Every iteration backpropagates through the state and frees the graph: were the state
+                # to carry the previous iteration's graph, the next backward pass would fail ("backward
+                # through the graph a second time"). Code that runs past its second step has the model
+                # cut it (memories detached in its forward); one that does not fails at once, no leak.
+                continue
             kept_across_steps = carry.kind == "recurrent" or (carry.kind == "bank" and not carry.concatenation)
             # A stream fed through a recurrent model with grad on and no backward pass at all:
             # nothing ever frees the chain of graphs.
@@ -700,6 +732,33 @@ class LoopCarriedGraph(Rule):
         return message, f"compute the update {fix} or under torch.no_grad()"
 
     VALID = [
+        # the state a model memlint cannot see hands back, backpropagated through every iteration
+        # without retain_graph: were it to carry the last iteration's graph, the second backward
+        # would fail at once; code that runs has the model cut it (memories detached in forward)
+        """
+import torch
+def train(model, loader, opt, crit):
+    h = torch.zeros(1, 8)
+    for x, y in loader:
+        out, h_new = model(x, h)
+        loss = crit(out, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        h = h_new
+""",
+        """
+import torch
+def train(model, loader, opt, crit):
+    state = None
+    for x, y in loader:
+        result = model(x, state)
+        loss = crit(result.logits, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        state = result.state
+""",
         # ... the same generation under @torch.no_grad(): nothing chains
         """
 import torch
@@ -1137,6 +1196,38 @@ def rollout(model, policy, env_steps, opt):
     ]
 
     INVALID = [
+        # the same loop where the state comes from nn.LSTM (its state carries the graph) or the
+        # backward retains the graph: the chain grows (or the second step fails)
+        Invalid("""
+import torch
+from torch import nn
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(8, 8)
+
+    def fit(self, loader, opt, crit):
+        h = None
+        for x, y in loader:
+            out, h = self.rnn(x, h)
+            loss = crit(out, y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+""", line=13),
+        Invalid("""
+import torch
+def train(model, loader, opt, crit):
+    h = torch.zeros(1, 8)
+    for x, y in loader:
+        out, h_new = model(x, h)
+        loss = crit(out, y)
+        opt.zero_grad()
+        loss.backward(retain_graph=True)
+        opt.step()
+        h = h_new
+""", line=11),
         # generation through the module's own forward, with grad on: the state chains every step's graph
         Invalid("""
 import torch
@@ -1315,31 +1406,6 @@ for step in range(10_000):
     loss.backward(retain_graph=True)
     opt.step()
 """, line=10),
-        # the state comes back through another name
-        Invalid("""
-import torch
-def train(model, loader, opt, crit):
-    h = torch.zeros(1, 8)
-    for x, y in loader:
-        out, h_new = model(x, h)
-        loss = crit(out, y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        h = h_new
-""", line=11),
-        Invalid("""
-import torch
-def train(model, loader, opt, crit):
-    state = None
-    for x, y in loader:
-        result = model(x, state)
-        loss = crit(result.logits, y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        state = result.state
-""", line=11),
     ]
 
     # ----- recurrent state and self state of per-step methods (issues 13 and 18) ----------------
@@ -1722,6 +1788,14 @@ def _state_names(name: str, function: FunctionScope) -> set[str]:
             if dotted_name(value) == name:
                 names.add(other)
     return names
+
+
+def _retains(call: cst.Call) -> bool:
+    """``backward(retain_graph=True)`` (or a flag: it may): the graph survives the pass."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "retain_graph":
+            return not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))
+    return False
 
 
 def _callee_walked(loop: Loop, carry: _Carry) -> bool:
