@@ -1321,7 +1321,8 @@ def test_a_load_only_the_process_that_spawns_the_ranks_runs_is_not_every_ranks()
 def test_state_read_with_a_default_of_none_is_fed_back_on_some_paths_only():
     """``last_state = result.get("state", None)`` from a policy memlint cannot see: the key may be
     absent (a feed-forward policy hands back None), so the chain is only possible: a warning that
-    says so, not an error. Read by key, it is an error."""
+    says so, not an error. Read by key from that policy, still a warning (what it returns is not
+    seen); fed back through a torch.nn recurrent cell, an error."""
     source = """
         import torch
 
@@ -1344,8 +1345,16 @@ def test_state_read_with_a_default_of_none_is_fed_back_on_some_paths_only():
                          default_codes())
     assert [(f.line, f.code, f.severity) for f in maybe] == [(16, "ML102", "warning")]
     assert "on some paths" in maybe[0].message
-    surely = check_source(textwrap.dedent(source.replace("{read}", 'result["state"]')), "c.py", default_codes())
-    assert [(f.line, f.code, f.severity) for f in surely] == [(16, "ML102", "error")]
+    # read by key, the graph is still only presumed: the policy's class is not seen here
+    by_key = check_source(textwrap.dedent(source.replace("{read}", 'result["state"]')), "c.py", default_codes())
+    assert [(f.line, f.code, f.severity) for f in by_key] == [(16, "ML102", "warning")]
+    assert "is not seen here" in by_key[0].help
+    # a torch.nn recurrent cell's state carries the graph: an error
+    cell = source.replace("self.policy = policy", "self.policy = torch.nn.GRUCell(4, 4)").replace(
+        "result = self.policy(obs, last_state)", "result = {'state': self.policy(obs, last_state), 'act': 0}")
+    cell = cell.replace("{read}", "self.policy(obs, last_state)")
+    surely = check_source(textwrap.dedent(cell), "c.py", default_codes())
+    assert [(f.code, f.severity) for f in surely] == [("ML102", "error")]
 
 
 def test_an_optimizer_step_is_known_by_what_the_name_was_bound_to():

@@ -69,6 +69,10 @@ class _Carry:
     # recurrent: the module that returns the state is a torch.nn class (nn.LSTM, nn.GRUCell), whose
     # state is known to carry the graph; otherwise its forward is not seen (or only summarised)
     torch_module: bool = False
+    # recurrent: the module's class is not known at all (a parameter, built by a factory): that its
+    # state carries a graph is presumed, not seen
+    unseen_module: bool = False
+    scope_id: int = 0  # id() of the function it is carried in
 
 
 class LoopCarriedGraph(Rule):
@@ -237,7 +241,7 @@ class LoopCarriedGraph(Rule):
         if not outlived and loops:
             return
         callee = ""
-        torch_module = False
+        torch_module = unseen = False
         if accumulated:
             kind, parts = "accumulated", [value]
             graph = facts.graph_value(value)
@@ -248,6 +252,7 @@ class LoopCarriedGraph(Rule):
             kind, parts = "recurrent", []
             graph = GraphValue(Graph.CARRIES)
             torch_module = self._torch_module(through)
+            unseen = self._unseen_module(through, torch_module)
             if facts.graph_value(value).partial:  # h = out.get("state", None): on some paths only
                 graph = graph.on_some_paths()
             callee = source_of(through.func, 30)
@@ -258,6 +263,7 @@ class LoopCarriedGraph(Rule):
             graph = GraphValue(Graph.CARRIES)
             callee = source_of(value.func, 30)
             torch_module = self._torch_module(value)
+            unseen = self._unseen_module(value, torch_module)
         else:
             parts = _other_parts(value, name, frozenset(facts.imports.aliases))
             if isinstance(value, cst.BinaryOperation):
@@ -294,7 +300,7 @@ class LoopCarriedGraph(Rule):
         carry = _Carry(node, name, kind, outlived, graph, source_of(shown_part) if shown_part is not None else "", callee,
                        concatenation=concatenated_onto(value, name, facts) is not None, per_call=per_call,
                        in_place=scaled, other_names=frozenset(n for part in parts for n in names_in(part)),
-                       torch_module=torch_module)
+                       torch_module=torch_module, unseen_module=unseen, scope_id=id(facts.function))
         if function.name == "forward" and not loops:
             carry.input_form = facts.summary_form(graph, function)
         records = self._carries.get(id(function))
@@ -324,6 +330,15 @@ class LoopCarriedGraph(Rule):
             return False
         value = binding.node if binding is not None else None
         return isinstance(value, cst.Call) and (facts.qualified_name(value.func) or "").startswith("torch.nn.")
+
+    def _unseen_module(self, call: cst.Call, torch_module: bool) -> bool:
+        """Is the class of the module ``call`` runs unknown here (not torch.nn's, not one of this
+        module or the project)?"""
+        facts = self.facts
+        module = call.func.value if isinstance(call.func, cst.Attribute) and call.func.attr.value == "forward" \
+            else call.func
+        return not torch_module and facts.instance_class_name(module) is None \
+            and facts.project_instance_class(module) is None
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -683,8 +698,11 @@ class LoopCarriedGraph(Rule):
         if some_paths:  # a graph on some paths only (``state = result.get("state", None)``): a warning
             message = message + " (on some paths)"
             help_text += "; whether it holds a graph is not known here (on another path it is None)"
+        presumed = carry.kind == "recurrent" and carry.unseen_module and carry.scope_id not in self._retaining
+        if presumed:  # nothing seen says the state carries a graph: what the module returns is not seen
+            help_text += f"; what {carry.callee}() returns is not seen here: if it detaches the state, nothing grows"
         self.report(at if at is not None else carry.node, message, help=help_text, function=function,
-                    severity="warning" if some_paths else None)
+                    severity="warning" if some_paths or presumed else None)
 
     def _message(self, carry: _Carry, never_freed: bool = False, method: str | None = None,
                  stored_in: str | None = None, from_input: bool = False) -> tuple[str, str]:
