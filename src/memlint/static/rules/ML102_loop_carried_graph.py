@@ -697,10 +697,10 @@ class LoopCarriedGraph(Rule):
             some_paths = False
         if some_paths:  # a graph on some paths only (``state = result.get("state", None)``): a warning
             message = message + " (on some paths)"
-            help_text += "; whether it holds a graph is not known here (on another path it is None)"
+            help_text += "; on another path it is None"
         presumed = carry.kind == "recurrent" and carry.unseen_module and carry.scope_id not in self._retaining
         if presumed:  # nothing seen says the state carries a graph: what the module returns is not seen
-            help_text += f"; what {carry.callee}() returns is not seen here: if it detaches the state, nothing grows"
+            help_text += f"; {carry.callee}() is not seen here: its state's graph is presumed"
         self.report(at if at is not None else carry.node, message, help=help_text, function=function,
                     severity="warning" if some_paths or presumed else None)
 
