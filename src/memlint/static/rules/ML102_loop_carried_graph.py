@@ -700,7 +700,9 @@ class LoopCarriedGraph(Rule):
             help_text += "; on another path it is None"
         presumed = carry.kind == "recurrent" and carry.unseen_module and carry.scope_id not in self._retaining
         if presumed:  # nothing seen says the state carries a graph: what the module returns is not seen
-            help_text += f"; {carry.callee}() is not seen here: its state's graph is presumed"
+            help_text += next((note for note in (f"; {carry.callee}() is not seen here: its state's graph is presumed",
+                                                 "; the model is not seen: a graph is presumed", "")
+                               if len(help_text) + len(note) <= 200), "")
         self.report(at if at is not None else carry.node, message, help=help_text, function=function,
                     severity="warning" if some_paths or presumed else None)
 
