@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.static.facts import MODULE_NAME_SUFFIXES, MODULE_NAME_WORDS, ClassScope, Graph, dotted_name
+from memlint.static.facts import MODULE_METHODS, MODULE_NAME_SUFFIXES, MODULE_NAME_WORDS, ClassScope, Graph, dotted_name
 from memlint.static.rule import Invalid, Rule
 from memlint.static.tensor_api import TENSOR_API
 
@@ -113,7 +113,8 @@ class CacheKeepsGraph(Rule):
                 )
                 return
             module_param = next((p.name.value for p in node.params.params
-                                 if p.name.value != "self" and _names_a_module(p)), None)
+                                 if p.name.value != "self" and _names_a_module(p)
+                                 and (_annotated_module(p) or _used_as_a_module(node, p.name.value))), None)
             if module_param is not None:
                 self.report(
                     decorator,
@@ -132,6 +133,25 @@ class CacheKeepsGraph(Rule):
         return None
 
     VALID = [
+        # a parameter named "model" that is a choice key (a string or a tuple of strings), only
+        # compared: the cache keeps strings, not a module
+        """
+from functools import lru_cache
+
+import torch
+
+TTS_MODELS = {}
+
+
+@lru_cache(maxsize=1000)
+def infer(ref_text, gen_text, model, seed):
+    if model == "F5-TTS":
+        ema_model = TTS_MODELS["f5"]
+    elif model[0] == "Custom":
+        ema_model = TTS_MODELS[model[1]]
+    torch.manual_seed(seed)
+    return ema_model.sample(ref_text + gen_text).cpu().numpy()
+""",
         # an unbounded cache on a method of a class that holds no tensors: names and numbers only
         """
 import functools
@@ -371,6 +391,37 @@ def _maxsize(function: cst.FunctionDef, cache: str) -> int | None:
                         return _UNBOUNDED
                     return int(arg.value.evaluated_value) if isinstance(arg.value, cst.Integer) else None
     return 128
+
+
+def _annotated_module(param: cst.Param) -> bool:
+    annotation = param.annotation
+    return annotation is not None and "Module" in (dotted_name(annotation.annotation) or "")
+
+
+def _used_as_a_module(function: cst.FunctionDef, name: str) -> bool:
+    """Does the body call ``name`` (``model(x)``) or a module's method on it (``model.eval()``,
+    ``model.generate(...)``)? A parameter named ``model`` that is only compared with strings (a
+    model choice key) is no module."""
+    for call in _calls_in(function.body):
+        func = call.func
+        if isinstance(func, cst.Name) and func.value == name:
+            return True
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == name \
+                and func.attr.value in _MODULE_USE:
+            return True
+    return False
+
+
+def _calls_in(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call):
+            yield current
+        stack.extend(current.children)
+
+
+_MODULE_USE = MODULE_METHODS | {"generate"}
 
 
 def _names_a_module(param: cst.Param) -> bool:
