@@ -49,6 +49,17 @@ from memlint.static.fixes import no_grad_fix
 from memlint.static.rule import Invalid, Rule
 from memlint.static.summaries import MODULE_CALL
 
+_AFFINE_LAYERS = frozenset({"torch.nn.Linear", "torch.nn.Embedding"})
+
+
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
 # Words of a model's name that say it is not the one being trained.
 _FROZEN_ROLE_WORDS = frozenset({"teacher", "target", "tgt", "ema", "momentum", "reference", "ref", "frozen"})
 _ROLE_NAMES = {"teacher": "a teacher", "target": "a target", "tgt": "a target", "ema": "an EMA",
@@ -699,6 +710,8 @@ class GradEnabledInference(Rule):
                 if function.name == "forward" and function.class_info is not None and function.class_info.is_module \
                         and not function.entry_grad_mode_explicit and id(call.node) in record.calls_in_returns:
                     return  # a module's forward handing the output back: whoever calls the module chooses the mode
+                if collected is None and self._one_affine_layer(call):
+                    return  # one nn.Linear: its graph saves only its input and weight, alive anyway
                 self._report(call, self._eval_message(call, collected))
                 return
             if function.requires_grad_inputs or not training:
@@ -743,7 +756,7 @@ class GradEnabledInference(Rule):
         if kept is not None:
             self._report(call, self._loop_message(call, kept))
             return
-        if self._graph_unused(call, record):
+        if self._graph_unused(call, record) and not self._one_affine_layer(call):
             self._report(call, (f"'{_short(call.target)}' runs with grad on, but its output is only read detached "
                                 "or as numbers",
                                 "run the call under torch.no_grad(): its graph is recorded for nothing"))
@@ -778,6 +791,31 @@ class GradEnabledInference(Rule):
         reads = _Reads(name)
         function.node.body.visit(reads)
         return reads.detached > 0 and reads.detached == reads.total and reads.bound == 1
+
+    def _one_affine_layer(self, call: _ModuleCall) -> bool:
+        """Is the module an instance of a class of this file whose ``forward`` runs one
+        ``nn.Linear`` (or ``nn.Embedding``) and nothing else (``return self.fc(x)``, a linear
+        probe or a linear regressor)? Its graph saves only the input and the weight, tensors that
+        are alive anyway: with grad on, nothing is held for the backward pass that never comes."""
+        facts = self.facts
+        func = call.node.func
+        module = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+        name = facts.instance_class_name(module)
+        dotted = dotted_name(module) or ""
+        if name is None and dotted.startswith("self.") and call.function.class_info is not None:
+            bound = call.function.class_info.attributes.get(dotted)  # self.model = LinearModel(...) in __init__
+            value = bound.node if bound is not None else None
+            name = dotted_name(value.func) if isinstance(value, cst.Call) else None
+        info = facts.classes.get(name or "")
+        forward = facts.find_method(info, "forward") if info is not None else None
+        if forward is None or not isinstance(forward.node, cst.FunctionDef):
+            return False
+        calls = [node for node in _walk(forward.node.body) if isinstance(node, cst.Call)]
+        if len(calls) != 1:
+            return False
+        binding = info.attributes.get(dotted_name(calls[0].func) or "")
+        value = binding.node if binding is not None else None
+        return isinstance(value, cst.Call) and facts.qualified_name(value.func) in _AFFINE_LAYERS
 
     def _module_method(self, function: FunctionScope) -> bool:
         """A method of an nn.Module that hands what it computes on to its caller (``encode``,
@@ -1081,6 +1119,33 @@ class GradEnabledInference(Rule):
         )
 
     VALID = [
+        # a linear regressor (one nn.Linear) run with grad on and read detached: its graph saves
+        # only its input and weight, both alive anyway
+        """
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class LinearModel(nn.Module):
+    def __init__(self, input_dim, output_dim):
+        super().__init__()
+        self.fc1 = nn.Linear(input_dim, output_dim)
+
+    def forward(self, x):
+        y = self.fc1(x)
+        return y
+
+
+class Classifier:
+    def __init__(self, nets, input_dim):
+        self.nets = nets
+        self.model = LinearModel(input_dim, 1)
+
+    def predict_mean(self):
+        outputs = self.model.forward(self.nets)
+        return np.mean(outputs.detach().cpu().numpy())
+""",
         # a GAN step that reuses the generator's output with its graph for the generator's loss
         """
 import torch
@@ -2150,7 +2215,7 @@ import torch.nn as nn
 class Encoder(nn.Module):
     def __init__(self):
         super().__init__()
-        self.proj = nn.Linear(80, 16)
+        self.proj = nn.Sequential(nn.Linear(80, 64), nn.ReLU(), nn.Linear(64, 16))
     def forward(self, feats):
         return self.proj(feats)
 
