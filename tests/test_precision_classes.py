@@ -1411,3 +1411,35 @@ def test_a_resume_helper_whose_callers_moved_the_model_loads_beside_it():
     later = _RESUME_HELPER.replace("{before}", "pass").replace("{after}", "model = model.cuda()")
     found = check_source(textwrap.dedent(later), "train.py", default_codes())
     assert [(f.line, f.code) for f in found] == []
+
+
+_RESTORE_METHOD = """
+    import torch
+    import torch.nn as nn
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = nn.Linear(1024, 1024)
+
+        def restore_weights(self, path):
+            state_dict = torch.load(path)
+            self.load_state_dict(state_dict)
+
+    def build(path):
+        model = Encoder()
+        {before}
+        model.restore_weights(path)
+        {after}
+        return model
+"""
+
+
+def test_a_restore_method_called_on_a_model_its_caller_moved_loads_beside_it():
+    """``self.load_state_dict(torch.load(path))`` in a method that every call in view runs on a
+    model already on the GPU: the hint (info). Run before the move, nothing."""
+    moved = _RESTORE_METHOD.replace("{before}", "model = model.cuda()").replace("{after}", "pass")
+    found = check_source(textwrap.dedent(moved), "encoder.py", default_codes())
+    assert [(f.line, f.code, f.severity) for f in found] == [(10, "ML203", "info")]
+    later = _RESTORE_METHOD.replace("{before}", "pass").replace("{after}", "model = model.cuda()")
+    assert [f.code for f in check_source(textwrap.dedent(later), "encoder.py", default_codes())] == []

@@ -346,6 +346,8 @@ class LoadWithoutMapLocation(Rule):
                     if root in self.facts.function.parameters and binding is not None \
                             and isinstance(binding.node, cst.Param):  # the caller's module, not rebound
                         load.into_parameters |= {root}
+                    elif owner_dotted == "self" and self.facts.function.class_info is not None:
+                        load.into_parameters |= {"self"}  # self.load_state_dict(...) in a method
                     continue
                 binding = self.facts.lookup(value.value)
                 value = binding.node if binding is not None else None
@@ -364,7 +366,11 @@ class LoadWithoutMapLocation(Rule):
             return
         moved = self._moved.get(id(facts.function), set()) | self._moved.get("class", set())
         positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        receiver = call.func.value if found[1] and isinstance(call.func, cst.Attribute) else None
         for definition in found[0]:
+            if receiver is not None:  # model.restore_weights(path): the method's self is the caller's model
+                self._handed_moved.setdefault(id(definition), {}).setdefault("self", []).append(
+                    (dotted_name(receiver) or "") in moved)
             scope = facts.function_scopes.get(id(definition))
             parameters = scope.parameters if scope is not None else tuple(
                 param.name.value for param in definition.params.params if param.name.value not in ("self", "cls"))
