@@ -1427,8 +1427,7 @@ _RESTORE_METHOD = """
             self.load_state_dict(state_dict)
 
     def build(path):
-        model = Encoder()
-        {before}
+        model = Encoder(){before}
         model.restore_weights(path)
         {after}
         return model
@@ -1438,8 +1437,8 @@ _RESTORE_METHOD = """
 def test_a_restore_method_called_on_a_model_its_caller_moved_loads_beside_it():
     """``self.load_state_dict(torch.load(path))`` in a method that every call in view runs on a
     model already on the GPU: the hint (info). Run before the move, nothing."""
-    moved = _RESTORE_METHOD.replace("{before}", "model = model.cuda()").replace("{after}", "pass")
+    moved = _RESTORE_METHOD.replace("{before}", ".cuda()").replace("{after}", "pass")
     found = check_source(textwrap.dedent(moved), "encoder.py", default_codes())
-    assert [(f.line, f.code, f.severity) for f in found] == [(10, "ML203", "info")]
-    later = _RESTORE_METHOD.replace("{before}", "pass").replace("{after}", "model = model.cuda()")
+    assert [(f.line, f.code, f.severity) for f in found] == [(11, "ML203", "info")]
+    later = _RESTORE_METHOD.replace("{before}", "").replace("{after}", "model = model.cuda()")
     assert [f.code for f in check_source(textwrap.dedent(later), "encoder.py", default_codes())] == []
