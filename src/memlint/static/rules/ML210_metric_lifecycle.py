@@ -20,6 +20,11 @@ even if never computed. Not flagged: a metric built once and reset;
 built per epoch; ``torchmetrics.functional``; a metric Lightning resets itself (logged as the
 object: ``self.log("acc", self.acc)``, ``self.log_dict(collection)``); any ``.reset()`` on
 something the rule cannot name (a loop over metrics) counts as a reset.
+
+Also flagged: a ``torchmetrics.Metric`` subclass that keeps another metric on ``self`` (built from
+a ``torchmetrics`` class, or a parameter annotated ``Metric``) and updates it, when no ``reset``
+of the class, its bases or its subclasses in the file resets that metric: ``Metric.reset()``
+resets only the states registered with ``add_state``.
 """
 
 from __future__ import annotations
@@ -35,6 +40,17 @@ _PER_STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", 
                                "train_step", "eval_step", "shared_step", "_shared_step", "step"})
 _EPOCH_END_METHODS = frozenset({"on_train_epoch_end", "on_validation_epoch_end", "on_test_epoch_end",
                                 "training_epoch_end", "validation_epoch_end", "test_epoch_end", "on_epoch_end"})
+
+
+_METRIC_BASES = frozenset({"torchmetrics.Metric", "torchmetrics.metric.Metric"})
+
+
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
 
 
 # Metrics whose states are lists of every prediction seen (they grow with every update).
@@ -61,6 +77,7 @@ class MetricLifecycle(Rule):
         self._reset_unknown = False  # a .reset() on something that is not a known metric
         self._called_in_loops: set[str] = set()  # names of functions called inside a loop
         self._scheduled = False
+        self._classes_scheduled = False
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.facts
@@ -122,6 +139,91 @@ class MetricLifecycle(Rule):
                 self._scheduled = True
                 self.at_module_exit(self._decide_resets)
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if not self._classes_scheduled:
+            self._classes_scheduled = True
+            self.at_module_exit(self._decide_inner_metrics)
+
+    def _decide_inner_metrics(self) -> None:
+        """A ``torchmetrics.Metric`` subclass that keeps another metric on ``self`` and updates it
+        (a wrapper computing a retrieval score with ``self.metric_func``): ``Metric.reset()`` resets
+        only the states the class registered with ``add_state``, so unless some class of the
+        hierarchy overrides ``reset`` to reset the inner metric too, every batch the inner metric
+        was given stays in its list states across epochs."""
+        facts = self.facts
+        for info in facts.classes.values():
+            if not self._is_metric_class(info):
+                continue
+            for attribute, node in self._inner_metrics(info):
+                if not self._updates(info, attribute) or self._resets_in_hierarchy(info, attribute):
+                    continue
+                self.report(
+                    info.node.name,
+                    f"{info.name} updates the metric '{attribute}' but no reset() of it or its subclasses resets "
+                    "that metric: its states pile up across epochs",
+                    help=f"override reset(): call super().reset() and {attribute}.reset()",
+                    needs_grad=False,
+                )
+
+    def _is_metric_class(self, info, depth: int = 0) -> bool:
+        facts = self.facts
+        for base in info.base_names:
+            if base in _METRIC_BASES or (facts.imports.qualify(base) or "") in _METRIC_BASES:
+                return True
+            parent = facts.classes.get(base.rsplit(".", 1)[-1])
+            if parent is not None and parent is not info and depth < 5 and self._is_metric_class(parent, depth + 1):
+                return True
+        return False
+
+    def _inner_metrics(self, info):
+        """``self.x`` bound in ``__init__`` to a ``torchmetrics`` class's instance, or to a parameter
+        annotated as a ``Metric``."""
+        facts = self.facts
+        init = info.methods.get("__init__")
+        annotated = set()
+        if init is not None and isinstance(init.node, cst.FunctionDef):
+            for param in init.node.params.params:
+                if param.annotation is not None and (facts.imports.qualify(
+                        dotted_name(param.annotation.annotation) or "") or "") in _METRIC_BASES:
+                    annotated.add(param.name.value)
+        for attribute, binding in info.attributes.items():
+            value = binding.node
+            if isinstance(value, cst.Name) and value.value in annotated:
+                yield attribute, value
+            elif isinstance(value, cst.Call) and (facts.qualified_name(value.func) or "").startswith("torchmetrics.") \
+                    and not (facts.qualified_name(value.func) or "").startswith("torchmetrics.functional"):
+                yield attribute, value
+
+    def _updates(self, info, attribute: str) -> bool:
+        for method in info.methods.values():
+            for node in _walk(method.node):
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                        and dotted_name(node.func.value) == attribute and node.func.attr.value in ("update", "forward"):
+                    return True
+        return False
+
+    def _resets_in_hierarchy(self, info, attribute: str) -> bool:
+        """Does a ``reset`` of this class, a base or a subclass in the file reset ``attribute``?"""
+        related = [other for other in self.facts.classes.values()
+                   if other is info or self._derives(other, info) or self._derives(info, other)]
+        for other in related:
+            reset = other.methods.get("reset")
+            if reset is None:
+                continue
+            for node in _walk(reset.node):
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                        and node.func.attr.value == "reset" and dotted_name(node.func.value) == attribute:
+                    return True
+        return False
+
+    def _derives(self, info, ancestor, depth: int = 0) -> bool:
+        for base in info.base_names:
+            parent = self.facts.classes.get(base.rsplit(".", 1)[-1])
+            if parent is ancestor or (parent is not None and parent is not info and depth < 5
+                                      and self._derives(parent, ancestor, depth + 1)):
+                return True
+        return False
+
     def _report_per_batch(self, node: cst.Call, cls: str, name: str | None) -> None:
         what = f"'{name}' is a new {cls}" if name else f"a new {cls} is built"
         self.report(
@@ -169,6 +271,37 @@ class MetricLifecycle(Rule):
         return function.name in _EPOCH_END_METHODS or function.name in self._called_in_loops
 
     VALID = [
+        # a wrapper metric whose reset() also resets the metric it keeps and updates
+        """
+import torch
+from torchmetrics import Metric
+from torchmetrics.retrieval import RetrievalMAP
+
+
+class IndexBasedMeter(Metric):
+    def __init__(self, metric_func: Metric, k: int = 10):
+        super().__init__()
+        self.metric_func = metric_func
+        self.add_state("vectors", default=[], dist_reduce_fx=None)
+
+    def update(self, vectors):
+        self.vectors.append(vectors.detach())
+
+    def compute(self):
+        vectors = torch.cat(self.vectors)
+        scores = vectors @ vectors.T
+        self.metric_func.update(scores, scores > 0, torch.zeros_like(scores, dtype=torch.long))
+        return self.metric_func.compute()
+
+    def reset(self):
+        super().reset()
+        self.metric_func.reset()
+
+
+class RetrievalMAPMeter(IndexBasedMeter):
+    def __init__(self):
+        super().__init__(metric_func=RetrievalMAP())
+""",
         # built once, reset every epoch
         """
 import torch
@@ -255,6 +388,34 @@ class Evaluator:
     ]
 
     INVALID = [
+        # a wrapper metric updates the metric it keeps, but Metric.reset() resets only its own
+        # add_state states: the inner metric's lists grow across epochs (torchok#166)
+        Invalid("""
+import torch
+from torchmetrics import Metric
+from torchmetrics.retrieval import RetrievalMAP
+
+
+class IndexBasedMeter(Metric):
+    def __init__(self, metric_func: Metric, k: int = 10):
+        super().__init__()
+        self.metric_func = metric_func
+        self.add_state("vectors", default=[], dist_reduce_fx=None)
+
+    def update(self, vectors):
+        self.vectors.append(vectors.detach())
+
+    def compute(self):
+        vectors = torch.cat(self.vectors)
+        scores = vectors @ vectors.T
+        self.metric_func.update(scores, scores > 0, torch.zeros_like(scores, dtype=torch.long))
+        return self.metric_func.compute()
+
+
+class RetrievalMAPMeter(IndexBasedMeter):
+    def __init__(self):
+        super().__init__(metric_func=RetrievalMAP())
+""", line=7),
         # a metric built per batch
         Invalid("""
 import torch
