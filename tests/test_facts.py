@@ -653,3 +653,17 @@ def test_module_names_are_a_tie_breaker_that_knows_a_class_or_a_path_from_a_modu
     assert not is_module_name("model_cls") and not is_module_name("model_path") and not is_module_name("model_out")
     # a batch, its inputs or predictions named after the network that takes or makes them
     assert not is_module_name("net_input") and not is_module_name("model_inputs") and not is_module_name("net_preds")
+
+
+def test_a_loop_count_divides_a_backpropagated_loss_without_carrying_a_graph():
+    """``n`` goes to ``range()`` (an integer) and divides the loss that is backpropagated: a
+    number derived from it alone carries no graph; the loss it divides still does."""
+    seen = probe("""
+        def step(self, batches, n):
+            for _ in range(n):
+                loss = self.helper(next(batches))
+                probe(loss.item() / n)
+                probe(loss / n)
+                self.accelerator.backward(loss / n)
+    """)
+    assert [s["carrying"] for s in seen] == [False, True]

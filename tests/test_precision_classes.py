@@ -1442,3 +1442,62 @@ def test_a_restore_method_called_on_a_model_its_caller_moved_loads_beside_it():
     assert [(f.line, f.code, f.severity) for f in found] == [(11, "ML203", "info")]
     later = _RESTORE_METHOD.replace("{before}", "").replace("{after}", "model = model.cuda()")
     assert [f.code for f in check_source(textwrap.dedent(later), "encoder.py", default_codes())] == []
+
+
+
+def test_a_class_s_own_register_hook_method_is_not_pytorch_s(tmp_path):
+    """``self.register_hook(hook, name)`` in an algorithm whose base (another module of the
+    project) defines ``register_hook`` for its own hook list: not a tensor hook (ML107 quiet). On a
+    module, ``self.register_forward_hook`` in a loop is still PyTorch's."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "semi/__init__.py": "",
+        "semi/base.py": """
+            class AlgorithmBase:
+                def __init__(self):
+                    self.hooks = {}
+
+                def register_hook(self, hook, name=None):
+                    self.hooks[name] = hook
+        """,
+        "semi/multi.py": """
+            import torch
+            from semi.base import AlgorithmBase
+
+            class MultiMatch(AlgorithmBase):
+                def set_hooks(self, heads):
+                    for i in range(heads):
+                        self.register_hook(torch.nn.Identity(), f"MaskingHook{i}")
+        """,
+    })
+    assert [hit for hit in project_findings(tmp_path, "semi/multi.py") if hit[1] == "ML107"] == []
+
+
+def test_lists_emptied_together_every_n_steps_in_the_training_loop_are_bounded():
+    """``loss_n, pred, label = [], [], []`` every 100 steps inside the training loop empties each
+    list as its own assignment would (ML101 quiet); never emptied, ``pred`` keeps every step's
+    logits with their graphs."""
+    source = """
+        import torch
+
+        def train(model, pairs, opt, num_batch):
+            for epoch in range(10):
+                loss_n, pred, label = [], [], []
+                for i in range(num_batch):
+                    x, l = pairs[i]
+                    opt.zero_grad()
+                    logits, loss = model(x, l)
+                    loss_n.append(loss.item())
+                    label.append(l)
+                    pred.extend(logits)
+                    if i % 100 == 0 and i != 0:
+                        acc = torch.stack(pred).max(1)[1].eq(torch.cat(label)).float().mean().item()
+                        print(acc)
+                        {reset}
+                    loss.backward()
+                    opt.step()
+    """
+    reset = source.replace("{reset}", "loss_n, pred, label = [], [], []")
+    assert [f.code for f in check_source(textwrap.dedent(reset), "hin2vec.py", default_codes())] == []
+    kept = source.replace("{reset}", "pass")
+    assert "ML101" in [f.code for f in check_source(textwrap.dedent(kept), "hin2vec.py", default_codes())]

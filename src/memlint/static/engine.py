@@ -848,6 +848,8 @@ class FileChecker:
         if any(arg.keyword is None and facts.is_module_expr(arg.value) for arg in node.args):
             facts.modules_handed.append((node, function))  # freeze(self.backbone)? see Facts.frozen_by_helpers
         callees = facts.callees(node)
+        if function is not None and type(func) is cst.Name and func.value == "range" and facts.lookup("range") is None:
+            function.counts |= {arg.value.value for arg in node.args if type(arg.value) is cst.Name}
         if node.args and function is not None and (callees is not None or (
                 facts.project is not None and qualified is not None
                 and (dotted_name(func) or ".").split(".", 1)[0] in facts.imports.aliases)):

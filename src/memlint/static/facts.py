@@ -1000,6 +1000,9 @@ class FunctionScope(Scope):
         # loop targets walking a list this function built (``for g in grads`` after filling
         # ``grads``): its elements, which may carry what was put in (see is_backpropagated)
         self.element_targets: set[str] = set()
+        # names given to range() (``for _ in range(grad_accum_every)``): integers, which never
+        # carry a graph, whatever they divide on the way into a backward pass
+        self.counts: set[str] = set()
         # Names bound here only ever to values without a graph (computed under no_grad,
         # constants, fresh tensors): nothing derived through them carries a graph from before.
         self.bound_without_graph: set[str] = set()
@@ -1079,7 +1082,7 @@ class FunctionScope(Scope):
         # ``temp = max(temp * math.exp(-rate * step), TEMP_MIN)``): a number the model is given.
         modules = {name for name, binding in self.bindings.items() if binding.kind is Kind.MODULE}
         constants = self.bound_without_graph - self.bound_with_graph
-        skip = self.inputs | constants | CONFIG_NAMES | modules | self._configuration_values(constants)
+        skip = self.inputs | constants | CONFIG_NAMES | modules | self._configuration_values(constants) | self.counts
         if through_elements:
             skip -= self.element_targets
         sources = set(self.backward_names) - self._backpropagated_only_in_cleared_slots()
@@ -2074,7 +2077,8 @@ class Facts:
             # Names that turned out to hold a callable or a module (clf(x), net.parameters())
             # carry no graph themselves, whatever flows from them into a backward pass.
             names = {name for name in value.names if not _holds_callable(function.lookup(name))
-                     and name not in ("self", "cls") and not self._names_a_method(name, function)}
+                     and name not in ("self", "cls") and not self._names_a_method(name, function)
+                     and name not in function.counts}
             if function and function.is_backpropagated(names):
                 return True
             return self.stored_backpropagated(names, function)

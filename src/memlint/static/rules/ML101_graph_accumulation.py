@@ -160,6 +160,13 @@ class GraphAccumulation(Rule):
         if len(node.targets) != 1:
             return
         target = node.targets[0].target
+        if self.facts.loop is not None and isinstance(target, (cst.Tuple, cst.List)) \
+                and isinstance(node.value, (cst.Tuple, cst.List)) and len(target.elements) == len(node.value.elements):
+            # loss_n, pred, label = [], [], []: each emptied, as by its own assignment
+            for element, value in zip(target.elements, node.value.elements):
+                if _is_empty_value(value.value, self.facts):
+                    self._note_emptied_in_loops(dotted_name(element.value))
+            return
         if isinstance(target, cst.Subscript):
             if isinstance(node.value, cst.BinaryOperation):  # stats["loss"] = stats.get("loss", 0) + loss
                 others = _other_operands(node.value, lambda op: _reads_slot(op, target))

@@ -168,7 +168,8 @@ class HookRegisteredInLoop(Rule):
                                    loops, None, None, func.value, self._checker.assign_targets)
             return
         if method in _MODULE_HOOKS or method in _TENSOR_HOOKS:
-            self._registration(node, method, func.value, function, loops)
+            if not self._own_method(func.value, method):
+                self._registration(node, method, func.value, function, loops)
             return
         if method == "remove" and not node.args:
             self._removed.setdefault(id(function), set()).update(self._handle_places(func.value))
@@ -186,6 +187,19 @@ class HookRegisteredInLoop(Rule):
             self._add_site(node, "call", function, loops, None, None, callee)
         elif loops and callee is not None:
             self._add_site(node, "call", function, loops, None, None, callee)
+
+    def _own_method(self, receiver: cst.BaseExpression, method: str) -> bool:
+        """``self.register_hook(hook, name)`` in a class that is no module and defines that method
+        itself, here or in a base of the project (a trainer's own hook list): not PyTorch's."""
+        facts = self.facts
+        info = facts.class_info
+        if not (isinstance(receiver, cst.Name) and receiver.value == "self") or info is None or info.is_module:
+            return False
+        if facts.methods_of(info.name, method):
+            return True
+        owner = facts.project_instance_class(receiver)
+        project = facts.project
+        return owner is not None and project is not None and project.method_owner(owner, method) is not None
 
     def _note_handed(self, node: cst.Call, function: FunctionScope, callee: str) -> None:
         places = frozenset(place for arg in node.args if (place := storage_name(arg.value)) is not None)

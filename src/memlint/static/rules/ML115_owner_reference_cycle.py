@@ -239,7 +239,7 @@ class OwnerReferenceCycle(Rule):
             reported.add(id(node))
             self.report(
                 node,
-                f"{record} keeps the {info.name} that keeps it: a cycle only gc frees, one per step with its tensors",
+                f"{record} keeps the {info.name} that keeps it: a cycle only gc frees, built every step",
                 help=f"keep a weakref.ref to the {info.name} here: reference counting then frees each {info.name}, "
                      "and its tensors, as soon as it is dropped",
                 needs_grad=False, severity="warning", function=function,

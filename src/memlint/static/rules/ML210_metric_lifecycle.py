@@ -159,8 +159,7 @@ class MetricLifecycle(Rule):
                     continue
                 self.report(
                     info.node.name,
-                    f"{info.name} updates the metric '{attribute}' but no reset() of it or its subclasses resets "
-                    "that metric: its states pile up across epochs",
+                    f"{info.name} never resets the metric '{attribute}' it updates: its states pile up",
                     help=f"override reset(): call super().reset() and {attribute}.reset()",
                     needs_grad=False,
                 )
