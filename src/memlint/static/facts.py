@@ -1475,6 +1475,15 @@ def value_kind(value_type: type) -> int:
     return kind
 
 
+def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node`` and every node below it (statements and expressions; whitespace left out)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(expression_children(current))
+
+
 def expression_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     kinds = VALUE_KIND
     for name in child_fields(type(node)):

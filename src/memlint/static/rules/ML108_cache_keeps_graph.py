@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.static.facts import MODULE_METHODS, MODULE_NAME_SUFFIXES, MODULE_NAME_WORDS, ClassScope, Graph, dotted_name
+from memlint.static.facts import MODULE_METHODS, MODULE_NAME_SUFFIXES, MODULE_NAME_WORDS, ClassScope, Graph, descendants, dotted_name
 from memlint.static.rule import Invalid, Rule
 from memlint.static.tensor_api import TENSOR_API
 
@@ -402,7 +402,7 @@ def _used_as_a_module(function: cst.FunctionDef, name: str) -> bool:
     """Does the body call ``name`` (``model(x)``) or a module's method on it (``model.eval()``,
     ``model.generate(...)``)? A parameter named ``model`` that is only compared with strings (a
     model choice key) is no module."""
-    for call in _calls_in(function.body):
+    for call in (node for node in descendants(function.body) if isinstance(node, cst.Call)):
         func = call.func
         if isinstance(func, cst.Name) and func.value == name:
             return True
@@ -410,15 +410,6 @@ def _used_as_a_module(function: cst.FunctionDef, name: str) -> bool:
                 and func.attr.value in _MODULE_USE:
             return True
     return False
-
-
-def _calls_in(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Call):
-            yield current
-        stack.extend(current.children)
 
 
 _MODULE_USE = MODULE_METHODS | {"generate"}

@@ -42,7 +42,7 @@ import libcst as cst
 
 from memlint.static.engine import is_optimizer_step
 from memlint.static.facts import (
-    NOT_A_LITERAL, AUTOGRAD_FUNCTIONS, FUNCTIONAL_LOSS_WORDS, GRAPH_ENDING_FUNCTIONS, GRAPH_ENDING_METHODS, FunctionScope, Graph, GradMode, Kind, Loop, dotted_name, expression_children,
+    NOT_A_LITERAL, AUTOGRAD_FUNCTIONS, FUNCTIONAL_LOSS_WORDS, GRAPH_ENDING_FUNCTIONS, GRAPH_ENDING_METHODS, FunctionScope, Graph, GradMode, Kind, Loop, descendants, dotted_name, expression_children,
     literal_value, names_in, without_self_returning_calls,
 )
 from memlint.static.fixes import no_grad_fix
@@ -50,14 +50,6 @@ from memlint.static.rule import Invalid, Rule
 from memlint.static.summaries import MODULE_CALL
 
 _AFFINE_LAYERS = frozenset({"torch.nn.Linear", "torch.nn.Embedding"})
-
-
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
 
 
 # Words of a model's name that say it is not the one being trained.
@@ -411,12 +403,12 @@ class GradEnabledInference(Rule):
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None:
             self._note_escaped(node.value)
-            self._record().calls_in_returns.update(id(n) for n in _walk(node.value) if isinstance(n, cst.Call))
+            self._record().calls_in_returns.update(id(n) for n in descendants(node.value) if isinstance(n, cst.Call))
             for part in _parts(node.value):
                 if not _ends_graph(part, self.facts):
                     record = self._record()
                     record.returned.update(names_in(part))
-                    record.returned_calls.update(id(n) for n in _walk(part) if isinstance(n, cst.Call))
+                    record.returned_calls.update(id(n) for n in descendants(part) if isinstance(n, cst.Call))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, cst.AddAssign):
@@ -434,7 +426,7 @@ class GradEnabledInference(Rule):
                 if attribute is not None and attribute.startswith("self.") and not self.facts.in_no_grad \
                         and self.facts.graph_value(node.value).state is Graph.CARRIES:
                     self._record().cached.append((attribute, frozenset(names_in(node.value)), frozenset(
-                        id(n) for n in _walk(node.value) if isinstance(n, cst.Call))))
+                        id(n) for n in descendants(node.value) if isinstance(n, cst.Call))))
             name = dotted_name(target)
             if name is not None and name in names_in(node.value) and isinstance(node.value, (cst.Call, cst.BinaryOperation)):
                 self._collect(target, node.value)  # outs = torch.cat([outs, out]); total = total + out
@@ -447,7 +439,7 @@ class GradEnabledInference(Rule):
             return
         if facts.graph_value(value).state is not Graph.CARRIES:
             return  # .item(), .argmax(), .detach(), or grad off: nothing kept but the values
-        calls = frozenset(id(n) for n in _walk(value) if isinstance(n, cst.Call))
+        calls = frozenset(id(n) for n in descendants(value) if isinstance(n, cst.Call))
         self._record().collections.append(_Collection(name, loop, calls, frozenset(names_in(value) - {name})))
 
     def _hand_out(self, node: cst.Call, func: cst.BaseExpression, method: str | None, qualified: str | None) -> None:
@@ -475,7 +467,7 @@ class GradEnabledInference(Rule):
             return frozenset(n for arg in args for n in names_in(arg.value))
 
         def calls(args):
-            return frozenset(id(n) for arg in args for n in _walk(arg.value) if isinstance(n, cst.Call))
+            return frozenset(id(n) for arg in args for n in descendants(arg.value) if isinstance(n, cst.Call))
 
         self._record().losses.append(_LossCall(names(inputs), calls(inputs), names(targets), calls(targets)))
 
@@ -810,7 +802,7 @@ class GradEnabledInference(Rule):
         forward = facts.find_method(info, "forward") if info is not None else None
         if forward is None or not isinstance(forward.node, cst.FunctionDef):
             return False
-        calls = [node for node in _walk(forward.node.body) if isinstance(node, cst.Call)]
+        calls = [node for node in descendants(forward.node.body) if isinstance(node, cst.Call)]
         if len(calls) != 1:
             return False
         binding = info.attributes.get(dotted_name(calls[0].func) or "")
@@ -2740,7 +2732,7 @@ def _string(node: cst.BaseExpression | None) -> str | None:
 def _comprehension_targets(expressions: list[cst.BaseExpression]) -> set[str]:
     found: set[str] = set()
     for expression in expressions:
-        for node in _walk(expression):
+        for node in descendants(expression):
             if isinstance(node, cst.CompFor):
                 found |= names_in(node.target)
     return found
@@ -2766,14 +2758,6 @@ def _ends_graph(value: cst.BaseExpression, facts) -> bool:
         qualified = facts.qualified_name(func)
         return qualified is not None and qualified in GRAPH_ENDING_FUNCTIONS
     return isinstance(value, (cst.Comparison, cst.BaseString, cst.Integer, cst.Float))
-
-
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(expression_children(current))
 
 
 def _returned_closure(function: FunctionScope) -> bool:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from memlint.static.facts import FunctionScope, Loop, dotted_name
+from memlint.static.facts import FunctionScope, Loop, descendants, dotted_name
 from memlint.static.rule import Invalid, Rule
 
 _PER_STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step", "forward",
@@ -43,14 +43,6 @@ _EPOCH_END_METHODS = frozenset({"on_train_epoch_end", "on_validation_epoch_end",
 
 
 _METRIC_BASES = frozenset({"torchmetrics.Metric", "torchmetrics.metric.Metric"})
-
-
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
 
 
 # Metrics whose states are lists of every prediction seen (they grow with every update).
@@ -195,7 +187,7 @@ class MetricLifecycle(Rule):
 
     def _updates(self, info, attribute: str) -> bool:
         for method in info.methods.values():
-            for node in _walk(method.node):
+            for node in descendants(method.node):
                 if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
                         and dotted_name(node.func.value) == attribute and node.func.attr.value in ("update", "forward"):
                     return True
@@ -209,7 +201,7 @@ class MetricLifecycle(Rule):
             reset = other.methods.get("reset")
             if reset is None:
                 continue
-            for node in _walk(reset.node):
+            for node in descendants(reset.node):
                 if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
                         and node.func.attr.value == "reset" and dotted_name(node.func.value) == attribute:
                     return True
