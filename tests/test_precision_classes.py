@@ -1501,3 +1501,23 @@ def test_lists_emptied_together_every_n_steps_in_the_training_loop_are_bounded()
     assert [f.code for f in check_source(textwrap.dedent(reset), "hin2vec.py", default_codes())] == []
     kept = source.replace("{reset}", "pass")
     assert "ML101" in [f.code for f in check_source(textwrap.dedent(kept), "hin2vec.py", default_codes())]
+
+
+def test_an_optimizer_built_from_a_list_of_parameter_groups_holds_each_group():
+    """``Adam([{"params": model.parameters()}, {"params": nsloss.parameters()}])`` holds ``model``:
+    it is trained, not "a loss target in no optimizer" (ML201 quiet)."""
+    source = """
+        import torch
+
+        def train(model, nsloss, batches, epochs):
+            optimizer = torch.optim.Adam({groups}, lr=1e-4)
+            for epoch in range(epochs):
+                for data in batches:
+                    optimizer.zero_grad()
+                    embs = model(data[0])
+                    loss = nsloss(data[0], embs, data[1])
+                    loss.backward()
+                    optimizer.step()
+    """
+    both = source.replace("{groups}", '[{"params": model.parameters()}, {"params": nsloss.parameters()}]')
+    assert [f.code for f in check_source(textwrap.dedent(both), "gatne.py", default_codes())] == []

@@ -531,6 +531,9 @@ class GradEnabledInference(Rule):
                 resolved = False
                 mentioned |= names_in(expr)
                 continue
+            if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):  # [{"params": ...}, {"params": ...}]
+                stack.extend(element.value for element in expr.elements)
+                continue
             stack.extend(child for child in expression_children(expr) if isinstance(child, cst.BaseExpression))
         self._optimizers.append(_Optimizer(facts.function, frozenset(owners), resolved, frozenset(mentioned)))
 

@@ -138,6 +138,9 @@ class DataParallel(Rule):
         function, bound = self.facts.function, self._checker.assign_targets
         frozen = isinstance(wrapped, cst.Name) and any(
             change.target == wrapped.value and change.mode in ("eval", "frozen") for change in function.mode_changes)
+        # frozen earlier by a loop over its parameters (``for p in self.avgG.parameters():
+        # p.requires_grad = False``), here or in another function of the module
+        frozen |= (dotted_name(wrapped) or "") in self.facts.frozen_modules if wrapped is not None else False
         wrapped, peeled_frozen = self._peel(wrapped)
         if isinstance(wrapped, cst.Name):  # what the name is bound to, looked up now (decided at the end)
             binding = self.facts.lookup(wrapped.value)
@@ -270,6 +273,34 @@ class DataParallel(Rule):
         )
 
     VALID = [
+        # a moving-average copy frozen by a loop over its parameters, then wrapped for sampling
+        """
+from copy import deepcopy
+
+import torch.nn as nn
+
+
+class GAN:
+    def __init__(self, netG, device):
+        self.netG = netG
+        self.device = device
+
+    def build_avg_generator(self):
+        self.avgG = deepcopy(self.netG)
+        for param in self.avgG.parameters():
+            param.requires_grad = False
+        self.avgG = nn.DataParallel(self.avgG)
+        self.avgG.to(self.device)
+
+    def step(self, z, optimizer):
+        loss = self.netG(z).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+    def sample(self, z):
+        return self.avgG(z).cpu()
+""",
         # a sampler wrapped in a function that trains another model, but only ever called under no_grad
         """
 import torch
