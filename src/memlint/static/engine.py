@@ -1931,17 +1931,7 @@ def is_optimizer_step(call: cst.Call, facts: Facts | None = None) -> bool:
 
 def _bound_to_an_optimizer(receiver: cst.BaseExpression, facts: Facts) -> bool:
     """Was ``receiver`` (a local, or ``self.x`` of the class) bound to ``torch.optim.<Class>(...)``?"""
-    name = dotted_name(receiver)
-    if name is None:
-        return False
-    if name.startswith("self."):
-        info = facts.class_info
-        binding = info.attributes.get(name) if info is not None else None
-    elif "." not in name:
-        binding = facts.lookup(name)
-    else:
-        return False
-    value = binding.node if binding is not None else None
+    value = facts.bound_value(receiver)
     if type(value) is not cst.Call:
         return False
     qualified = facts.qualified_name(value.func) or ""

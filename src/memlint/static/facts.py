@@ -1671,6 +1671,21 @@ class Facts:
                 found[where] = stores[parameter]
         return found
 
+    def bound_value(self, node: cst.BaseExpression) -> cst.CSTNode | None:
+        """What a local name, or ``self.x`` of the current class (bound in any of its methods),
+        was last bound to: ``torch.optim.Adam(...)`` for ``optD``, ``nn.LSTM(...)`` for ``self.rnn``."""
+        name = dotted_name(node)
+        if name is None:
+            return None
+        if name.startswith("self."):
+            info = self.class_info
+            binding = info.attributes.get(name) if info is not None else None
+        elif "." not in name:
+            binding = self.lookup(name)
+        else:
+            return None
+        return binding.node if binding is not None else None
+
     def held_by_object(self, node: cst.BaseExpression) -> cst.BaseExpression:
         """What a local name stands for when it was last bound to something the object holds
         (``meter = self.meter``: ``self.meter``); ``node`` itself otherwise."""

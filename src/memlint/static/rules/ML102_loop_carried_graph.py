@@ -319,16 +319,7 @@ class LoopCarriedGraph(Rule):
     def _torch_module(self, call: cst.Call) -> bool:
         """Is the module ``call`` runs bound to a ``torch.nn`` class (``self.rnn = nn.LSTM(...)``)?"""
         facts = self.facts
-        name = dotted_name(call.func)
-        if name is None:
-            return False
-        if name.startswith("self.") and facts.class_info is not None:
-            binding = facts.class_info.attributes.get(name)
-        elif "." not in name:
-            binding = facts.lookup(name)
-        else:
-            return False
-        value = binding.node if binding is not None else None
+        value = facts.bound_value(call.func)
         return isinstance(value, cst.Call) and (facts.qualified_name(value.func) or "").startswith("torch.nn.")
 
     def _unseen_module(self, call: cst.Call, torch_module: bool) -> bool:

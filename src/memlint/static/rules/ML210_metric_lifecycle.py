@@ -146,7 +146,7 @@ class MetricLifecycle(Rule):
         for info in facts.classes.values():
             if not self._is_metric_class(info):
                 continue
-            for attribute, node in self._inner_metrics(info):
+            for attribute in self._inner_metrics(info):
                 if not self._updates(info, attribute) or self._resets_in_hierarchy(info, attribute):
                     continue
                 self.report(
@@ -180,10 +180,10 @@ class MetricLifecycle(Rule):
         for attribute, binding in info.attributes.items():
             value = binding.node
             if isinstance(value, cst.Name) and value.value in annotated:
-                yield attribute, value
+                yield attribute
             elif isinstance(value, cst.Call) and (facts.qualified_name(value.func) or "").startswith("torchmetrics.") \
                     and not (facts.qualified_name(value.func) or "").startswith("torchmetrics.functional"):
-                yield attribute, value
+                yield attribute
 
     def _updates(self, info, attribute: str) -> bool:
         for method in info.methods.values():
