@@ -149,6 +149,13 @@ HALVES = HALVES + ("sealed15", "dev25")
 # EditAnything; NUWA held no code; vendored copies excluded per repository) sorted, shuffled with
 # random.Random(2026112616); odd places sealed16, even places dev26.
 HALVES = HALVES + ("sealed16", "dev26")
+# A seventeenth sealed half and a twenty-seventh dev half, drawn 2026-11-26 at the start of the next round, before
+# memlint was run on any of them: 30 unread repositories (none in any benchmark, note, triage or recall case here;
+# derivatives of earlier material left out before the draw: Diffusion-LM (improved-diffusion), MDT (DiT), CQL (rlkit),
+# ByteTrack (YOLOX), NAFNet/Restormer/HAT (BasicSR), VRT (KAIR), StableSR and T2I-Adapter (ldm), magic-animate and
+# PIA (AnimateDiff), STCN (XMem's predecessor); vendored copies excluded per repository) sorted, shuffled with
+# random.Random(2026112617); odd places sealed17, even places dev27.
+HALVES = HALVES + ("sealed17", "dev27")
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -1199,6 +1206,73 @@ REPOS: tuple[FreshRepo, ...] = (
           "neural volumes: training and rendering", "dev26"),
     _repo("transfusion-pytorch", "lucidrains/transfusion-pytorch", "3dab4c2e4ff0ebad3a72f731cc103621448e321b",
           "transfusion: joint text and flow-matching image model", "dev26"),
+    # --- sealed17 / dev27 (drawn 2026-11-26, seed 2026112617; odd places sealed17)
+    _repo("BitNet", "kyegomez/BitNet", "b8d2708001324644eb968788fa50761b92e7c4e2",
+          "1-bit transformers: layers, training examples", "sealed17",
+          exclude=("tests/*",)),  # vendored copies, deployment demos or tests
+    _repo("Super-mario-bros-PPO-pytorch", "uvipen/Super-mario-bros-PPO-pytorch", "ab4248d715346c6adc33c2157455e2b98c130bcc",
+          "PPO for Super Mario Bros", "dev27"),
+    _repo("SUPIR", "Fanghua-Yu/SUPIR", "bda91af2000042f8bedfec8897d92917e67c1d88",
+          "image restoration with a diffusion prior: training and test", "sealed17",
+          exclude=("sgm/*", "llava/*")),  # vendored copies, deployment demos or tests
+    _repo("tab-transformer-pytorch", "lucidrains/tab-transformer-pytorch", "10c258aa7ecf8c7e948e38c104a87caed49a6a9a",
+          "tabular transformer models", "dev27"),
+    _repo("Multimodal-Transformer", "yaohungt/Multimodal-Transformer", "a670936824ee722c8494fd98d204977a1d663c7a",
+          "multimodal transformer: training and evaluation", "sealed17"),
+    _repo("mdlm", "kuleshov-group/mdlm", "c112c526d193436838c98d81455ee51f90309470",
+          "masked diffusion language models: Lightning training, sampling", "dev27"),
+    _repo("PPO-PyTorch", "nikhilbarhate99/PPO-PyTorch", "728cce83d7ab628fe2634eabcdf3239997eb81dd",
+          "minimal PPO: training and test", "sealed17"),
+    _repo("GaLore", "jiaweizzhao/GaLore", "2cc66f88cce189e505affbb91042a8e77f5bf4e9",
+          "gradient low-rank projection optimizers and pre-training", "dev27"),
+    _repo("VQ-Diffusion", "cientgu/VQ-Diffusion", "85813353e6a42f18f74f6f50cdeb4ddf5ee3d1d1",
+          "vector-quantized diffusion: solver, models, sampling", "sealed17"),
+    _repo("Diffusion-Policies-for-Offline-RL", "Zhendong-Wang/Diffusion-Policies-for-Offline-RL", "d871f5c6b4a3a3a19a10c662a54f32d5819dfcdb",
+          "diffusion policies for offline RL: agents, training", "dev27"),
+    _repo("LDAM-DRW", "kaidic/LDAM-DRW", "2536330f2afdaa65618323cb5a5850efccce762a",
+          "imbalanced classification losses: training", "sealed17"),
+    _repo("t-zero", "bigscience-workshop/t-zero", "7a699e3ba15c1aeccf5b99cf2e2df3790f0dffce",
+          "multitask prompted training and evaluation of T0", "dev27"),
+    _repo("IP-Adapter", "tencent-ailab/IP-Adapter", "62e4af9d0c1ac7d5f8dd386a0ccf2211346af1a2",
+          "image-prompt adapters for diffusion: tutorial training scripts", "sealed17"),
+    _repo("pytorch-fm", "rixwew/pytorch-fm", "f74ad19771eda104e99874d19dc892e988ec53fa",
+          "factorization machine models and example training", "dev27"),
+    _repo("LightGCN-PyTorch", "gusye1234/LightGCN-PyTorch", "947ca2b3b1d2d3545b114145710cb06c4e57b3d2",
+          "graph collaborative filtering: training and test procedures", "sealed17"),
+    _repo("ResShift", "zsyOAOA/ResShift", "3ce1d81e8402fd50083809ae288a3977f6921bdd",
+          "residual-shifting diffusion for super-resolution: trainer, sampler", "dev27",
+          exclude=("basicsr/*", "ldm/*")),  # vendored copies, deployment demos or tests
+    _repo("LLM-Shearing", "princeton-nlp/LLM-Shearing", "b87218b566c73f6b246aaad3e4c42883f65a48a6",
+          "structured pruning of LLMs with composer: training, instruction tuning", "sealed17"),
+    _repo("SASRec.pytorch", "pmixer/SASRec.pytorch", "fde8a9c08febc2c898dc269b1d98ab762c50d2be",
+          "self-attentive sequential recommendation", "dev27"),
+    _repo("VGen", "ali-vilab/VGen", "4014d1fae4ac4a35e8e8442123611e913001399e",
+          "video generation: training and inference tools", "sealed17"),
+    _repo("MPRNet", "swz30/MPRNet", "43feb2aed45f5e0b9082c78c8c455160e30a3a82",
+          "multi-stage image restoration: training and test", "dev27",
+          exclude=("*/pytorch-gradual-warmup-lr/*",)),  # vendored copies, deployment demos or tests
+    _repo("XMem", "hkchengrex/XMem", "f3b841d50df058910bbf690229ddc15fb1aef7d6",
+          "video object segmentation with memory: training and inference", "sealed17"),
+    _repo("hyena-dna", "HazyResearch/hyena-dna", "d553021b483b82980aa4b868b37ec2d4332e198a",
+          "long-range genomic language model: Lightning training, evals", "dev27",
+          exclude=("csrc/*",)),  # vendored copies, deployment demos or tests
+    _repo("virtex", "kdexd/virtex", "ae67b23f86ab10934f43df239666592acbd74631",
+          "visual representations from captions: pretraining and downstream", "sealed17"),
+    _repo("pytorch-pose", "bearpaw/pytorch-pose", "edc7aece651649927764435ce0c1f03cffa2edaf",
+          "human pose estimation: hourglass training and evaluation", "dev27"),
+    _repo("biobert-pytorch", "dmis-lab/biobert-pytorch", "20bf80ad30a3f9b3bc3c6fa946746e8491adb821",
+          "biomedical BERT fine-tuning: NER, RE, QA", "sealed17"),
+    _repo("Moore-AnimateAnyone", "MooreThreads/Moore-AnimateAnyone", "a914ef38aae3733c2f02f29853dd0593372e0cc9",
+          "character animation diffusion: two-stage training", "dev27"),
+    _repo("mvts_transformer", "gzerveas/mvts_transformer", "3f2e378bc77d02e82a44671f20cf15bc7761671a",
+          "multivariate time-series transformer: runners, training", "sealed17"),
+    _repo("Score-Entropy-Discrete-Diffusion", "louaaron/Score-Entropy-Discrete-Diffusion", "0605786da5ccb5747545e26d66fdf477187598b6",
+          "discrete diffusion LM: training, sampling", "dev27"),
+    _repo("ProPainter", "sczhou/ProPainter", "e870e79321c31b733e2031af5aa2fb1fe3ac7eec",
+          "video inpainting: training and inference", "sealed17",
+          exclude=("web-demos/*", "RAFT/*")),  # vendored copies, deployment demos or tests
+    _repo("AnimateDiff", "guoyww/AnimateDiff", "e92bd5671ba62c0d774a32951453e328018b7c5b",
+          "text-to-video motion modules: training and sampling", "dev27"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
