@@ -23,7 +23,9 @@ Also flagged (warning): a module-level function memoised without a size limit
 (``@functools.cache``, ``@lru_cache(maxsize=None)``) that returns a tensor made on a device it
 is given, and that this module calls with a size (``causal_mask(x.size(1), x.device)``).
 
-Not flagged: keys from devices, dtypes, names or configuration (a few values), a cache that is
+Not flagged: keys from devices, dtypes, names or configuration (a few values), shapes of the
+model's own parameters or their gradients (``p.grad.shape`` for ``p`` in ``group["params"]`` or
+``model.parameters()``, ``self.fc.weight.shape``: a fixed set of keys), a cache that is
 bounded or cleared, a single tensor replaced when a longer one is needed, a memoised function
 building CPU tables.
 """
@@ -209,10 +211,14 @@ class TensorCacheKeyedByShape(Rule):
         while stack:
             node = stack.pop()
             if isinstance(node, cst.Attribute) and node.attr.value == "shape":
+                if self._a_weight(node.value, function, 0):
+                    continue  # the model's own weight shapes: a fixed set of keys
                 return "size"
             if isinstance(node, cst.Call):
                 func = node.func
                 if isinstance(func, cst.Attribute) and func.attr.value == "size":
+                    if self._a_weight(func.value, function, 0):
+                        continue
                     return "size"
                 if isinstance(func, cst.Name) and func.value == "len":
                     return "length"
@@ -233,6 +239,22 @@ class TensorCacheKeyedByShape(Rule):
             stack.extend(node.children)
         return None
 
+    def _a_weight(self, value: cst.BaseExpression, function: FunctionScope, depth: int) -> bool:
+        """Is ``value`` a parameter (or its gradient, or its data) of a model: ``self.fc.weight``,
+        ``p.grad`` for ``p`` in ``group["params"]`` or ``model.parameters()``, a name bound to one?
+        Shapes taken from there come from a fixed set, whatever the inputs."""
+        while isinstance(value, cst.Attribute) and value.attr.value in ("data", "grad"):
+            value = value.value
+        if isinstance(value, cst.Attribute):
+            return value.attr.value in ("weight", "bias")
+        if not isinstance(value, cst.Name) or depth > 3:
+            return False
+        name = value.value
+        if any(_iterates_parameters(loop.iter) for loop in _fors_binding(function.node, name)):
+            return True
+        stored = function.stored_values.get(name, ())
+        return bool(stored) and all(self._a_weight(each, function, depth + 1) for each in stored)
+
     def _size_from_callers(self, function: FunctionScope, parameter: str, info: ClassInfo | None,
                            depth: int) -> str | None:
         """What the class's own calls ``self.<method>(...)`` pass for ``parameter``."""
@@ -252,6 +274,28 @@ class TensorCacheKeyedByShape(Rule):
         return None
 
     VALID = [
+        # keyed by the model's own weight shapes (an optimizer's projection per parameter shape,
+        # a buffer per layer): a fixed set of keys, whatever the inputs
+        """
+import torch
+class Projector:
+    def __init__(self, model):
+        self.model = model
+        self.ortho = {}
+        self.bases = {}
+
+    def project(self, optimizer):
+        for group in optimizer.param_groups:
+            for p in group["params"]:
+                grad = p.grad
+                if grad.shape not in self.ortho:
+                    self.ortho[grad.shape] = torch.randn(grad.shape[0], 8, device=grad.device)
+
+    def fit(self):
+        for name, w in self.model.named_parameters():
+            self.bases[w.size()] = torch.zeros(w.size(), device=w.device)
+        self.bases[self.model.fc.weight.shape] = torch.eye(4)
+""",
         # one table for the longest length, sliced; a cache keyed by device and dtype
         """
 import torch
@@ -401,3 +445,46 @@ def _on_given_device(body: cst.BaseSuite, function: FunctionScope) -> bool:
                     return True
         stack.extend(node.children)
     return False
+
+
+# What a loop over a model's parameters iterates: ``model.parameters()``, ``named_parameters()``,
+# ``state_dict().items()``, ``group["params"]``, ``optimizer.param_groups``.
+_PARAMETER_ITERABLES = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "state_dict",
+                                  "param_groups"})
+
+
+def _iterates_parameters(iterable: cst.BaseExpression) -> bool:
+    stack: list[cst.CSTNode] = [iterable]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Attribute) and node.attr.value in _PARAMETER_ITERABLES:
+            return True
+        if isinstance(node, cst.SimpleString) and node.evaluated_value == "params":
+            return True
+        if isinstance(node, (cst.Lambda, cst.FunctionDef)):
+            continue
+        stack.extend(node.children)
+    return False
+
+
+def _fors_binding(function: cst.CSTNode, name: str) -> list[cst.For]:
+    """The ``for`` statements of ``function`` (not of functions nested in it) whose target binds
+    ``name``."""
+    found: list[cst.For] = []
+    body = getattr(function, "body", None)
+    stack: list[cst.CSTNode] = list(body.children) if isinstance(body, cst.CSTNode) else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.For) and any(
+                isinstance(part, cst.Name) and part.value == name for part in _target_names(node.target)):
+            found.append(node)
+        stack.extend(node.children)
+    return found
+
+
+def _target_names(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [part for element in target.elements for part in _target_names(element.value)]
+    return [target]

@@ -95,6 +95,9 @@ class _Load:
     # the parameters of its function whose load_state_dict it feeds (``model`` of ``resume(model,
     # path)``): moved to an accelerator by every caller in view, they are beside it too
     into_parameters: frozenset[str] = frozenset()
+    onto: str | None = None  # ``map_location`` as written, when it names an accelerator
+    restored_into: frozenset[str] = frozenset()  # the modules/optimizers whose load_state_dict it feeds
+    moved_after: bool = False  # one of those moved to an accelerator after it was restored
 
 
 class LoadWithoutMapLocation(Rule):
@@ -137,6 +140,7 @@ class LoadWithoutMapLocation(Rule):
         # passed there had been moved to an accelerator by the caller (``resume(model, path)``
         # after ``model = Net().cuda()``)
         self._handed_moved: dict[int, dict[str, list[bool]]] = {}
+        self._onto_device: list[_Load] = []  # loads given ``map_location=<an accelerator>``
 
     def visit_Assign(self, node: cst.Assign) -> None:
         """A name bound anew (``model = MobileNetV2()``) is no longer the module moved before;
@@ -161,6 +165,9 @@ class LoadWithoutMapLocation(Rule):
             moved = dotted_name(without_self_returning_calls(func.value))
             for name in ({moved} if moved is not None else set()) | set(self._checker.assign_targets):
                 self._moved.setdefault("class" if name.startswith("self.") else id(facts.function), set()).add(name)
+            for load in self._onto_device:
+                if moved in load.restored_into and self._function_of_load.get(id(load.node)) is facts.function:
+                    load.moved_after = True
         self._note_modules_handed(node)
         qualified = facts.qualified_name(func)
         if qualified in _SPAWN:
@@ -189,10 +196,13 @@ class LoadWithoutMapLocation(Rule):
                 self._note_load(node, source or None, wrapped=True)
             return
         positional = [arg.value for arg in node.args if arg.keyword is None]
-        if _keyword(node, "map_location") is not None or len(positional) >= 2:
+        location = _keyword(node, "map_location") or (positional[1] if len(positional) >= 2 else None)
+        if location is not None:
             mapped = positional[0] if positional else _keyword(node, "f")
             if mapped is not None:
                 self._mapped.setdefault(id(facts.function), set()).add(_text(mapped))
+            if self._onto_accelerator(location):
+                self._note_load_onto_device(node, mapped, location)
             return
         self._note_load(node, positional[0] if positional else _keyword(node, "f"))
 
@@ -341,6 +351,8 @@ class LoadWithoutMapLocation(Rule):
                 if load is not None:
                     load.restores_state = True
                     load.beside_the_model |= on_device
+                    restored = owner_dotted[:-len(".module")] if owner_dotted.endswith(".module") else owner_dotted
+                    load.restored_into |= {restored}
                     root = owner_dotted.split(".", 1)[0]
                     binding = self.facts.function.bindings.get(root)
                     if root in self.facts.function.parameters and binding is not None \
@@ -442,6 +454,93 @@ class LoadWithoutMapLocation(Rule):
             self._code = _COMMENT.sub("", self._checker.source)
         return self._code
 
+    def _onto_accelerator(self, location: cst.BaseExpression) -> bool:
+        """Does ``map_location`` put the tensors on an accelerator: a device written as one
+        (``"cuda"``, ``f"cuda:{rank}"``, ``torch.device("cuda")``), a name bound to one in view,
+        or the name this module moves its modules with (``model.to(device)``)? Not the CPU, not a
+        function or a mapping (``lambda storage, loc: storage``), not a name nothing here moves to."""
+        if isinstance(location, (cst.Lambda, cst.Dict)):
+            return False
+        text = _text(location)
+        if _ACCELERATOR_WORD.search(text):
+            return True
+        if "cpu" in text.lower() or not isinstance(location, (cst.Name, cst.Attribute)):
+            return False
+        if isinstance(location, cst.Name):
+            binding = self.facts.lookup(location.value)
+            if binding is not None and isinstance(binding.node, cst.BaseExpression) and binding.node is not location:
+                bound = _text(binding.node)
+                if _ACCELERATOR_WORD.search(bound):
+                    return True
+                if "cpu" in bound.lower():
+                    return False
+        if self._cpu_only_file:
+            return False
+        return re.search(rf"\.to\(\s*{re.escape(text)}\s*[,)]|device\s*=\s*{re.escape(text)}\s*[,)]",
+                         self._code_text()) is not None
+
+    def _note_load_onto_device(self, node: cst.Call, source: cst.BaseExpression | None,
+                               location: cst.BaseExpression) -> None:
+        """``checkpoint = torch.load(path, map_location=device)``: the checkpoint is on the GPU
+        by the call itself. Once ``load_state_dict`` has copied it into a model, the dict is a
+        second copy of the weights: said when it stays in a local name while a loop of steps runs
+        later in the function, or while the model it restored moves to the GPU beside it."""
+        facts = self.facts
+        function = facts.function
+        if self._test_file or function.name.startswith("test"):
+            return  # tests reload what they saved and compare it where it was
+        load = _Load(node, root_name(source) if source is not None else None, "", "",
+                     path_text=_text(source) if source is not None else "",
+                     kept_in=frozenset(name for name in self._checker.assign_targets if "." not in name),
+                     loops_before=len(facts.loop_of_node), onto=_text(location))
+        if not load.kept_in:
+            return  # model.load_state_dict(torch.load(path, map_location=device)): freed once copied
+        for name in load.kept_in:
+            self._loaded_into.setdefault(id(function), {})[name] = load
+        self._function_of_load[id(node)] = function
+        self._onto_device.append(load)
+        self.at_function_exit(lambda: self._report_onto_device(load))
+
+    def _report_onto_device(self, load: _Load) -> None:
+        held = sorted(load.kept_in)[0]
+        onto = load.onto if load.onto is not None and len(load.onto) <= 16 else "..."
+        if self._kept_through_steps(load, or_running_the_model=True):
+            self.report(load.node, f"'{held}', loaded onto {onto}, keeps a second copy of the weights through the "
+                                   "loop after it",
+                        help="del the checkpoint once load_state_dict has copied it, or load with map_location='cpu' "
+                             "(load_state_dict copies onto the model's device)",
+                        needs_grad=False, severity="warning")
+        elif load.restores_state and load.moved_after and not self._deleted_in_function(load):
+            self.report(load.node, f"'{held}', loaded onto {onto}, is still held when the model it restored moves "
+                                   "there",
+                        help="load with map_location='cpu' (load_state_dict copies into the model, and the move makes "
+                             "the only device copy), or del the checkpoint before the move",
+                        needs_grad=False, severity="info")
+
+    def _deleted_in_function(self, load: _Load) -> bool:
+        function = self._function_of_load.get(id(load.node))
+        return function is not None and bool(load.kept_in & self._deleted.get(id(function), set()))
+
+    def _kept_through_steps(self, load: _Load, or_running_the_model: bool = False) -> bool:
+        """Is the load copied into a model or optimizer (``load_state_dict``) and held in a local
+        name that a loop running steps, walked after it in the same function, outlives (neither
+        deleted nor rebound)? ``or_running_the_model``: also a loop over data that runs the model
+        the load restored (an evaluation: ``self.model.generate(batch)`` for each batch)."""
+        if not load.restores_state or not load.kept_in or self._deleted_in_function(load):
+            return False
+        function = self._function_of_load.get(id(load.node))
+        if function is None:
+            return False
+        if any((binding := function.bindings.get(name)) is None or binding.node is not load.node
+               for name in load.kept_in):
+            return False  # rebound later (checkpoint = None): not kept
+        later = [loop for loop in list(self.facts.loop_of_node.values())[load.loops_before:] if loop.scope is function]
+        if any(loop.runs_steps for loop in later):
+            return True
+        return or_running_the_model and any(
+            loop.iterates_data and not loop.bounded and _uses_any(names_in(loop.node.body), load.restored_into)
+            for loop in later)
+
     def _kept_on_gpu(self, load: _Load) -> bool:
         """In one process: is what this load reads back a checkpoint of this program's GPU
         state, copied into a model and then kept on the GPU while the function trains? The
@@ -451,16 +550,7 @@ class LoadWithoutMapLocation(Rule):
         of the weights (and optimizer state) on the GPU for the whole run."""
         if self._cpu_only_file or not self._saves_device_state or load.rank_zero_only:
             return False
-        if not load.restores_state or not load.kept_in:
-            return False
-        function = self._function_of_load.get(id(load.node))
-        if function is None or load.kept_in & self._deleted.get(id(function), set()):
-            return False
-        if any((binding := function.bindings.get(name)) is None or binding.node is not load.node
-               for name in load.kept_in):
-            return False  # rebound later (checkpoint = None): not kept
-        later = list(self.facts.loop_of_node.values())[load.loops_before:]
-        return any(loop.scope is function and loop.runs_steps for loop in later)
+        return self._kept_through_steps(load)
 
     def _report(self, load: _Load) -> None:
         if self._cpu_only_file and load.path_text in self._saved_paths:
@@ -506,6 +596,68 @@ class LoadWithoutMapLocation(Rule):
                     fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
 
     VALID = [
+        # map_location onto the GPU, but the checkpoint is deleted once restored, before the loop
+        """
+import torch
+
+def evaluate(model, loader, path, device):
+    model.to(device)
+    checkpoint = torch.load(path, map_location=device)
+    model.load_state_dict(checkpoint["model"])
+    del checkpoint
+    return [model(x.to(device)).argmax(-1).tolist() for x in loader]
+
+def train(model, optimizer, loader, path, device):
+    model.to(device)
+    ckpt = torch.load(path, map_location=device)
+    model.load_state_dict(ckpt["model"])
+    ckpt = None
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x.to(device)), y.to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+        # onto the CPU and kept; or onto the GPU without a name (freed once copied); or a
+        # device the function binds to the CPU; or a storage function
+        """
+import torch
+
+def train(model, optimizer, loader, path, device):
+    checkpoint = torch.load(path, map_location="cpu")
+    model.load_state_dict(checkpoint["model"])
+    model.to(device)
+    for x, y in loader:
+        loss = model(x.to(device)).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+def restore(model, path, device):
+    model.load_state_dict(torch.load(path, map_location=device))
+    return model.to(device)
+
+def restore_on_cpu(model, path):
+    device = torch.device("cpu")
+    state = torch.load(path, map_location=device)
+    model.load_state_dict(state)
+    return model.to("cuda")
+
+def restore_storages(model, path):
+    state = torch.load(path, map_location=lambda storage, loc: storage)
+    model.load_state_dict(state)
+    return model.cuda()
+""",
+        # onto the GPU beside a model already there, in a helper that returns: a transient copy
+        """
+import torch
+
+def load_model(path, device):
+    model = Mapper().to(device)
+    state = torch.load(path, map_location=device)
+    model.load_state_dict(state["model"])
+    return model.eval()
+""",
         # one process: the weights are loaded into a model still on the CPU, moved afterwards: no
         # second copy beside it on the GPU (a CPU-saved download stays on the CPU)
         """
@@ -879,6 +1031,55 @@ def main(model, args):
         model.load_state_dict(torch.load(args.resume))
     model = DDP(model, device_ids=[local_rank])
 """, line=13),
+        # map_location onto the GPU, copied into the model, and the dict kept through the
+        # evaluation loop that runs that model: a second copy of the weights for the whole pass
+        Invalid("""
+import torch
+
+class Evaluator:
+    def __init__(self, model, device):
+        self.model = model.to(device)
+        self.device = device
+
+    @torch.no_grad()
+    def run(self, loader, path):
+        checkpoint = torch.load(path, map_location=self.device)
+        self.model.load_state_dict(checkpoint["state_dict"])
+        outputs = []
+        for batch in loader:
+            outputs.extend(self.model(batch.to(self.device)).argmax(-1).tolist())
+        return outputs
+""", line=11),
+        # a resume onto the rank's GPU, the checkpoint still referenced while the epochs train
+        Invalid("""
+import torch
+
+def main_worker(gpu, model, optimizer, loader, args):
+    model.cuda(gpu)
+    if args.resume:
+        loc = "cuda:{}".format(gpu)
+        checkpoint = torch.load(args.resume, map_location=loc)
+        model.load_state_dict(checkpoint["state_dict"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            loss = torch.nn.functional.cross_entropy(model(x.cuda(gpu)), y.cuda(gpu))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+""", line=8),
+        # loaded onto the GPU, then the model moves there while the checkpoint is still held:
+        # two copies of the weights at the peak (a hint)
+        Invalid("""
+import torch
+
+def load_model(path, device):
+    model = Mapper()
+    state = torch.load(path, map_location=device)
+    model.load_state_dict(state["model"])
+    model = model.to(device).eval()
+    return model
+""", line=6),
     ]
 
 
@@ -887,6 +1088,8 @@ _RANK_WORDS = ("rank", "main_process", "is_master", "is_main", "master_process")
 # accelerator.prepare(...), XLA devices.
 # A comment to the end of its line (a "#" inside a string may cut a little more: less evidence, never more).
 _COMMENT = re.compile(r"#[^\n]*")
+# A device written as an accelerator's: "cuda", "cuda:0", f"cuda:{rank}", torch.device("xpu").
+_ACCELERATOR_WORD = re.compile(r"""\b(?:cuda|xpu|mps|npu)\b""")
 _MOVES_TO_ACCELERATOR = re.compile(
     r"\.cuda\(|\.to\((?!\s*(?:dtype\s*=|(?:torch\.)?(?:float|half|double|bfloat16|int|long|bool|uint8|complex)))"
     r"|device\s*=\s*f?['\"](?:cuda|mps|xpu|npu)|\.prepare\(|xla_device|xm\.")
@@ -927,6 +1130,11 @@ def _only_returns(block: cst.BaseSuite) -> bool:
                and all(isinstance(small, (cst.Return, cst.Pass, cst.Expr)) for small in statement.body)
                for statement in statements) and any(
         isinstance(small, cst.Return) for statement in statements for small in getattr(statement, "body", ()))
+
+
+def _uses_any(names: set[str], modules: frozenset[str]) -> bool:
+    """Does one of ``names`` (``self.model.generate``) read one of ``modules`` (``self.model``)?"""
+    return any(name == module or name.startswith(module + ".") for name in names for module in modules)
 
 
 def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
