@@ -16,7 +16,7 @@ import libcst as cst
 
 from memlint.static.facts import (
     CONFIG_NAMES, Graph, Kind, Pending, visit, GraphValue, reaches, builds_a_sequence, concatenated_onto, dotted_name, expression_children, names_in, operands,
-    bounded_container, parameter_for, place_of, storage_name,
+    OPAQUE, bounded_container, parameter_for, place_of, storage_name,
 )
 from memlint.static.fixes import call_method, detach_fix, detached_text, graph_accumulation_fix, item_text
 from memlint.static.rule import Invalid, Rule
@@ -245,6 +245,9 @@ class GraphAccumulation(Rule):
         value_text = source_of(carrier)
         detached = detached_text(carrier)
         outlives_call = facts.outlives_call(kept_in)
+        # in terms of the parameters, for a method's callers (read now, while its names resolve)
+        per_call = facts.summary_form(graph, function) \
+            if loop is None and function.class_info is not None and graph.state == Graph.UNKNOWN else None
         self._order += 1
         order = self._order
 
@@ -274,7 +277,15 @@ class GraphAccumulation(Rule):
                 # an episode / decoding / unrolling loop handing its sequence to the caller, or
                 # keeping it in a local of a function that returns (a beam search's scores)
                 return
-            if not facts.is_graph_carrying(graph, function):
+            # a method keeping what its callers in view hand it (``self.discover(outputs)`` in
+            # forward, ``outputs`` a module's output there): the graph is proven at the calls
+            # (only calls from the class's own methods: what another object's code hands a
+            # method, ``meter.update(loss)``, is reported at that call, where it enters)
+            sites = facts.calls_into.get(id(function.node), ())
+            by_callers = per_call is not None and OPAQUE not in per_call.names and bool(sites) \
+                and all(site.caller.class_info is function.class_info and not site.no_grad for site in sites) \
+                and facts.carries_at_calls(per_call, function)
+            if not (by_callers or facts.is_graph_carrying(graph, function)):
                 return
             if name in self._trimmed.get(id(function), ()):
                 return  # a sliding window the function trims itself: bounded
@@ -297,7 +308,7 @@ class GraphAccumulation(Rule):
                     outer.has_backward_pass or outer.has_optimizer_step for outer in outlived) \
                     and function.is_backpropagated({root}, through_elements=True):
                 return  # one step's per-part gradients, read by the loss it backpropagates after the loop
-            if not self._graph_proven(values, bound_now, function):
+            if not by_callers and not self._graph_proven(values, bound_now, function):
                 return  # nothing shows the value carries a graph (a frozen model's output may not)
 
             some_paths = _on_some_paths(facts, graph)
@@ -615,6 +626,39 @@ class GraphAccumulation(Rule):
         self.at_function_exit(decide)
 
     VALID = [
+        # the same bank, given detached copies, or filled only under no_grad, or fed by another
+        # object's code (reported at that call, where the graph enters)
+        """
+import torch
+from torch import nn
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(16, 4)
+        self.bank = []
+        self.quiet_bank = []
+
+    def forward(self, x):
+        out = self.head(x)
+        self.remember(out)
+        with torch.no_grad():
+            self.remember_quietly(out)
+        return out
+
+    def remember(self, out):
+        scores = out.detach().clone()
+        self.bank.append(scores[scores > 0.9])
+
+    def remember_quietly(self, out):
+        self.quiet_bank.append(out.clone())
+
+class Bank:
+    def __init__(self):
+        self.items = []
+
+    def add(self, x):
+        self.items.append(x)
+""",
         # an actor-critic keeping its rollout on the object: another method, defined below,
         # backpropagates the whole rollout and empties it (one update's graphs at a time)
         """
@@ -1541,6 +1585,26 @@ class Trainer:
     ]
 
     INVALID = [
+        # a module's forward hands its outputs to a method of its own that banks a copy: the
+        # copy (clone keeps the graph) is kept with every step's graph
+        Invalid("""
+import torch
+from torch import nn
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(16, 4)
+        self.bank = []
+
+    def forward(self, x):
+        out = self.head(x)
+        self.remember(out)
+        return out
+
+    def remember(self, out):
+        scores = out.clone()
+        self.bank.append(scores[scores > 0.9])
+""", line=17),
         # a loop that backpropagates and updates by hand (no optimizer): every batch is a step
         Invalid("""
 import torch

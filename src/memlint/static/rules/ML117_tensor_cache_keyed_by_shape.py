@@ -25,7 +25,9 @@ is given, and that this module calls with a size (``causal_mask(x.size(1), x.dev
 
 Not flagged: keys from devices, dtypes, names or configuration (a few values), shapes of the
 model's own parameters or their gradients (``p.grad.shape`` for ``p`` in ``group["params"]`` or
-``model.parameters()``, ``self.fc.weight.shape``: a fixed set of keys), a cache that is
+``model.parameters()``, ``self.fc.weight.shape``) or of anything computed only from the object's
+own state and not from what the method is handed (``layer.weight`` for ``layer`` in
+``self.convs``): a fixed set of keys, a cache that is
 bounded or cleared, a single tensor replaced when a longer one is needed, a memoised function
 building CPU tables.
 """
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import ClassInfo, FunctionScope, dotted_name, storage_name
+from memlint.static.facts import ClassInfo, FunctionScope, dotted_name, names_in, storage_name
 from memlint.static.rule import Invalid, Rule
 from memlint.static.rules.ML108_cache_keeps_graph import is_unbounded_cache
 from memlint.static.rules.ML114_tensor_stored_on_ctx import is_torch_operator
@@ -211,13 +213,13 @@ class TensorCacheKeyedByShape(Rule):
         while stack:
             node = stack.pop()
             if isinstance(node, cst.Attribute) and node.attr.value == "shape":
-                if self._a_weight(node.value, function, 0):
+                if self._fixed_shapes(node.value, function):
                     continue  # the model's own weight shapes: a fixed set of keys
                 return "size"
             if isinstance(node, cst.Call):
                 func = node.func
                 if isinstance(func, cst.Attribute) and func.attr.value == "size":
-                    if self._a_weight(func.value, function, 0):
+                    if self._fixed_shapes(func.value, function):
                         continue
                     return "size"
                 if isinstance(func, cst.Name) and func.value == "len":
@@ -238,6 +240,32 @@ class TensorCacheKeyedByShape(Rule):
                 continue
             stack.extend(node.children)
         return None
+
+    def _fixed_shapes(self, value: cst.BaseExpression, function: FunctionScope) -> bool:
+        """Does ``value`` come from a fixed set of shapes: a parameter of a model, or state the
+        object holds (``l.weight_normalized`` for ``l`` in ``self.all_conv_layers``), nothing the
+        method is handed (its inputs, which change from call to call)?"""
+        return self._a_weight(value, function, 0) or self._only_from_own_state(value, function, 0)
+
+    def _only_from_own_state(self, value: cst.BaseExpression, function: FunctionScope, depth: int) -> bool:
+        """Is every name ``value`` is computed from the object itself (``self...``), a constant, or
+        a local bound (by an assignment or a ``for``) only from those? A parameter of the method,
+        a name not bound here, or a chain too long to follow: no."""
+        if depth > 4:
+            return False
+        roots = {name.split(".", 1)[0] for name in names_in(value)} - {"self", "range", "len", "zip", "enumerate"}
+        for root in roots:
+            if root in function.parameters:
+                return False
+            loops = _fors_binding(function.node, root)
+            stored = function.stored_values.get(root, ())
+            if not loops and not stored:
+                return False
+            if not all(self._only_from_own_state(loop.iter, function, depth + 1) for loop in loops):
+                return False
+            if not all(self._only_from_own_state(each, function, depth + 1) for each in stored):
+                return False
+        return True
 
     def _a_weight(self, value: cst.BaseExpression, function: FunctionScope, depth: int) -> bool:
         """Is ``value`` a parameter (or its gradient, or its data) of a model: ``self.fc.weight``,
@@ -295,6 +323,27 @@ class Projector:
         for name, w in self.model.named_parameters():
             self.bases[w.size()] = torch.zeros(w.size(), device=w.device)
         self.bases[self.model.fc.weight.shape] = torch.eye(4)
+""",
+        # keyed by the shapes of layers the object holds (a power iteration per weight shape)
+        """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, layers):
+        super().__init__()
+        self.convs = nn.ModuleList(layers)
+        self.u = {}
+
+    def spectral_loss(self):
+        weights = {}
+        for layer in self.convs:
+            w = layer.weight.view(layer.weight.size(0), -1)
+            weights.setdefault(w.shape, []).append(w)
+        for shape in weights:
+            stacked = torch.stack(weights[shape])
+            if shape not in self.u:
+                self.u[shape] = F.normalize(torch.randn(stacked.shape[0], stacked.shape[1]), dim=1)
 """,
         # one table for the longest length, sliced; a cache keyed by device and dtype
         """
