@@ -156,6 +156,8 @@ HALVES = HALVES + ("sealed16", "dev26")
 # PIA (AnimateDiff), STCN (XMem's predecessor); vendored copies excluded per repository) sorted, shuffled with
 # random.Random(2026112617); odd places sealed17, even places dev27.
 HALVES = HALVES + ("sealed17", "dev27")
+# A twenty-eighth dev half the same day (studied and fixed against): 28 more unread repositories.
+HALVES = HALVES + ("dev28",)
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -1273,6 +1275,69 @@ REPOS: tuple[FreshRepo, ...] = (
           exclude=("web-demos/*", "RAFT/*")),  # vendored copies, deployment demos or tests
     _repo("AnimateDiff", "guoyww/AnimateDiff", "e92bd5671ba62c0d774a32951453e328018b7c5b",
           "text-to-video motion modules: training and sampling", "dev27"),
+    # --- dev28 (chosen 2026-11-26, studied and fixed against: distillation, point clouds, adversarial and
+    # semi-supervised training, medical segmentation)
+    _repo("RepDistiller", "HobbitLong/RepDistiller", "b84f547c5db6a35318d4671d7d5c4de74c822403",
+          "knowledge distillation benchmark: distillers, training", "dev28"),
+    _repo("attention-transfer", "szagoruyko/attention-transfer", "893df5488f93691799f082a70e2521a9dc2ddf2d",
+          "attention transfer distillation: CIFAR and ImageNet training", "dev28"),
+    _repo("overhaul-distillation", "clovaai/overhaul-distillation", "76344a84a7ce23c894f41a2e05b866c9b73fd85a",
+          "feature distillation: classification and segmentation training", "dev28"),
+    _repo("Knowledge-Distillation-Zoo", "AberHu/Knowledge-Distillation-Zoo", "65470c846c1300d555815da26999cbe2b51fc815",
+          "distillation losses and training scripts", "dev28"),
+    _repo("sc2-benchmark", "yoshitomo-matsubara/sc2-benchmark", "1c43242f5248cfa4a42c19aab24ebb527ab1a109",
+          "split computing / supervised compression: training scripts", "dev28"),
+    _repo("dgcnn.pytorch", "AnTao97/dgcnn.pytorch", "07d534c2702905010ec9991619f552d8cacae45b",
+          "point-cloud DGCNN: classification, part and semantic segmentation", "dev28",
+          exclude=("sync_bn/*",)),  # vendored copies
+    _repo("PCT_Pytorch", "Strawberry-Eat-Mango/PCT_Pytorch", "0199a3b8c89274aeeebb5634c82a47573c8be492",
+          "point cloud transformer: training", "dev28",
+          exclude=("pointnet2_ops_lib/*",)),  # vendored copies
+    _repo("point-transformer", "POSTECH-CVLab/point-transformer", "10d43ab5210fc93ffa15886f2a4c6460cc308780",
+          "point transformer: training, test", "dev28"),
+    _repo("pointMLP-pytorch", "ma-xu/pointMLP-pytorch", "1ab7f04e88d2aeb8fd16921a2b2fc4fba950b6df",
+          "pointMLP: classification and part segmentation", "dev28",
+          exclude=("pointnet2_ops_lib/*",)),  # vendored copies
+    _repo("PointNeXt", "guochengqian/PointNeXt", "02341db1a21f144d1f66c61333c90dd20a09e183",
+          "PointNeXt examples: training and evaluation", "dev28"),
+    _repo("STEGO", "mhamilton723/STEGO", "eb4d6b521740bd4265681b353547f2ffca65d673",
+          "unsupervised semantic segmentation: Lightning training", "dev28"),
+    _repo("adversarial-attacks-pytorch", "Harry24k/adversarial-attacks-pytorch", "23620a694a3660e4f194c3e4d28992bced7785a1",
+          "adversarial attacks library", "dev28",
+          exclude=("robustbench/*",)),  # vendored copies
+    _repo("foolbox", "bethgelab/foolbox", "2513a9a8675d7017e5266d3b0ed89124cb436ec5",
+          "adversarial attacks library (PyTorch and others)", "dev28"),
+    _repo("Bag-of-Tricks-for-AT", "P2333/Bag-of-Tricks-for-AT", "ebf1e9b56b79d8b8da71531ffe68f27fb1e59c44",
+          "adversarial training: training scripts", "dev28"),
+    _repo("pytorch-randaugment", "ildoonet/pytorch-randaugment", "48b8f509c4bbda93bbe733d98b3fd052b6e4c8ae",
+          "RandAugment training", "dev28"),
+    _repo("FixMatch-pytorch", "kekmodel/FixMatch-pytorch", "040be3b8950300b052f810df31a0c6c09561e09f",
+          "semi-supervised FixMatch: training", "dev28"),
+    _repo("realistic-ssl-evaluation-pytorch", "perrying/realistic-ssl-evaluation-pytorch", "446ada86776b0284d06fc42123a3522bb72c7ac4",
+          "semi-supervised learning algorithms: training", "dev28"),
+    _repo("torchcv", "kuangliu/torchcv", "6291f3e1e4bbf6467fd6b1e79001d34a59481bb6",
+          "detection toolkit: models, training examples", "dev28"),
+    _repo("TernausNet", "ternaus/TernausNet", "243c7fe98db584f3dc4f46f2c5e997df718885c4",
+          "U-Net with VGG11 encoder", "dev28"),
+    _repo("Image_Segmentation", "LeeJunHyun/Image_Segmentation", "5e9da9395c52b119d55dfc6532c34ac0e88f446e",
+          "U-Net variants: solver with training and validation", "dev28"),
+    _repo("UCTransNet", "McGregorWwww/UCTransNet", "493bd8136b2bb7265d7876104f56688363c8d0d1",
+          "medical segmentation transformer: training, test", "dev28"),
+    _repo("TransUNet", "Beckschen/TransUNet", "02ef0010b36eb8328b5e689eadaf613602edf9b8",
+          "medical segmentation transformer: trainer, test", "dev28"),
+    _repo("Medical-Transformer", "jeya-maria-jose/Medical-Transformer", "62f40a530c912d6b1cf297a52af7d22834ad6640",
+          "gated axial attention segmentation: training, test", "dev28"),
+    _repo("research-contributions", "Project-MONAI/research-contributions", "21ed8e57c7256834d4fbaf19579ca25ad3d135ee",
+          "MONAI research: SwinUNETR, UNETR, DAE, auto3dseg training", "dev28"),
+    _repo("medicaldetectiontoolkit", "MIC-DKFZ/medicaldetectiontoolkit", "6753237cc4bae558a94b919735d545a2de075e07",
+          "medical object detection: models, training, predictor", "dev28",
+          exclude=("cuda_functions/*",)),  # vendored copies
+    _repo("pytorch-3dunet", "wolny/pytorch-3dunet", "a33e2c7038a0b51296ca4f99b0f0ed4b61740705",
+          "3D U-Net: trainer, predictor", "dev28"),
+    _repo("3DUnetCNN", "ellisdg/3DUnetCNN", "4360713f5ae4a985c66374d003b007a7b415f88e",
+          "3D U-Net training and prediction", "dev28"),
+    _repo("MedicalZooPytorch", "black0017/MedicalZooPytorch", "8f40dab689841d7ff0e36aa5e583a1a1509fac3d",
+          "medical segmentation zoo: trainers, losses", "dev28"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
