@@ -2343,9 +2343,15 @@ class Facts:
             return value
         if value.parts is not None:
             return GraphValue.container((key, self.resolve(part)) for key, part in value.parts).with_names(value.names)
-        results = [GraphValue(value.settled, value.names)]
-        results.extend(self._resolve_call(call) for call in value.pending)
-        resolved = GraphValue.combine(results)
+        calls = [self._resolve_call(call) for call in value.pending]
+        if value.settled is Graph.NONE and not value.names:
+            # nothing but what the calls return (``return _batch_loss(...)`` in each branch):
+            # their results as alternatives, keeping a tuple's parts for the caller's unpacking
+            resolved = calls[0]
+            for other in calls[1:]:
+                resolved = resolved.join(other)
+        else:
+            resolved = GraphValue.combine([GraphValue(value.settled, value.names), *calls])
         return resolved.on_some_paths() if value.partial else resolved
 
     def _resolve_call(self, call: "PendingCall") -> GraphValue:

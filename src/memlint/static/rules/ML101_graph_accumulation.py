@@ -626,6 +626,36 @@ class GraphAccumulation(Rule):
         self.at_function_exit(decide)
 
     VALID = [
+        # the batch size a helper (defined below) returns beside the loss, through another
+        # helper it hands the call to: a number, whatever the loss carries
+        """
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0, 0
+
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+
+def train_epoch(loader, model, criterion, optimizer, scaler=None):
+    losses = AverageMeter()
+    use_amp = scaler is not None
+    for images, target in loader:
+        loss, batch_size = batch_loss(model, images, target, criterion, use_amp=use_amp)
+        losses.update(loss.item(), batch_size)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+def batch_loss(model, images, target, criterion, use_amp=False):
+    if use_amp:
+        return _batch_loss(model, images, target, criterion)
+    return _batch_loss(model, images, target, criterion)
+
+def _batch_loss(model, images, target, criterion):
+    output = model(images)
+    return criterion(output, target), images.size(0)
+""",
         # the same bank, given detached copies, or filled only under no_grad, or fed by another
         # object's code (reported at that call, where the graph enters)
         """

@@ -95,7 +95,6 @@ class _Load:
     # the parameters of its function whose load_state_dict it feeds (``model`` of ``resume(model,
     # path)``): moved to an accelerator by every caller in view, they are beside it too
     into_parameters: frozenset[str] = frozenset()
-    onto: str | None = None  # ``map_location`` as written, when it names an accelerator
     restored_into: frozenset[str] = frozenset()  # the modules/optimizers whose load_state_dict it feeds
     moved_after: bool = False  # one of those moved to an accelerator after it was restored
 
@@ -202,7 +201,7 @@ class LoadWithoutMapLocation(Rule):
             if mapped is not None:
                 self._mapped.setdefault(id(facts.function), set()).add(_text(mapped))
             if self._onto_accelerator(location):
-                self._note_load_onto_device(node, mapped, location)
+                self._note_load_onto_device(node, mapped)
             return
         self._note_load(node, positional[0] if positional else _keyword(node, "f"))
 
@@ -479,8 +478,7 @@ class LoadWithoutMapLocation(Rule):
         return re.search(rf"\.to\(\s*{re.escape(text)}\s*[,)]|device\s*=\s*{re.escape(text)}\s*[,)]",
                          self._code_text()) is not None
 
-    def _note_load_onto_device(self, node: cst.Call, source: cst.BaseExpression | None,
-                               location: cst.BaseExpression) -> None:
+    def _note_load_onto_device(self, node: cst.Call, source: cst.BaseExpression | None) -> None:
         """``checkpoint = torch.load(path, map_location=device)``: the checkpoint is on the GPU
         by the call itself. Once ``load_state_dict`` has copied it into a model, the dict is a
         second copy of the weights: said when it stays in a local name while a loop of steps runs
@@ -492,7 +490,7 @@ class LoadWithoutMapLocation(Rule):
         load = _Load(node, root_name(source) if source is not None else None, "", "",
                      path_text=_text(source) if source is not None else "",
                      kept_in=frozenset(name for name in self._checker.assign_targets if "." not in name),
-                     loops_before=len(facts.loop_of_node), onto=_text(location))
+                     loops_before=len(facts.loop_of_node))
         if not load.kept_in:
             return  # model.load_state_dict(torch.load(path, map_location=device)): freed once copied
         for name in load.kept_in:
@@ -503,16 +501,15 @@ class LoadWithoutMapLocation(Rule):
 
     def _report_onto_device(self, load: _Load) -> None:
         held = sorted(load.kept_in)[0]
-        onto = load.onto if load.onto is not None and len(load.onto) <= 16 else "..."
         if self._kept_through_steps(load, or_running_the_model=True):
-            self.report(load.node, f"'{held}', loaded onto {onto}, keeps a second copy of the weights through the "
-                                   "loop after it",
+            self.report(load.node, f"'{held}', loaded onto the device, keeps a second copy of the weights through "
+                                   "the loop after it",
                         help="del the checkpoint once load_state_dict has copied it, or load with map_location='cpu' "
                              "(load_state_dict copies onto the model's device)",
                         needs_grad=False, severity="warning")
         elif load.restores_state and load.moved_after and not self._deleted_in_function(load):
-            self.report(load.node, f"'{held}', loaded onto {onto}, is still held when the model it restored moves "
-                                   "there",
+            self.report(load.node, f"'{held}', loaded onto the device, is still held when the model it restored "
+                                   "moves there",
                         help="load with map_location='cpu' (load_state_dict copies into the model, and the move makes "
                              "the only device copy), or del the checkpoint before the move",
                         needs_grad=False, severity="info")
