@@ -629,6 +629,8 @@ class GraphAccumulation(Rule):
         # the batch size a helper (defined below) returns beside the loss, through another
         # helper it hands the call to: a number, whatever the loss carries
         """
+import torch
+
 class AverageMeter:
     def __init__(self):
         self.sum, self.count = 0, 0
@@ -649,12 +651,15 @@ def train_epoch(loader, model, criterion, optimizer, scaler=None):
 
 def batch_loss(model, images, target, criterion, use_amp=False):
     if use_amp:
-        return _batch_loss(model, images, target, criterion)
+        with torch.autocast("cuda"):
+            return _batch_loss(model, images, target, criterion)
     return _batch_loss(model, images, target, criterion)
 
 def _batch_loss(model, images, target, criterion):
     output = model(images)
-    return criterion(output, target), images.size(0)
+    batch_size = images.size(0)
+    loss = criterion(output, target)
+    return loss, batch_size
 """,
         # the same bank, given detached copies, or filled only under no_grad, or fed by another
         # object's code (reported at that call, where the graph enters)
