@@ -1167,6 +1167,9 @@ class FileChecker:
             dotted = dotted_name(target)
             if target.attr.value == "requires_grad" and _is_false(value):
                 self._freeze(target.value)
+            elif target.attr.value == "requires_grad" and _is_true(value) and facts.function is not None \
+                    and not facts.is_module_expr(target.value) and not _unfreezes_parameters(target.value, facts):
+                facts.function.requires_grad_inputs = True  # img.requires_grad = True: input gradients wanted
             if dotted is not None and dotted.startswith("self."):  # self.penalty = ...; loss + self.penalty
                 facts.function.derived_from[dotted] = facts.graph_names_in(value)
                 facts.function.stored_values.setdefault(dotted, []).append(value)
@@ -1863,6 +1866,20 @@ def _sites_that_may_call(facts: Facts) -> dict[str, list]:
     module_methods = {name for info in facts.classes.values() if info.is_module for name in info.methods}
     return {name: [site for site in sites if not site.module_receiver or name in module_methods]
             for name, sites in facts.call_sites.items()}
+
+
+def _unfreezes_parameters(tensor: cst.BaseExpression, facts: F.Facts) -> bool:
+    """Is ``tensor`` (of ``tensor.requires_grad = True``) a model's parameter: the target of a loop
+    over ``parameters()`` / ``named_parameters()`` around it, or a module's ``.weight``/``.bias``?"""
+    if isinstance(tensor, cst.Attribute):
+        return tensor.attr.value in ("weight", "bias") or facts.is_module_expr(tensor.value)
+    if not isinstance(tensor, cst.Name):
+        return False
+    for loop in facts.loops_in_function():
+        if tensor.value in loop.target_names and isinstance(loop.node, cst.For) and any(
+                name.rsplit(".", 1)[-1] in ("parameters", "named_parameters") for name in names_in(loop.node.iter)):
+            return True
+    return False
 
 
 def _is_true(node: cst.BaseExpression) -> bool:

@@ -1125,6 +1125,45 @@ class FunctionScope(Scope):
                 cleared.add(name)
         return cleared
 
+    def reads_beside_backpropagated_slots(self, expressions: Iterable[cst.BaseExpression]) -> bool:
+        """Do ``expressions`` meet what this function backpropagates only in containers it
+        backpropagates slot by slot (``out["loss"].backward()``), read here through other
+        constant keys (``out["boxes"]``)? Then the backward pass is no evidence that what they
+        read carries a graph: what a container's other slots hold is not known."""
+        reads = set().union(*(places_in(expression) for expression in expressions))
+        by_container: dict[str, set[str]] = {}
+        for place in reads:
+            if "[" in place:
+                by_container.setdefault(place.split("[", 1)[0], set()).add(place)
+            elif self.is_backpropagated({place}):
+                return False  # read whole: evidence enough
+        related = {container: places for container, places in by_container.items()
+                   if self.is_backpropagated({container})}
+        if not related:
+            return False
+        for container, places in related.items():
+            slots = self.backpropagated_slots(container)
+            if slots is None or places & slots:
+                return False
+        return True
+
+    def backpropagated_slots(self, container: str) -> set[str] | None:
+        """The constant-key slots through which ``container`` is backpropagated
+        (``out['loss']`` of ``out["loss"].backward()``, or of ``loss = out["loss"];
+        loss.backward()``); None when it is backpropagated whole or through anything else."""
+        if container in self.backward_places:
+            return None
+        slots = {place for place in self.backward_places if place.startswith(container + "[")}
+        for name in self.backward_names:
+            if name == container:
+                continue
+            aliases = [place_of(value) for value in self.stored_values.get(name, ())]
+            if aliases and all(alias is not None and alias.startswith(container + "[") for alias in aliases):
+                slots |= set(aliases)
+            elif self.derives_from({name}, {container}):
+                return None
+        return slots or None
+
     def backpropagates_whole(self, place: str) -> bool:
         """Is all of ``place`` (``losses``, ``self.history``, ``totals['loss']``) backpropagated
         here: ``sum(losses).backward()``, ``total = torch.stack(losses).sum(); total.backward()``?

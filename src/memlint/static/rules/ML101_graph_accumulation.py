@@ -287,6 +287,8 @@ class GraphAccumulation(Rule):
                 and facts.carries_at_calls(per_call, function)
             if not (by_callers or facts.is_graph_carrying(graph, function)):
                 return
+            if not by_callers and graph.state == Graph.UNKNOWN and function.reads_beside_backpropagated_slots(values):
+                return  # out["boxes"] beside out["loss"].backward(): what the other slots hold is unknown
             if name in self._trimmed.get(id(function), ()):
                 return  # a sliding window the function trims itself: bounded
             if bounded_container(root, function):
@@ -490,7 +492,8 @@ class GraphAccumulation(Rule):
                     if not facts.carries_at_calls(carried, function):
                         continue
                 elif not facts.is_graph_carrying(graph, function) or not self._graph_proven(
-                        [value], bound_now, function):
+                        [value], bound_now, function) or (graph.state == Graph.UNKNOWN
+                                                          and function.reads_beside_backpropagated_slots([value])):
                     continue
                 if dotted_name(receiver) == "self" and store.forwarded:
                     continue  # kept by a meter the helper updates: reported there, where it enters
@@ -626,6 +629,23 @@ class GraphAccumulation(Rule):
         self.at_function_exit(decide)
 
     VALID = [
+        # a step that backpropagates one slot of what a model it cannot read returns, and keeps
+        # other slots (boxes, numbers to monitor): what those hold is not known
+        """
+import torch
+
+def train_epoch(net, optimizer, batches, num_batches):
+    results, monitor = [], []
+    for _ in range(num_batches):
+        batch = next(batches)
+        results_dict = net.train_forward(batch)
+        optimizer.zero_grad()
+        results_dict["torch_loss"].backward()
+        optimizer.step()
+        results.append([results_dict["boxes"], batch["pid"]])
+        monitor.append(results_dict["monitor_values"])
+    return results, monitor
+""",
         # the batch size a helper (defined below) returns beside the loss, through another
         # helper it hands the call to: a number, whatever the loss carries
         """
@@ -1620,6 +1640,21 @@ class Trainer:
     ]
 
     INVALID = [
+        # ... but keeping the very slot it backpropagates keeps every step's graph
+        Invalid("""
+import torch
+
+def train_epoch(net, optimizer, batches, num_batches):
+    losses = []
+    for _ in range(num_batches):
+        batch = next(batches)
+        results_dict = net.train_forward(batch)
+        optimizer.zero_grad()
+        results_dict["torch_loss"].backward()
+        optimizer.step()
+        losses.append(results_dict["torch_loss"])
+    print(len(losses))
+""", line=12),
         # a module's forward hands its outputs to a method of its own that banks a copy: the
         # copy (clone keeps the graph) is kept with every step's graph
         Invalid("""

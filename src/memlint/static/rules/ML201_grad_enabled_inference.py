@@ -1114,6 +1114,20 @@ class GradEnabledInference(Rule):
         )
 
     VALID = [
+        # an evaluation that asks for input gradients (img.requires_grad = True, a Sobolev or
+        # saliency term computed by a criterion it cannot read): grad on is the point
+        """
+import torch
+
+def test(test_loader, snet, criterion_kd):
+    snet.eval()
+    for img, target in test_loader:
+        img = img.cuda()
+        img.requires_grad = True
+        out_s = snet(img)
+        kd_loss = criterion_kd(out_s, img, target)
+        print(kd_loss.item())
+""",
         # a linear regressor (one nn.Linear) run with grad on and read detached: its graph saves
         # only its input and weight, both alive anyway
         """
