@@ -158,6 +158,8 @@ HALVES = HALVES + ("sealed16", "dev26")
 HALVES = HALVES + ("sealed17", "dev27")
 # A twenty-eighth dev half the same day (studied and fixed against): 28 more unread repositories.
 HALVES = HALVES + ("dev28",)
+# And a twenty-ninth (LLM fine-tuning, dialogue, vision-language, captioning): 24 more unread repositories.
+HALVES = HALVES + ("dev29",)
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -1338,6 +1340,58 @@ REPOS: tuple[FreshRepo, ...] = (
           "3D U-Net training and prediction", "dev28"),
     _repo("MedicalZooPytorch", "black0017/MedicalZooPytorch", "8f40dab689841d7ff0e36aa5e583a1a1509fac3d",
           "medical segmentation zoo: trainers, losses", "dev28"),
+    # --- dev29 (chosen 2026-11-26, studied and fixed against: LLM fine-tuning, dialogue, vision-language, captioning)
+    _repo("SimCTG", "yxuansu/SimCTG", "3a91449c8f3133f2c183e481e705b1dbb268589c",
+          "contrastive text generation: training and decoding", "dev29"),
+    _repo("CDial-GPT", "thu-coai/CDial-GPT", "81064865221d3503251d633f3d0b651004c938a6",
+          "Chinese dialogue GPT: training, inference", "dev29"),
+    _repo("DialoGPT", "microsoft/DialoGPT", "61194e44363a48b4cb323752a4bbb33c8a84a8a4",
+          "dialogue GPT-2 training", "dev29",
+          exclude=("pycocoevalcap/*",)),  # vendored copies
+    _repo("deita", "hkust-nlp/deita", "b279f2c329b403d2612a61e270c8d2a2eeaed6f4",
+          "data selection for instruction tuning: scorers, training", "dev29"),
+    _repo("Firefly", "yangjianxin1/Firefly", "e22b406ee440fda0b18a073c6325853de17741cb",
+          "LLM fine-tuning: trainer, collators, losses", "dev29"),
+    _repo("Chinese-LLaMA-Alpaca", "ymcui/Chinese-LLaMA-Alpaca", "090475fbebcca06af2ae52c5227fe1617e22072a",
+          "LLaMA pre-training and fine-tuning scripts", "dev29"),
+    _repo("ChatGLM2-6B", "THUDM/ChatGLM2-6B", "cb8e8b43c0951b32614f25c03e1ab593a0603a1c",
+          "P-tuning training of ChatGLM2", "dev29"),
+    _repo("Baichuan2", "baichuan-inc/Baichuan2", "ed1cf0f598378e1bc393f526c6052b8e6144eeef",
+          "Baichuan2 fine-tuning", "dev29"),
+    _repo("EasyContext", "jzhang38/EasyContext", "6b0d31047e4e326cbd603f89d57cf8b1db3ff762",
+          "long-context training: sequence parallel, evaluation", "dev29"),
+    _repo("LongLoRA", "dvlab-research/LongLoRA", "d4eb344c5ccc9e91c0812a2b2aeea69070df8c33",
+          "long-context LoRA fine-tuning", "dev29",
+          exclude=("streaming_llm/*",)),  # vendored copies
+    _repo("flan-alpaca", "declare-lab/flan-alpaca", "20ce30adbe0979025ec359effb0f5f30ad907225",
+          "Flan-T5 instruction tuning with Lightning", "dev29"),
+    _repo("ru-gpts", "sberbank-ai/ru-gpts", "8453bc4930c88f8ee2837a7032b44003f83449a4",
+          "Russian GPT pre-training and generation", "dev29"),
+    _repo("MedicalGPT", "shibing624/MedicalGPT", "2f1008cfa49cbba69ff6f138c3b5e2fb0646bdc7",
+          "medical LLM: pre-training, SFT, reward modelling, RL", "dev29"),
+    _repo("Tk-Instruct", "yizhongw/Tk-Instruct", "7c0e4000901e7c148fbb8964042ebfc433f8d98e",
+          "instruction tuning of T5: training, evaluation", "dev29"),
+    _repo("visualbert", "uclanlp/visualbert", "2a9e8bd58a20af9ed32c0cb5d3a293f5bf5df019",
+          "VisualBERT: pre-training and fine-tuning", "dev29"),
+    _repo("block.bootstrap.pytorch", "Cadene/block.bootstrap.pytorch", "e938e9e269d2ec67499db327b903edbe821fed5f",
+          "VQA fusion models on bootstrap.pytorch", "dev29"),
+    _repo("mcan-vqa", "MILVLG/mcan-vqa", "6b165e9a88800e2a09ece4645a3c8261938897c6",
+          "VQA with modular co-attention: exec, training", "dev29"),
+    _repo("UNITER", "ChenRocks/UNITER", "1dbfa62bb8ddb1f2b11d20775ce324c5e45a3ab4",
+          "vision-language pre-training and fine-tuning", "dev29"),
+    _repo("VL-BERT", "jackroos/VL-BERT", "4373674cbf2bcd6c09a2c26abfdb6705b870e3be",
+          "vision-language BERT: pretrain, VQA, VCR, RefCOCO", "dev29"),
+    _repo("xmodaler", "YehLi/xmodaler", "ed1f5590d1eb407da3b5df8d9df35488206f14d3",
+          "cross-modal learning library: engines, models", "dev29"),
+    _repo("meshed-memory-transformer", "aimagelab/meshed-memory-transformer", "239100befa61d1e77ddf3b538810c83703d1e3a7",
+          "image captioning transformer: training with SCST", "dev29",
+          exclude=("evaluation/*",)),  # vendored copies
+    _repo("show-edit-tell", "fawazsammani/show-edit-tell", "c1464ad56ffd7342da4530767c0294d856da611a",
+          "caption editing: training, RL", "dev29"),
+    _repo("asg2cap", "cshizhe/asg2cap", "9d3a8a6312935cb1b033835c1edc522dcf9f6061",
+          "controllable captioning from scene graphs", "dev29"),
+    _repo("WizardLM", "nlpxucan/WizardLM", "cd4b4cc022b6426aee62d51f7ae99a4a6ec9aaef",
+          "WizardLM/Coder/Math training and inference", "dev29"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
