@@ -631,10 +631,34 @@ class FileChecker:
                                            or names_in(node.iter) & facts.function.element_targets):
                 facts.function.element_targets |= loop.target_names
             self._run_loop(loop, lambda: self._bind(node.target, node.iter, iter_graph), node.body)
+            self._note_converted_in_place(node)
             if node.orelse is not None:
                 self._walk_block(node.orelse.body)
 
         self._compound(node, body)
+
+    def _note_converted_in_place(self, node: cst.For) -> None:
+        """``for key, value in d.items(): d[key] = value.mean().item()``: every slot of ``d`` is
+        rebound, unconditionally, to a value without a graph; after the loop ``d`` holds none."""
+        facts = self.facts
+        container, key = _walked_container(node)
+        function = facts.function
+        if container is None or key is None or function is None or container in function.inputs:
+            return
+        for statement in node.body.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for part in statement.body:
+                if isinstance(part, cst.Assign) and len(part.targets) == 1 \
+                        and isinstance(target := part.targets[0].target, cst.Subscript) \
+                        and dotted_name(target.value) == container and len(target.slice) == 1 \
+                        and isinstance(target.slice[0].slice, cst.Index) \
+                        and dotted_name(target.slice[0].slice.value) == key \
+                        and facts.graph_value(part.value).state is Graph.NONE \
+                        and not facts.graph_value(part.value).names:
+                    facts.scope.bindings[container] = Binding(Kind.VALUE, F.NO_GRAPH, node)
+                    function.derived_from[container] = set()
+                    return
 
     def _over_local_lists(self, iterable: cst.BaseExpression) -> bool:
         """``for a, b in zip(res_samples, residuals)`` where a list walked (for ``zip``, one of them:
@@ -1880,6 +1904,23 @@ def _unfreezes_parameters(tensor: cst.BaseExpression, facts: F.Facts) -> bool:
                 name.rsplit(".", 1)[-1] in ("parameters", "named_parameters") for name in names_in(loop.node.iter)):
             return True
     return False
+
+
+def _walked_container(node: cst.For) -> tuple[str | None, str | None]:
+    """(``d``, ``k``) for ``for k, v in d.items()``, ``for k in d.keys()`` and ``for k in d``
+    (``d`` a plain name); (None, None) otherwise."""
+    iterable, target = node.iter, node.target
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args:
+        method = iterable.func.attr.value
+        container = dotted_name(iterable.func.value)
+        if method == "items" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+            return container, dotted_name(target.elements[0].value)
+        if method == "keys":
+            return container, dotted_name(target)
+        return None, None
+    if isinstance(iterable, cst.Name):
+        return iterable.value, dotted_name(target)
+    return None, None
 
 
 def _is_true(node: cst.BaseExpression) -> bool:

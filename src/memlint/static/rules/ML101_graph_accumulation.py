@@ -629,6 +629,31 @@ class GraphAccumulation(Rule):
         self.at_function_exit(decide)
 
     VALID = [
+        # every slot of the dict turned into a number, in place, before the meter keeps it
+        """
+import torch
+from collections import defaultdict
+
+class TrainingMeter:
+    def __init__(self):
+        self.true_dict = defaultdict(float)
+
+    def update(self, loss_dict):
+        for key, item in loss_dict.items():
+            self.true_dict[key] += item
+
+def train(model, loader, optim):
+    meter = TrainingMeter()
+    for batch in loader:
+        loss = model(batch).mean()
+        losses_dict = {"lm": loss, "double": loss * 2}
+        optim.zero_grad()
+        loss.backward()
+        optim.step()
+        for key, value in losses_dict.items():
+            losses_dict[key] = value.mean().item()
+        meter.update(losses_dict)
+""",
         # a step that backpropagates one slot of what a model it cannot read returns, and keeps
         # other slots (boxes, numbers to monitor): what those hold is not known
         """

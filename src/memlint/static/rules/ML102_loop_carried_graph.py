@@ -372,6 +372,9 @@ class LoopCarriedGraph(Rule):
         function = facts.function
         if root != "self" and root not in function.inputs:
             return  # a local list or dict dies with the call (a decoder's outputs)
+        statement = self._statement
+        if statement is None or not any(isinstance(part, cst.Expr) and part.value is node for part in statement.body):
+            return  # its result is used (attend = dae.attention(enc, h)): a computation, not a store
         names = frozenset(name for arg in node.args for name in names_in(arg.value))
         for loop in loops:
             self._stored.setdefault(id(loop), []).append((receiver, names, node))
@@ -598,7 +601,10 @@ class LoopCarriedGraph(Rule):
             # A rollout keeping each step's state in a buffer that outlives it: every stored
             # state holds the chain of all earlier steps' graphs.
             state = _state_names(carry.name, function)
-            store = next((stored for stored in self._stored.get(id(loop), ()) if stored[1] & state), None) \
+            # (not the call that feeds the state back itself: ``h, c = dae.lstm(x, (h, c))`` on a
+            # model handed in is the recurrence, not a store)
+            store = next((stored for stored in self._stored.get(id(loop), ()) if stored[1] & state
+                          and dotted_name(stored[2].func) != carry.callee), None) \
                 if carry.kind == "recurrent" and not function.has_backward and not function.is_per_step_method else None
             if store is not None:
                 # reported where the state is stored with its graph: that copy is what piles up
@@ -743,6 +749,22 @@ class LoopCarriedGraph(Rule):
         return message, f"compute the update {fix} or under torch.no_grad()"
 
     VALID = [
+        # a decoder handed in runs its cells on the state and its attention on it: calls whose
+        # results are used are computations, not stores into the model
+        """
+import torch
+
+def decode(dae, encoded, start, steps=50):
+    h, c = dae.init_hidden_state(1)
+    word = start
+    words = []
+    for _ in range(steps):
+        h, c = dae.lstm(torch.cat([dae.embed(word), h], dim=1), (h, c))
+        attended = dae.attention(encoded, h)
+        word = dae.fc(torch.cat([h, attended], dim=1)).argmax(-1)
+        words.append(word.item())
+    return words
+""",
         # the state a model memlint cannot see hands back, backpropagated through every iteration
         # without retain_graph: were it to carry the last iteration's graph, the second backward
         # would fail at once; code that runs has the model cut it (memories detached in forward)
