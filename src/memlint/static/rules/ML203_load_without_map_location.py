@@ -163,7 +163,9 @@ class LoadWithoutMapLocation(Rule):
             # model.cuda(), model.to(device), self.model = net.to(device), m = DP(Net().cuda())
             moved = dotted_name(without_self_returning_calls(func.value))
             for name in ({moved} if moved is not None else set()) | set(self._checker.assign_targets):
-                self._moved.setdefault("class" if name.startswith("self.") else id(facts.function), set()).add(name)
+                # self.x, or the module itself (``self.to(device)`` in its __init__): for every method
+                in_class = name.startswith("self.") or (name == "self" and facts.function.class_info is not None)
+                self._moved.setdefault("class" if in_class else id(facts.function), set()).add(name)
             for load in self._onto_device:
                 if moved in load.restored_into and self._function_of_load.get(id(load.node)) is facts.function:
                     load.moved_after = True
@@ -346,7 +348,8 @@ class LoadWithoutMapLocation(Rule):
             while isinstance(value, (cst.Subscript, cst.Attribute)):
                 value = value.value
             if isinstance(value, cst.Name):
-                load = self._loaded_into.get(id(self.facts.function), {}).get(value.value)
+                load = self._loaded_into.get(id(self.facts.function), {}).get(value.value) \
+                    or self._onto_device_load_behind(value.value)
                 if load is not None:
                     load.restores_state = True
                     load.beside_the_model |= on_device
@@ -369,6 +372,17 @@ class LoadWithoutMapLocation(Rule):
                 called = dotted_name(value.func)
                 if called is not None:
                     self._fed_to_state_dict.add(called.rsplit(".", 1)[-1])
+
+    def _onto_device_load_behind(self, name: str) -> _Load | None:
+        """A load onto the device that ``name`` was computed from in this function (``state =
+        {k.removeprefix("module."): v for k, v in payload["state_dict"].items()}`` after ``payload =
+        torch.load(path, map_location=device)``): its tensors are what ``name`` hands on."""
+        function = self.facts.function
+        for held, load in self._loaded_into.get(id(function), {}).items():
+            if held != name and any(load is other for other in self._onto_device) \
+                    and function.derives_from({name}, {held}):
+                return load
+        return None
 
     def _note_modules_handed(self, call: cst.Call) -> None:
         facts = self.facts
@@ -490,9 +504,10 @@ class LoadWithoutMapLocation(Rule):
         load = _Load(node, root_name(source) if source is not None else None, "", "",
                      path_text=_text(source) if source is not None else "",
                      kept_in=frozenset(name for name in self._checker.assign_targets if "." not in name),
-                     loops_before=len(facts.loop_of_node))
-        if not load.kept_in:
-            return  # model.load_state_dict(torch.load(path, map_location=device)): freed once copied
+                     loops_before=len(facts.loop_of_node),
+                     # model.load_state_dict(torch.load(path, map_location=device)): copied at once
+                     restores_state=id(node) in self._feeds_state_dict,
+                     beside_the_model=id(node) in self._fed_on_device)
         for name in load.kept_in:
             self._loaded_into.setdefault(id(function), {})[name] = load
         self._function_of_load[id(node)] = function
@@ -500,19 +515,33 @@ class LoadWithoutMapLocation(Rule):
         self.at_function_exit(lambda: self._report_onto_device(load))
 
     def _report_onto_device(self, load: _Load) -> None:
-        held = sorted(load.kept_in)[0]
+        held = min(load.kept_in, default="")
         if self._kept_through_steps(load, or_running_the_model=True):
             self.report(load.node, f"'{held}', loaded onto the device, keeps a second copy of the weights through "
                                    "the loop after it",
                         help="del the checkpoint once load_state_dict has copied it, or load with map_location='cpu' "
                              "(load_state_dict copies onto the model's device)",
                         needs_grad=False, severity="warning")
-        elif load.restores_state and load.moved_after and not self._deleted_in_function(load):
+        elif load.restores_state and load.moved_after and load.kept_in and not self._deleted_in_function(load) \
+                and not self._rebound(load):
             self.report(load.node, f"'{held}', loaded onto the device, is still held when the model it restored "
                                    "moves there",
                         help="load with map_location='cpu' (load_state_dict copies into the model, and the move makes "
                              "the only device copy), or del the checkpoint before the move",
                         needs_grad=False, severity="info")
+        elif load.restores_state and (load.beside_the_model or self._moved_by_every_caller(load)):
+            self.report(load.node, "the checkpoint is loaded onto the device beside the model it restores: two "
+                                   "copies at the peak",
+                        help="load with map_location='cpu': load_state_dict copies into the parameters' device, so the "
+                             "only device copy is the model's (a resume that fits from scratch then fits too)",
+                        needs_grad=False, severity="info")
+
+    def _rebound(self, load: _Load) -> bool:
+        """Is a name the load was kept in bound to something else later in its function
+        (``checkpoint = None``)?"""
+        function = self._function_of_load.get(id(load.node))
+        return function is not None and any(
+            (binding := function.bindings.get(name)) is None or binding.node is not load.node for name in load.kept_in)
 
     def _deleted_in_function(self, load: _Load) -> bool:
         function = self._function_of_load.get(id(load.node))
@@ -528,8 +557,7 @@ class LoadWithoutMapLocation(Rule):
         function = self._function_of_load.get(id(load.node))
         if function is None:
             return False
-        if any((binding := function.bindings.get(name)) is None or binding.node is not load.node
-               for name in load.kept_in):
+        if self._rebound(load):
             return False  # rebound later (checkpoint = None): not kept
         later = [loop for loop in list(self.facts.loop_of_node.values())[load.loops_before:] if loop.scope is function]
         if any(loop.runs_steps for loop in later):
@@ -593,22 +621,23 @@ class LoadWithoutMapLocation(Rule):
                     fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
 
     VALID = [
-        # map_location onto the GPU, but the checkpoint is deleted once restored, before the loop
+        # map_location onto the GPU into a model still on the CPU, and the checkpoint let go
+        # (deleted, rebound) before the model moves and the loop runs
         """
 import torch
 
 def evaluate(model, loader, path, device):
-    model.to(device)
     checkpoint = torch.load(path, map_location=device)
     model.load_state_dict(checkpoint["model"])
     del checkpoint
+    model.to(device)
     return [model(x.to(device)).argmax(-1).tolist() for x in loader]
 
 def train(model, optimizer, loader, path, device):
-    model.to(device)
     ckpt = torch.load(path, map_location=device)
     model.load_state_dict(ckpt["model"])
     ckpt = None
+    model.to(device)
     for x, y in loader:
         loss = torch.nn.functional.mse_loss(model(x.to(device)), y.to(device))
         optimizer.zero_grad()
@@ -644,16 +673,6 @@ def restore_storages(model, path):
     state = torch.load(path, map_location=lambda storage, loc: storage)
     model.load_state_dict(state)
     return model.cuda()
-""",
-        # onto the GPU beside a model already there, in a helper that returns: a transient copy
-        """
-import torch
-
-def load_model(path, device):
-    model = Mapper().to(device)
-    state = torch.load(path, map_location=device)
-    model.load_state_dict(state["model"])
-    return model.eval()
 """,
         # one process: the weights are loaded into a model still on the CPU, moved afterwards: no
         # second copy beside it on the GPU (a CPU-saved download stays on the CPU)
@@ -1077,6 +1096,29 @@ def load_model(path, device):
     model = model.to(device).eval()
     return model
 """, line=6),
+        # onto the GPU beside a model (or its optimizer) already there: two copies at the peak
+        # of a resume (a hint), also when the dict is handed over at once
+        Invalid("""
+import torch
+
+def load_model(path, device):
+    model = Mapper().to(device)
+    state = torch.load(path, map_location=device)
+    model.load_state_dict(state["model"])
+    return model.eval()
+""", line=6),
+        Invalid("""
+import torch
+
+class Trainer:
+    def __init__(self, model, device):
+        self.device = torch.device(device)
+        self.model = model.to(self.device)
+        self.optimizer = torch.optim.AdamW(self.model.parameters())
+
+    def resume(self, path):
+        self.optimizer.load_state_dict(torch.load(path, map_location=self.device))
+""", line=11),
     ]
 
 
