@@ -234,6 +234,8 @@ class GraphAccumulation(Rule):
             where = f"on every {function.name}() call"  # if it runs per step: decided at the end
         else:
             return
+        if running and loop is None:
+            return  # self.mean_w = m * self.mean_w + (1 - m) * x.mean(0) per call: ML102 reports the update
         name = storage_name(accumulator) or source_of(accumulator)
         place = place_of(accumulator) or name
         if loop is not None and self._computed_from_accumulator(values, name):
@@ -629,6 +631,25 @@ class GraphAccumulation(Rule):
         self.at_function_exit(decide)
 
     VALID = [
+        # a running average updated from itself on every forward() call: ML102's finding (the
+        # update chains the graph), not an accumulation to report twice
+        """
+import torch
+from torch import nn
+
+class Mapping(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mapping = nn.Linear(8, 8)
+        self.gamma_avg = 0.99
+        self.register_buffer("mean_w", torch.zeros(1, 8))
+
+    def forward(self, x):
+        mapping = self.mapping(x)
+        if self.training:
+            self.mean_w = self.gamma_avg * self.mean_w + (1 - self.gamma_avg) * mapping.mean(dim=0, keepdim=True)
+        return mapping
+""",
         # every slot of the dict turned into a number, in place, before the meter keeps it
         """
 import torch
