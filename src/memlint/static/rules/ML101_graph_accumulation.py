@@ -640,15 +640,26 @@ from torch import nn
 class Mapping(nn.Module):
     def __init__(self):
         super().__init__()
-        self.mapping = nn.Linear(8, 8)
+        self.mapping = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8))
         self.gamma_avg = 0.99
+        self.phi = 0.7
         self.register_buffer("mean_w", torch.zeros(1, 8))
 
     def forward(self, x):
         mapping = self.mapping(x)
         if self.training:
             self.mean_w = self.gamma_avg * self.mean_w + (1 - self.gamma_avg) * mapping.mean(dim=0, keepdim=True)
+        if self.phi < 1:
+            mapping = self.mean_w + self.phi * (mapping - self.mean_w)
         return mapping
+
+
+def train(model, loader, optimizer):
+    for x in loader:
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
 """,
         # every slot of the dict turned into a number, in place, before the meter keeps it
         """
