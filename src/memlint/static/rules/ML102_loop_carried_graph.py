@@ -467,6 +467,9 @@ class LoopCarriedGraph(Rule):
             return
         handed_on = self._handed_on.setdefault(id(function), set())
         for arg in node.args:
+            value = facts.graph_value(arg.value)
+            if value.state is Graph.NONE and not value.names and not value.pending:
+                continue  # env.step(action.cpu().numpy()): a number or an array leaves, not a graph
             handed_on |= names_in(arg.value)
 
     def _note_kept_on_object(self, node: cst.Assign) -> None:
@@ -1229,6 +1232,31 @@ def rollout(model, policy, env_steps, opt):
     ]
 
     INVALID = [
+        # an agent acting with grad on: the recurrent state chains every step's graph for the
+        # whole episode; what leaves for the environment is an array, not the chain
+        Invalid("""
+import torch
+from torch import nn
+
+class Agent:
+    def __init__(self):
+        self.encoder = nn.Linear(64, 32)
+        self.cell = nn.GRUCell(32, 32)
+        self.actor = nn.Linear(32, 3)
+
+    def interact(self, env, episodes):
+        scores = []
+        for _ in range(episodes):
+            obs, done, score = env.reset(), False, 0.0
+            state = torch.zeros(1, 32)
+            while not done:
+                state = self.cell(self.encoder(torch.as_tensor(obs).float()), state)
+                action = torch.tanh(self.actor(state))
+                obs, reward, done, _ = env.step(action.squeeze(0).cpu().numpy())
+                score += reward
+            scores.append(score)
+        return scores
+""", line=17),
         # the same loop where the state comes from nn.LSTM (its state carries the graph) or the
         # backward retains the graph: the chain grows (or the second step fails)
         Invalid("""
