@@ -160,6 +160,8 @@ HALVES = HALVES + ("sealed17", "dev27")
 HALVES = HALVES + ("dev28",)
 # And a twenty-ninth (LLM fine-tuning, dialogue, vision-language, captioning): 24 more unread repositories.
 HALVES = HALVES + ("dev29",)
+# And a thirtieth (Lightning tasks, ViTs, model-based RL, temporal GNNs, vocoders): 14 more unread repositories.
+HALVES = HALVES + ("dev30",)
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -1392,6 +1394,35 @@ REPOS: tuple[FreshRepo, ...] = (
           "controllable captioning from scene graphs", "dev29"),
     _repo("WizardLM", "nlpxucan/WizardLM", "cd4b4cc022b6426aee62d51f7ae99a4a6ec9aaef",
           "WizardLM/Coder/Math training and inference", "dev29"),
+    # --- dev30 (chosen 2026-11-26, studied and fixed against: Lightning tasks, ViTs, model-based RL, temporal GNNs, vocoders)
+    _repo("lightning-flash", "Lightning-Universe/lightning-flash", "a374dd4f6d37f42d4a6a6f08f2e1caec15e12b36",
+          "task library on Lightning: tasks, data, serving", "dev30"),
+    _repo("rexnet", "clovaai/rexnet", "61debcc43d4ddce336427b5ef5250050a87dc230",
+          "ReXNet classification training", "dev30"),
+    _repo("mobilenetv2.pytorch", "d-li14/mobilenetv2.pytorch", "1733532bd43743442077326e1efc556d7cfd025d",
+          "MobileNetV2 ImageNet training", "dev30"),
+    _repo("PyTorch-Pretrained-ViT", "lukemelas/PyTorch-Pretrained-ViT", "8ec2cab38b2dfae6386f37d4879a325f552eb791",
+          "ViT models and ImageNet examples", "dev30"),
+    _repo("ViT-CIFAR", "omihub777/ViT-CIFAR", "ab9043ea44cfe8311d30295fc0e0467d676187f1",
+          "ViT on CIFAR with Lightning", "dev30"),
+    _repo("vision-transformers-cifar10", "kentaroy47/vision-transformers-cifar10", "5bb83d36018b314c3020558541015bb01bce15bc",
+          "vision transformers on CIFAR-10: training", "dev30"),
+    _repo("dreamerv3-torch", "NM512/dreamerv3-torch", "6ef8646d807cd10ce0c88e10a7e943211e7fc44c",
+          "DreamerV3 in PyTorch: agent, world model, training", "dev30"),
+    _repo("rl-baselines3-zoo", "DLR-RM/rl-baselines3-zoo", "22e3ff2450fd92033f7f032915e1f64894a09584",
+          "SB3 training framework: experiment manager, callbacks", "dev30"),
+    _repo("pytorch_geometric_temporal", "benedekrozemberczki/pytorch_geometric_temporal", "adefe44265ad8faf239fd6cf3b59b95ca3ee60aa",
+          "temporal graph neural networks: layers, examples", "dev30"),
+    _repo("gated-graph-transformers", "chaitjo/gated-graph-transformers", "38f51f9487456d27d252cf26ed245e2631334950",
+          "graph transformers for TSP/graphs: training", "dev30"),
+    _repo("univnet", "mindslab-ai/univnet", "9bb2b54838bb6d7ce767131cc7b8b61198bc7558",
+          "UnivNet vocoder: GAN training", "dev30"),
+    _repo("DiffSinger", "MoonInTheRiver/DiffSinger", "ce7789f1427ddcdec647b3ab2bf2d1b12134e51e",
+          "singing voice synthesis with diffusion: tasks, training", "dev30"),
+    _repo("dreamer-torch", "jsikyoon/dreamer-torch", "7c2331acd4fa6196d140943e977f23fb177398b3",
+          "Dreamer in PyTorch: agent, training", "dev30"),
+    _repo("graph-transformer-pytorch", "lucidrains/graph-transformer-pytorch", "8613d2141c84f1cbaa4e2802e3091638c706c9ca",
+          "graph transformer model", "dev30"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
