@@ -991,6 +991,12 @@ class FileChecker:
             loops = self.facts.loops_in_function()
             for loop in loops:
                 loop.runs_model = True
+            inner = self.facts.loop
+            if inner is not None and not (inner.bounded or inner.over_parts or inner.counts_in_module_method) \
+                    and not names_in(node.func) & inner.target_names:  # not ``for blk in blocks: x = blk(x)``
+                for loop in loops:
+                    if loop is not inner:
+                        loop.repeats_model_inside = True  # each iteration runs a loop of forward passes
             info = self.facts.function.class_info
             if loops and not (info is not None and info.is_module):
                 effects.add(REPEATS_MODULE)  # a helper looping over forward passes (not a module's layers)

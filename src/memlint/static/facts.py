@@ -815,6 +815,9 @@ class Loop:
     # What the body does, for telling steps by behaviour (see runs_steps):
     bounded: bool = False  # over a literal (``for i in [2]:``, ``range(3)``): a fixed few iterations
     runs_model: bool = False  # a module is called in the body
+    # a loop nested in the body (in the same function) calls a module in each of its iterations:
+    # one iteration here is a whole pass of forward passes (a video's windows, an episode)
+    repeats_model_inside: bool = False
     # torch.load / torch.save directly in the body: one file (a checkpoint shard) per iteration
     moves_files: bool = False
     draws: bool = False  # ``next(...)`` in the body: it pulls batches from an iterator
@@ -864,6 +867,8 @@ class Loop:
         if not self.is_training_loop and self.callees_repeat is not None and self.callees_repeat() and not (
                 self.callees_train is not None and self.callees_train()):
             return False  # each iteration runs a helper's own loop of forward passes: an episode
+        if self.repeats_model_inside and not self.is_training_loop:
+            return False  # ... or a loop of its own (for f in range(0, length, stride): model(...)): a video
         if self.callees_steps is not None and self.callees_steps():
             return False  # each iteration runs a helper's own step loop (train_one_epoch): an epoch
         return self.is_training_loop or self.walks_steps

@@ -66,6 +66,20 @@ class EmptyCacheInLoop(PerStepCallRule):
         )
 
     VALID = [
+        # once per video: each iteration of the loader loop runs a loop of forward passes of its
+        # own (a window over the video's frames)
+        """
+import torch
+
+@torch.no_grad()
+def evaluate(model, test_loader, stride=10):
+    for index, (frames, masks) in enumerate(test_loader):
+        torch.cuda.empty_cache()
+        outputs = []
+        for f in range(0, frames.size(1), stride):
+            outputs.append(model(frames[:, f:f + stride], masks[:, f:f + stride]).cpu())
+        save(torch.cat(outputs, 1), index)
+""",
         # once per epoch, after the step loop
         """
 import torch

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import FUNCTIONAL_LOSS_WORDS, dotted_name, is_test_file, names_in
+from memlint.static.facts import FUNCTIONAL_LOSS_WORDS, descendants, dotted_name, is_test_file, names_in
 from memlint.static.rule import Invalid, Rule
 from memlint.static.summaries import COMPUTES_LOSS
 from memlint.static.rules.ML101_graph_accumulation import source_of
@@ -249,7 +249,7 @@ class DataParallel(Rule):
         if frozen and not function.trains_after(place.training_sites, place.loops) \
                 and not self._may_be_trained(bound, function, place):
             return  # a feature extractor made ready for inference (eval, frozen, TorchScript)
-        if self._never_run(bound):
+        if self._never_run(bound) or _unwrapped_at_once(node, function, bound):
             return  # its forward never runs: nothing is scattered, nothing gathered
         cls = self.facts.instance_class(wrapped) if wrapped is not None else None
         forward = self.facts.find_method(cls, "forward") if cls is not None else None
@@ -273,6 +273,16 @@ class DataParallel(Rule):
         )
 
     VALID = [
+        # a wrapper built only to read a state dict saved from one, unwrapped at once
+        """
+import torch
+def initialize_flow(build, path, device):
+    model = torch.nn.DataParallel(build())
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    model = model.module
+    model.to(device)
+    return model
+""",
         # a moving-average copy frozen by a loop over its parameters, then wrapped for sampling
         """
 from copy import deepcopy
@@ -616,3 +626,49 @@ def _call_text(node: cst.Call, name: str) -> str:
         callee = dotted_name(wrapped.func) if isinstance(wrapped, cst.Call) else None
         text = f"{callee}(...)" if callee is not None and len(callee) <= 15 else source_of(wrapped, 20)
     return f"{name}({text})"
+
+
+def _unwrapped_at_once(call: cst.Call, function, bound: frozenset[str]) -> bool:
+    """``model = nn.DataParallel(RAFT(args)); model.load_state_dict(state); model = model.module``:
+    the wrapper exists only to read a ``module.``-prefixed state dict and is unwrapped in the same
+    block before anything calls it or is handed it: its forward never runs."""
+    names = {name for name in bound if "." not in name}
+    if not names or not isinstance(getattr(function, "node", None), cst.FunctionDef):
+        return False
+    for block in _blocks(function.node.body):
+        for index, statement in enumerate(block):
+            if not any(part is call for part in descendants(statement)):
+                continue
+            for later in block[index + 1:]:
+                if isinstance(later, cst.SimpleStatementLine) and any(
+                        isinstance(part, cst.Assign) and dotted_name(part.value) in {f"{n}.module" for n in names}
+                        for part in later.body):
+                    return True
+                for part in descendants(later):
+                    if isinstance(part, cst.Call) and (
+                            (dotted_name(part.func) or "") in names | {f"{n}.forward" for n in names}
+                            or any(dotted_name(arg.value) in names for arg in part.args)):
+                        return False  # run, or handed on, before it is unwrapped
+                if not isinstance(later, cst.SimpleStatementLine):
+                    return False  # a branch or a loop in between: not read here
+            return False
+    return False
+
+
+def _blocks(body: cst.BaseSuite):
+    """The statement lists of ``body`` and of the compound statements in it (not nested defs)."""
+    if not isinstance(body, cst.IndentedBlock):
+        return
+    statements = list(body.body)
+    yield statements
+    for statement in statements:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            child = getattr(statement, field, None)
+            if isinstance(child, cst.BaseSuite):
+                yield from _blocks(child)
+            elif child is not None and hasattr(child, "body") and isinstance(child.body, cst.BaseSuite):
+                yield from _blocks(child.body)
+        for handler in getattr(statement, "handlers", ()) or ():
+            yield from _blocks(handler.body)
