@@ -20,6 +20,12 @@ it moves modules to a GPU and saves state without moving it to the CPU, the load
 model or optimizer (``load_state_dict``) and stays in a local name (not deleted or rebound)
 through a loop running steps later in the function: a second copy on the GPU for the run.
 
+A load given ``map_location`` onto an accelerator (``"cuda"``, ``f"cuda:{rank}"``, a name bound
+to one or the name the module moves its modules with) puts the checkpoint on the GPU itself:
+once copied into a model by ``load_state_dict``, a dict kept in a local name through a later
+loop of steps (or of the restored model over data) is a second copy of the weights for the run
+(warning).
+
 Checked: ``torch.load`` however it is reached (``import torch as t``, ``from torch import
 load``, ``torch.serialization.load``), and a loader of the same module that hands its parameter
 ``map_location=None`` on to it (``load_checkpoint(path)`` leaving it out, or passing None), when
@@ -491,8 +497,8 @@ class LoadWithoutMapLocation(Rule):
     def _note_load_onto_device(self, node: cst.Call, source: cst.BaseExpression | None) -> None:
         """``checkpoint = torch.load(path, map_location=device)``: the checkpoint is on the GPU
         by the call itself. Once ``load_state_dict`` has copied it into a model, the dict is a
-        second copy of the weights: said when it stays in a local name while a loop of steps runs
-        later in the function, or while the model it restored moves to the GPU beside it."""
+        second copy of the weights: said when it stays in a local name while a loop of steps (or
+        of the restored model over data) runs later in the function."""
         facts = self.facts
         function = facts.function
         if self._test_file or function.name.startswith("test"):
@@ -501,9 +507,7 @@ class LoadWithoutMapLocation(Rule):
                      path_text=_text(source) if source is not None else "",
                      kept_in=frozenset(name for name in self._checker.assign_targets if "." not in name),
                      loops_before=len(facts.loop_of_node),
-                     # model.load_state_dict(torch.load(path, map_location=device)): copied at once
-                     restores_state=id(node) in self._feeds_state_dict,
-                     beside_the_model=id(node) in self._fed_on_device)
+                     restores_state=id(node) in self._feeds_state_dict)
         for name in load.kept_in:
             self._loaded_into.setdefault(id(function), {})[name] = load
         self._function_of_load[id(node)] = function
