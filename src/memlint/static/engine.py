@@ -654,8 +654,7 @@ class FileChecker:
                         and dotted_name(target.value) == container and len(target.slice) == 1 \
                         and isinstance(target.slice[0].slice, cst.Index) \
                         and dotted_name(target.slice[0].slice.value) == key \
-                        and facts.graph_value(part.value).state is Graph.NONE \
-                        and not facts.graph_value(part.value).names:
+                        and not facts.graph_value(part.value).carries_something:
                     facts.scope.bindings[container] = Binding(Kind.VALUE, F.NO_GRAPH, node)
                     function.derived_from[container] = set()
                     return
@@ -1681,13 +1680,13 @@ def _registries(module: cst.Module, functions: dict[str, cst.FunctionDef]) -> di
 
 def _walk_statements(block: cst.BaseSuite):
     """The small statements of a function body, nested blocks included (not nested functions)."""
-    stack = [_block_statements(block)]
+    stack = [F.block_statements(block)]
     while stack:
         for statement in stack.pop():
             if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
                 yield from statement.body
             elif not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-                stack.extend(_blocks_of(statement))
+                stack.extend(F.nested_blocks(statement))
 
 
 def _is_range(iterable: cst.BaseExpression | None, facts: Facts | None = None) -> bool:
@@ -1790,38 +1789,15 @@ def _returns_only_without_grad(function: cst.FunctionDef, facts: Facts) -> bool:
                     (assigned_off if no_grad else assigned_on).update(names_in(target))
             inner = no_grad or (isinstance(statement, cst.With)
                                 and any(_turns_grad_off(item.item, facts) for item in statement.items))
-            for block in _blocks_of(statement):
+            for block in F.nested_blocks(statement):
                 if not scan(block, inner):
                     return False
         return True
 
-    if not scan(_block_statements(function.body), False) or not returns:
+    if not scan(F.block_statements(function.body), False) or not returns:
         return False
     only_off = assigned_off - assigned_on
     return all(no_grad or (names and names <= only_off) for no_grad, names in returns)
-
-
-def _block_statements(block: cst.BaseSuite) -> Sequence[cst.CSTNode]:
-    """An indented block's statements; a one-line suite (``if x: return y``) as itself."""
-    return block.body if isinstance(block, cst.IndentedBlock) else (block,)
-
-
-def _blocks_of(statement: cst.BaseStatement) -> list[Sequence[cst.BaseStatement]]:
-    """The statement lists nested in a compound statement (bodies, else, except, finally)."""
-    blocks = []
-    for name in ("body", "orelse", "finalbody"):
-        part = getattr(statement, name, None)
-        if isinstance(part, cst.BaseSuite):
-            blocks.append(_block_statements(part))
-        elif isinstance(part, (cst.Else, cst.Finally)):
-            blocks.append(_block_statements(part.body))
-        elif isinstance(part, cst.If):  # elif: its body and its own else
-            blocks.extend(_blocks_of(part))
-    for handler in getattr(statement, "handlers", ()):
-        blocks.append(_block_statements(handler.body))
-    for case in getattr(statement, "cases", ()):
-        blocks.append(_block_statements(case.body))
-    return blocks
 
 
 def _is_literal_iterable(iterable: cst.BaseExpression) -> bool:
@@ -1900,16 +1876,12 @@ def _sites_that_may_call(facts: Facts) -> dict[str, list]:
 
 def _unfreezes_parameters(tensor: cst.BaseExpression, facts: F.Facts) -> bool:
     """Is ``tensor`` (of ``tensor.requires_grad = True``) a model's parameter: the target of a loop
-    over ``parameters()`` / ``named_parameters()`` around it, or a module's ``.weight``/``.bias``?"""
+    over ``m.parameters()`` around it (as :meth:`FileChecker._freeze` reads ``= False``), or a
+    module's ``.weight``/``.bias``?"""
     if isinstance(tensor, cst.Attribute):
         return tensor.attr.value in ("weight", "bias") or facts.is_module_expr(tensor.value)
-    if not isinstance(tensor, cst.Name):
-        return False
-    for loop in facts.loops_in_function():
-        if tensor.value in loop.target_names and isinstance(loop.node, cst.For) and any(
-                name.rsplit(".", 1)[-1] in ("parameters", "named_parameters") for name in names_in(loop.node.iter)):
-            return True
-    return False
+    name = dotted_name(tensor)
+    return any(name in loop.target_names and loop.parameters_of is not None for loop in facts.loops_in_function())
 
 
 def _walked_container(node: cst.For) -> tuple[str | None, str | None]:

@@ -29,7 +29,7 @@ import dataclasses
 import enum
 import re
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Sequence
 
 import libcst as cst
 
@@ -1517,6 +1517,29 @@ def value_kind(value_type: type) -> int:
         kind = 1 if issubclass(value_type, cst.CSTNode) else 2 if value_type in (tuple, list) else 0
         VALUE_KIND[value_type] = kind
     return kind
+
+
+def block_statements(block: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    """An indented block's statements; a one-line suite (``if x: return y``) as itself."""
+    return block.body if isinstance(block, cst.IndentedBlock) else (block,)
+
+
+def nested_blocks(statement: cst.BaseStatement) -> list[Sequence[cst.BaseStatement]]:
+    """The statement lists nested in a compound statement (bodies, else, except, finally)."""
+    blocks = []
+    for name in ("body", "orelse", "finalbody"):
+        part = getattr(statement, name, None)
+        if isinstance(part, cst.BaseSuite):
+            blocks.append(block_statements(part))
+        elif isinstance(part, (cst.Else, cst.Finally)):
+            blocks.append(block_statements(part.body))
+        elif isinstance(part, cst.If):  # elif: its body and its own else
+            blocks.extend(nested_blocks(part))
+    for handler in getattr(statement, "handlers", ()):
+        blocks.append(block_statements(handler.body))
+    for case in getattr(statement, "cases", ()):
+        blocks.append(block_statements(case.body))
+    return blocks
 
 
 def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

@@ -257,7 +257,7 @@ class TensorCacheKeyedByShape(Rule):
         for root in roots:
             if root in function.parameters:
                 return False
-            loops = _fors_binding(function.node, root)
+            loops = self._fors_binding(function, root)
             stored = function.stored_values.get(root, ())
             if not loops and not stored:
                 return False
@@ -266,6 +266,12 @@ class TensorCacheKeyedByShape(Rule):
             if not all(self._only_from_own_state(each, function, depth + 1) for each in stored):
                 return False
         return True
+
+    def _fors_binding(self, function: FunctionScope, name: str) -> list[cst.For]:
+        """The ``for`` statements of ``function`` whose target binds ``name`` (its loops, as the
+        engine recorded them)."""
+        return [loop.node for loop in self.facts.loop_of_node.values()
+                if loop.scope is function and isinstance(loop.node, cst.For) and name in loop.target_names]
 
     def _a_weight(self, value: cst.BaseExpression, function: FunctionScope, depth: int) -> bool:
         """Is ``value`` a parameter (or its gradient, or its data) of a model: ``self.fc.weight``,
@@ -278,7 +284,7 @@ class TensorCacheKeyedByShape(Rule):
         if not isinstance(value, cst.Name) or depth > 3:
             return False
         name = value.value
-        if any(_iterates_parameters(loop.iter) for loop in _fors_binding(function.node, name)):
+        if any(_iterates_parameters(loop.iter) for loop in self._fors_binding(function, name)):
             return True
         stored = function.stored_values.get(name, ())
         return bool(stored) and all(self._a_weight(each, function, depth + 1) for each in stored)
@@ -514,26 +520,3 @@ def _iterates_parameters(iterable: cst.BaseExpression) -> bool:
             continue
         stack.extend(node.children)
     return False
-
-
-def _fors_binding(function: cst.CSTNode, name: str) -> list[cst.For]:
-    """The ``for`` statements of ``function`` (not of functions nested in it) whose target binds
-    ``name``."""
-    found: list[cst.For] = []
-    body = getattr(function, "body", None)
-    stack: list[cst.CSTNode] = list(body.children) if isinstance(body, cst.CSTNode) else []
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        if isinstance(node, cst.For) and any(
-                isinstance(part, cst.Name) and part.value == name for part in _target_names(node.target)):
-            found.append(node)
-        stack.extend(node.children)
-    return found
-
-
-def _target_names(target: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [part for element in target.elements for part in _target_names(element.value)]
-    return [target]

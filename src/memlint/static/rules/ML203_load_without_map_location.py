@@ -540,8 +540,8 @@ class LoadWithoutMapLocation(Rule):
     def _kept_through_steps(self, load: _Load, or_running_the_model: bool = False) -> bool:
         """Is the load copied into a model or optimizer (``load_state_dict``) and held in a local
         name that a loop running steps, walked after it in the same function, outlives (neither
-        deleted nor rebound)? ``or_running_the_model``: also a loop over data that runs the model
-        the load restored (an evaluation: ``self.model.generate(batch)`` for each batch)."""
+        deleted nor rebound)? ``or_running_the_model``: also a loop, not over a fixed few items, that
+        runs the model the load restored (an evaluation: ``self.model.generate(batch)`` each time)."""
         if not load.restores_state or not load.kept_in or self._deleted_in_function(load):
             return False
         function = self._function_of_load.get(id(load.node))
@@ -552,8 +552,8 @@ class LoadWithoutMapLocation(Rule):
         later = [loop for loop in list(self.facts.loop_of_node.values())[load.loops_before:] if loop.scope is function]
         if any(loop.runs_steps for loop in later):
             return True
-        return or_running_the_model and any(
-            loop.iterates_data and not loop.bounded and _uses_any(names_in(loop.node.body), load.restored_into)
+        return or_running_the_model and any(  # by what it does, not by the names of what it walks
+            not (loop.bounded or loop.over_parts) and _uses_any(names_in(loop.node.body), load.restored_into)
             for loop in later)
 
     def _kept_on_gpu(self, load: _Load) -> bool:

@@ -31,10 +31,13 @@ loss, the documented fix for the imbalance (only the losses are gathered).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterator, Sequence
 
 import libcst as cst
 
-from memlint.static.facts import FUNCTIONAL_LOSS_WORDS, descendants, dotted_name, is_test_file, names_in
+from memlint.static.facts import (
+    FUNCTIONAL_LOSS_WORDS, block_statements, descendants, dotted_name, is_test_file, names_in, nested_blocks,
+)
 from memlint.static.rule import Invalid, Rule
 from memlint.static.summaries import COMPUTES_LOSS
 from memlint.static.rules.ML101_graph_accumulation import source_of
@@ -636,6 +639,7 @@ def _unwrapped_at_once(call: cst.Call, function, bound: frozenset[str]) -> bool:
     if not names or not isinstance(getattr(function, "node", None), cst.FunctionDef):
         return False
     for block in _blocks(function.node.body):
+        block = list(block)
         for index, statement in enumerate(block):
             if not any(part is call for part in descendants(statement)):
                 continue
@@ -655,20 +659,12 @@ def _unwrapped_at_once(call: cst.Call, function, bound: frozenset[str]) -> bool:
     return False
 
 
-def _blocks(body: cst.BaseSuite):
+def _blocks(body: cst.BaseSuite) -> Iterator[Sequence[cst.BaseStatement]]:
     """The statement lists of ``body`` and of the compound statements in it (not nested defs)."""
-    if not isinstance(body, cst.IndentedBlock):
-        return
-    statements = list(body.body)
-    yield statements
-    for statement in statements:
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            continue
-        for field in ("body", "orelse", "finalbody"):
-            child = getattr(statement, field, None)
-            if isinstance(child, cst.BaseSuite):
-                yield from _blocks(child)
-            elif child is not None and hasattr(child, "body") and isinstance(child.body, cst.BaseSuite):
-                yield from _blocks(child.body)
-        for handler in getattr(statement, "handlers", ()) or ():
-            yield from _blocks(handler.body)
+    pending = [block_statements(body)]
+    while pending:
+        statements = pending.pop()
+        yield statements
+        for statement in statements:
+            if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                pending.extend(nested_blocks(statement))
