@@ -170,6 +170,13 @@ HALVES = HALVES + ("dev30",)
 # the recall threads; ALBEF's vendored refTools/vqaTools excluded), sorted, shuffled with
 # random.Random(2026112618); odd places sealed18, even places dev31.
 HALVES = HALVES + ("sealed18", "dev31")
+# And a second draw the same day, before any of it was read: 30 more unread repositories (TTS, music,
+# captioning, VQA, grounding, pose, optical flow, depth, anomaly detection, domain adaptation, continual and
+# federated learning, robustness, NAS, graph generation, code summarization, QA, translation, active
+# learning, trajectories, remote sensing, pathology, EEG, molecules, recommenders, GANs, flows; AoANet's
+# vendored coco-caption and cider excluded), sorted, shuffled with random.Random(2026112619); odd places
+# sealed19 (run once with sealed18 at the end of the round), even places dev32.
+HALVES = HALVES + ("sealed19", "dev32")
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -1496,6 +1503,67 @@ REPOS: tuple[FreshRepo, ...] = (
           "quantization-aware training and pruning", "sealed18"),
     _repo("U-ViT", "baofff/U-ViT", "ce551708dc9cde9818d2af7d84dfadfeb7bd9034",
           "ViT-backbone diffusion models", "dev31"),
+    # --- sealed19 / dev32 (drawn 2026-11-26, seed 2026112619; odd places sealed19)
+    _repo("gmflow", "haofeixu/gmflow", "b5123431164d01ec14526a1c3d22218aecb62024",
+          "global-matching optical flow", "sealed19"),
+    _repo("self-label", "yukimasano/self-label", "3891e376a82d1e4ac6de6d39505b692b8885c971",
+          "self-labelling representation learning", "dev32"),
+    _repo("ffjord", "rtqichen/ffjord", "994864ad0517db3549717c25170f9b71e96788b1",
+          "continuous normalizing flows", "sealed19"),
+    _repo("GDSS", "harryjo97/GDSS", "24cc490e0c5b39cbd265fda33ab2bc8b528d4454",
+          "score-based graph generation with SDEs", "dev32"),
+    _repo("NIID-Bench", "Xtra-Computing/NIID-Bench", "61b901ab645e62391772e9898384c2c3485b7a6c",
+          "federated learning benchmark on non-IID data", "sealed19"),
+    _repo("KGAT-pytorch", "LunaBlack/KGAT-pytorch", "5d6ce2fcd5314d3c2bef0254cd6569270ee02105",
+          "knowledge graph attention recommender", "dev32"),
+    _repo("manydepth", "nianticlabs/manydepth", "a36212bda725438c0b96ce0793a92f9c148914bf",
+          "self-supervised multi-frame depth", "sealed19"),
+    _repo("SHOT", "tim-learn/SHOT", "f7d555a0d53b525b885e5ef2a887a267a5be3c36",
+          "source-free domain adaptation", "dev32"),
+    _repo("human-pose-estimation.pytorch", "microsoft/human-pose-estimation.pytorch", "49f3f4458c9d5917c75c37a6db48c6a0d7cd89a1",
+          "simple baselines 2D pose estimation", "sealed19"),
+    _repo("PC-DARTS", "yuhuixu1993/PC-DARTS", "b74702f86c70e330ce0db35762cfade9df026bb7",
+          "partial-channel differentiable architecture search", "dev32"),
+    _repo("BicycleGAN", "junyanz/BicycleGAN", "40b9d52c27b9831f56c1c7c7a6ddde8bc9149067",
+          "multimodal image-to-image GAN", "sealed19"),
+    _repo("PyCIL", "G-U-N/PyCIL", "87cc4110d60765dc3f64af7ef7a693efed8418ff",
+          "class-incremental continual learning toolbox", "dev32"),
+    _repo("cflow-ad", "gudovskiy/cflow-ad", "b2ebf9e673a0aa46992a3b18367ec066a57bba89",
+          "conditional normalizing flow anomaly detection", "sealed19"),
+    _repo("MolCLR", "yuyangw/MolCLR", "3d3bc1912be27b0c97435fd9134f4d4c73d4c5ab",
+          "contrastive GNN molecular pretraining", "dev32"),
+    _repo("TorchSSL", "TorchSSL/TorchSSL", "f26e1d42967cec7f7c8a00c2e7ff9219d8ab7c92",
+          "semi-supervised classification (FixMatch, FlexMatch)", "sealed19"),
+    _repo("joeynmt", "joeynmt/joeynmt", "cdc4d03d430a1b0f29793a0d95743c5e72ae2f6c",
+          "neural machine translation", "dev32"),
+    _repo("AoANet", "husthuaan/AoANet", "94ffe176c3777bc54e53e9dd7b305b4046d91a70",
+          "attention-on-attention captioning with self-critical RL", "sealed19", exclude=("coco-caption/*", "cider/*")),
+    _repo("PreSumm", "nlpyang/PreSumm", "70b810e0f06d179022958dd35c1a3385fe87f28c",
+          "BERT extractive and abstractive summarization", "dev32"),
+    _repo("ForwardTacotron", "as-ideas/ForwardTacotron", "21db7746c5f3bb72806211c8bd8af7911a45dfe8",
+          "ForwardTacotron TTS and WaveRNN vocoder", "sealed19"),
+    _repo("mmt", "salu133445/mmt", "87a8e26168c0407439e5c83e68c16deb5cac8c67",
+          "multitrack music transformer", "dev32"),
+    _repo("BIT_CD", "justchenhao/BIT_CD", "adcd7aea6f234586ffffdd4e9959404f96271711",
+          "remote sensing change detection", "sealed19"),
+    _repo("NeuralCodeSum", "wasiahmad/NeuralCodeSum", "ffc43a415718d80aba4fe8372a438e0e492ddc6d",
+          "transformer code summarization", "dev32"),
+    _repo("Trajectron-plus-plus", "StanfordASL/Trajectron-plus-plus", "1031c7bd1a444273af378c1ec1dcca907ba59830",
+          "multi-agent trajectory forecasting", "sealed19"),
+    _repo("badge", "JordanAsh/badge", "a2d18acd372cf0f61d9e75bfb0c879c107fbf9f6",
+          "deep batch active learning", "dev32"),
+    _repo("robustness", "MadryLab/robustness", "a9541241defd9972e9334bfcdb804f6aefe24dc7",
+          "adversarial training and robustness evaluation", "sealed19"),
+    _repo("CLAM", "mahmoodlab/CLAM", "53e2409d4a8189c682c173382964a85f114f923c",
+          "attention MIL pathology classification", "dev32"),
+    _repo("TransVG", "djiajunustc/TransVG", "c8624277018fc9786a39181e229f155f933b2b59",
+          "transformer visual grounding", "sealed19"),
+    _repo("DrQA", "facebookresearch/DrQA", "6d7c1b7087b86cfe9bdf84a279adb58dceada3cd",
+          "open-domain reading comprehension", "dev32"),
+    _repo("openvqa", "MILVLG/openvqa", "f8f9966f202d5edf2a84096e1bc05ebf58ef55e6",
+          "VQA models (MCAN, BAN, MFB)", "sealed19"),
+    _repo("BIOT", "ycq091044/BIOT", "d138e32634e52ae9fa6ec98ac9c4087b14ca869a",
+          "biosignal transformer for EEG", "dev32"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
