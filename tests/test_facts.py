@@ -667,3 +667,30 @@ def test_a_loop_count_divides_a_backpropagated_loss_without_carrying_a_graph():
                 self.accelerator.backward(loss / n)
     """)
     assert [s["carrying"] for s in seen] == [False, True]
+
+
+def test_constant_names_are_bound_once_to_a_literal_and_never_again():
+    import libcst as cst
+    from memlint.static.facts import constant_names
+
+    module = cst.parse_module(
+        "DEBUG = False\n"
+        "LIMIT = 3\n"
+        "MODE = 'fast'\n"
+        "MODE = 'slow'\n"
+        "def enable():\n"
+        "    global DEBUG\n"
+        "    DEBUG = True\n"
+        "def train(verbose, x=1):\n"
+        "    parallel = False\n"
+        "    flag = None\n"
+        "    for flag in range(3):\n"
+        "        pass\n"
+        "    count = 0\n"
+        "    count += 1\n"
+        "    x = 2\n"
+        "    return parallel\n"
+    )
+    assert constant_names(module) == {"LIMIT": 3}  # DEBUG declared global elsewhere, MODE bound twice
+    train = module.body[-1]
+    assert constant_names(train) == {"parallel": False}  # flag: a loop target; count: +=; x: a parameter

@@ -1521,3 +1521,248 @@ def test_an_optimizer_built_from_a_list_of_parameter_groups_holds_each_group():
     """
     both = source.replace("{groups}", '[{"params": model.parameters()}, {"params": nsloss.parameters()}]')
     assert [f.code for f in check_source(textwrap.dedent(both), "gatne.py", default_codes())] == []
+
+
+def test_a_branch_a_constant_turns_off_is_not_walked():
+    """``parallel = False; if parallel: ...``, ``if False:``, ``if 0:``: code that never runs yields
+    no finding and no fact; the same code with the constant turned on is reported."""
+    source = """
+        import torch
+        from torch import nn
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.W = nn.Linear(4, 4)
+                parallel = {parallel}
+                if parallel:
+                    self.W = nn.DataParallel(self.W)
+
+        def train(model, loader, opt):
+            total = 0
+            debug = {debug}
+            for x, y in loader:
+                loss = model(x).sum()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                if debug:
+                    total += loss
+                if False:
+                    total += loss
+            return total
+    """
+    off = source.format(parallel="False", debug="0")
+    assert findings(off) == []
+    on = source.format(parallel="True", debug="1")
+    assert findings(on) == [(11, "ML206"), (22, "ML101")]
+
+
+def test_a_name_bound_more_than_once_is_not_a_constant():
+    """``debug = False`` rebound later (or a parameter, a loop target, a ``global``): the test depends
+    on the run, so the branch is walked and reported."""
+    source = """
+        import torch
+
+        def train(model, loader, opt, verbose):
+            total = 0
+            debug = False
+            if verbose:
+                debug = True
+            for x, y in loader:
+                loss = model(x).sum()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                if debug:
+                    total += loss
+            return total
+    """
+    assert findings(source) == [(15, "ML101")]
+
+
+def test_a_timing_loop_in_a_main_block_on_random_inputs_is_quiet():
+    """A model file's ``__main__`` benchmark: warm-up and timed loops of ``y = net(x)`` on
+    ``torch.randn`` inputs whose outputs nobody reads, one graph alive at a time (ML201 quiet); the
+    same loop saving each output is a sampling loop (reported)."""
+    source = """
+        import time
+        import torch
+        from torch import nn
+
+        if __name__ == "__main__":
+            net = nn.Conv2d(8, 8, 3).cuda()
+            net.eval()
+            x = torch.randn(4, 8, 32, 32).cuda()
+            for i in range(10):
+                y = net(x)
+                {use}
+            print(time.time())
+    """
+    assert findings(source.format(use="pass")) == []
+    assert findings(source.format(use='torch.save(y, f"out_{i}.pt")')) == [(11, "ML201")]
+
+
+def test_a_module_whose_optimizer_is_handed_in_is_not_called_untrained():
+    """``self.actor_optimizer = actor_optimizer`` (built by the caller) and stepped: whether it holds
+    the actor is unknown, so "a loss target only, in no optimizer" has no evidence (ML201 quiet);
+    without that optimizer the class's own optimizers are all read, and the actor is in none."""
+    source = """
+        import torch
+        import torch.nn.functional as F
+
+        class SAC:
+            def __init__(self, actor, critic, actor_optimizer):
+                self.actor = actor
+                self.critic = critic
+                self.actor_optimizer = actor_optimizer
+                self.critic_optimizer = torch.optim.Adam(critic.parameters(), lr=3e-4)
+
+            def train(self, observations):
+                new_actions = self.actor(observations)
+                policy_loss = F.mse_loss(self.critic(observations), new_actions)
+                {zero}
+                self.critic_optimizer.zero_grad()
+                policy_loss.backward()
+                {step}
+                self.critic_optimizer.step()
+    """
+    handed_in = source.format(zero="self.actor_optimizer.zero_grad()", step="self.actor_optimizer.step()")
+    assert findings(handed_in) == []
+    assert findings(source.format(zero="pass", step="pass")) == [(13, "ML201")]
+
+
+def test_a_loss_helper_of_the_module_takes_its_arguments_in_its_own_order():
+    """``self.calc_loss(targets, v_res, l_res)``: a loss function of this module whose first
+    argument is the targets; torch's (input, target) order does not say the model's outputs are
+    targets, so the trained model is not "a loss target only" (ML201 quiet). A torch criterion
+    called the same way keeps torch's order (reported)."""
+    source = """
+        import torch
+        import torch.nn.functional as F
+
+        class System:
+            def __init__(self, model, head):
+                self.model = model
+                self.head = head
+                self.optimizer = torch.optim.Adam(head.parameters())
+
+            def calc_loss(self, targets, *results):
+                return sum(F.cross_entropy(r, targets) for r in results)
+
+            def training_step(self, images, targets):
+                out = self.model(images)
+                loss = {loss}
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+    """
+    assert findings(source.format(loss="self.calc_loss(targets, out) + self.head(images).sum()")) == []
+    assert findings(source.format(loss="F.mse_loss(self.head(images), out)")) == [(15, "ML201")]
+
+
+def test_a_feature_bank_the_model_runs_on_after_the_loop_stays_on_the_device():
+    """Image features collected over a loader and then fed to the model again (re-ranking) are kept
+    on the device on purpose (ML207 quiet); the same features only concatenated and returned are
+    the growth ML207 reports."""
+    source = """
+        import torch
+
+        @torch.no_grad()
+        def evaluate(model, data_loader, text_feats, device):
+            image_feats = []
+            for image, _ in data_loader:
+                image_feats.append(model.visual_encoder(image.to(device)))
+            image_feats = torch.cat(image_feats)
+            {after}
+    """
+    reranked = "return [model.itm_head(image_feats[i], text_feats).cpu() for i in range(len(image_feats))]"
+    assert findings(source.format(after=reranked)) == []
+    assert findings(source.format(after="return image_feats")) == [(8, "ML207")]
+
+
+def test_data_parallel_handed_to_a_function_of_another_module_is_judged_by_what_that_function_does(tmp_path):
+    """A script wraps the model in DataParallel and hands it to ``validate`` of another module,
+    which runs it under ``no_grad`` and never steps an optimizer: inference only (ML206 quiet), at
+    the top level of the script as in a function. Handed to ``train_one_epoch``, which
+    backpropagates, it is a training run on DataParallel (reported, in both places)."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "proj/__init__.py": "",
+        "proj/engine.py": """
+            import torch
+
+            def validate(loader, model):
+                model.eval()
+                correct = 0
+                with torch.no_grad():
+                    for x, y in loader:
+                        correct += (model(x.cuda()).argmax(1) == y.cuda()).sum().item()
+                return correct
+
+            def train_one_epoch(loader, model, optimizer):
+                for x, y in loader:
+                    loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+        """,
+        "proj/evaluate.py": """
+            import torch
+            from proj.engine import validate
+
+            def main(model, loader):
+                model = torch.nn.DataParallel(model.cuda())
+                print("accuracy", validate(loader, model))
+
+            if __name__ == "__main__":
+                net = torch.nn.DataParallel(torch.nn.Linear(3, 3).cuda())
+                print(validate([], net))
+        """,
+        "proj/train.py": """
+            import torch
+            from proj.engine import train_one_epoch
+
+            def main(model, loader, optimizer):
+                model = torch.nn.DataParallel(model.cuda())
+                for epoch in range(10):
+                    train_one_epoch(loader, model, optimizer)
+
+            if __name__ == "__main__":
+                net = torch.nn.DataParallel(torch.nn.Linear(3, 3).cuda())
+                train_one_epoch([], net, torch.optim.SGD(net.parameters(), lr=0.1))
+        """,
+    })
+    assert project_findings(tmp_path, "proj/evaluate.py") == []
+    assert project_findings(tmp_path, "proj/train.py") == [(5, "ML206"), (10, "ML206")]
+
+
+def test_an_evaluation_block_after_the_backward_pass_is_told_by_order_not_by_names():
+    """A sampling block at the end of a training iteration reuses the training's names (``fake``)
+    in eval mode; the next iteration binds them again before its own backward pass, so nothing
+    from the block is backpropagated (ML201 reports it). Near-misses: the block's output feeding
+    the next iteration's loss before it is rebound (carried over: backpropagated), and a backward
+    pass after the block in the same iteration (both quiet)."""
+    source = """
+        import torch
+
+        def train(netG, loader, opt, every):
+            for step, (z, real) in enumerate(loader):
+                netG.train()
+                {carried}
+                fake = netG(z)
+                loss = (fake - real).abs().mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                if step % every == 0:
+                    netG.eval()
+                    fake = netG(z)
+                    torch.save(fake.detach().cpu(), f"sample_{{step}}.pt")
+                    {after}
+    """
+    assert findings(source.format(carried="pass", after="pass")) == [(15, "ML201")]
+    carried = "loss_prev = fake.mean() if step else 0"
+    assert findings(source.format(carried=carried, after="pass").replace(
+        "loss = (fake - real).abs().mean()", "loss = (fake - real).abs().mean() + loss_prev")) == []
+    assert findings(source.format(carried="pass", after="fake.mean().backward()")) == []

@@ -51,6 +51,7 @@ class FileChecker:
         # the enclosing functions' region stacks (modes, and whether the code set each)
         self._saved_grad_modes: list[tuple[list[GradMode], list[bool]]] = []
         self._statement: list[cst.CSTNode] = []
+        self._constants: dict[int, dict[str, object]] = {}  # id() of a scope -> F.constant_names of it
         self._loop_callees: dict[int, list[object]] = {}  # id(loop) -> what its body calls (see _run_loop)
         self._assign_targets: list[frozenset[str]] = []
         self._visit: dict[type, list[Callable]] = defaultdict(list)
@@ -394,10 +395,13 @@ class FileChecker:
 
         def body() -> None:
             self._walk(node.test)
-            facts.branch_path.append((id(node), "body"))
-            self._walk_block(node.body)
-            facts.branch_path.pop()
-            if node.orelse is not None:
+            # a branch a constant test turns off never runs: it is not walked (no facts, no findings)
+            taken = self._constant_branch(node.test)
+            if taken is not False:
+                facts.branch_path.append((id(node), "body"))
+                self._walk_block(node.body)
+                facts.branch_path.pop()
+            if node.orelse is not None and taken is not True:
                 facts.branch_path.append((id(node), "else"))
                 if isinstance(node.orelse, cst.If):
                     self._if(node.orelse)
@@ -406,6 +410,30 @@ class FileChecker:
                 facts.branch_path.pop()
 
         self._compound(node, body)
+
+    def _constant_branch(self, test: cst.BaseExpression) -> bool | None:
+        """Is an ``if`` test always true or always false (see F.constant_test)? The function's
+        bindings are counted only when a name of the test is bound, so far, to a literal."""
+        literal = F.literal_value(test)
+        if literal is not F.NOT_A_LITERAL:
+            return bool(literal)
+        bindings = self.facts.function.bindings
+        if not any(name in bindings and isinstance(bindings[name].node, cst.BaseExpression)
+                   and F.literal_value(bindings[name].node) is not F.NOT_A_LITERAL
+                   for name in F.names_in(test)):
+            return None
+        return F.constant_test(test, self._constant_names())
+
+    def _constant_names(self) -> dict[str, object]:
+        """The current function's names bound once to a literal (see F.constant_names); at the
+        module's top level, the module's."""
+        function = self.facts.function
+        scope = function.node if isinstance(function.node, cst.FunctionDef) else self.module
+        key = id(scope)
+        if key not in self._constants:
+            self._constants[key] = F.constant_names(scope, "global" in self.source or "nonlocal" in self.source,
+                                                    ":=" in self.source)
+        return self._constants[key]
 
     def _compound(self, node: cst.CSTNode, body: Callable[[], None]) -> None:
         self._statement.append(node)
@@ -528,7 +556,7 @@ class FileChecker:
     def _function(self, node: cst.FunctionDef) -> None:
         facts = self.facts
         self._walk_all(d.decorator for d in node.decorators)
-        for param in _all_params(node.params):
+        for param in F.all_parameters(node.params):
             if param.default is not None:
                 self._walk(param.default)
         parent = facts.scope
@@ -577,14 +605,14 @@ class FileChecker:
 
     def _enter_function(self, scope: FunctionScope, params: cst.Parameters) -> None:
         facts = self.facts
-        for param in _all_params(params):
+        for param in F.all_parameters(params):
             pname = param.name.value
             kind = _annotated_kind(param.annotation.annotation, facts) if param.annotation is not None else None
             if kind is None:  # no annotation that says: the name breaks the tie
                 kind = Kind.MODULE if F.names_a_module_object(pname) else Kind.VALUE
             scope.bindings[pname] = Binding(kind, GraphValue(Graph.UNKNOWN, frozenset({pname})), param)
             scope.inputs.add(pname)
-        scope.parameters = tuple(p.name.value for p in _all_params(params) if p.name.value not in ("self", "cls"))
+        scope.parameters = tuple(p.name.value for p in F.all_parameters(params) if p.name.value not in ("self", "cls"))
         facts.scope = scope
         facts.walking.add(id(scope.node))
         self._alive.append(scope)
@@ -1384,15 +1412,6 @@ def _element_pairs(target: cst.BaseExpression, value: cst.BaseExpression
     return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
 def _attribute_text(node: cst.BaseExpression) -> str:
     return dotted_name(node) or ""
-
-
-def _all_params(params: cst.Parameters) -> list[cst.Param]:
-    out = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
-    if isinstance(params.star_arg, cst.Param):
-        out.append(params.star_arg)
-    if params.star_kwarg is not None:
-        out.append(params.star_kwarg)
-    return out
 
 
 def _binds_module(target: cst.BaseExpression, value: cst.BaseExpression, graph: GraphValue, facts: Facts) -> bool:

@@ -2688,7 +2688,8 @@ class Facts:
                 scope = self.function_scopes.get(callee)
                 if scope is None:
                     unknown = True
-                elif scope.effects & work or scope.has_backward or scope.has_optimizer_step:
+                elif scope.effects & work or ("backward" in work and scope.has_backward) or (
+                        "optimizer_step" in work and scope.has_optimizer_step):
                     return True
                 else:
                     for key in scope.call_keys:
@@ -3837,6 +3838,166 @@ def value_with_defaults(test: cst.BaseExpression, defaults: dict[str, object]) -
         except TypeError:
             return NOT_A_LITERAL
     return NOT_A_LITERAL
+
+
+def all_parameters(params: cst.Parameters) -> list[cst.Param]:
+    """Every parameter of a signature: positional-only, plain, keyword-only, ``*args``, ``**kwargs``."""
+    out = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+    if isinstance(params.star_arg, cst.Param):
+        out.append(params.star_arg)
+    if params.star_kwarg is not None:
+        out.append(params.star_kwarg)
+    return out
+
+
+def constant_test(test: cst.BaseExpression, constants: dict[str, object]) -> bool | None:
+    """Whether an ``if`` test is always true or always false: a literal (``if False:``, ``if 0:``),
+    or a test of names bound once to a literal (``parallel = False`` ... ``if parallel:``, see
+    :func:`constant_names`). None when it depends on anything else."""
+    value = literal_value(test)
+    if value is NOT_A_LITERAL and constants:
+        value = value_with_defaults(test, constants)
+    return None if value is NOT_A_LITERAL else bool(value)
+
+
+def constant_names(scope: cst.CSTNode, nested_declarations: bool = True, walrus: bool = True) -> dict[str, object]:
+    """The names of a function (or of a module's top level) bound exactly once, to a literal, by
+    a plain assignment (``parallel = False``), and by nothing else: no other assignment, loop
+    target, ``with ... as``, ``except ... as``, import, ``del``, parameter, ``:=``, and no
+    ``global``/``nonlocal`` of it anywhere in it (nested functions included). Their value is the
+    same wherever they are read. Statements are walked, not expressions: ``nested_declarations``
+    False (the source has no ``global``/``nonlocal``) skips nested functions and classes, and
+    ``walrus`` False (no ``:=`` in the source) skips looking into expressions at all."""
+    finder = _Bindings(nested_declarations)
+    if isinstance(scope, cst.FunctionDef):
+        for param in all_parameters(scope.params):
+            finder.count(param.name.value)
+        body = scope.body.body if isinstance(scope.body, cst.IndentedBlock) else scope.body.body
+    else:
+        body = scope.body
+    finder.statements(body)
+    if walrus:
+        named = _NamedExpressions()
+        for statement in body:
+            statement.visit(named)
+        for name in named.names:
+            finder.count(name)
+    if finder.unread:
+        return {}
+    return {name: value for name, value in finder.literal.items()
+            if finder.counts[name] == 1 and name not in finder.declared}
+
+
+class _Bindings:
+    """Every binding of a name by the statements of a scope (nested scopes' ``global``/``nonlocal``
+    included), found by walking statements only."""
+
+    def __init__(self, nested_declarations: bool = True) -> None:
+        self.counts: dict[str, int] = {}
+        self.literal: dict[str, object] = {}
+        self.declared: set[str] = set()
+        self.unread = False  # a statement whose bindings were not read (``match``)
+        self._nested = nested_declarations
+
+    def count(self, name: str) -> None:
+        self.counts[name] = self.counts.get(name, 0) + 1
+
+    def targets(self, node: cst.BaseExpression | None) -> None:
+        if isinstance(node, cst.Name):
+            self.count(node.value)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for element in node.elements:
+                self.targets(element.value)
+        elif isinstance(node, cst.StarredElement):
+            self.targets(node.value)
+
+    def statements(self, body: Sequence[cst.CSTNode], nested: bool = False) -> None:
+        for statement in body:
+            self.statement(statement, nested)
+
+    def block(self, suite: cst.BaseSuite | None, nested: bool) -> None:
+        if suite is None:
+            return
+        if isinstance(suite, cst.IndentedBlock):
+            self.statements(suite.body, nested)
+        else:  # a one-line suite: its small statements
+            for small in suite.body:
+                self.small(small, nested)
+
+    def small(self, node: cst.BaseSmallStatement, nested: bool) -> None:
+        if isinstance(node, (cst.Global, cst.Nonlocal)):
+            self.declared.update(item.name.value for item in node.names)
+        if nested:
+            return  # a nested scope's own bindings are not this scope's
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                self.targets(target.target)
+            if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                value = _signed_literal(node.value)
+                if value is not NOT_A_LITERAL:
+                    self.literal[node.targets[0].target.value] = value
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            self.targets(node.target)
+        elif isinstance(node, cst.Del):
+            self.targets(node.target)
+        elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                while isinstance(bound, cst.Attribute):
+                    bound = bound.value
+                if isinstance(bound, cst.Name):
+                    self.count(bound.value)
+
+    def statement(self, node: cst.CSTNode, nested: bool) -> None:
+        if isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                self.small(small, nested)
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            if not nested:
+                self.count(node.name.value)
+            if self._nested:
+                self.block(node.body, True)
+        elif isinstance(node, cst.If):
+            self.block(node.body, nested)
+            orelse = node.orelse
+            if isinstance(orelse, cst.If):
+                self.statement(orelse, nested)
+            elif orelse is not None:
+                self.block(orelse.body, nested)
+        elif isinstance(node, (cst.For, cst.While)):
+            if isinstance(node, cst.For) and not nested:
+                self.targets(node.target)
+            self.block(node.body, nested)
+            if node.orelse is not None:
+                self.block(node.orelse.body, nested)
+        elif isinstance(node, cst.With):
+            for item in node.items:
+                if item.asname is not None and not nested:
+                    self.targets(item.asname.name)
+            self.block(node.body, nested)
+        elif isinstance(node, (cst.Try, cst.TryStar)):
+            self.block(node.body, nested)
+            for handler in node.handlers:
+                if handler.name is not None and not nested:
+                    self.targets(handler.name.name)
+                self.block(handler.body, nested)
+            if node.orelse is not None:
+                self.block(node.orelse.body, nested)
+            if node.finalbody is not None:
+                self.block(node.finalbody.body, nested)
+        else:  # match and anything newer: its bindings are not read, so nothing here is constant
+            self.unread = True
+
+
+class _NamedExpressions(cst.CSTVisitor):
+    """The targets of ``:=`` (nested functions' own are theirs, but counting them is only safer)."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        if isinstance(node.target, cst.Name):
+            self.names.append(node.target.value)
 
 
 def literal_defaults(function: cst.FunctionDef) -> dict[str, object]:

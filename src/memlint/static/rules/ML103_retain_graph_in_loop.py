@@ -212,6 +212,32 @@ class RetainGraphInLoop(Rule):
         return bool(shared & bound) or bool(record.names & other.names & (bound | ancestors))
 
     VALID = [
+        # DeepFool: per-class input gradients over one graph, in a while loop that refines one input
+        # (it takes in no data and updates no parameters: no step for the graph to outlive)
+        """
+import torch
+
+
+def deepfool(clf, x, n_class, max_iter=50):
+    nx = x.clone().requires_grad_(True)
+    eta = torch.zeros_like(x)
+    out = clf(nx + eta)
+    py = ny = int(out.argmax())
+    i_iter = 0
+    while py == ny and i_iter < max_iter:
+        out[0, py].backward(retain_graph=True)
+        grad_py = nx.grad.clone()
+        best = None
+        for i in range(n_class):
+            nx.grad.zero_()
+            out[0, i].backward(retain_graph=True)
+            best = nx.grad - grad_py
+        eta = eta + best
+        out = clf(nx + eta)
+        py = int(out.argmax())
+        i_iter += 1
+    return eta
+""",
         # the heads of one step's loss, each differentiated with respect to the model's output, then
         # one pass through that output with the balanced gradient (a loss balancer)
         """
@@ -517,8 +543,14 @@ def train(model, loader, opt, crit):
 
 def _is_step(loop: Loop) -> bool:
     """Does an iteration of ``loop`` stand for a training step (not a pass over the layers,
-    heads or rows of one)?"""
-    return loop.iterates_data or loop.has_optimizer_step
+    heads or rows of one)? It updates parameters, or takes in data: a ``for`` over data, a
+    ``while`` that draws a batch (``next(it)``); not a ``while`` that refines one input
+    (DeepFool's attack iterations, which backpropagate but take in nothing new)."""
+    if loop.has_optimizer_step:
+        return True
+    if isinstance(loop.node, cst.While):
+        return loop.draws
+    return loop.iterates_data
 
 
 def _what(loop: Loop) -> str:

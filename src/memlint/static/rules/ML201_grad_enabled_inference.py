@@ -26,7 +26,7 @@ evidence say a forward pass is inference, each read from the code's structure:
 Quiet where the callers choose the grad mode: a module's ``forward`` that puts an inner model in
 eval mode and returns its output. Quiet where no memory is held past the statement: a dry run whose result is dropped at once
 (before tracing or export), a smoke test on made-up inputs (``m(torch.randn(2, 8))`` outside a loop, its
-output neither collected nor returned), and forward passes in test files unless their outputs are
+output neither collected nor returned, or a ``__main__`` timing loop whose outputs nobody reads), and forward passes in test files unless their outputs are
 collected over a loop or returned. Grad may be off where ``set_grad_enabled(flag)`` rules: not reported.
 """
 
@@ -97,6 +97,7 @@ class _ModuleCall:
     # every argument made up (see _made_up_inputs), read where the call is, with the bindings the
     # walk has seen so far: ``input`` is the random tensor here even if rebound to real data below
     made_up: bool = False
+    order: int = 0  # the call's place in the walk (see GradEnabledInference._order)
 
 
 @dataclass
@@ -155,6 +156,13 @@ class _FunctionRecord:
     # calls of functions of this module that run a module and return its output: (call, callees, bound, results, conditions)
     helper_forwards: list[tuple[cst.Call, list[cst.FunctionDef], bool, frozenset[str], tuple]] = \
         field(default_factory=list)
+    # each backward pass or optimizer step: (its place in the walk, id()s of the loop nodes around
+    # it, its branch path)
+    backward_places: list[tuple[int, frozenset[int], tuple]] = field(default_factory=list)
+    # each assignment: (the names it binds, its place in the walk, its value (and for ``x += v`` the
+    # name it also reads), its branch path); what the value reads is read only when asked
+    bindings: list[tuple[frozenset[str], int, tuple[cst.BaseExpression, str | None], tuple]] = \
+        field(default_factory=list)
 
 
 class GradEnabledInference(Rule):
@@ -173,6 +181,10 @@ class GradEnabledInference(Rule):
         self._site_paths: dict[int, tuple] = {}  # id() of such a call -> the branch path it is on
         self._call_paths: dict[int, tuple] = {}  # id() of a module call -> the branch path it is on
         self._module_trains: bool | None = None  # a backward pass or an optimizer step anywhere here
+        # The walk's order: a counter bumped at every call, assignment and loop, so that what runs
+        # before what in a function (and in an iteration of a loop) can be told (_killed_before_backward).
+        self._order = 0
+        self._loop_starts: dict[int, tuple[int, int]] = {}  # id() of a loop node -> (first, last) place in it
 
     def _record(self) -> _FunctionRecord:
         function = self.facts.function
@@ -183,6 +195,7 @@ class GradEnabledInference(Rule):
 
     # ----- what the walk records ------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
+        self._order += 1
         facts = self.facts
         func = node.func
         method = func.attr.value if isinstance(func, cst.Attribute) else None
@@ -195,6 +208,9 @@ class GradEnabledInference(Rule):
             # create_optimizer(model, ...), build_optimizer(cfg, net): what it holds is unknown
             self._optimizers.append(_Optimizer(facts.function, frozenset(), False,
                                                frozenset(n for arg in node.args for n in names_in(arg.value))))
+        elif method == "step" and is_optimizer_step(node, facts) and not self._built_optimizer(func.value):
+            # self.actor_optimizer.step() on an optimizer handed in: what it holds is unknown
+            self._optimizers.append(_Optimizer(facts.function, frozenset(), False, frozenset()))
         self._hand_out(node, func, method, qualified)
         self._note_paths(node, method, qualified)
         if facts.in_no_grad:
@@ -225,11 +241,28 @@ class GradEnabledInference(Rule):
             built_here=self._built_here(target), methods=methods,
         )
         call.made_up = self._made_up_inputs(call)
+        call.order = self._order
         self._record().calls.append(call)
         self._call_paths[id(node)] = tuple(facts.branch_path)
         self.at_module_exit(lambda: self._decide(call))
 
     # ----- branches: a path that never backpropagates ----------------------------------------------
+    def visit_For(self, node: cst.For) -> None:
+        self._order += 1
+        self._loop_starts[id(node)] = (self._order, 0)
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self._order += 1
+        self._loop_starts[id(original_node)] = (self._loop_starts[id(original_node)][0], self._order)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._order += 1
+        self._loop_starts[id(node)] = (self._order, 0)
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self._order += 1
+        self._loop_starts[id(original_node)] = (self._loop_starts[id(original_node)][0], self._order)
+
     def visit_If(self, node: cst.If) -> None:
         self._ifs[id(node)] = (node, self.facts.function)
 
@@ -243,6 +276,17 @@ class GradEnabledInference(Rule):
                 conditions.append(_Condition(found[0].test, branch == "else"))
         return tuple(conditions)
 
+    def _built_optimizer(self, receiver: cst.BaseExpression) -> bool:
+        """Was ``receiver`` bound to an optimizer this module builds (``torch.optim.Adam(...)``, a
+        ``build_optimizer(...)``), whose parameters :meth:`_optimizer` reads?"""
+        value = without_self_returning_calls(self.facts.bound_value(receiver)) \
+            if isinstance(self.facts.bound_value(receiver), cst.BaseExpression) else None
+        if not isinstance(value, cst.Call):
+            return False
+        qualified = self.facts.qualified_name(value.func)
+        return _is_optimizer_constructor(qualified, self.facts) or (
+            qualified is not None and "optim" in qualified.rsplit(".", 1)[-1].lower())
+
     def _note_paths(self, node: cst.Call, method: str | None, qualified: str | None) -> None:
         """Where backward passes, optimizer steps and calls of this module's functions are, under
         which branch conditions: see :meth:`_path_without_backward`."""
@@ -251,6 +295,8 @@ class GradEnabledInference(Rule):
         if (method is not None and method.endswith("backward")) or qualified in AUTOGRAD_FUNCTIONS \
                 or (method == "step" and is_optimizer_step(node, self.facts)):
             record.backward_paths.append(tuple(facts.branch_path))
+            record.backward_places.append((self._order, frozenset(id(loop.node) for loop in facts.loops_in_function()),
+                                           tuple(facts.branch_path)))
             return
         callees = facts.callees(node)
         if callees is None:
@@ -411,10 +457,21 @@ class GradEnabledInference(Rule):
                     record.returned_calls.update(id(n) for n in descendants(part) if isinstance(n, cst.Call))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._order += 1
+        name = dotted_name(node.target)
+        if name is not None and (self.facts.function.has_backward or self.facts.loop is not None):
+            self._record().bindings.append((frozenset({name}), self._order, (node.value, name),
+                                            tuple(self.facts.branch_path)))
         if isinstance(node.operator, cst.AddAssign):
             self._collect(node.target, node.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._order += 1
+        if self.facts.function.has_backward or self.facts.loop is not None:  # (only there can it matter)
+            bound = frozenset(name for target in node.targets for element in _flat_targets(target.target)
+                              for name in [dotted_name(element)] if name is not None)
+            if bound:
+                self._record().bindings.append((bound, self._order, (node.value, None), tuple(self.facts.branch_path)))
         self._note_escaped(node.value)  # self.model = model, other = model
         for target in node.targets:
             target = target.target
@@ -459,6 +516,9 @@ class GradEnabledInference(Rule):
             self._record().handed_to_functions.update(names)  # not float(loss_sum), print(acc)
 
     def _loss(self, node: cst.Call) -> None:
+        callees = self.facts.callees(node)
+        if callees is not None and callees[0]:
+            return  # calc_loss(targets, *outputs) of this module: its code, not torch's (input, target) order, says the roles
         positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
         inputs = positional[:1]
         targets = positional[1:] + [arg for arg in node.args if arg.keyword is not None
@@ -684,13 +744,15 @@ class GradEnabledInference(Rule):
         collected = self._collected(call, record)
         if (self._in_test_file or _is_test_function(function)) and collected is None and not self._returned(call, record):
             return  # a test's forward pass: its graph dies with the test
-        if not call.loops and collected is None and not self._returned(call, record) and call.made_up \
-                and (self._run_from_main_block(call) or self._exports(function)):
+        if collected is None and not self._returned(call, record) and call.made_up \
+                and (self._run_from_main_block(call) or self._exports(function)) \
+                and (not call.loops or self._never_read(call)):
             # a model file's smoke test (m(torch.randn(2, 50, 384)) under __main__), or the check of an
-            # export on example inputs (torch.jit.trace(m, x); assert m(x) == traced(x)): one forward at toy size
+            # export on example inputs (torch.jit.trace(m, x); assert m(x) == traced(x)): one forward at toy
+            # size; or a timing loop there whose outputs nobody reads, one graph alive at a time
             return
-        backpropagated = id(call.node) in function.backward_nodes or function.is_backpropagated(
-            call.results, through_attributes=True)
+        backpropagated = id(call.node) in function.backward_nodes or (function.is_backpropagated(
+            call.results, through_attributes=True) and not self._killed_before_backward(call, record))
         training = _trains(function)
         if call.mode == "eval":
             if not backpropagated:
@@ -786,6 +848,61 @@ class GradEnabledInference(Rule):
         reads = _Reads(name)
         function.node.body.visit(reads)
         return reads.detached > 0 and reads.detached == reads.total and reads.bound == 1
+
+    def _killed_before_backward(self, call: _ModuleCall, record: _FunctionRecord) -> bool:
+        """Is the call's output out of every name that reaches a backward pass before any backward
+        pass can run after the call? A visualisation block at the end of a training iteration
+        (``fake = netG(z)`` in eval mode, after ``loss.backward()``), whose names the next iteration
+        binds again before its own backward pass: the names say backpropagated, the order says not.
+        The assignments between the call and each backward pass (through the next iteration of the
+        loop around both) are replayed in order: one that reads a name holding the output passes it
+        on, one that does not replaces it (only where it runs whenever the backward pass does)."""
+        function = call.function
+        results = call.results - {"_"}
+        if not results or any("." in name for name in results) or not record.backward_places:
+            return False
+        loops_here = {id(loop.node) for loop in call.loops}
+        for place, loops, path in record.backward_places:
+            if place > call.order:  # later in the walk
+                spans = [(call.order, place)]
+            else:
+                common = [self._loop_starts[key] for key in loops & loops_here if key in self._loop_starts]
+                if not common:
+                    continue  # before the call, in no loop around both: it never runs after it
+                start, end = max(common)  # the innermost loop around both: its next iteration runs it again
+                spans = [(call.order, end), (start, place)]
+            holding = set(results)
+            for low, high in spans:
+                for names, bound_at, (value, also_read), bound_path in record.bindings:  # (in walk order)
+                    if not low < bound_at < high:
+                        continue
+                    reads = names_in(value) | ({also_read} if also_read else set())
+                    if reads & holding:
+                        holding |= names
+                    elif path[:len(bound_path)] == bound_path:
+                        holding -= names
+            # (an assignment before the function's first backward pass, outside loops, is not
+            # recorded: what it passes on is still found, as the name-based check finds it)
+            if any("." in name for name in holding) or function.is_backpropagated(holding, through_attributes=True):
+                return False
+        return True
+
+    def _never_read(self, call: _ModuleCall) -> bool:
+        """Is the call's result thrown away or bound only to names its function never reads
+        (``y = net(x)`` in a warm-up or timing loop)?"""
+        if call.discarded:
+            return True
+        results = call.results - {"_"}
+        if not results or any("." in name for name in results):
+            return False  # used in place (outputs.append(net(x))), or stored on an object
+        node = call.function.node
+        body = node.body if isinstance(node, cst.FunctionDef) else self._checker.module  # module-level code
+        for name in results:
+            reads = _Reads(name)
+            body.visit(reads)
+            if reads.total:
+                return False
+        return True
 
     def _one_affine_layer(self, call: _ModuleCall) -> bool:
         """Is the module an instance of a class of this file whose ``forward`` runs one
@@ -1324,6 +1441,45 @@ if __name__ == "__main__":
     print(model(image).view(-1).cpu().detach().numpy())
     cropped = model(image[:, :, :32])
     print(cropped.shape)
+""",
+        # the actor's optimizer is handed in (built elsewhere): whether it holds the actor is unknown
+        """
+import torch
+import torch.nn.functional as F
+
+
+class SAC:
+    def __init__(self, actor, critic, actor_optimizer):
+        self.actor = actor
+        self.critic = critic
+        self.actor_optimizer = actor_optimizer
+        self.critic_optimizer = torch.optim.Adam(critic.parameters(), lr=3e-4)
+
+    def train(self, observations, targets):
+        new_actions = self.actor(observations)
+        policy_loss = F.mse_loss(self.critic(observations), new_actions)
+        self.actor_optimizer.zero_grad()
+        self.critic_optimizer.zero_grad()
+        policy_loss.backward()
+        self.actor_optimizer.step()
+        self.critic_optimizer.step()
+""",
+        # a timing loop in a model file's __main__ block: random inputs, outputs never read
+        """
+import time
+import torch
+from torch import nn
+
+if __name__ == "__main__":
+    net = nn.Conv2d(8, 8, 3).cuda()
+    net.eval()
+    x = torch.randn(4, 8, 32, 32).cuda()
+    for _ in range(5):
+        y = net(x)
+    start = time.time()
+    for _ in range(10):
+        y = net(x)
+    print((time.time() - start) / 10)
 """,
         # a smoke test of a model file, run from its __main__ block: one forward on random inputs
         """
@@ -2143,6 +2299,18 @@ def test(model, loader):
     ]
 
     INVALID = [
+        # a sampling loop in a __main__ block: each output on random noise is read (saved), in eval mode
+        Invalid("""
+import torch
+from torch import nn
+
+if __name__ == "__main__":
+    net = nn.ConvTranspose2d(8, 3, 4).cuda()
+    net.eval()
+    for i in range(100):
+        image = net(torch.randn(1, 8, 16, 16).cuda())
+        torch.save(image, f"sample_{i}.pt")
+""", line=9),
         # the critic's phase of a GAN step: the generator's output is only read detached (the
         # generator's own loss runs it again), so its recorded graph serves nothing
         Invalid("""

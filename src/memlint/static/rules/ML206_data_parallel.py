@@ -17,7 +17,9 @@ framework's DataParallel strategy class (a base named ``*Strategy``: Lightning's
 ``strategy="dp"``), which runs only when the user asks for it; tests (``test_*`` files and
 functions); a wrapper used for inference only where it is made (a local that does not leave a
 function running no backward pass and no optimizer step after it is made, later or in a loop
-around it, or calling it only under no_grad; a copy wrapped under ``isinstance(x,
+around it, nor handing it to a call that may train it (a function of the project that
+backpropagates, or one unread), or calling it only under no_grad; a script's top-level code
+likewise, when no function of the module reads the name; a copy wrapped under ``isinstance(x,
 nn.DataParallel)``, as what it copies was): each batch's gathered outputs are
 used and freed; a model made ready for inference before it is wrapped (``.eval()``,
 ``requires_grad_(False)``, a ``torch.jit.load`` archive), or a wrapper put in eval mode as it is
@@ -190,27 +192,37 @@ class DataParallel(Rule):
         that does not leave the function (not returned, not stored on an object), with no backward
         pass and no optimizer step of the function run after the wrapping (later in the body, or
         in a loop around it)?"""
-        if not bound or function.name == "<module>":
-            return False
+        if not bound or (function.name == "<module>" and self._read_by_functions(bound)):
+            return False  # a global a function of the module may train
         if function.trains_after(place.training_sites, place.loops) and any(
                 (id(function), name) in self._called_with_grad for name in bound):
             return False  # called with grad on, and a backward pass or an update follows
         if (function.has_backward or function.has_optimizer_step) and self._may_be_trained(bound, function, place):
             return False  # trained before it is wrapped; and the wrapper handed to a call that may train it
+        if self._may_be_trained(bound, function, place, updates=True):
+            return False  # handed to a call that steps an optimizer (train_one_epoch(model, ...) of another module)
         if any(name in function.returned_names or "." in name for name in bound):
             return False
         return not any(name in names_in(value) for place, values in function.stored_values.items()
                        if "." in place for value in values for name in bound)
 
-    def _may_be_trained(self, bound: frozenset[str], function, place: "_Place") -> bool:
+    def _read_by_functions(self, names: frozenset[str]) -> bool:
+        """Does a function or class of the module read one of these module-level names?"""
+        finder = _NamesInDefinitions(names)
+        self._checker.module.visit(finder)
+        return finder.found
+
+    def _may_be_trained(self, bound: frozenset[str], function, place: "_Place", updates: bool = False) -> bool:
         """Is the wrapper put back in train mode here, or handed, after it is made, to a call
         that may train it (``train_one_epoch(loader, model, ...)``: a callee that backpropagates,
-        or one unread)?"""
+        or one unread)? ``updates``: only a callee that steps an optimizer counts (a PGD
+        evaluation backpropagates to its inputs and updates nothing)."""
         around = id(place.loops[0].node) if place.loops else None
         return any(
             any(change.target == name and change.mode == "train" and (index >= place.mode_changes or around in change.loops)
                 for index, change in enumerate(function.mode_changes))
-            or any((not callee or self.facts.callees_train(callee) is not False)
+            or any((not callee or (self.facts.callees_update(callee) if updates
+                                   else self.facts.callees_train(callee)) is not False)
                    and (seen > place.calls_seen or around in loops)
                    for seen, loops, callee in self._passed_to.get((id(function), name), ()))
             for name in bound)
@@ -629,6 +641,31 @@ def _call_text(node: cst.Call, name: str) -> str:
         callee = dotted_name(wrapped.func) if isinstance(wrapped, cst.Call) else None
         text = f"{callee}(...)" if callee is not None and len(callee) <= 15 else source_of(wrapped, 20)
     return f"{name}({text})"
+
+
+class _NamesInDefinitions(cst.CSTVisitor):
+    """Finds a read of one of ``names`` inside a ``def`` or a ``class`` body."""
+
+    def __init__(self, names: frozenset[str]) -> None:
+        self.names = names
+        self.found = False
+        self._depth = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._depth += 1
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._depth -= 1
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._depth += 1
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._depth -= 1
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if self._depth and node.value in self.names:
+            self.found = True
 
 
 def _unwrapped_at_once(call: cst.Call, function, bound: frozenset[str]) -> bool:

@@ -125,6 +125,10 @@ class OutputsKeptOnDevice(Rule):
         # call's callees (``merge_distributed(predicts)``, ``dist.all_gather(out, torch.cat(preds))``)
         self._handed: dict[int, list[tuple[frozenset[str], list[object]]]] = {}
         self._function_of: dict[int, int] = {}  # id() of a pending append -> id() of its function
+        # function id -> for each module call in it: the names its arguments read, the ids of the
+        # loops around it (a feature bank the model is run on after the loop that filled it)
+        self._module_inputs: dict[int, tuple[FunctionScope, list[tuple[frozenset[str], frozenset[int]]]]] = {}
+        self._collecting: set[int] = set()  # id() of the functions with an output collected so far
 
     # ----- what is a model output ----------------------------------------------------------
     def _function_outputs(self) -> dict[str, _Output]:
@@ -241,6 +245,7 @@ class OutputsKeptOnDevice(Rule):
         func = node.func
         self._helper_call(node)
         self._note_handed(node)
+        self._note_module_inputs(node)
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
@@ -500,6 +505,7 @@ class OutputsKeptOnDevice(Rule):
             method_output = (*method_output, self.facts.in_no_grad or _call_chain(value).detached)
         self._pending.append((node, target, _text(value), batches, method_output))
         self._function_of[id(node)] = id(self.facts.function)
+        self._collecting.add(id(self.facts.function))
         if self.facts.loop is not None and id(self.facts.loop) == batches:
             self._loop_context[batches] = (self.facts.loop, self.facts.function)
         self._schedule()
@@ -567,6 +573,8 @@ class OutputsKeptOnDevice(Rule):
                 continue  # for i, x in enumerate(loader): ... if i == n - 1: break: a few batches, on purpose
             if id(node) in self._function_of and self._gathered(self._function_of[id(node)], target):
                 continue  # handed to a collective (all_gather across ranks): NCCL needs them on the device
+            if id(node) in self._function_of and self._run_on_after(self._function_of[id(node)], target, loop_id):
+                continue  # a feature bank the model is run on after the loop: it is needed on the device
             moved = f"{value_text}.cpu()" if len(value_text) <= 40 else ".cpu() on each"
             growing = ("through predict()" if loop_id in self._hooks
                        else "with every decoding step" if loop_id in self._decoding else "through the loop")
@@ -581,6 +589,24 @@ class OutputsKeptOnDevice(Rule):
                      f"per batch",
                 needs_grad=False,
             )
+
+    def _note_module_inputs(self, node: cst.Call) -> None:
+        if id(self.facts.function) not in self._collecting:
+            return  # nothing collected in this function so far: no feature bank to run on
+        func = node.func
+        module = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+        if not self.facts.is_module_expr(module) or _is_loss_callee(module):
+            return  # (a criterion run on the collected outputs computes a number: no reason to keep them there)
+        names = frozenset(name for arg in node.args for name in names_in(arg.value))
+        loops = frozenset(id(loop) for loop in self.facts.loops_in_function())
+        self._module_inputs.setdefault(id(self.facts.function), (self.facts.function, []))[1].append((names, loops))
+
+    def _run_on_after(self, function: int, target: str, loop: int) -> bool:
+        """Does a module call of ``function`` outside the collecting loop read ``target``
+        (``model.text_encoder(encoder_hidden_states=image_feats[i])`` after the loop filled
+        ``image_feats``)? Then the outputs are kept on the device to compute with there."""
+        scope, calls = self._module_inputs.get(function, (None, ()))
+        return any(loop not in loops and scope.derives_from(names, {target}) for names, loops in calls)
 
     def _is_device_move(self, node: cst.Call, method: str) -> bool:
         if method == "cuda":
@@ -612,6 +638,22 @@ class OutputsKeptOnDevice(Rule):
         return any(word in last for word in _DEVICE_WORDS)
 
     VALID = [
+        # a feature bank: the image features are run through the model again after the loop (re-ranking)
+        """
+import torch
+
+
+@torch.no_grad()
+def evaluate(model, data_loader, text_feats, device):
+    image_feats = []
+    for image, _ in data_loader:
+        image_feats.append(model.visual_encoder(image.to(device)))
+    image_feats = torch.cat(image_feats)
+    scores = []
+    for i in range(image_feats.size(0)):
+        scores.append(model.itm_head(image_feats[i], text_feats).cpu())
+    return scores
+""",
         # OpenMMLab's test mode returns per-image results on the CPU (numpy arrays, lists)
         """
 import torch
