@@ -1766,3 +1766,103 @@ def test_an_evaluation_block_after_the_backward_pass_is_told_by_order_not_by_nam
     assert findings(source.format(carried=carried, after="pass").replace(
         "loss = (fake - real).abs().mean()", "loss = (fake - real).abs().mean() + loss_prev")) == []
     assert findings(source.format(carried="pass", after="fake.mean().backward()")) == []
+
+
+def test_a_definition_nothing_in_the_project_can_run_yields_no_finding(tmp_path):
+    """``networks_other.py`` is imported by the project only for ``init_weights``; its
+    ``ResnetGenerator`` (DataParallel in ``forward``) is built only by ``define_G``, which nothing
+    calls: that code never runs (ML206 quiet there). The same class named by a training script,
+    or by a configuration file (``_target_``), runs (reported)."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "nets/__init__.py": "",
+        "nets/networks_other.py": """
+            import torch
+            from torch import nn
+
+            def init_weights(net):
+                for p in net.parameters():
+                    nn.init.normal_(p)
+
+            def define_G(gpu_ids):
+                return ResnetGenerator(gpu_ids)
+
+            class ResnetGenerator(nn.Module):
+                def __init__(self, gpu_ids):
+                    super(ResnetGenerator, self).__init__()
+                    self.gpu_ids = gpu_ids
+                    self.model = nn.Linear(4, 4)
+
+                def forward(self, x):
+                    if self.gpu_ids:
+                        return nn.parallel.data_parallel(self.model, x, self.gpu_ids)
+                    return self.model(x)
+        """,
+        "nets/unet.py": """
+            from torch import nn
+            from nets.networks_other import init_weights
+
+            class UNet(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.conv = nn.Conv2d(1, 1, 3)
+                    init_weights(self)
+        """,
+    })
+    assert project_findings(tmp_path, "nets/networks_other.py") == []
+    (tmp_path / "train.py").write_text("from nets.networks_other import define_G\nnet = define_G([0, 1])\n")
+    assert project_findings(tmp_path, "nets/networks_other.py") == [(19, "ML206")]
+    (tmp_path / "train.py").unlink()
+    (tmp_path / "config.yaml").write_text("model:\n  _target_: nets.networks_other.ResnetGenerator\n")
+    assert project_findings(tmp_path, "nets/networks_other.py") == [(19, "ML206")]
+
+
+def test_a_module_its_project_imports_whole_or_no_one_imports_keeps_its_findings(tmp_path):
+    """``import nets.zoo as zoo`` (then ``getattr(zoo, args.arch)``), or a module nobody imports
+    (a script, a library's entry point): an unnamed definition may still run (reported)."""
+    files = {
+        "pyproject.toml": "",
+        "nets/__init__.py": "",
+        "nets/zoo.py": """
+            from torch import nn
+
+            class Wide(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.model = nn.DataParallel(nn.Linear(4, 4))
+        """,
+    }
+    write(tmp_path, files)
+    assert project_findings(tmp_path, "nets/zoo.py") == [(6, "ML206")]  # nobody imports it
+    (tmp_path / "train.py").write_text("import sys\nimport nets.zoo as zoo\nnet = getattr(zoo, sys.argv[1])()\n")
+    assert project_findings(tmp_path, "nets/zoo.py") == [(6, "ML206")]
+
+
+def test_an_unreachable_definition_is_checked_again_when_another_module_starts_to_name_it(tmp_path):
+    """The "nothing can run it" answer reads every file of the project: the cached result of the
+    module is not reused once a new script names the class."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "nets/__init__.py": "",
+        "nets/extra.py": """
+            from torch import nn
+
+            def init_weights(net):
+                pass
+
+            class Wide(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.model = nn.DataParallel(nn.Linear(4, 4))
+        """,
+        "nets/unet.py": "from nets.extra import init_weights\n",
+    })
+
+    def cached_findings() -> list[tuple[int, str]]:
+        result = check_paths([str(tmp_path / "nets" / "extra.py")], Config(), use_cache=True)
+        return sorted((f.line, f.code) for f in result.findings)
+
+    assert cached_findings() == []
+    assert cached_findings() == []  # from the cache
+    (tmp_path / "train.py").write_text("from nets.extra import Wide\nnet = Wide()\n")
+    assert cached_findings() == [(9, "ML206")]

@@ -27,6 +27,7 @@ from typing import Sequence
 
 from memlint.config import Config
 from memlint.findings import Finding
+from memlint.static.discovery import LISTING, listing_digest
 from memlint.static.source import file_digest, read_bytes
 from memlint.version import __version__
 
@@ -124,8 +125,8 @@ class Cache:
                 data = json.load(fh)
             if data.get("key") != key:
                 return None
-            if any(file_digest(dep) != digest for dep, digest in data.get("deps", {}).items()):
-                return None  # a module it read of changed
+            if any(_dependency_digest(dep) != digest for dep, digest in data.get("deps", {}).items()):
+                return None  # a module it read of changed, or the project's files
             findings = [Finding.from_json(item) for item in data["findings"]]
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return None  # missing, half-written by a crashed run, or corrupted: a miss
@@ -186,3 +187,11 @@ def _remove(path: str) -> None:
 
 def _with_path(finding: Finding, path: str) -> Finding:
     return replace(finding, path=path)
+
+
+def _dependency_digest(dependency: str) -> str | None:
+    """The digest a result's dependency has now: a file's content, or (``LISTING`` + a project
+    root) which files the project holds."""
+    if dependency.startswith(LISTING):
+        return listing_digest(dependency[len(LISTING):])
+    return file_digest(dependency)

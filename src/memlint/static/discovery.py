@@ -18,6 +18,7 @@ folders (virtualenvs, build output, VCS, caches).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -247,6 +248,24 @@ def is_default_excluded(path: str) -> bool:
 
 def skip_folder_name(name: str) -> bool:
     return name in DEFAULT_EXCLUDE or name.endswith(".egg-info") or (name.startswith(".") and name not in (".", ".."))
+
+
+# Files that may name a class or function to build (``_target_: pkg.models.Net``, a registry).
+CONFIGURATION_SUFFIXES = frozenset({"yaml", "yml", "json", "toml", "cfg", "ini", "sh", "jsonnet", "gin"})
+# A cache dependency on which files a project holds, not on one file's content: LISTING + root.
+LISTING = "listing:"
+
+
+def listing_digest(root: str) -> str:
+    """A digest of the paths of the Python and configuration files under ``root`` (skipped
+    folders left out): it changes when such a file is added, removed or renamed."""
+    digest = hashlib.sha1()
+    for folder, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not skip_folder_name(d))
+        for name in sorted(filenames):
+            if name.endswith(".py") or name.rsplit(".", 1)[-1].lower() in CONFIGURATION_SUFFIXES:
+                digest.update(os.path.join(folder, name).encode("utf-8", "surrogateescape") + b"\0")
+    return digest.hexdigest()
 
 
 @dataclass

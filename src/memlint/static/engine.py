@@ -10,6 +10,7 @@ hold code (no whitespace or punctuation nodes) and rebuilds nothing.
 from __future__ import annotations
 
 import builtins
+import re
 from collections import Counter, defaultdict
 from typing import Callable, Iterable, Sequence
 
@@ -52,6 +53,9 @@ class FileChecker:
         self._saved_grad_modes: list[tuple[list[GradMode], list[bool]]] = []
         self._statement: list[cst.CSTNode] = []
         self._constants: dict[int, dict[str, object]] = {}  # id() of a scope -> F.constant_names of it
+        self._unrun: dict[int, bool] = {}  # id() of a top-level def or class -> see _never_run
+        self._imported_by_name: bool | None = None  # see _never_run
+        self._definition_nodes: dict[int, frozenset[int]] = {}  # id() of a top-level def -> its nodes' ids
         self._loop_callees: dict[int, list[object]] = {}  # id(loop) -> what its body calls (see _run_loop)
         self._assign_targets: list[frozenset[str]] = []
         self._visit: dict[type, list[Callable]] = defaultdict(list)
@@ -205,6 +209,8 @@ class FileChecker:
         for rule, report in self.reports:
             if rule in self._failed_rules:
                 continue
+            if self._never_run(report.node):
+                continue
             if report.needs_grad:
                 if _inside_function_of(report.function, only_off):
                     continue
@@ -214,6 +220,60 @@ class FileChecker:
                     continue
             kept.append((rule, report))
         return kept
+
+    def _never_run(self, node: cst.CSTNode) -> bool:
+        """Is ``node`` inside a top-level function or class that nothing in the project can run?
+        Its own module names it only inside its definition (or inside other definitions nothing
+        can run), it has no decorator (which may register it), the module looks nothing up by
+        name (``globals()``, ``sys.modules``), and the module is imported by other modules of the
+        project only by name, none of which, nor any configuration file, names it (see
+        Project.imported_only_by_name, Project.named_elsewhere). A leftover generator class in a
+        module the project imports one helper from: what would happen if it ran is not a finding."""
+        project = self.facts.project
+        if project is None or not self.facts.module_name or "globals()" in self.source or "sys.modules" in self.source:
+            return False
+        if self._imported_by_name is None:
+            self._imported_by_name = project.imported_only_by_name(project.file_of_path(self.path))
+        if not self._imported_by_name:
+            return False
+        top = self._top_level_definition(node)
+        if top is None:
+            return False
+        if id(top) not in self._unrun:
+            self._unrun[id(top)] = self._unreachable(top)
+        return self._unrun[id(top)]
+
+    def _top_level_definition(self, node: cst.CSTNode) -> "cst.FunctionDef | cst.ClassDef | None":
+        """The top-level ``def`` or ``class`` ``node`` is in (None: module-level code)."""
+        key = id(node)
+        for statement in self.module.body:
+            if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            ids = self._definition_nodes.get(id(statement))
+            if ids is None:
+                ids = self._definition_nodes[id(statement)] = frozenset(id(n) for n in F.descendants(statement))
+            if key in ids:
+                return statement
+        return None
+
+    def _unreachable(self, node: "cst.FunctionDef | cst.ClassDef", _seen: frozenset[int] = frozenset()) -> bool:
+        """Named in its own module only inside its own definition or inside other top-level
+        definitions that nothing can run either (``ResnetGenerator`` built only by a
+        ``define_G`` nothing calls), undecorated, and named by no other module."""
+        name = node.name.value
+        if node.decorators or len(_seen) > 8:
+            return False
+        pattern = re.compile(rf"\b{re.escape(name)}\b")
+        seen = _seen | {id(node)}
+        for statement in self.module.body:
+            if statement is node or id(statement) in seen or not pattern.search(self.module.code_for_node(statement)):
+                continue
+            if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                return False  # named by module-level code, which runs on import
+            if not self._unreachable(statement, seen):
+                return False
+        project = self.facts.project
+        return not project.named_elsewhere(name, project.file_of_path(self.path))
 
     def _only_called_without_grad_in_project(self, function: object) -> bool:
         """Is ``function`` (or a function it is nested in) only called with grad off by the

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from memlint.static.discovery import skip_folder_name
+from memlint.static.discovery import CONFIGURATION_SUFFIXES, LISTING, listing_digest, skip_folder_name
 from memlint.static.engine import FileChecker
 from memlint.static.facts import related_classes
 from memlint.static.frameworks import PLAIN, ClassKinds, external_kinds
@@ -138,6 +138,7 @@ class Project:
         self._too_large = False
         self._texts: dict[str, tuple[str | None, str | None]] = {}  # path -> (digest, text), for searches
         self._mentions: dict[tuple[str, bool], tuple] = {}  # modules_mentioning's answers
+        self._configuration_texts: list[tuple[str, str]] | None = None  # (path, text): see _configuration_mentions
 
     def add_import_root(self, folder: str) -> None:
         folder = os.path.abspath(folder)
@@ -540,6 +541,65 @@ class Project:
                 return True
         return False
 
+    def imported_only_by_name(self, module: ModuleFile) -> bool:
+        """Is ``module`` imported by other modules of the project, each of which imports names
+        from it by name (``from .networks import init_weights``; not ``import networks`` nor
+        ``from networks import *``, which leave room for ``getattr(networks, name)``)? A module
+        that no other module imports is a script, or an entry point users import: False."""
+        stem = module.name.rsplit(".", 1)[-1]
+        if not stem or module.name.endswith("__init__") or module.path.endswith("__init__.py"):
+            return False
+        importers = [other for other in (self.modules_mentioning(stem) or ()) if other.path != module.path]
+        by_name = False
+        for importer in importers:
+            outline = self.outline(importer)
+            if outline is None:
+                return False
+            if any(star.rsplit(".", 1)[-1] == stem for star in outline.star_imports):
+                return False
+            for qualified in outline.imports.values():
+                parts = qualified.split(".")
+                if parts[-1] == stem:
+                    return False  # the module itself: its attributes may be looked up by name
+                if len(parts) >= 2 and parts[-2] == stem:
+                    by_name = True
+        return by_name
+
+    def named_elsewhere(self, name: str, module: ModuleFile) -> bool:
+        """Does another module of the project, or a configuration file (YAML, JSON, TOML, INI,
+        shell: ``_target_: pkg.models.Net``), name ``name``? True when that cannot be read. A
+        False answer reads every file of the project: it is recorded as depending on all of them."""
+        files = self._project_files()
+        mentioning = self.modules_mentioning(name)
+        if files is None or mentioning is None or any(other.path != module.path for other in mentioning):
+            return True
+        if self._configuration_mentions(name):
+            return True
+        reads = {path: file_digest(path) or "" for path in files}
+        reads.update((path, file_digest(path) or "") for path, _ in self._configuration_texts or ())
+        reads[LISTING + self.root] = listing_digest(self.root)
+        self._note(reads)
+        return False
+
+    def _configuration_mentions(self, word: str) -> bool:
+        """Does a configuration file of the project name ``word`` (``_target_:
+        pkg.models.Net``, a registry in JSON)?"""
+        if self._configuration_texts is None:
+            texts = []
+            for folder, dirnames, filenames in os.walk(self.root):
+                dirnames[:] = sorted(d for d in dirnames if not skip_folder_name(d))
+                for filename in filenames:
+                    if filename.rsplit(".", 1)[-1].lower() in CONFIGURATION_SUFFIXES:
+                        path = os.path.join(folder, filename)
+                        text = _text_of(path)
+                        if text is not None and len(text) < 1_000_000:
+                            texts.append((path, text))
+                if len(texts) > MAX_PROJECT_FILES:
+                    break
+            self._configuration_texts = texts
+        pattern = re.compile(rf"\b{re.escape(word)}\b")
+        return any(pattern.search(text) for _, text in self._configuration_texts)
+
     def modules_mentioning_in(self, module: ModuleFile, word: str) -> bool:
         text = _text_of(module.path)
         return text is not None and re.search(rf"\b{re.escape(word)}\b", text) is not None
@@ -547,6 +607,7 @@ class Project:
     def forget_file_list(self) -> None:
         """List the project's files again when next asked (a run starts; files were added)."""
         self._all_files = None
+        self._configuration_texts = None
 
     def _project_files(self) -> list[str] | None:
         if self._all_files is not None and time.monotonic() - self._listed_at > FILE_LIST_SECONDS:
