@@ -1866,3 +1866,63 @@ def test_an_unreachable_definition_is_checked_again_when_another_module_starts_t
     assert cached_findings() == []  # from the cache
     (tmp_path / "train.py").write_text("from nets.extra import Wide\nnet = Wide()\n")
     assert cached_findings() == [(9, "ML206")]
+
+
+def test_a_script_that_only_imports_torch_distributed_runs_one_process():
+    """An inference script with ``import torch.distributed as dist`` that it never uses (or only
+    asks ``dist.is_initialized()``) runs one process: no "every rank" error (ML203); the same
+    script reading its rank is a program of one process per GPU (error)."""
+    source = """
+        import torch
+        import torch.distributed as dist
+        from model import Net
+
+        def main(path):
+            model = Net().cuda()
+            checkpoint = torch.load(path)
+            model.load_state_dict(checkpoint["model_state"])
+            {use}
+
+        if __name__ == "__main__":
+            main("best.pt")
+    """
+    for use in ("pass", "print(dist.is_initialized())"):
+        severities = [f.severity for f in check_source(textwrap.dedent(source.format(use=use)), "inference.py",
+                                                       default_codes())]
+        assert "error" not in severities
+    ranked = [f.severity for f in check_source(textwrap.dedent(source.format(use="print(dist.get_rank())")),
+                                                  "inference.py", default_codes())]
+    assert ranked == ["error"]
+
+
+def test_state_rebuilt_by_a_no_grad_method_of_the_class_carries_no_graph():
+    """``time_p, p_model = self.cal_time_p_and_p_model(logits, time_p, p_model)`` where that
+    method is ``@torch.no_grad()``: what it returns decides, not its arguments (ML102 quiet); the
+    same method with grad on chains every step's graph through the state (reported)."""
+    source = """
+        import torch
+
+        class FreeMatch:
+            def __init__(self, model, optimizer):
+                self.model = model
+                self.optimizer = optimizer
+
+            def train(self, loader):
+                p_model = None
+                for x, y in loader:
+                    logits = self.model(x)
+                    p_model = self.update_p_model(logits, p_model)
+                    loss = torch.nn.functional.cross_entropy(logits, y)
+                    self.optimizer.zero_grad()
+                    loss.backward()
+                    self.optimizer.step()
+
+            {decorator}
+            def update_p_model(self, logits, p_model):
+                prob = torch.softmax(logits, dim=1).mean(0)
+                if p_model is None:
+                    return prob
+                return p_model * 0.999 + prob * 0.001
+    """
+    assert findings(source.format(decorator="@torch.no_grad()")) == []
+    assert findings(source.format(decorator="")) == [(13, "ML102")]

@@ -73,6 +73,8 @@ class _Carry:
     # state carries a graph is presumed, not seen
     unseen_module: bool = False
     scope_id: int = 0  # id() of the function it is carried in
+    # rebuilt by a call of a function of the file or of the project: what it gives the state
+    returned: GraphValue | None = None
 
 
 class LoopCarriedGraph(Rule):
@@ -155,6 +157,27 @@ class LoopCarriedGraph(Rule):
                 if loops or (per_step and name.startswith("self.")) or forward_state or (kept_by_object and (
                         in_method or self._is_module_call_on(node.value, name))):
                     self._candidate(node, name, element, node.value, loops)
+
+    def _returned_by_callee(self, node: cst.CSTNode, element: cst.BaseExpression,
+                            value: cst.BaseExpression) -> GraphValue | None:
+        """What a call of a function of this module or of the project gives the carried name (the
+        part of the tuple it is unpacked from), by the callee's summary; None for other calls."""
+        if not isinstance(value, cst.Call):
+            return None
+        facts = self.facts
+        callees = facts.callees(value)
+        qualified = facts.qualified_name(value.func)
+        if not ((callees is not None and callees[0])
+                or (qualified is not None and facts.project_definition(qualified) is not None)):
+            return None
+        graph = facts.graph_value(value)
+        for target in (node.targets if isinstance(node, cst.Assign) else ()):
+            elements = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else ()
+            index = next((i for i, item in enumerate(elements) if item.value is element), None)
+            if index is not None and not any(isinstance(item, cst.StarredElement) for item in elements):
+                part = graph.part(index)
+                return part if part is not None else graph
+        return graph
 
     def _unpacked_without_graph(self, target: cst.BaseExpression, element: cst.BaseExpression,
                                 value: cst.BaseExpression) -> bool:
@@ -242,6 +265,7 @@ class LoopCarriedGraph(Rule):
             return
         callee = ""
         torch_module = unseen = False
+        returned = None
         if accumulated:
             kind, parts = "accumulated", [value]
             graph = facts.graph_value(value)
@@ -273,6 +297,10 @@ class LoopCarriedGraph(Rule):
             else:
                 return
             graph = GraphValue.combine(facts.graph_value(part) for part in parts)
+            # self.update_stats(logits, p_model), or consistency_loss(...) of another module: when
+            # what it returns (its summary) has no graph (a @torch.no_grad() method, p_model updated
+            # from detached labels), the state is not chained, whatever it was handed
+            returned = self._returned_by_callee(node, target, value)
         if graph.state is Graph.NONE:
             return
         # Name the part that carries the graph (t_out.mean(0), not the momentum).
@@ -300,7 +328,8 @@ class LoopCarriedGraph(Rule):
         carry = _Carry(node, name, kind, outlived, graph, source_of(shown_part) if shown_part is not None else "", callee,
                        concatenation=concatenated_onto(value, name, facts) is not None, per_call=per_call,
                        in_place=scaled, other_names=frozenset(n for part in parts for n in names_in(part)),
-                       torch_module=torch_module, unseen_module=unseen, scope_id=id(facts.function))
+                       torch_module=torch_module, unseen_module=unseen, scope_id=id(facts.function),
+                       returned=returned)
         if function.name == "forward" and not loops:
             carry.input_form = facts.summary_form(graph, function)
         records = self._carries.get(id(function))
@@ -530,6 +559,8 @@ class LoopCarriedGraph(Rule):
         facts = self.facts
         for carry in records:  # what functions further down return, first: this may wait for the module's end
             facts.resolve(carry.graph)
+            if carry.returned is not None:
+                facts.resolve(carry.returned)
         for carry in records:
             if carry.kind == "accumulated" and carry.name in function.backward_names \
                     and facts.resolve(carry.graph).state is Graph.UNKNOWN:
@@ -559,7 +590,7 @@ class LoopCarriedGraph(Rule):
 
     def _reported_in_loop(self, function: FunctionScope, carry: _Carry) -> bool:
         """Report ``carry`` for the first loop whose iteration it grows across; True if reported."""
-        if not carry.loops or not self.facts.is_graph_carrying(carry.graph):
+        if not carry.loops or not self.facts.is_graph_carrying(carry.graph) or self._callee_returns_no_graph(carry):
             return False
         graph = self.facts.resolve(carry.graph)
         if carry.kind == "accumulated" and graph.state is Graph.UNKNOWN and not function.is_backpropagated(
@@ -620,6 +651,15 @@ class LoopCarriedGraph(Rule):
             # seq2seq decoding or MAML's meta-loss) it is not this rule's case; ML101 reports
             # plain accumulation.
         return False
+
+    def _callee_returns_no_graph(self, carry: _Carry) -> bool:
+        """Does the function that rebuilds the state return it without a graph (see _Carry.returned)?"""
+        if carry.returned is None:
+            return False
+        try:
+            return self.facts.resolve(carry.returned).state is Graph.NONE
+        except Pending:
+            return False
 
     def _decide_method_carries(self) -> None:
         """``self.protos[c] = m * self.protos[c] + (1 - m) * feats[...].mean(0)`` in a method that

@@ -247,21 +247,16 @@ class GradEnabledInference(Rule):
         self.at_module_exit(lambda: self._decide(call))
 
     # ----- branches: a path that never backpropagates ----------------------------------------------
-    def visit_For(self, node: cst.For) -> None:
+    def _enter_loop(self, node: "cst.For | cst.While") -> None:
         self._order += 1
         self._loop_starts[id(node)] = (self._order, 0)
 
-    def leave_For(self, original_node: cst.For) -> None:
+    def _leave_loop(self, node: "cst.For | cst.While") -> None:
         self._order += 1
-        self._loop_starts[id(original_node)] = (self._loop_starts[id(original_node)][0], self._order)
+        self._loop_starts[id(node)] = (self._loop_starts[id(node)][0], self._order)
 
-    def visit_While(self, node: cst.While) -> None:
-        self._order += 1
-        self._loop_starts[id(node)] = (self._order, 0)
-
-    def leave_While(self, original_node: cst.While) -> None:
-        self._order += 1
-        self._loop_starts[id(original_node)] = (self._loop_starts[id(original_node)][0], self._order)
+    visit_For = visit_While = _enter_loop
+    leave_For = leave_While = _leave_loop
 
     def visit_If(self, node: cst.If) -> None:
         self._ifs[id(node)] = (node, self.facts.function)

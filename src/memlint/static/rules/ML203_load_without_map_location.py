@@ -85,6 +85,17 @@ _RANKS_LAUNCHED = re.compile(
     r"""(ddp(?!_spawn|_notebook|_fork)\w*|fsdp\w*|deepspeed\w*)["']""")
 
 
+# Questions any program may ask (``if dist.is_initialized():``): no evidence of a process group.
+_DISTRIBUTED_QUERIES = ("is_initialized", "is_available", "is_nccl_available", "is_torchelastic_launched")
+_MAIN_BLOCK = re.compile(r"""^if\s+__name__\s*==\s*['"]__main__['"]""", re.MULTILINE)
+
+
+def _without_imports(code: str) -> str:
+    """The code without its ``import`` / ``from ... import`` lines (what it uses, not what it names)."""
+    return "\n".join(line for line in code.splitlines()
+                     if not line.lstrip().startswith(("import ", "from ")))
+
+
 @dataclass
 class _Load:
     node: cst.Call
@@ -567,13 +578,38 @@ class LoadWithoutMapLocation(Rule):
             return False
         return self._kept_through_steps(load)
 
+    def _uses_distributed(self, code: str) -> bool:
+        """Does the code use ``torch.distributed`` or a distributed wrapper it imports:
+        ``dist.get_rank()``, ``init_process_group(...)``, ``torch.distributed.barrier()`` (``code``:
+        without its import lines)? In a helper module the import is enough (its callers are the
+        distributed program); in a script (a ``__main__`` block), which decides how it runs, an
+        import alone (``import torch.distributed as dist`` in a single-process inference script,
+        never used) is no evidence of one process per GPU."""
+        imports = self.facts.imports
+        if not imports.uses_distributed:
+            return False
+        if not _MAIN_BLOCK.search(code):
+            return True
+        queries = "|".join(_DISTRIBUTED_QUERIES)
+        if re.search(rf"\btorch\.distributed\.(?!(?:{queries})\b)\w", code):
+            return True
+        for local, qualified in imports.aliases.items():
+            if not (qualified.startswith(("torch.distributed", "torch.nn.parallel.distributed"))
+                    or qualified.endswith(("DistributedDataParallel", "FullyShardedDataParallel"))):
+                continue
+            if local.startswith("*") or (qualified.rsplit(".", 1)[-1] not in _DISTRIBUTED_QUERIES and re.search(
+                    rf"(?<![\w.]){re.escape(local)}\s*(?:\(|\.(?!(?:{queries})\b)\w)", code)):
+                return True
+        return False
+
     def _report(self, load: _Load) -> None:
         if self._cpu_only_file and load.path_text in self._saved_paths:
             return  # the tutorial's round trip: saved by this CPU-only file, to the same path
         code = self._code_text()
+        used = _without_imports(code)
         distributed = not load.rank_zero_only and not self._outside_the_spawned_ranks(load) and (
-            self.facts.imports.uses_distributed or any(
-                text in code for text in _DISTRIBUTED_TEXT) or _RANKS_LAUNCHED.search(code) is not None
+            self._uses_distributed(used) or any(
+                text in used for text in _DISTRIBUTED_TEXT) or _RANKS_LAUNCHED.search(code) is not None
             or _LOCAL_RANK_READ.search(code) is not None
             or self._builds_accelerator(code) or self._starts_process_group())
         called = "torch.load" if self.facts.qualified_name(load.node.func) in TORCH_LOAD else (
