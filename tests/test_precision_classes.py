@@ -416,7 +416,11 @@ def test_2_an_argument_the_callee_does_not_pass_on():
             opt.step()
     """
     assert findings(source) == []
-    passing = source.replace("return chunk[:-1].cuda(), chunk[1:].cuda()", "return batch_size, chunk[1:].cuda()")
+    # a size that carries a graph itself (computed from the model's weights), handed back as the
+    # inputs: the argument is backpropagated and the loader's running sum of it is reported (an
+    # attribute of a configuration namespace, hp.batch_size, never carries one)
+    passing = source.replace("return chunk[:-1].cuda(), chunk[1:].cuda()", "return batch_size, chunk[1:].cuda()") \
+        .replace("loader.next_batch(hp.batch_size)", "loader.next_batch(model(torch.ones(4)).sum())")
     assert findings(passing) == [(24, "ML101")]
 
 
@@ -1926,3 +1930,24 @@ def test_state_rebuilt_by_a_no_grad_method_of_the_class_carries_no_graph():
     """
     assert findings(source.format(decorator="@torch.no_grad()")) == []
     assert findings(source.format(decorator="")) == [(13, "ML102")]
+
+
+def test_a_running_sum_scaled_by_a_configuration_value_the_loss_was_scaled_by_has_no_graph():
+    """``loss /= __C.GRAD_ACCU_STEPS`` then ``loss_sum += loss.cpu().data.numpy() *
+    __C.GRAD_ACCU_STEPS``: the configuration value the loss was divided by flows into the loss,
+    not the other way; an attribute of a parameter or of a configuration namespace carries no graph
+    (ML101 quiet). The loss itself summed is reported."""
+    source = """
+        import torch
+
+        def train(__C, net, loader, optim, loss_fn):
+            loss_sum = 0
+            for x, y in loader:
+                loss = loss_fn(net(x), y)
+                loss /= __C.GRAD_ACCU_STEPS
+                loss.backward()
+                loss_sum += {kept} * __C.GRAD_ACCU_STEPS
+                optim.step()
+    """
+    assert findings(source.format(kept="loss.cpu().data.numpy()")) == []
+    assert findings(source.format(kept="loss")) == [(10, "ML101")]

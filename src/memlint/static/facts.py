@@ -974,6 +974,7 @@ class FunctionScope(Scope):
         # a graph another return hands back is carried on some paths only
         self.graphless_return = False
         self._configuration_cache: tuple[int, set[str]] | None = None
+        self._input_attributes: tuple[int, frozenset[str]] | None = None  # see _attributes_of_inputs
         # Used as a decorator, the grad mode this function gives what it decorates: ``@f`` /
         # ``@f(...)`` (see Facts.decorated_grad_mode); set when the walk leaves it.
         self.decorator_grad_mode: "GradMode | None" = None
@@ -1088,12 +1089,27 @@ class FunctionScope(Scope):
         modules = {name for name, binding in self.bindings.items() if binding.kind is Kind.MODULE}
         constants = self.bound_without_graph - self.bound_with_graph
         skip = self.inputs | constants | CONFIG_NAMES | modules | self._configuration_values(constants) | self.counts
+        skip |= self._attributes_of_inputs()  # args.lr, __C.GRAD_ACCU_STEPS, batch.labels: not the loss's graph
         if through_elements:
             skip -= self.element_targets
         sources = set(self.backward_names) - self._backpropagated_only_in_cleared_slots()
         if through_attributes:
             sources |= {name.rpartition(".")[0] for name in self.backward_names if name.count(".") >= 2}
         return self.derives_from(sources, names, skip=skip | set(besides))
+
+    def _attributes_of_inputs(self) -> frozenset[str]:
+        """The dotted names this function reads off its inputs or a configuration namespace
+        (``args.lr``, ``__C.GRAD_ACCU_STEPS``, ``batch.labels``) and never assigns: what a loss was
+        scaled by or computed from, not a graph (``self.x`` is the object's state: not among them)."""
+        key = len(self.derived_from)
+        if self._input_attributes is not None and self._input_attributes[0] == key:
+            return self._input_attributes[1]
+        roots = (self.inputs | CONFIG_NAMES) - {"self", "cls"}
+        found = frozenset(
+            name for sources in self.derived_from.values() for name in sources
+            if "." in name and name.split(".", 1)[0] in roots and name not in self.derived_from)
+        self._input_attributes = (key, found)
+        return found
 
     def _configuration_values(self, constants: set[str]) -> set[str]:
         """Names computed only from configuration values (``args.lr``, ``cfg.x``), constants and
