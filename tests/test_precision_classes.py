@@ -1951,3 +1951,27 @@ def test_a_running_sum_scaled_by_a_configuration_value_the_loss_was_scaled_by_ha
     """
     assert findings(source.format(kept="loss.cpu().data.numpy()")) == []
     assert findings(source.format(kept="loss")) == [(10, "ML101")]
+
+
+def test_a_loss_handed_to_a_scaler_with_the_optimizer_may_be_backpropagated_there():
+    """``loss_scaler(loss, optimizer, parameters=model.parameters())`` (timm's NativeScaler runs
+    the backward pass and the step): the forward before it is training, even where an earlier
+    evaluation left the model in eval mode (ML201 quiet); without that call nothing trains it and
+    the eval-mode forward is reported."""
+    source = """
+        import torch
+
+        model = build()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        model.eval()
+        with torch.no_grad():
+            for target, input_ in val_loader:
+                print(criterion(model(input_), target).item())
+        for target, input_ in loader:
+            optimizer.zero_grad()
+            restored = model(input_.cuda())
+            loss = criterion(restored, target.cuda())
+            {step}
+    """
+    assert findings(source.format(step="loss_scaler(loss, optimizer, parameters=model.parameters())")) == []
+    assert findings(source.format(step="print(loss.item())")) == [(12, "ML201")]

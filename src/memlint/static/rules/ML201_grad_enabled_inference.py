@@ -148,6 +148,9 @@ class _FunctionRecord:
     cached: list[tuple[str, frozenset[str], frozenset[int]]] = field(default_factory=list)
     # names passed to a function that is not torch's nor a builtin (it may backpropagate them)
     handed_to_functions: set[str] = field(default_factory=set)
+    # names handed to a call together with an optimizer built here (``loss_scaler(loss, optimizer,
+    # parameters=model.parameters())``, timm's NativeScaler): that call may backpropagate them
+    handed_with_optimizer: set[str] = field(default_factory=set)
     # the branch conditions of every backward pass or optimizer step here, and of every call of
     # a function of this module that may run one (see _path_without_backward)
     # (branch paths as facts.branch_path holds them: read into _Conditions when a decision needs them)
@@ -507,6 +510,8 @@ class GradEnabledInference(Rule):
         for arg in node.args:
             names |= names_in(arg.value)
         self._record().handed_out.update(names)
+        if any(isinstance(arg.value, (cst.Name, cst.Attribute)) and self._built_optimizer(arg.value) for arg in node.args):
+            self._record().handed_with_optimizer.update(names)
         if qualified is None or not hasattr(builtins, qualified):
             self._record().handed_to_functions.update(names)  # not float(loss_sum), print(acc)
 
@@ -747,7 +752,8 @@ class GradEnabledInference(Rule):
             # size; or a timing loop there whose outputs nobody reads, one graph alive at a time
             return
         backpropagated = id(call.node) in function.backward_nodes or (function.is_backpropagated(
-            call.results, through_attributes=True) and not self._killed_before_backward(call, record))
+            call.results, through_attributes=True) and not self._killed_before_backward(call, record)) \
+            or function.derives_from(record.handed_with_optimizer, call.results - {"_"})
         training = _trains(function)
         if call.mode == "eval":
             if not backpropagated:
