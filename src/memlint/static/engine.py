@@ -56,6 +56,7 @@ class FileChecker:
         self._unrun: dict[int, bool] = {}  # id() of a top-level def or class -> see _never_run
         self._imported_by_name: bool | None = None  # see _never_run
         self._definition_nodes: dict[int, frozenset[int]] = {}  # id() of a top-level def -> its nodes' ids
+        self._statement_code: dict[int, str] = {}  # id() of a top-level statement -> its code (top_level_naming)
         self._loop_callees: dict[int, list[object]] = {}  # id(loop) -> what its body calls (see _run_loop)
         self._assign_targets: list[frozenset[str]] = []
         self._visit: dict[type, list[Callable]] = defaultdict(list)
@@ -263,10 +264,9 @@ class FileChecker:
         name = node.name.value
         if node.decorators or len(_seen) > 8:
             return False
-        pattern = re.compile(rf"\b{re.escape(name)}\b")
         seen = _seen | {id(node)}
-        for statement in self.module.body:
-            if statement is node or id(statement) in seen or not pattern.search(self.module.code_for_node(statement)):
+        for statement in self.top_level_naming(name):
+            if statement is node or id(statement) in seen:
                 continue
             if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
                 return False  # named by module-level code, which runs on import
@@ -274,6 +274,19 @@ class FileChecker:
                 return False
         project = self.facts.project
         return not project.named_elsewhere(name, project.file_of_path(self.path))
+
+    def top_level_naming(self, name: str) -> list[cst.BaseStatement]:
+        """The module's top-level statements whose code names ``name`` as a whole word (in a
+        definition's body, a call, a string alike): who in the module may refer to it."""
+        pattern = re.compile(rf"\b{re.escape(name)}\b")
+        found = []
+        for statement in self.module.body:
+            code = self._statement_code.get(id(statement))
+            if code is None:
+                code = self._statement_code[id(statement)] = self.module.code_for_node(statement)
+            if pattern.search(code):
+                found.append(statement)
+        return found
 
     def _only_called_without_grad_in_project(self, function: object) -> bool:
         """Is ``function`` (or a function it is nested in) only called with grad off by the

@@ -170,25 +170,28 @@ class LoopCarriedGraph(Rule):
         if not ((callees is not None and callees[0])
                 or (qualified is not None and facts.project_definition(qualified) is not None)):
             return None
-        graph = facts.graph_value(value)
         for target in (node.targets if isinstance(node, cst.Assign) else ()):
-            elements = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else ()
-            index = next((i for i, item in enumerate(elements) if item.value is element), None)
-            if index is not None and not any(isinstance(item, cst.StarredElement) for item in elements):
-                part = graph.part(index)
-                return part if part is not None else graph
-        return graph
+            part = self._unpacked_part(target.target, element, value)
+            if part is not None:
+                return part
+        return facts.graph_value(value)
+
+    def _unpacked_part(self, target: cst.BaseExpression, element: cst.BaseExpression,
+                       value: cst.BaseExpression) -> GraphValue | None:
+        """``a, b = value``: the part of ``value`` that ``element`` of ``target`` receives (None: not
+        unpacked there, a starred target, or parts not known)."""
+        if not isinstance(target, (cst.Tuple, cst.List)):
+            return None
+        index = next((i for i, item in enumerate(target.elements) if item.value is element), None)
+        if index is None or any(isinstance(item, cst.StarredElement) for item in target.elements):
+            return None
+        return self.facts.graph_value(value).part(index)
 
     def _unpacked_without_graph(self, target: cst.BaseExpression, element: cst.BaseExpression,
                                 value: cst.BaseExpression) -> bool:
         """``loss, mean, lengths = helper(x, mean)`` where the helper's summary says the part
         ``mean`` receives has no graph (``return penalty, mean.detach(), lengths``)."""
-        if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, cst.Call):
-            return False
-        index = next((i for i, item in enumerate(target.elements) if item.value is element), None)
-        if index is None or any(isinstance(item, cst.StarredElement) for item in target.elements):
-            return False
-        part = self.facts.graph_value(value).part(index)
+        part = self._unpacked_part(target, element, value) if isinstance(value, cst.Call) else None
         if part is None:
             return False
         try:

@@ -207,7 +207,7 @@ class GradEnabledInference(Rule):
         qualified = facts.qualified_name(func)
         if _is_optimizer_constructor(qualified, facts):
             self._optimizer(node, qualified)
-        elif qualified is not None and "optim" in qualified.rsplit(".", 1)[-1].lower():
+        elif _makes_an_optimizer(qualified, facts):
             # create_optimizer(model, ...), build_optimizer(cfg, net): what it holds is unknown
             self._optimizers.append(_Optimizer(facts.function, frozenset(), False,
                                                frozenset(n for arg in node.args for n in names_in(arg.value))))
@@ -277,13 +277,9 @@ class GradEnabledInference(Rule):
     def _built_optimizer(self, receiver: cst.BaseExpression) -> bool:
         """Was ``receiver`` bound to an optimizer this module builds (``torch.optim.Adam(...)``, a
         ``build_optimizer(...)``), whose parameters :meth:`_optimizer` reads?"""
-        value = without_self_returning_calls(self.facts.bound_value(receiver)) \
-            if isinstance(self.facts.bound_value(receiver), cst.BaseExpression) else None
-        if not isinstance(value, cst.Call):
-            return False
-        qualified = self.facts.qualified_name(value.func)
-        return _is_optimizer_constructor(qualified, self.facts) or (
-            qualified is not None and "optim" in qualified.rsplit(".", 1)[-1].lower())
+        value = self.facts.bound_value(receiver)
+        value = without_self_returning_calls(value) if isinstance(value, cst.BaseExpression) else None
+        return isinstance(value, cst.Call) and _makes_an_optimizer(self.facts.qualified_name(value.func), self.facts)
 
     def _note_paths(self, node: cst.Call, method: str | None, qualified: str | None) -> None:
         """Where backward passes, optimizer steps and calls of this module's functions are, under
@@ -510,7 +506,8 @@ class GradEnabledInference(Rule):
         for arg in node.args:
             names |= names_in(arg.value)
         self._record().handed_out.update(names)
-        if any(isinstance(arg.value, (cst.Name, cst.Attribute)) and self._built_optimizer(arg.value) for arg in node.args):
+        if self._optimizers and any(isinstance(arg.value, (cst.Name, cst.Attribute))
+                                    and self._built_optimizer(arg.value) for arg in node.args):
             self._record().handed_with_optimizer.update(names)
         if qualified is None or not hasattr(builtins, qualified):
             self._record().handed_to_functions.update(names)  # not float(loss_sum), print(acc)
@@ -2877,6 +2874,13 @@ def _trains(function: FunctionScope) -> bool:
     if function.has_backward and function.has_optimizer_step:
         return True
     return function.class_info is not None and function.name in _TRAINING_STEP_METHODS
+
+
+def _makes_an_optimizer(qualified: str | None, facts) -> bool:
+    """A torch optimizer's constructor, or a factory named for one (``create_optimizer(model, ...)``,
+    ``build_optimizer(cfg, net)``), whose parameters are then unknown."""
+    return _is_optimizer_constructor(qualified, facts) or (
+        qualified is not None and "optim" in qualified.rsplit(".", 1)[-1].lower())
 
 
 def _is_optimizer_constructor(qualified: str | None, facts) -> bool:

@@ -207,10 +207,9 @@ class DataParallel(Rule):
                        if "." in place for value in values for name in bound)
 
     def _read_by_functions(self, names: frozenset[str]) -> bool:
-        """Does a function or class of the module read one of these module-level names?"""
-        finder = _NamesInDefinitions(names)
-        self._checker.module.visit(finder)
-        return finder.found
+        """Does a function or class of the module name one of these module-level names?"""
+        return any(isinstance(statement, (cst.FunctionDef, cst.ClassDef))
+                   for name in names for statement in self._checker.top_level_naming(name))
 
     def _may_be_trained(self, bound: frozenset[str], function, place: "_Place", updates: bool = False) -> bool:
         """Is the wrapper put back in train mode here, or handed, after it is made, to a call
@@ -641,31 +640,6 @@ def _call_text(node: cst.Call, name: str) -> str:
         callee = dotted_name(wrapped.func) if isinstance(wrapped, cst.Call) else None
         text = f"{callee}(...)" if callee is not None and len(callee) <= 15 else source_of(wrapped, 20)
     return f"{name}({text})"
-
-
-class _NamesInDefinitions(cst.CSTVisitor):
-    """Finds a read of one of ``names`` inside a ``def`` or a ``class`` body."""
-
-    def __init__(self, names: frozenset[str]) -> None:
-        self.names = names
-        self.found = False
-        self._depth = 0
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._depth += 1
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._depth -= 1
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._depth += 1
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._depth -= 1
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if self._depth and node.value in self.names:
-            self.found = True
 
 
 def _unwrapped_at_once(call: cst.Call, function, bound: frozenset[str]) -> bool:
