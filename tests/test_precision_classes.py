@@ -1975,3 +1975,267 @@ def test_a_loss_handed_to_a_scaler_with_the_optimizer_may_be_backpropagated_ther
     """
     assert findings(source.format(step="loss_scaler(loss, optimizer, parameters=model.parameters())")) == []
     assert findings(source.format(step="print(loss.item())")) == [(12, "ML201")]
+
+
+def test_a_model_rewrapped_under_its_own_name_through_star_imports(tmp_path):
+    """``model = DataParallel(model)`` keeps the class ``model`` held (``Darknet``, reached through
+    ``from models import *``, which has ``torch`` from ``from helpers import *``): the parts its
+    ``forward`` returns stay apart, so the per-loss numbers rebuilt with ``torch.Tensor`` carry no
+    graph (ML101 quiet), while the loss itself kept in the same running mean is reported. The
+    script imports no torch package itself: its ``torch.`` names come through the star imports."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "mot/helpers.py": """
+            import torch
+            import torch.nn.functional as F
+
+            def smooth(x):
+                return F.avg_pool1d(x, 3)
+            """,
+        "mot/models.py": """
+            import torch.nn as nn
+
+            from helpers import *
+
+            class Darknet(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.layers = nn.ModuleList([nn.Linear(8, 8), nn.Linear(8, 8)])
+                    self.loss_names = ["box", "conf"]
+
+                def forward(self, x, targets=None):
+                    losses = {}
+                    output = []
+                    for layer in self.layers:
+                        x = layer(x)
+                        output.append(x)
+                    if targets is not None:
+                        for name in self.loss_names:
+                            losses[name] = (x - targets).pow(2).mean()
+                        total = sum(losses.values())
+                        return total, torch.Tensor([v.item() for v in losses.values()]).cuda()
+                    return torch.cat(output, 1)
+            """,
+        "mot/train.py": """
+            from collections import defaultdict
+
+            from models import *
+
+            def train(loader, epochs):
+                model = Darknet()
+                model.cuda().train()
+                optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+                model = torch.nn.DataParallel(model)
+                running = defaultdict(float)
+                for epoch in range(epochs):
+                    for i, (imgs, targets) in enumerate(loader):
+                        loss, components = model(imgs.cuda(), targets.cuda())
+                        components = torch.mean(components.view(-1, 2), dim=0)
+                        loss.backward()
+                        optimizer.step()
+                        optimizer.zero_grad()
+                        for k, name in enumerate(model.module.loss_names):
+                            running[name] = (running[name] * i + components[k]) / (i + 1)
+            """,
+    })
+    assert [code for _, code in project_findings(tmp_path, "mot/train.py") if code == "ML101"] == []
+    train = tmp_path / "mot/train.py"
+    train.write_text(train.read_text().replace("+ components[k]) / (i + 1)", "+ loss) / (i + 1)"))
+    assert (19, "ML101") in project_findings(tmp_path, "mot/train.py")
+
+
+def test_a_parameterless_metric_module_around_a_custom_function_on_numpy_inputs(tmp_path):
+    """A Chamfer-distance module of the project (no parameters; its forward narrows its inputs,
+    ``xyz1 = xyz1[mask].unsqueeze(0)``, and runs a ``torch.autograd.Function``) applied to arrays
+    loaded from disk gives plain numbers: collecting them is quiet. Applied to a model's output it
+    carries the model's graph, and collecting that is reported."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "pc/__init__.py": "",
+        "pc/chamfer.py": """
+            import torch
+
+            import chamfer_ext
+
+            class ChamferFunction(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, xyz1, xyz2):
+                    dist1, dist2 = chamfer_ext.forward(xyz1, xyz2)
+                    ctx.save_for_backward(xyz1, xyz2)
+                    return dist1, dist2
+
+                @staticmethod
+                def backward(ctx, grad1, grad2):
+                    return chamfer_ext.backward(*ctx.saved_tensors, grad1, grad2)
+
+            class ChamferDistance(torch.nn.Module):
+                def __init__(self, ignore_zeros=False):
+                    super().__init__()
+                    self.ignore_zeros = ignore_zeros
+
+                def forward(self, xyz1, xyz2):
+                    if xyz1.size(0) == 1 and self.ignore_zeros:
+                        xyz1 = xyz1[torch.sum(xyz1, dim=2).ne(0)].unsqueeze(dim=0)
+                        xyz2 = xyz2[torch.sum(xyz2, dim=2).ne(0)].unsqueeze(dim=0)
+                    dist1, dist2 = ChamferFunction.apply(xyz1, xyz2)
+                    return torch.mean(dist1) + torch.mean(dist2)
+            """,
+        "pc/metric.py": """
+            import numpy as np
+            import torch
+
+            from pc.chamfer import ChamferDistance
+
+            def fidelity(samples, net):
+                criterion = ChamferDistance(ignore_zeros=True)
+                metric = []
+                for path in samples:
+                    partial = torch.from_numpy(np.load(path + "/input.npy")).unsqueeze(0).cuda()
+                    pred = torch.from_numpy(np.load(path + "/pred.npy")).unsqueeze(0).cuda()
+                    metric.append(criterion({first}, pred))
+                return sum(metric) / len(metric)
+            """,
+    })
+    metric = tmp_path / "pc/metric.py"
+    text = metric.read_text()
+    metric.write_text(text.replace("{first}", "partial"))
+    assert [code for _, code in project_findings(tmp_path, "pc/metric.py") if code == "ML101"] == []
+    metric.write_text(text.replace("{first}", "net(partial)"))
+    assert [code for _, code in project_findings(tmp_path, "pc/metric.py") if code == "ML101"] == ["ML101"]
+
+
+def test_pseudo_labels_written_into_a_preallocated_tensor_rebound_on_the_device():
+    """``selected = torch.ones(n, dtype=torch.long) * -1`` moved with ``selected = selected.cuda()``
+    is still a tensor the function allocated: writing per-sample slots of it overwrites them, nothing
+    grows (ML101 quiet, even for a value with a graph). Into a dict, the same store under each batch's
+    indices is a new key per step and is reported."""
+    source = """
+        import torch
+
+        def train(model, loader, optimizer, n):
+            selected = {holder}
+            for idx, x in loader:
+                logits = model(x)
+                loss = logits.logsumexp(-1).mean()
+                loss.backward()
+                optimizer.step()
+                selected[idx] = logits.max(-1)[0]
+    """
+    holder = "torch.ones((n,), dtype=torch.long) * -1\n            selected = selected.cuda(0)"
+    assert findings(source.format(holder=holder)) == []
+    assert findings(source.format(holder="{}")) == [(11, "ML101")]
+
+
+def test_a_loss_kept_on_the_agent_started_again_at_zero_and_backpropagated_whole():
+    """An agent's ``rollout()`` adds each episode's loss to ``self.loss``; ``train()`` sets it back
+    to ``0`` before each rollout and backpropagates it whole after: one update's graph, freed by it
+    (ML101 quiet). Never started again and only printed, the sum keeps every rollout's graph and is
+    reported."""
+    source = """
+        import torch
+
+        class Agent:
+            def __init__(self, policy, optimizer):
+                self.policy = policy
+                self.optimizer = optimizer
+                self.loss = 0
+
+            def rollout(self, obs):
+                logits = self.policy(obs)
+                self.loss += logits.logsumexp(-1).mean()
+
+            def train(self, env, n_iters):
+                for _ in range(n_iters):
+                    self.optimizer.zero_grad()
+                    {reset}
+                    self.rollout(env.reset())
+                    {use}
+                    self.optimizer.step()
+    """
+    assert findings(source.format(reset="self.loss = 0", use="self.loss.backward()")) == []
+    assert findings(source.format(reset="pass", use="print(self.loss.item())")) == [(12, "ML101")]
+
+
+def test_an_offset_advanced_by_command_line_values_carries_no_graph(tmp_path):
+    """``args = parser.parse_args()`` is a namespace of command-line values: an offset into the
+    corpus advanced by a length computed from them (``i += seq_len``) carries no graph, even though
+    the batch it selects (through helpers of another module handed ``args``) is backpropagated
+    (ML102 quiet); the loss summed the same way is reported."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "utils.py": """
+            def batchify(data, bsz, args):
+                data = data.narrow(0, 0, data.size(0) // bsz * bsz).view(bsz, -1).t().contiguous()
+                if args.cuda:
+                    data = data.cuda()
+                return data
+
+            def get_batch(source, i, args, seq_len=None):
+                seq_len = min(seq_len if seq_len else args.bptt, len(source) - 1 - i)
+                return source[i:i + seq_len], source[i + 1:i + 1 + seq_len].view(-1)
+            """,
+        "train.py": """
+            import argparse
+
+            import numpy as np
+            import torch
+            from utils import batchify, get_batch
+
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--bptt", type=int, default=70)
+            args = parser.parse_args()
+            corpus = load()
+            model = torch.nn.LSTM(8, 8)
+            criterion = torch.nn.CrossEntropyLoss()
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            train_data = batchify(corpus.train, 10, args)
+
+            def train():
+                i, total = 0, 0
+                while i < train_data.size(0) - 2:
+                    bptt = args.bptt if np.random.random() < 0.95 else args.bptt / 2.
+                    seq_len = max(5, int(np.random.normal(bptt, 5)))
+                    seq_len = min(seq_len, args.bptt + 10)
+                    data, targets = get_batch(train_data, i, args, seq_len=seq_len)
+                    output, hidden = model(data)
+                    loss = criterion(output.view(-1, 8), targets)
+                    loss.backward()
+                    optimizer.step()
+                    total += loss.item()
+                    i += seq_len
+            """,
+    })
+    assert project_findings(tmp_path, "train.py") == []
+    train = tmp_path / "train.py"
+    train.write_text(train.read_text().replace("total += loss.item()", "total += loss"))
+    assert [code for _, code in project_findings(tmp_path, "train.py")] == ["ML101"]
+
+
+def test_a_function_named_like_a_model_from_a_star_import_is_not_a_module(tmp_path):
+    """``save_model(args, model)`` reached through ``from utils import *`` is the project's function,
+    not a module called on the data: a statement calling it in a loop over the loader records no
+    graph (ML201 quiet). Calling the model itself there, its output thrown away, is reported."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "utils.py": """
+            import torch
+
+            def save_model(args, model, name=""):
+                torch.save(model, f"{args.out}/{name}.pt")
+            """,
+        "train.py": """
+            import torch
+            from utils import *
+
+            def snapshot_each_batch(args, loader, model):
+                model.train()
+                for i, batch in enumerate(loader):
+                    {call}
+            """,
+    })
+    train = tmp_path / "train.py"
+    text = train.read_text()
+    train.write_text(text.replace("{call}", "save_model(args, model, name=str(i))"))
+    assert project_findings(tmp_path, "train.py") == []
+    train.write_text(text.replace("{call}", "model(batch)"))
+    assert project_findings(tmp_path, "train.py") == [(7, "ML201")]

@@ -291,3 +291,54 @@ loader = DataLoader(Pairs(), num_workers=2, collate_fn=batchify, worker_init_fn=
         "worker_init_fn 'init_worker' calls torch.cuda.set_device(): a CUDA context in every worker",
     ]
 
+
+
+def test_ml205_entries_appended_once_per_item_of_a_literal_are_not_per_sample():
+    """One array per month of a literal list of months (read back through an index table): a few
+    entries, whatever the samples (quiet). The same appends over the samples' files are reported."""
+    source = """
+import numpy as np
+from torch.utils.data import DataLoader, Dataset
+
+class Months(Dataset):
+    def __init__(self, frame, files):
+        month_list = [1, 2, 4, 5, 7, 8, 10, 11]
+        self.observed = []
+        self.index_month = np.zeros(len(frame), dtype=int)
+        for i in range({loop}):
+            self.observed.append(frame[i])
+
+    def __len__(self):
+        return len(self.index_month)
+
+    def __getitem__(self, index):
+        return self.observed[self.index_month[index]]
+
+loader = DataLoader(Months(frame, files), batch_size=8, num_workers=4)
+"""
+    assert _findings(source.format(loop="len(month_list)"), "ML205") == []
+    assert [f.line for f in _findings(source.format(loop="len(files)"), "ML205")] == [11]
+
+
+def test_ml303_a_block_gathering_only_the_optimizer_state_follows_its_optimizer_config():
+    """``FSDP.optim_state_dict`` under ``state_dict_type(..., FULL_STATE_DICT,
+    optim_state_dict_config=FullOptimStateDictConfig(offload_to_cpu=True, rank0_only=True))``
+    gathers only the optimizer's state, as that config says (quiet); without the flags it is
+    reported, and so is the model's ``state_dict()`` in such a block with no model config."""
+    source = """
+import torch
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, StateDictType
+from torch.distributed.fsdp import FullOptimStateDictConfig
+
+def save(policy, optimizer, path):
+    config = FullOptimStateDictConfig({flags})
+    with FSDP.state_dict_type(policy, StateDictType.FULL_STATE_DICT, optim_state_dict_config=config):
+        state = {gather}
+    torch.save(state, path)
+"""
+    gather = "FSDP.optim_state_dict(policy, optimizer)"
+    assert _findings(source.format(flags="offload_to_cpu=True, rank0_only=True", gather=gather), "ML303") == []
+    assert [f.line for f in _findings(source.format(flags="", gather=gather), "ML303")] == [8]
+    model = "policy.state_dict()"
+    assert [f.line for f in _findings(source.format(flags="offload_to_cpu=True, rank0_only=True", gather=model),
+                                      "ML303")] == [8]

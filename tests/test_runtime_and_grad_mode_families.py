@@ -155,3 +155,31 @@ def test_a_context_manager_of_another_module_sets_the_grad_mode(tmp_path, contex
         """,
     })
     assert found(tmp_path, "tts/sample.py", "ML102") == expected
+
+
+_BN_PASS = """
+    import torch
+    import torch.nn as nn
+
+    def recompute_bn_statistics(loader, model, device):
+        for bn in [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]:
+            bn.reset_running_stats()
+        model.train()
+        {context}
+        for images, _ in loader:
+            {forward}
+"""
+
+
+@pytest.mark.parametrize("context, forward, expected", [
+    ("pass", "model(images.to(device))", [(10, "ML201")]),  # each pass records a graph for nothing
+    ("torch.set_grad_enabled(False)", "model(images.to(device))", []),
+    ("pass", "model(images.to(device)).mean().backward()", []),  # backpropagated: training
+    ("pass", "out = model(images.to(device))", []),  # kept: not this class (see the other classes)
+])
+def test_a_forward_over_the_data_run_only_for_its_side_effects(tmp_path, context, forward, expected):
+    """SWA's batch-norm update pass: ``model(images)`` as a statement over the loader, in train
+    mode, in a function that neither backpropagates nor steps: the graph of every pass is recorded
+    for a backward that never comes (ML201). Grad off, or a backward of the output, is quiet."""
+    write(tmp_path, {"bn.py": _BN_PASS.format(context=context, forward=forward)})
+    assert found(tmp_path, "bn.py", "ML201") == expected

@@ -137,7 +137,7 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              fixable=True,
              # eval mode; a training step (a teacher); outputs collected by an inference loop; outputs
              # only read detached
-             triggers=(".eval()", ".train(False)", "train(mode=False)", "backward", "training_step", "train_step",
+             triggers=(".eval()", ".train(False)", "train(mode=False)", ".train()", "backward", "training_step", "train_step",
                        "compute_loss", ".append(", ".extend(", "+= [", ".cat(", ".stack(", "property", ".detach(",
                        ".item(", ".tolist(", ".data")),
     RuleInfo("ML202", "empty-cache-in-loop", "warning",

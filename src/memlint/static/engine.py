@@ -589,12 +589,28 @@ class FileChecker:
             return
         if isinstance(node.names, cst.ImportStar):
             self.facts.imports.add(f"*{module}", module)
+            self._record_star_reexports(module)
             return
         separator = "" if module.endswith(".") else "."
         for alias in node.names:
             name = _attribute_text(alias.name)
             local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
             self.facts.imports.add(local, f"{module}{separator}{name}")
+
+    def _record_star_reexports(self, module: str, depth: int = 0) -> None:
+        """``from utils.utils import *`` hands on the modules utils.utils imports (``torch``,
+        ``F``): a name this module uses without importing it is the module it names there."""
+        project = self.facts.project
+        found = project.module_file(module) if project is not None and depth < 3 else None
+        outline = project.outline(found) if found is not None else None
+        if outline is None:
+            return
+        aliases = self.facts.imports.aliases
+        for local, qualified in outline.imports.items():
+            if not local.startswith("_") and local not in aliases:
+                self.facts.imports.add(local, qualified)
+        for star in outline.star_imports:
+            self._record_star_reexports(star, depth + 1)
 
     def _class(self, node: cst.ClassDef) -> None:
         facts = self.facts

@@ -66,6 +66,8 @@ GRAPH_ENDING_METHODS = frozenset({
     "logical_xor", "bitwise_and", "bitwise_or", "bitwise_not", "bitwise_xor", "count_nonzero", "unique",
     "unique_consecutive", "bincount", "histc", "is_nonzero", "new_zeros", "new_ones", "new_empty", "new_full",
     "new_tensor", "is_floating_point", "is_complex", "is_signed", "tolist", "data_ptr", "untyped_storage",
+    # argparse: a namespace of command-line values
+    "parse_args", "parse_known_args", "parse_intermixed_args",
 })
 # Tensor methods whose result keeps the receiver's graph (used to follow UNKNOWN values:
 # ``loss.mean()`` is as graph-carrying as ``loss``; ``trainer.compute(b)`` tells nothing).
@@ -648,9 +650,10 @@ class GraphValue:
         if other.parts is not None and self.state is Graph.NONE:
             return other
         for whole, plain in ((self, other), (other, self)):
-            if whole.parts is not None and plain.parts is None and not plain.pending and not whole.pending:
+            if whole.parts is not None and plain.parts is None and not whole.pending:
                 # ``return loss, auc`` on one path, ``return loss`` on another: where the result is
                 # unpacked, the plain value's elements are unknown, each part keeps its own state
+                # (also where what the plain value holds waits on a call: its elements are unknown)
                 unknown = GraphValue(Graph.UNKNOWN, plain.names)
                 return GraphValue.container((key, part.join(unknown)) for key, part in whole.parts)
         return GraphValue.combine((self, other))
@@ -1869,6 +1872,9 @@ class Facts:
             return False  # torch.Generator, np.random: imported names are not module variables
         if name in self.module_functions or name in self.class_nodes:
             return False  # test_model(net, loader): a function of this file, whatever its name
+        if "." not in name and self.imports.star_modules and self.project_definition(
+                self.qualified_name(node)) is not None:
+            return False  # save_model(args, model) from ``from src.utils import *``: a function or class
         if name.startswith("self.") and name.count(".") == 1:
             info = self.class_info
             if info is not None and self.methods_of(info.name, name[5:]):
@@ -1933,7 +1939,14 @@ class Facts:
         ``torch.empty_like(x)``, ``x.new_zeros(...)``): writes into it overwrite its slots."""
         binding = self.lookup(node.value) if type(node) is _NAME else None
         value = binding.node if binding is not None else None
-        value = without_self_returning_calls(value)  # torch.zeros(...).float().to(device)
+        for _ in range(3):
+            value = without_self_returning_calls(value)  # torch.zeros(...).float().to(device)
+            if type(value) is cst.BinaryOperation and type(value.right) in (cst.Integer, cst.Float, cst.UnaryOperation):
+                value = value.left  # torch.ones(n, dtype=torch.long) * -1: a new tensor all the same
+            elif type(value) is _NAME and value.value == node.value and binding is not None:
+                value = self._stored_before(node.value, binding.node)  # labels = labels.cuda(gpu)
+            else:
+                break
         if type(value) is not cst.Call:
             return False
         qualified = self.qualified_name(value.func) or ""
@@ -2800,8 +2813,11 @@ class Facts:
                 value = without_self_returning_calls(inner)
                 continue
             dotted = dotted_name(inner)
-            if dotted is None or dotted == dotted_name(node):
-                return None  # model = DataParallel(model): the name's earlier binding is gone
+            if dotted is None:
+                return None
+            if dotted == dotted_name(node):  # model = DataParallel(model): what model held before
+                value = self._value_before(dotted, value)
+                continue
             inner_binding = self.lookup(dotted)
             value = without_self_returning_calls(inner_binding.node) if inner_binding is not None else None
         if type(value) is not cst.Call:
@@ -2812,6 +2828,26 @@ class Facts:
             return self.qualified_name(value.args[0].value)
         qualified = self.qualified_name(value.func)
         return self.class_of_constructor(qualified) or qualified
+
+    def _stored_before(self, name: str, value: cst.CSTNode | None) -> cst.BaseExpression | None:
+        """What this function stored in ``name`` just before it stored ``value`` (None if nothing)."""
+        stored = self.function.stored_values.get(name, []) if self.function is not None else []
+        place = next((i for i, each in enumerate(stored) if each is value), 0)
+        return stored[place - 1] if place > 0 else None
+
+    def _value_before(self, name: str, rebinding: cst.BaseExpression) -> cst.BaseExpression | None:
+        """What ``name`` held before ``name = rebinding`` (``model = DataParallel(model)``): the one
+        construction every earlier store of the function agrees on (``model = Net(...)`` on every
+        path); None where they differ or none is seen."""
+        stored = self.function.stored_values.get(name, []) if self.function is not None else []
+        earlier = next((stored[:i] for i, value in enumerate(stored)
+                        if without_self_returning_calls(value) is rebinding), [])
+        constructions = {self.qualified_name(value.func) for value in map(without_self_returning_calls, earlier)
+                         if type(value) is cst.Call}
+        if len(constructions) != 1 or None in constructions or len(earlier) != sum(
+                type(without_self_returning_calls(value)) is cst.Call for value in earlier):
+            return None
+        return without_self_returning_calls(earlier[-1])
 
     def class_of_constructor(self, qualified: "str | None") -> "str | None":
         """``Model.from_pretrained(...)``: a classmethod of a class of the project builds an
@@ -2882,8 +2918,11 @@ class Facts:
                 return CARRIES_VALUE.on_some_paths() if graph.partial else CARRIES_VALUE
             if graph.pending:
                 pending = pending | graph.pending
+            from_argument = name in parameters and name in graph.names
+            if from_argument:
+                deps.add(name)  # x = x[mask].unsqueeze(0): still computed from the argument
             inner = graph.names - {name}
-            if not inner and (graph.settled is not Graph.NONE or not graph.pending):
+            if not inner and not from_argument and (graph.settled is not Graph.NONE or not graph.pending):
                 opaque = True
             stack.extend(inner)
         if opaque:
@@ -3450,6 +3489,10 @@ class Facts:
                     return value
             if method in ("forward", "__call__") and self.is_module_expr(func.value):
                 return self._module_call(call, func.value)
+            if method == "apply" and self._is_autograd_function(func.value):
+                # ChamferFunction.apply(xyz1, xyz2): a Function holds no parameters; its outputs
+                # have a graph when an input does
+                return GraphValue.combine(self._graph(arg) for arg in args)
         qualified = self.qualified_name(func)
         if qualified == "torch.autograd.grad" and not _creates_graph(call):
             return NO_GRAPH  # gradients without create_graph are plain tensors
@@ -3499,6 +3542,14 @@ class Facts:
         # it may return a number or a detached value as well as a graph. Its result carries a
         # graph only if it is backpropagated later under its own name.
         return self._unknown_result(NO_GRAPH, GraphValue.combine(self._graph(arg) for arg in args))
+
+    def _is_autograd_function(self, node: cst.BaseExpression) -> bool:
+        """Is ``node`` a ``torch.autograd.Function`` subclass, of this module or of the project?"""
+        if type(node) is _NAME and node.value in self.classes:
+            return self.classes[node.value].kinds.autograd_function
+        definition = self.project_definition(self.qualified_name(node))
+        return definition is not None and definition.kind == "class" and \
+            self.project.class_kinds(definition.qualified).autograd_function
 
     def _unknown_result(self, receiver: GraphValue, inputs: GraphValue) -> GraphValue:
         """What an unknown call returns: unknown, tied to no name of its inputs but a parameter

@@ -27,8 +27,9 @@ _TORCH_IMPORT = re.compile(
 
 
 def uses_torch_text(source: str) -> bool:
-    """Does the text import PyTorch (or a PyTorch framework)?"""
-    return _TORCH_IMPORT.search(source) is not None
+    """Does the text import PyTorch (or a PyTorch framework)? A module that calls ``torch.``
+    names after a star import (``from utils import *``) may have torch from there."""
+    return _TORCH_IMPORT.search(source) is not None or ("import *" in source and "torch." in source)
 
 
 def codes_that_could_match(source: str, codes: Iterable[str]) -> list[str]:

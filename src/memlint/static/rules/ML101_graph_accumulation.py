@@ -2624,7 +2624,10 @@ class _AttributeUses(cst.CSTVisitor):
             self.read.add(name)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, (cst.List, cst.Dict)) and not node.value.elements:
+        value = node.value
+        # self.data = [] / {}, and a running sum started again: self.loss = 0 (or 0., None)
+        if (isinstance(value, (cst.List, cst.Dict)) and not value.elements) or isinstance(value, (cst.Integer, cst.Float)) \
+                or (isinstance(value, cst.Name) and value.value == "None"):
             for target in node.targets:
                 name = dotted_name(target.target)
                 if name is not None:
@@ -2639,7 +2642,7 @@ class _AttributeUses(cst.CSTVisitor):
 
 def _attribute_uses(node: cst.CSTNode) -> tuple[set[str], set[str]]:
     """The dotted attributes a function reads (``self.data``, ``self.make_batch``) and those it
-    empties (``self.data = []``, ``self.data.clear()``)."""
+    empties (``self.data = []``, ``self.data.clear()``, ``self.loss = 0``)."""
     visitor = _AttributeUses()
     node.visit(visitor)
     return visitor.read, visitor.emptied

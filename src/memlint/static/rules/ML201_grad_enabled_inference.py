@@ -734,6 +734,12 @@ class GradEnabledInference(Rule):
                                     "run that path under torch.no_grad(), or the loop under "
                                     "torch.set_grad_enabled(<the training flag>)"), fixable=False)
                 return  # no fix: the same line runs the training path
+        if call.mode != "eval" and self._run_for_side_effects(call):
+            self._report(call, (f"'{_short(call.target)}' runs with grad on over the data and its output is "
+                                "thrown away: each pass records a graph for a backward that never comes",
+                                "run the loop under torch.no_grad() (batch-norm statistics still update in "
+                                "train mode)"))
+            return
         if call.frozen or call.mode in ("frozen", "train") or any(
                 change.target == call.target and change.mode == "frozen" for change in function.mode_changes):
             return
@@ -815,6 +821,23 @@ class GradEnabledInference(Rule):
             self._report(call, (f"'{_short(call.target)}' runs with grad on, but its output is only read detached "
                                 "or as numbers",
                                 "run the call under torch.no_grad(): its graph is recorded for nothing"))
+
+    def _run_for_side_effects(self, call: _ModuleCall) -> bool:
+        """A forward over the data whose output is dropped (``model(images)`` as a statement in a
+        loop over a loader: recomputing batch-norm statistics, warming a cache) in a function that
+        neither backpropagates nor steps an optimizer, nor calls anything that may: only the
+        module's state is wanted. Not where a hook may hand the activations to a backward pass
+        elsewhere, nor in a module's own methods or a test."""
+        function = call.function
+        if not call.discarded or call.frozen or call.input_carries or function.requires_grad_inputs \
+                or not any(loop.iterates_data for loop in call.loops) or self._in_test_file:
+            return False
+        if function.has_backward or function.has_optimizer_step or "hook" in self._checker.source \
+                or self._module_method(function) or not isinstance(function.node, cst.FunctionDef):
+            return False
+        if function.class_info is not None and function.class_info.is_module:
+            return False
+        return self.facts.callees_work([id(function.node)], frozenset({"backward", "optimizer_step"})) is False
 
     def _graph_unused(self, call: _ModuleCall, record: _FunctionRecord, in_a_step: bool = False) -> bool:
         """Is every read of the call's result one that drops its graph (``samples.detach().cpu()``,
@@ -1229,6 +1252,17 @@ class GradEnabledInference(Rule):
         )
 
     VALID = [
+        # the batch-norm update pass under no_grad: train mode still updates the statistics
+        """
+import torch
+
+
+def update_bn(loader, model):
+    model.train()
+    with torch.no_grad():
+        for images, _ in loader:
+            model(images.cuda())
+""",
         # an evaluation that asks for input gradients (img.requires_grad = True, a Sobolev or
         # saliency term computed by a criterion it cannot read): grad on is the point
         """
@@ -2297,6 +2331,17 @@ def test(model, loader):
     ]
 
     INVALID = [
+        # SWA's batch-norm update: a pass over the loader run only for the statistics, its output
+        # thrown away, in a function that backpropagates nothing: every pass records a graph
+        Invalid("""
+import torch
+
+
+def update_bn(loader, model):
+    model.train()
+    for images, _ in loader:
+        model(images.cuda())
+""", line=8),
         # a sampling loop in a __main__ block: each output on random noise is read (saved), in eval mode
         Invalid("""
 import torch

@@ -129,9 +129,40 @@ class DatasetPythonObjects(Rule):
         attribute = dotted_name(func.value)
         if attribute is None or not attribute.startswith("self.") or attribute.count(".") != 1:
             return
+        if all(self._over_a_literal(loop.node) for loop in self.facts.loops_in_function()):
+            return  # for i in range(len(month_list)), month_list = [1, 2, 4]: a few entries, not one per sample
         values = [arg.value for arg in node.args if arg.keyword is None]
         elements = self._element_kind(values[0]) if func.attr.value == "append" and values else None
         self._store(node, attribute, f"{func.attr.value}() in a loop", info, elements)
+
+    def _over_a_literal(self, loop: cst.CSTNode) -> bool:
+        """Does the ``for`` run over a literal list or tuple (through a name bound to one,
+        ``range(len(...))`` of one, ``enumerate``/``zip`` of ones)? Its count is written in the code
+        (``range(10000)`` is not: that count may be the samples')."""
+        if not isinstance(loop, cst.For):
+            return False
+        stack, seen = [loop.iter], 0
+        while stack and seen < 8:
+            seen += 1
+            value = stack.pop()
+            if isinstance(value, cst.Name):
+                binding = self.facts.lookup(value.value)
+                value = binding.node if binding is not None else None
+            if isinstance(value, (cst.List, cst.Tuple)):
+                if any(isinstance(element, cst.StarredElement) for element in value.elements):
+                    return False
+                continue
+            if isinstance(value, cst.Call) and dotted_name(value.func) in ("range", "len", "enumerate", "zip") \
+                    and value.args and self.facts.lookup(dotted_name(value.func)) is None:
+                if dotted_name(value.func) == "range":
+                    if len(value.args) != 1:
+                        return False  # (range(10000) is a count, not a literal's length: no)
+                    stack.append(value.args[0].value)
+                else:
+                    stack.extend(arg.value for arg in value.args)
+                continue
+            return False
+        return not stack
 
     def _store(self, node: cst.CSTNode, attribute: str, how: str, info: ClassInfo,
                elements: str | None = None) -> None:

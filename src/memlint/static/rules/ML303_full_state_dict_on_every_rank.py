@@ -39,6 +39,19 @@ _LOADING_METHODS = frozenset({"load_state_dict", "optim_state_dict_to_load", "se
                               "scatter_full_optim_state_dict", "shard_full_optim_state_dict"})
 
 
+# What gathers an optimizer's state: under ``state_dict_type`` it follows ``optim_state_dict_config``.
+_OPTIMIZER_SAVING_METHODS = frozenset({"optim_state_dict", "full_optim_state_dict", "get_optimizer_state_dict"})
+
+
+def _optimizer_config(call: cst.Call) -> cst.BaseExpression | None:
+    """``optim_state_dict_config=...`` of a ``state_dict_type(...)`` call (or its fourth argument)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "optim_state_dict_config":
+            return arg.value
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    return positional[3] if len(positional) > 3 else None
+
+
 def _is_empty(node: cst.BaseExpression) -> bool:
     """``fsdp=""``, ``fsdp=None``, ``fsdp=False``, ``fsdp=[]``: no FSDP."""
     if isinstance(node, cst.SimpleString):
@@ -55,6 +68,7 @@ class _Block:
     problem: str  # what the call lacks, see FullStateDictOnEveryRank._problem
     saves: bool = False
     loads: bool = False
+    saves_the_model: bool = False  # a saving call other than the optimizer's (``FSDP.optim_state_dict``)
 
 
 class FullStateDictOnEveryRank(Rule):
@@ -121,6 +135,12 @@ class FullStateDictOnEveryRank(Rule):
             block = self._blocks.pop()
             if not block.saves:
                 continue  # loading (the config only affects state_dict()), or what the block does is not in view
+            if not block.saves_the_model and _optimizer_config(block.call) is not None:
+                # only the optimizer's state is gathered there: its own config decides
+                problem = self._config_problem(_optimizer_config(block.call))
+                if problem is not None:
+                    self._report(block.call, problem)
+                continue
             self._report(block.call, block.problem)
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -135,6 +155,7 @@ class FullStateDictOnEveryRank(Rule):
             if method in _SAVING_METHODS:
                 for block in self._blocks:
                     block.saves = True
+                    block.saves_the_model |= method not in _OPTIMIZER_SAVING_METHODS
             elif method in _LOADING_METHODS:
                 for block in self._blocks:
                     block.loads = True
@@ -233,7 +254,7 @@ class FullStateDictOnEveryRank(Rule):
         if not isinstance(config, cst.Call):
             return None
         qualified = self.facts.qualified_name(config.func) or ""
-        if not qualified.endswith("FullStateDictConfig"):
+        if not qualified.endswith(("FullStateDictConfig", "FullOptimStateDictConfig")):
             return None
         values: dict[str, cst.BaseExpression] = {}
         positional = [arg.value for arg in config.args if arg.keyword is None and not arg.star]
