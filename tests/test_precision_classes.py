@@ -2239,3 +2239,65 @@ def test_a_function_named_like_a_model_from_a_star_import_is_not_a_module(tmp_pa
     assert project_findings(tmp_path, "train.py") == []
     train.write_text(text.replace("{call}", "model(batch)"))
     assert project_findings(tmp_path, "train.py") == [(7, "ML201")]
+
+
+def test_a_helper_returning_one_loss_on_one_path_and_a_tuple_on_another(tmp_path):
+    """``consistency_loss`` of another module returns ``F.mse_loss(...)`` for ``name == 'L2'`` and
+    ``(loss, mask, select, labels, p_model)`` for ``'ce'``: the caller unpacking five names gets the
+    tuple's parts (one tensor does not unpack into five), so ``p_model`` rebuilt from detached
+    probabilities each step is not a chain (ML102 quiet). Rebuilt from the strong logits' graph,
+    it is."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "semi/__init__.py": "",
+        "semi/train_utils.py": """
+            import torch
+            import torch.nn.functional as F
+
+            def ce_loss(logits, targets, use_hard_labels=True, reduction="none"):
+                if use_hard_labels:
+                    return F.nll_loss(F.log_softmax(logits, dim=-1), targets, reduction=reduction)
+                return torch.sum(-targets * F.log_softmax(logits, dim=-1), dim=1)
+            """,
+        "semi/utils.py": """
+            import torch
+            import torch.nn.functional as F
+
+            from semi.train_utils import ce_loss
+
+            def consistency_loss(logits_s, logits_w, p_model, name="ce", T=1.0, use_hard_labels=True):
+                logits_w = logits_w.detach()
+                if name == "L2":
+                    return F.mse_loss(logits_s, logits_w, reduction="mean")
+                pseudo_label = torch.softmax(logits_w, dim=-1)
+                p_model = p_model * 0.999 + torch.mean({source}, dim=0) * 0.001
+                max_probs, max_idx = torch.max(pseudo_label, dim=-1)
+                mask = max_probs.ge(0.95).float()
+                select = max_probs.ge(0.95).long()
+                if use_hard_labels:
+                    masked_loss = ce_loss(logits_s, max_idx, use_hard_labels, reduction="none") * mask
+                else:
+                    masked_loss = ce_loss(logits_s, torch.softmax(logits_w / T, dim=-1), use_hard_labels) * mask
+                return masked_loss.mean(), mask.mean(), select, max_idx.long(), p_model
+            """,
+        "semi/train.py": """
+            import torch
+            from semi.utils import consistency_loss
+
+            def train(model, loader, optimizer, num_classes):
+                p_model = torch.ones(num_classes) / num_classes
+                for x_w, x_s in loader:
+                    logits_w, logits_s = model(x_w), model(x_s)
+                    unsup_loss, mask, select, pseudo_lb, p_model = consistency_loss(
+                        logits_s, logits_w, p_model, "ce", 0.5)
+                    optimizer.zero_grad()
+                    unsup_loss.backward()
+                    optimizer.step()
+            """,
+    })
+    utils = tmp_path / "semi/utils.py"
+    text = utils.read_text()
+    utils.write_text(text.replace("{source}", "pseudo_label.detach()"))
+    assert project_findings(tmp_path, "semi/train.py") == []
+    utils.write_text(text.replace("{source}", "torch.softmax(logits_s, dim=-1)"))
+    assert [code for _, code in project_findings(tmp_path, "semi/train.py")] == ["ML102"]

@@ -940,6 +940,7 @@ class FileChecker:
             function.return_graph = max(function.return_graph, value.state)
             function.returns.append((value, facts.summary_form(value, function)))
             function.return_modes.append(_training_branch(facts))
+            function.return_shapes.append(_return_shape(node.value, facts))
             if F.graphless_value(node.value, value):
                 function.graphless_return = True
             loss = _framework_backpropagated(function, node.value, facts)
@@ -950,6 +951,7 @@ class FileChecker:
         else:
             function.returns.append((NO_GRAPH, NO_GRAPH))
             function.return_modes.append(_training_branch(facts))
+            function.return_shapes.append(ONE_VALUE)
         self._exit(node)
 
     def _yield(self, node: cst.Yield) -> None:
@@ -1386,18 +1388,60 @@ def _summary(scope: FunctionScope) -> GraphValue:
     a value it backpropagates itself (``loss.backward(); return loss``) carries a graph."""
     if scope.is_generator:
         return GraphValue(Graph.UNKNOWN, frozenset({F.OPAQUE}), None, frozenset(), Graph.UNKNOWN)
-    result = _joined_returns(scope, scope.returns)
+    result = _joined_returns(scope, zip(scope.returns, scope.return_shapes))
     if result is not None and scope.graphless_return and len(scope.returns) > 1:
         return result.on_some_paths()  # return loss on one path, loss.item() on another
     return result if result is not None else NO_GRAPH
 
 
-def _joined_returns(scope: FunctionScope, returns: Iterable[tuple[GraphValue, GraphValue]]) -> GraphValue | None:
+def _joined_returns(scope: FunctionScope, returns: Iterable[tuple[tuple[GraphValue, GraphValue], int | str | None]]
+                    ) -> GraphValue | None:
+    """What the ``return`` statements hand back, joined. When some return a tuple of n values and
+    every other one returns a single tensor or number (``return F.mse_loss(a, b)`` on one path,
+    ``return loss, mask, labels`` on another), a caller unpacking n names gets the tuple's parts: a
+    single tensor does not unpack into them; the whole still carries what every return does."""
     result: GraphValue | None = None
-    for raw, form in returns:
+    tuples: GraphValue | None = None
+    singles: list[GraphValue] = []
+    arities: set[int | str | None] = set()
+    for (raw, form), shape in returns:
         settled = _settle(raw, form, scope)
         result = settled if result is None else result.join(settled)
-    return result
+        arities.add(shape)
+        if shape == ONE_VALUE:
+            singles.append(settled)
+        elif isinstance(shape, int) and settled.parts is not None:
+            tuples = settled if tuples is None else tuples.join(settled)
+    numbers = {shape for shape in arities if isinstance(shape, int)}
+    if tuples is None or not singles or len(numbers) != 1 or not arities <= numbers | {ONE_VALUE} \
+            or tuples.parts is None:
+        return result
+    whole = GraphValue.combine([tuples.element, *singles])
+    return GraphValue(whole.state, whole.names, tuples.parts, whole.pending, whole.settled, whole.partial)
+
+
+def _return_shape(value: cst.BaseExpression, facts: Facts) -> int | str | None:
+    """See FunctionScope.return_shapes."""
+    if isinstance(value, cst.Tuple):
+        return None if any(isinstance(element, cst.StarredElement) for element in value.elements) \
+            else len(value.elements)
+    if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation, cst.Integer, cst.Float)):
+        return ONE_VALUE
+    if isinstance(value, cst.Name) and value.value in ("None", "True", "False"):
+        return ONE_VALUE
+    if isinstance(value, cst.Call):
+        qualified = facts.qualified_name(value.func) or ""
+        if qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] not in _SEQUENCE_FUNCTIONS:
+            return ONE_VALUE  # F.mse_loss(...), torch.cat(outputs, 1): one tensor
+    return None
+
+
+# torch functions that return a tuple or a list of tensors, or a module: not one tensor.
+_SEQUENCE_FUNCTIONS = frozenset({"max", "min", "sort", "topk", "split", "chunk", "unbind", "meshgrid", "broadcast_tensors",
+                                 "kthvalue", "mode", "median", "std_mean", "var_mean", "aminmax", "unique", "lstsq",
+                                 "qr", "svd", "eig", "eigh", "slogdet", "histogram", "frexp", "tensor_split",
+                                 "hsplit", "vsplit", "dsplit", "where", "nonzero", "load"})
+ONE_VALUE = "one"
 
 
 def _eval_summary(scope: FunctionScope) -> GraphValue | None:
@@ -1406,7 +1450,8 @@ def _eval_summary(scope: FunctionScope) -> GraphValue | None:
     self.predict(...)``); None otherwise."""
     if scope.is_generator or "train" not in scope.return_modes:
         return None
-    result = _joined_returns(scope, (pair for pair, mode in zip(scope.returns, scope.return_modes)
+    result = _joined_returns(scope, ((pair, shape) for pair, mode, shape in zip(scope.returns, scope.return_modes,
+                                                                               scope.return_shapes)
                                      if mode != "train"))
     return result if result is not None else NO_GRAPH
 

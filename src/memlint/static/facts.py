@@ -1031,6 +1031,10 @@ class FunctionScope(Scope):
         # per return, in order: "train" / "eval" when it is under ``if self.training:`` (or its
         # else branch, or ``if not self.training:``), None otherwise
         self.return_modes: list[str | None] = []
+        # per return, in order: n for a tuple literal of n elements, ONE_VALUE for a value that is
+        # one tensor or number (a torch call, arithmetic, a literal number, a bare ``return``), None
+        # for anything else (see engine._joined_returns)
+        self.return_shapes: list[int | str | None] = []
         # "Places" (names, constant-key slots such as ``totals['loss']``) read whole by what is
         # backpropagated, and the values assigned or stored into each place: ``history[-1]``
         # reads one element of ``history``, ``sum(history)`` all of it (see places_in).
