@@ -185,6 +185,13 @@ HALVES = HALVES + ("sealed19", "dev32")
 # sorted, shuffled with random.Random(2026112720); odd places sealed20 (run once at the end of the round),
 # even places dev33.
 HALVES = HALVES + ("sealed20", "dev33")
+# And a second draw the same day, before any of it was read: 19 more unread repositories (detection,
+# medical segmentation, speaker recognition, meta-training, world models, sequence models, point clouds,
+# video, self-supervised classification, GANs, distillation, meta-learning, continual learning,
+# domain-adaptive pretraining, masked modelling, voice conversion, recommenders, graph pretraining; a
+# scene-parsing repository drawn with them was already in the corpus and is left out), sorted, shuffled
+# with random.Random(2026112721); odd places sealed21 (run once with sealed20), even places dev34.
+HALVES = HALVES + ("sealed21", "dev34")
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -1637,6 +1644,45 @@ REPOS: tuple[FreshRepo, ...] = (
           "neural news recommendation models on mind", "sealed20"),
     _repo("awd-lstm-lm", "salesforce/awd-lstm-lm", "1d466ec5875675ca6b6f0caacbb741240a29da9e",
           "awd-lstm word and character language models", "dev33"),
+    # --- sealed21 / dev34 (drawn 2026-11-27, seed 2026112721; odd places sealed21)
+    _repo("MetaICL", "shmsw25/MetaICL", "bd02b5ba451004a63e6bf38b73571b8f1d5e9638",
+          "meta-training language models for in-context learning", "sealed21"),
+    _repo("MedSegDiff", "WuJunde/MedSegDiff", "86eb58a5ebb266fb8e0d928f820f607dd250e25e",
+          "diffusion models for medical image segmentation", "dev34"),
+    _repo("TCN", "locuslab/TCN", "2f8c2b817050206397458dfd1f5a25ce8a32fe65",
+          "temporal convolutional networks for sequence modeling", "sealed21"),
+    _repo("HowToTrainYourMAMLPytorch", "AntreasAntoniou/HowToTrainYourMAMLPytorch", "86964701651c06e490271365fedb8789a72ef3f0",
+          "maml++ few-shot meta-learning", "dev34"),
+    _repo("MC-Net", "ycwu1997/MC-Net", "fee453ca299a5d2c845cc2f3de4e416fd667d9c2",
+          "semi-supervised medical image segmentation mutual consistency", "sealed21"),
+    _repo("Continual-Learning-Benchmark", "GT-RIPL/Continual-Learning-Benchmark", "d78b9973b6ec0059b2d2577872db355ae2489f6b",
+          "continual learning regularization and replay baselines", "dev34"),
+    _repo("HSAKD", "winycg/HSAKD", "28c8dc2f5a1bedc5caf263884b4fe46e3f55c23b",
+          "hierarchical self-supervised augmented knowledge distillation", "sealed21"),
+    _repo("voxceleb_trainer", "clovaai/voxceleb_trainer", "f51bab870672a9b0b50fa158b4e30f329e7866d7",
+          "speaker recognition embeddings on voxceleb", "dev34"),
+    _repo("GAN_stability", "LMescheder/GAN_stability", "c1f64c9efeac371453065e5ce71860f4c2b97357",
+          "gan training with gradient penalty regularization", "sealed21"),
+    _repo("pydreamer", "jurgisp/pydreamer", "8a4ea85a925b57ddf24a221b41dfb3257f89d63a",
+          "dreamer world model reinforcement learning agent", "dev34"),
+    _repo("SparK", "keyu-tian/SparK", "a63e386f8e5186bc07ad7fce86e06b08f48a61ea",
+          "sparse masked modeling convnet self-supervised pretraining", "sealed21"),
+    _repo("FragmentVC", "yistLin/FragmentVC", "79cc2ce3a585a5c31904a8dd36ad49120a601d8c",
+          "any-to-any voice conversion with fragments", "dev34"),
+    _repo("Relation-Shape-CNN", "Yochengliu/Relation-Shape-CNN", "6464eb8bb4efc686adec9da437112ef888e55684",
+          "relation-shape cnn point cloud classification", "sealed21"),
+    _repo("GCC", "THUDM/GCC", "20398aac95957784865d6c78bc46ead605221f0d",
+          "graph contrastive coding gnn pretraining", "dev34"),
+    _repo("daisyRec", "AmazingDD/daisyRec", "7b46481e89a5a637e3ece9f0ac8b64f5042f53ab",
+          "top-n recommender models training and evaluation", "sealed21"),
+    _repo("pytorch-ssd", "qfgaohao/pytorch-ssd", "7a839cbc8c3fb39679856b4dc42a1ab19ec07581",
+          "ssd mobilenet object detection training", "dev34"),
+    _repo("Unsupervised-Classification", "wvangansbeke/Unsupervised-Classification", "952ec31eee2c38e7233d8ad3ac0de39bb031877a",
+          "scan self-supervised unsupervised image classification", "sealed21"),
+    _repo("dont-stop-pretraining", "allenai/dont-stop-pretraining", "266269faca8645482eef2e710d916607ea2c71d2",
+          "domain-adaptive pretraining and roberta fine-tuning", "dev34"),
+    _repo("two-stream-action-recognition", "jeffreyyihuang/two-stream-action-recognition", "8458458b4abe97e36c4987148a7dfcb24273cafe",
+          "two-stream video action recognition", "sealed21"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
