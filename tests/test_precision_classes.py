@@ -2301,3 +2301,32 @@ def test_a_helper_returning_one_loss_on_one_path_and_a_tuple_on_another(tmp_path
     assert project_findings(tmp_path, "semi/train.py") == []
     utils.write_text(text.replace("{source}", "torch.softmax(logits_s, dim=-1)"))
     assert [code for _, code in project_findings(tmp_path, "semi/train.py")] == ["ML102"]
+
+
+def test_a_value_that_only_reaches_a_backpropagated_loss_is_a_warning():
+    """What an object memlint cannot read returns (``sampler.draw(batch)``) and only feeds the loss
+    is presumed to carry a graph: kept across steps it is reported as a warning naming that
+    presumption (a batch or a label reaches a loss as well as an output does). A value that is
+    backpropagated itself (``helper.loss(...)``, then ``.backward()`` on it) is shown to carry a
+    graph: an error."""
+    source = """
+        import torch
+
+        def train(model, loader, optimizer, sampler, helper):
+            kept = []
+            for batch in loader:
+                feats = sampler.draw(batch)
+                loss = helper.loss(model, feats)
+                loss.backward()
+                optimizer.step()
+                kept.append({kept})
+    """
+    from memlint.static.source_check import check_source
+    from memlint.catalogue import default_codes
+
+    def severities(kept):
+        found = check_source(textwrap.dedent(source.format(kept=kept)), "train.py", default_codes())
+        return [(f.code, f.severity, "presumed" in f.help) for f in found]
+
+    assert severities("feats") == [("ML101", "warning", True)]
+    assert severities("loss") == [("ML101", "error", False)]

@@ -49,8 +49,9 @@ CATALOGUE: tuple[RuleInfo, ...] = (
     RuleInfo("ML101", "graph-accumulation", "error",
              "A value carrying an autograd graph is accumulated across iterations, keeping every step's graph alive.",
              fixable=True,
-             other_severities=(("warning", "the graph reaches the accumulator on some paths only: a call on the way "
-                                           "also returns values without one"),)),
+             other_severities=(("warning", "a link of the evidence is not shown: the graph reaches the accumulator on "
+                                           "some paths only, or the value is only presumed to carry one (the help says "
+                                           "which)"),)),
     RuleInfo("ML102", "loop-carried-graph", "error",
              "A value with an autograd graph is fed back into the next iteration, so the graph grows every step.",
              # Loops that run a backward pass or an optimizer step, recurrent state (hidden,
@@ -58,8 +59,9 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              # at all, state scaled in place, running statistics a forward keeps.
              triggers=("backward", ".step(", "grad(", "training_step", "train_step", "hidden", "state", "memor",
                        "cache", "sampl", "generat", "*=", "running_", "momentum", ".cat("),
-             other_severities=(("warning", "the running statistic a layer's forward keeps carries a graph only "
-                                           "if the layer's input does"),)),
+             other_severities=(("warning", "a link of the evidence is not shown: the state carries a graph on some paths "
+                                           "only, or only presumably (a model not seen, a layer's input, a value that "
+                                           "only reaches a backpropagated loss: the help says which)"),)),
     RuleInfo("ML103", "retain-graph-in-loop", "error",
              "backward(retain_graph=True) runs every iteration on a graph that is never backpropagated again.",
              fixable=True, triggers=("retain_graph",)),

@@ -2208,6 +2208,25 @@ class Facts:
             return self.stored_backpropagated(names, function)
         return False
 
+    def graph_presumed(self, value: GraphValue, function: "FunctionScope | None" = None) -> bool:
+        """Is ``value`` graph-carrying (see :meth:`is_graph_carrying`) only because what it was
+        computed from flows into a backward pass: unknown, none of its names backpropagated
+        itself nor computed from what is? That link is presumed, not shown (an index, a batch or
+        a label reaches a loss as well as an output does): a finding built on it is a warning."""
+        value = self.resolve(value)
+        if value.state is not Graph.UNKNOWN or not value.names:
+            return False
+        function = function or self.function
+        if function is None:
+            return False
+        names = {name for name in value.names if name not in ("self", "cls")}
+        backpropagated = set(function.backward_names)
+        if names & backpropagated or any(name.split("[", 1)[0] in backpropagated for name in names):
+            return False  # backward() on it: it carries a graph
+        if function.derives_from(names, backpropagated):
+            return False  # computed from what is backpropagated (total += 2 * loss)
+        return not self.stored_backpropagated(names, function)
+
     def stored_backpropagated(self, names: set[str], function: "FunctionScope | None") -> bool:
         """Does one of ``names`` (``self.batch_loss``) name an attribute that a method of the
         class sets to a value that very method backpropagates (``self.batch_loss = loss`` after

@@ -46,6 +46,9 @@ def _is_empty_value(value: cst.BaseExpression, facts) -> bool:
 # A graph that reaches the accumulator on some paths only (see GraphValue.partial) is a warning,
 # and the message says so: the link "on every path" is not shown.
 _SOME_PATHS = {False: "", True: " (on some paths)"}
+# A value that carries a graph only by reaching a backpropagated loss (see Facts.graph_presumed): a
+# warning, and the help names the presumed link.
+_PRESUMED = "; its graph is presumed: it reaches a backpropagated loss"
 
 
 def _given_parameter(receiver: cst.BaseExpression, function) -> tuple[str, bool] | None:
@@ -316,6 +319,7 @@ class GraphAccumulation(Rule):
                 return  # nothing shows the value carries a graph (a frozen model's output may not)
 
             some_paths = _on_some_paths(facts, graph)
+            presumed = not by_callers and facts.graph_presumed(graph, function)
 
             def report() -> None:
                 self.report(
@@ -324,9 +328,10 @@ class GraphAccumulation(Rule):
                         keep=("where",), name=name, value=value_text,
                         where=where),
                     help=f"use {item_text(carrier)} for a number, or {detached} "
-                    + ("to keep a tensor" if detached.endswith(".cpu()") else "(and .cpu() for a long list) to keep a tensor"),
+                    + ("to keep a tensor" if detached.endswith(".cpu()") else "(and .cpu() for a long list) to keep a tensor")
+                    + (_PRESUMED if presumed else ""),
                     fix=graph_accumulation_fix(node, values), function=function,
-                    severity="warning" if some_paths else None,
+                    severity="warning" if some_paths or presumed else None,
                 )
 
             info = function.class_info
@@ -506,6 +511,7 @@ class GraphAccumulation(Rule):
                 fix_text = detached_text(carrier) if ending == "detach" else item_text(carrier)
                 where_text = "every iteration" if not per_call else f"per {function.name}() call"
                 some_paths = facts.store_on_some_paths(store) or _on_some_paths(facts, carried if per_call else graph)
+                some_paths = some_paths or (not per_call and facts.graph_presumed(graph, function))
                 self.report(
                     node,
                     fit("{method}() accumulates '{value}' with its graph into '{storage}' {where}" + _SOME_PATHS[some_paths],
@@ -619,13 +625,15 @@ class GraphAccumulation(Rule):
                 return  # a local of forward()/training_step() (z[idx] = f(x[idx])): it dies with the call
             if facts.holds_a_tensor_made_here(target.value):
                 return  # buf[idx] = x into a tensor this function allocated: slots overwritten, not new keys
+            presumed = facts.graph_presumed(graph, function)
             self.report(
                 node,
                 fit("'{name}' stores '{value}' with its autograd graph under a new key ({keys}) every {when}",
                     keep=("when",), name=name, value=value_text, keys=", ".join(sorted(growing)),
                     when="iteration" if loop is not None else "call"),
-                help=f"store {detached_text(value)} (or .item()), or overwrite a fixed key",
+                help=f"store {detached_text(value)} (or .item()), or overwrite a fixed key" + (_PRESUMED if presumed else ""),
                 fix=graph_accumulation_fix(node, value),
+                severity="warning" if presumed else None,
             )
 
         self.at_function_exit(decide)

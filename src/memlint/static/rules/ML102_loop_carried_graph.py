@@ -746,8 +746,20 @@ class LoopCarriedGraph(Rule):
             help_text += next((note for note in (f"; {carry.callee}() is not seen here: its state's graph is presumed",
                                                  "; the model is not seen: a graph is presumed", "")
                                if len(help_text) + len(note) <= 200), "")
+        elif carry.kind != "recurrent" and self._graph_presumed(carry, function):
+            presumed = True  # unknown, and only reaching a backpropagated loss says it carries a graph
+            help_text += "; its graph is presumed: it reaches a backpropagated loss"
         self.report(at if at is not None else carry.node, message, help=help_text, function=function,
                     severity="warning" if some_paths or presumed else None)
+
+    def _graph_presumed(self, carry: _Carry, function: FunctionScope | None) -> bool:
+        facts = self.facts
+        scope = function if function is not None else next(
+            (s for s in (*facts.function_scopes.values(), facts.module_scope) if id(s) == carry.scope_id), None)
+        try:
+            return scope is not None and self.facts.graph_presumed(carry.graph, scope)
+        except Pending:
+            return False
 
     def _message(self, carry: _Carry, never_freed: bool = False, method: str | None = None,
                  stored_in: str | None = None, from_input: bool = False) -> tuple[str, str]:
