@@ -192,6 +192,11 @@ HALVES = HALVES + ("sealed20", "dev33")
 # scene-parsing repository drawn with them was already in the corpus and is left out), sorted, shuffled
 # with random.Random(2026112721); odd places sealed21 (run once with sealed20), even places dev34.
 HALVES = HALVES + ("sealed21", "dev34")
+# A thirty-fifth dev half the same day (studied and fixed against, never sealed): 20 more unread
+# repositories (sentiment, summarization, vocoders, compact ViTs, detection, depth, VAEs, diffusion,
+# multi-agent RL, anomaly detection, federated learning, adversarial training, quantization, pruning,
+# pose, traffic forecasting, recommenders, GANs, tracking).
+HALVES = HALVES + ("dev35",)
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -1683,6 +1688,47 @@ REPOS: tuple[FreshRepo, ...] = (
           "domain-adaptive pretraining and roberta fine-tuning", "dev34"),
     _repo("two-stream-action-recognition", "jeffreyyihuang/two-stream-action-recognition", "8458458b4abe97e36c4987148a7dfcb24273cafe",
           "two-stream video action recognition", "sealed21"),
+    # --- dev35 (drawn 2026-11-27: studied and fixed against, never sealed)
+    _repo("pointer_summarizer", "atulkum/pointer_summarizer", "4967dd478ba70b1c12116ad6357dcc1d000e5dfa",
+          "pointer-generator abstractive summarization", "dev35"),
+    _repo("yolov4-pytorch", "bubbliiiing/yolov4-pytorch", "9571c250a3e26946eabc39398320fba8a045a90b",
+          "yolov4 object detection training", "dev35"),
+    _repo("network-slimming", "Eric-mingjie/network-slimming", "b395dc07521cbc38f741d971a18fe3f6423c9ab1",
+          "channel pruning via network slimming", "dev35"),
+    _repo("WaveRNN", "fatchord/WaveRNN", "83c08fdcd625be56244f4145f41500468974b144",
+          "wavernn vocoder and tacotron tts", "dev35"),
+    _repo("ASTGCN-r-pytorch", "guoshnBJTU/ASTGCN-r-pytorch", "768732e80a5816fe2a034afd5537a462ef7e3851",
+          "attention graph conv traffic forecasting", "dev35"),
+    _repo("HigherHRNet-Human-Pose-Estimation", "HRNet/HigherHRNet-Human-Pose-Estimation", "aa23881492ff511185acf756a2e14725cc4ab4d7",
+          "bottom-up multi-person pose estimation", "dev35"),
+    _repo("adversarial_robustness_pytorch", "imrahulr/adversarial_robustness_pytorch", "6df6a8f0cd49cf6d18507a4b574c004ab6eedf49",
+          "adversarial training for robust classifiers", "dev35"),
+    _repo("SC-SfMLearner-Release", "JiawangBian/SC-SfMLearner-Release", "681a0e77e2f65ccb1b24f5a9647c17b30defa122",
+          "unsupervised monocular depth and ego-motion", "dev35"),
+    _repo("Deep-SVDD-PyTorch", "lukasruff/Deep-SVDD-PyTorch", "1901612d595e23675fb75c4ebb563dd0ffebc21e",
+          "deep one-class anomaly detection", "dev35"),
+    _repo("BertSum", "nlpyang/BertSum", "05f8c634197d0ed1be8157d71f29aa7765abdd2a",
+          "bert extractive summarization fine-tuning", "dev35"),
+    _repo("MOON", "QinbinLi/MOON", "8fcba3c4efc9a47eb24687a91ba94cfb2005103f",
+          "model-contrastive federated learning", "dev35"),
+    _repo("beta-tcvae", "rtqichen/beta-tcvae", "1a3577dbb14642b9ac27010928d12132d0c0fb91",
+          "beta-tcvae disentangled variational autoencoder", "dev35"),
+    _repo("MAAC", "shariqiqbal2810/MAAC", "6174a01251251e6778c4ada26bc8d9cd930e3856",
+          "multi-agent actor-attention-critic rl", "dev35"),
+    _repo("Compact-Transformers", "SHI-Labs/Compact-Transformers", "cd11f0912749d376f7465cb83534e768b6701d7d",
+          "compact vision transformers image classification", "dev35"),
+    _repo("ABSA-PyTorch", "songyouwei/ABSA-PyTorch", "9a7c6c1c993ad772d5f439d32af4899b6698ea67",
+          "aspect-based sentiment classification models", "dev35"),
+    _repo("pysot", "STVIR/pysot", "d04028f8e18c6b27ee150a7c0d8aab9a1807219e",
+          "siamese single object tracking", "dev35"),
+    _repo("pytorch-gan-collections", "w86763777/pytorch-gan-collections", "860e90bd882eb5737103de55bcf0e977d6952343",
+          "dcgan wgan sngan image generation", "dev35"),
+    _repo("SGL-Torch", "wujcan/SGL-Torch", "c56328817daa6ebd7669cb9c0429a1f0f3dad5b9",
+          "self-supervised graph learning recommendation", "dev35"),
+    _repo("lsq-net", "zhutmost/lsq-net", "1f644e9b45925354503f2e2d070c56ae8b552202",
+          "learned step size quantization", "dev35"),
+    _repo("DenoisingDiffusionProbabilityModel-ddpm-", "zoubohao/DenoisingDiffusionProbabilityModel-ddpm-", "54532d61d4007cd743d414db500414499300325a",
+          "ddpm diffusion image generation", "dev35"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
