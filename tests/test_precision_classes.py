@@ -2330,3 +2330,39 @@ def test_a_value_that_only_reaches_a_backpropagated_loss_is_a_warning():
 
     assert severities("feats") == [("ML101", "warning", True)]
     assert severities("loss") == [("ML101", "error", False)]
+
+
+def test_a_script_s_function_it_never_calls_is_not_checked(tmp_path):
+    """A program outside any package (it parses the command line at the top level) that no module
+    imports runs only what it calls: a leftover evaluation function it never calls is not reported
+    (ML201 quiet there), the one it calls is. The same module inside a package may be imported by
+    its users: both are reported."""
+    script = """
+        import argparse
+
+        import torch
+
+        parser = argparse.ArgumentParser()
+        args = parser.parse_args()
+
+        def evaluate(model, loader):
+            model.eval()
+            hits = []
+            for x, y in loader:
+                hits.append(model(x))
+            return hits
+
+        def evaluate_restarts(model, loader):
+            model.eval()
+            hits = []
+            for x, y in loader:
+                hits.append(model(x))
+            return hits
+
+        model = torch.load(args.ckpt, map_location="cpu")
+        print(len(evaluate(model, torch.load(args.data, map_location="cpu"))))
+    """
+    write(tmp_path, {"pyproject.toml": "", "eval-adv.py": script, "train.py": "import torch\n"})
+    assert [line for line, code in project_findings(tmp_path, "eval-adv.py") if code == "ML201"] == [12]
+    write(tmp_path / "pkg", {"__init__.py": "", "evaluation.py": script})
+    assert [line for line, code in project_findings(tmp_path, "pkg/evaluation.py") if code == "ML201"] == [12, 19]

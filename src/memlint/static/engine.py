@@ -9,6 +9,8 @@ hold code (no whitespace or punctuation nodes) and rebuilds nothing.
 
 from __future__ import annotations
 
+import os
+
 import builtins
 import re
 from collections import Counter, defaultdict
@@ -234,7 +236,8 @@ class FileChecker:
         if project is None or not self.facts.module_name or "globals()" in self.source or "sys.modules" in self.source:
             return False
         if self._imported_by_name is None:
-            self._imported_by_name = project.imported_only_by_name(project.file_of_path(self.path))
+            module = project.file_of_path(self.path)
+            self._imported_by_name = project.imported_only_by_name(module) or self._a_script_nobody_imports(module)
         if not self._imported_by_name:
             return False
         top = self._top_level_definition(node)
@@ -243,6 +246,16 @@ class FileChecker:
         if id(top) not in self._unrun:
             self._unrun[id(top)] = self._unreachable(top)
         return self._unrun[id(top)]
+
+    def _a_script_nobody_imports(self, module) -> bool:
+        """Is the module a program (a top-level ``if __name__ == "__main__":`` block, or a top-level
+        statement that parses the command line), outside any package (no ``__init__.py`` beside
+        it), that no module of the project imports? What it defines runs only if it calls it."""
+        if module.is_package or os.path.exists(os.path.join(os.path.dirname(self.path), "__init__.py")):
+            return False
+        if not any(_is_main_guard(statement) or _parses_the_command_line(statement) for statement in self.module.body):
+            return False
+        return self.facts.project.imported_by_nobody(module)
 
     def _top_level_definition(self, node: cst.CSTNode) -> "cst.FunctionDef | cst.ClassDef | None":
         """The top-level ``def`` or ``class`` ``node`` is in (None: module-level code)."""
@@ -1380,6 +1393,28 @@ def _holds_a_dict(node: cst.BaseExpression, facts: Facts) -> bool:
         return True
     return isinstance(value, cst.Call) and (dotted_name(value.func) or "").rsplit(".", 1)[-1] in (
         "dict", "defaultdict", "OrderedDict", "Counter")
+
+
+def _is_main_guard(statement: cst.CSTNode) -> bool:
+    """``if __name__ == "__main__":``"""
+    if not isinstance(statement, cst.If) or not isinstance(statement.test, cst.Comparison):
+        return False
+    test = statement.test
+    parts = [test.left, *(target.comparator for target in test.comparisons)]
+    return any(isinstance(p, cst.Name) and p.value == "__name__" for p in parts) and any(
+        isinstance(p, cst.SimpleString) and p.evaluated_value == "__main__" for p in parts)
+
+
+def _parses_the_command_line(statement: cst.CSTNode) -> bool:
+    """A top-level ``args = parser.parse_args()`` (or ``parse_known_args``)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        value = getattr(small, "value", None)
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                value.func.attr.value in ("parse_args", "parse_known_args"):
+            return True
+    return False
 
 
 # ----- function summaries ---------------------------------------------------------------------

@@ -565,6 +565,24 @@ class Project:
                     by_name = True
         return by_name
 
+    def imported_by_nobody(self, module: ModuleFile) -> bool:
+        """Does no other module of the project import ``module`` (by any form)? Unknown: False."""
+        stem = module.name.rsplit(".", 1)[-1]
+        mentioning = self.modules_mentioning(stem) if stem else None
+        if mentioning is None:
+            return False
+        for importer in mentioning:
+            if importer.path == module.path:
+                continue
+            outline = self.outline(importer)
+            if outline is None:
+                return False
+            if any(star.rsplit(".", 1)[-1] == stem for star in outline.star_imports):
+                return False
+            if any(stem in qualified.split(".")[-2:] for qualified in outline.imports.values()):
+                return False
+        return True
+
     def named_elsewhere(self, name: str, module: ModuleFile) -> bool:
         """Does another module of the project, or a configuration file (YAML, JSON, TOML, INI,
         shell: ``_target_: pkg.models.Net``), name ``name``? True when that cannot be read. A

@@ -238,6 +238,29 @@ def deepfool(clf, x, n_class, max_iter=50):
         i_iter += 1
     return eta
 """,
+        # the same attack as a count of iterations over one batch (for i in range(nb_iter)): each
+        # iteration builds one graph and rebinds it in the next; nothing new is taken in
+        """
+import numpy as np
+import torch
+
+
+def deepfool(predict, xvar, yvar, nb_iter=50):
+    x = torch.empty_like(xvar).copy_(xvar).requires_grad_(True)
+    batch_i = torch.arange(x.shape[0])
+    for i in range(nb_iter):
+        if x.grad is not None:
+            x.grad.zero_()
+        logits = predict(x)
+        order = np.argsort(logits.detach().cpu().numpy(), axis=-1)
+        logits[batch_i, order[:, -1]].sum().backward(retain_graph=True)
+        grad_orig = x.grad.data.clone()
+        for inds in order[:, :-1].T:
+            x.grad.zero_()
+            logits[batch_i, inds].sum().backward(retain_graph=True)
+            x.data.add_(0.01 * (x.grad.data - grad_orig).sign())
+    return x.detach()
+""",
         # the heads of one step's loss, each differentiated with respect to the model's output, then
         # one pass through that output with the balanced gradient (a loss balancer)
         """
@@ -544,13 +567,25 @@ def train(model, loader, opt, crit):
 def _is_step(loop: Loop) -> bool:
     """Does an iteration of ``loop`` stand for a training step (not a pass over the layers,
     heads or rows of one)? It updates parameters, or takes in data: a ``for`` over data, a
-    ``while`` that draws a batch (``next(it)``); not a ``while`` that refines one input
-    (DeepFool's attack iterations, which backpropagate but take in nothing new)."""
+    ``while`` or a ``for`` over a count that draws a batch (``next(it)``); not a ``while`` or a
+    ``for i in range(nb_iter)`` that refines one input (DeepFool's attack iterations, which
+    backpropagate but take in nothing new)."""
     if loop.has_optimizer_step:
         return True
-    if isinstance(loop.node, cst.While):
-        return loop.draws
+    if isinstance(loop.node, cst.While) or _counts(loop.node.iter):
+        return loop.draws  # for i in range(nb_iter): a count takes in nothing; next(it) in the body does
     return loop.iterates_data
+
+
+def _counts(iterable: cst.BaseExpression) -> bool:
+    """``range(n)`` (or ``enumerate``/``tqdm`` of one): the loop only counts."""
+    while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.args:
+        if iterable.func.value in ("range", "trange"):
+            return True
+        if iterable.func.value not in ("enumerate", "tqdm"):
+            return False
+        iterable = iterable.args[0].value
+    return False
 
 
 def _what(loop: Loop) -> str:

@@ -735,10 +735,9 @@ class GradEnabledInference(Rule):
                                     "torch.set_grad_enabled(<the training flag>)"), fixable=False)
                 return  # no fix: the same line runs the training path
         if call.mode != "eval" and self._run_for_side_effects(call):
-            self._report(call, (f"'{_short(call.target)}' runs with grad on over the data and its output is "
-                                "thrown away: each pass records a graph for a backward that never comes",
-                                "run the loop under torch.no_grad() (batch-norm statistics still update in "
-                                "train mode)"))
+            self._report(call, (f"'{_short(call.target)}' runs with grad on over the data, its output thrown away",
+                                "run the loop under torch.no_grad(): each pass records a graph for a backward that "
+                                "never comes (batch-norm statistics still update in train mode)"))
             return
         if call.frozen or call.mode in ("frozen", "train") or any(
                 change.target == call.target and change.mode == "frozen" for change in function.mode_changes):
