@@ -342,3 +342,20 @@ def save(policy, optimizer, path):
     model = "policy.state_dict()"
     assert [f.line for f in _findings(source.format(flags="offload_to_cpu=True, rank0_only=True", gather=model),
                                       "ML303")] == [8]
+
+
+def test_ml203_an_optimizer_restored_in_one_process_keeps_the_loaded_tensors_as_its_state():
+    """In one process, ``optimizer.load_state_dict(torch.load(path))`` moves the state onto the
+    parameters' device, keeping a tensor already there as it is: no second copy (quiet). The model
+    restored the same way beside its weights on the GPU gets the hint (info)."""
+    source = """
+import torch
+
+def resume(model, path_w, path_o):
+    model = model.cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    {owner}.load_state_dict(torch.load({path}))
+    return model, optimizer
+"""
+    assert _findings(source.format(owner="optimizer", path="path_o"), "ML203") == []
+    assert [f.severity for f in _findings(source.format(owner="model", path="path_w"), "ML203")] == ["info"]
