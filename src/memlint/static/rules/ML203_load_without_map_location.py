@@ -113,6 +113,7 @@ class _Load:
     # path)``): moved to an accelerator by every caller in view, they are beside it too
     into_parameters: frozenset[str] = frozenset()
     restored_into: frozenset[str] = frozenset()  # the modules/optimizers whose load_state_dict it feeds
+    only_into: frozenset[str] = frozenset()  # passed straight to these load_state_dict calls, read nowhere else
 
 
 class LoadWithoutMapLocation(Rule):
@@ -123,7 +124,8 @@ class LoadWithoutMapLocation(Rule):
         self._saved_to: dict[int, set[str]] = {}  # function id -> names of buffers torch.save wrote
         self._loaded_into: dict[int, dict[str, _Load]] = {}  # function id -> name -> the load it holds
         self._feeds_state_dict: set[int] = set()  # id() of expressions passed to load_state_dict
-        self._fed_into: dict[int, str] = {}  # id() of such an expression -> whose load_state_dict it is
+        # id() of a call passed straight to load_state_dict (read nowhere else) -> whose it is
+        self._fed_into: dict[int, set[str]] = {}
         self._fed_on_device: set[int] = set()  # ... of a module already moved to an accelerator
         self._mapped: dict[int, set[str]] = {}  # function id -> files loaded with map_location
         path = checker.path.replace("\\", "/")
@@ -287,7 +289,7 @@ class LoadWithoutMapLocation(Rule):
         load = _Load(node, root_name(source) if source is not None else None, words, described,
                      restores_state=id(node) in self._feeds_state_dict, rank_zero_only=self._rank_zero_only(),
                      beside_the_model=id(node) in self._fed_on_device,
-                     restored_into=frozenset({self._fed_into[id(node)]}) if id(node) in self._fed_into else frozenset(),
+                     only_into=frozenset(self._fed_into.get(id(node), ())),
                      path_text=_text(source) if source is not None else "",
                      kept_in=frozenset(name for name in targets if "." not in name),
                      loops_before=len(facts.loop_of_node))
@@ -382,8 +384,8 @@ class LoadWithoutMapLocation(Rule):
                 value = binding.node if binding is not None else None
             if isinstance(value, cst.Call):
                 self._feeds_state_dict.add(id(value))
-                restored = owner_dotted[:-len(".module")] if owner_dotted.endswith(".module") else owner_dotted
-                self._fed_into[id(value)] = restored
+                if value is arg.value:  # optimizer.load_state_dict(torch.load(path)): read there only
+                    self._fed_into.setdefault(id(value), set()).add(owner_dotted)
                 if on_device:
                     self._fed_on_device.add(id(value))
                 called = dotted_name(value.func)
@@ -632,7 +634,7 @@ class LoadWithoutMapLocation(Rule):
             # One process: the tensors come back on the GPU they were saved from, which is in
             # practice this process's own: at most a transient copy, said (as a warning) only when
             # this program saved them from its GPU and the load is copied into a model.
-            if load.restored_into and all(self._is_optimizer(name) for name in load.restored_into):
+            if load.only_into and all(self._is_optimizer(name) for name in load.only_into):
                 return  # optimizer.load_state_dict keeps the loaded tensors as its state: no second copy
             if self._kept_on_gpu(load):
                 self.report(load.node, f"{called}() without map_location keeps the checkpoint on the GPU through "
