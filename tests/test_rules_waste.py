@@ -359,3 +359,29 @@ def resume(model, path_w, path_o):
 """
     assert _findings(source.format(owner="optimizer", path="path_o"), "ML203") == []
     assert [f.severity for f in _findings(source.format(owner="model", path="path_w"), "ML203")] == ["info"]
+
+
+def test_ml209_a_config_flag_is_left_when_another_module_of_the_project_may_read_the_outputs(tmp_path):
+    """``config.output_hidden_states = True`` in a training script changes the model's outputs
+    wherever it runs: when a trainer of another module names the hidden states (a distillation
+    loss reading them) it is not reported; with no module naming them it is (info)."""
+    from memlint.config import Config
+    from memlint.static.runner import check_paths
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "run.py").write_text(
+        "import torch\nfrom transformers import AutoConfig, AutoModel\nfrom trainer import train\n\n"
+        "config = AutoConfig.from_pretrained('bert-base-uncased')\nconfig.output_hidden_states = True\n"
+        "model = AutoModel.from_pretrained('bert-base-uncased', config=config)\n"
+        "optimizer = torch.optim.AdamW(model.parameters())\ntrain(model, optimizer)\nloss.backward()\n")
+    trainer = tmp_path / "trainer.py"
+    trainer.write_text("def train(model, optimizer):\n    for batch in loader:\n"
+                       "        out = model(**batch)\n        hidden_states = out[2]\n")
+
+    def found():
+        result = check_paths([str(tmp_path / "run.py")], Config(select=["ML209"]), use_cache=False)
+        return [(f.line, f.severity) for f in result.findings]
+
+    assert found() == []
+    trainer.write_text(trainer.read_text().replace("hidden_states = out[2]", "logits = out[0]"))
+    assert found() == [(6, "info")]

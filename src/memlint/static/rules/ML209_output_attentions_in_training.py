@@ -23,6 +23,8 @@ attention distillation and layer pooling that read them.
 
 from __future__ import annotations
 
+import os
+
 import libcst as cst
 
 from memlint.static.facts import FunctionScope, dotted_name, names_in
@@ -118,7 +120,21 @@ class OutputAttentionsInTraining(Rule):
         for node, flag in self._config_flags:
             if _FLAGS[flag] in self._words_read:
                 continue  # read somewhere in the module
+            if self._read_in_other_modules(_FLAGS[flag]):
+                continue  # the config reaches every call of the model: another module may read them
             self._report(node, flag, "the model")
+
+    def _read_in_other_modules(self, word: str) -> bool:
+        """Does another module of the project name ``word`` ("attentions", "hidden_states"), or is
+        that unknown? A flag set on the config changes the model's outputs wherever it runs: a
+        trainer of another module may read them (``outputs[2]`` for the hidden states of a
+        distillation loss), and only one that never names them cannot."""
+        project = self.facts.project
+        if project is None:
+            return False
+        mentioning = project.modules_mentioning(word)
+        return mentioning is None or any(
+            os.path.realpath(module.path) != os.path.realpath(self._checker.path) for module in mentioning)
 
     def _report(self, node: cst.CSTNode, flag: str, what: str) -> None:
         if flag == "output_attentions":
