@@ -9,9 +9,8 @@ hold code (no whitespace or punctuation nodes) and rebuilds nothing.
 
 from __future__ import annotations
 
-import os
-
 import builtins
+import os
 import re
 from collections import Counter, defaultdict
 from typing import Callable, Iterable, Sequence
