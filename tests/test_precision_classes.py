@@ -2366,3 +2366,22 @@ def test_a_script_s_function_it_never_calls_is_not_checked(tmp_path):
     assert [line for line, code in project_findings(tmp_path, "eval-adv.py") if code == "ML201"] == [12]
     write(tmp_path / "pkg", {"__init__.py": "", "evaluation.py": script})
     assert [line for line, code in project_findings(tmp_path, "pkg/evaluation.py") if code == "ML201"] == [12, 19]
+
+
+def test_a_name_bound_to_a_fresh_model_after_the_evaluated_one_was_deleted():
+    """``net.eval()`` then ``del net`` and ``net = Model()``: the name holds another module, in its
+    own (training) mode, so a shape check on it is not an eval-mode forward (ML201 quiet). Rebound
+    from itself (``net = net.cuda()``), it is the same module, still in eval mode: reported."""
+    source = """
+        import torch
+
+        def main(build, teacher_path):
+            net = build()
+            net.load_state_dict(torch.load(teacher_path, map_location="cpu"))
+            net.eval()
+            {rebind}
+            logits = net(torch.randn(2, 3, 32, 32))
+            print(len(logits))
+    """
+    assert findings(source.format(rebind="del net\n            net = build()")) == []
+    assert [code for _, code in findings(source.format(rebind="net = net.cuda()"))] == ["ML201"]

@@ -22,7 +22,7 @@ from memlint.static.frameworks import PLAIN, ClassKinds, external_kinds
 from memlint.static.outline import resolve_relative
 from memlint.static.facts import (
     Binding, ClassInfo, ClassScope, Facts, FunctionScope, GradMode, Graph, GraphValue, Kind, Loop, ModeChange,
-    NO_GRAPH, child_fields, dotted_name, names_in,
+    NO_GRAPH, REBOUND, child_fields, dotted_name, names_in,
 )
 from memlint.static.rule import Report, Rule
 from memlint.static.summaries import (
@@ -444,6 +444,12 @@ class FileChecker:
         function = self.facts.function
         if target is None or function is None:
             return
+        root = target.split(".", 1)[0] if not target.startswith("self.") else target
+        if any(change.target == target for change in function.mode_changes) \
+                and root not in names_in(value) and target not in (F.dotted_name(n) for n in F.descendants(value)):
+            # net.eval(); del net; net = Model(): another object, in its own (training) mode
+            function.mode_changes.append(ModeChange(target, REBOUND, value, tuple(self.facts.branch_path),
+                                                    tuple(id(loop.node) for loop in self.facts.loops_in_function())))
         mode = None
         node = value
         while type(node) is cst.Call and type(node.func) is cst.Attribute \

@@ -931,10 +931,13 @@ def related_classes(callee: str, caller: str, ancestors: "Callable[[str], Iterab
 @dataclass
 class ModeChange:
     target: str  # dotted name, e.g. "model" or "self.teacher"
-    mode: str  # "eval" | "train" | "frozen"
+    mode: str  # "eval" | "train" | "frozen", or REBOUND: the name now holds another object
     node: cst.Call
     branch_path: tuple = ()  # the if-branches the change was made in
     loops: tuple[int, ...] = ()  # id()s of the function's loops around it, outermost first
+
+
+REBOUND = "rebound"  # a ModeChange: the name was bound to another object (``net = Model()``)
 
 
 class Scope:
@@ -1814,7 +1817,7 @@ class Facts:
             if change.target == target:
                 if here[: len(change.branch_path)] != change.branch_path:
                     return None  # changed in a branch that may not have run: unknown mode
-                return change
+                return change if change.mode != REBOUND else None
         return self._module_level_mode(target) if function is not self.module_scope else None
 
     def _module_level_mode(self, target: str) -> ModeChange | None:
@@ -1827,7 +1830,7 @@ class Facts:
             return None  # a local (or a parameter) of that name
         for change in reversed(self.module_scope.mode_changes):
             if change.target == target:
-                return change if not change.branch_path else None
+                return change if not change.branch_path and change.mode != REBOUND else None
         return None
 
     def mode_changed_in_functions(self, target: str) -> bool:

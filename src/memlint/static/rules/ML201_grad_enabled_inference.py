@@ -823,14 +823,17 @@ class GradEnabledInference(Rule):
 
     def _run_for_side_effects(self, call: _ModuleCall) -> bool:
         """A forward over the data whose output is dropped (``model(images)`` as a statement in a
-        loop over a loader: recomputing batch-norm statistics, warming a cache) in a function that
+        loop whose items it is run on: recomputing batch-norm statistics, warming a cache) in a function that
         neither backpropagates nor steps an optimizer, nor calls anything that may: only the
         module's state is wanted. Not where a hook may hand the activations to a backward pass
         elsewhere, nor in a module's own methods or a test."""
         function = call.function
         if not call.discarded or call.frozen or call.input_carries or function.requires_grad_inputs \
-                or not any(loop.iterates_data for loop in call.loops) or self._in_test_file:
+                or self._in_test_file:
             return False
+        inputs = {name for arg in call.node.args for name in names_in(arg.value)}
+        if not any(loop.target_names and function.derives_from(inputs, loop.target_names) for loop in call.loops):
+            return False  # the loop does not feed the model: not a pass over the data
         if function.has_backward or function.has_optimizer_step or "hook" in self._checker.source \
                 or self._module_method(function) or not isinstance(function.node, cst.FunctionDef):
             return False
