@@ -183,3 +183,22 @@ def test_a_forward_over_the_data_run_only_for_its_side_effects(tmp_path, context
     for a backward that never comes (ML201). Grad off, or a backward of the output, is quiet."""
     write(tmp_path, {"bn.py": _BN_PASS.format(context=context, forward=forward)})
     assert found(tmp_path, "bn.py", "ML201") == expected
+
+
+def test_a_discarded_call_named_like_a_module_is_not_a_forward_pass(tmp_path):
+    """``loader.exec_module(module)`` in a loop over import specs: nothing shows a module runs
+    there (no mode change, not built here), only its name: not reported. Nor is a model fed
+    something the loop does not hand it."""
+    write(tmp_path, {"imports.py": """
+        import importlib.util
+
+        import torch
+
+        def load_all(specs, model, probe):
+            model.train()
+            for spec in specs:
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                model(probe)
+        """})
+    assert found(tmp_path, "imports.py", "ML201") == []

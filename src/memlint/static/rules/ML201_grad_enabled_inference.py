@@ -43,7 +43,7 @@ import libcst as cst
 from memlint.static.engine import is_optimizer_step
 from memlint.static.facts import (
     NOT_A_LITERAL, AUTOGRAD_FUNCTIONS, FUNCTIONAL_LOSS_WORDS, GRAPH_ENDING_FUNCTIONS, GRAPH_ENDING_METHODS, FunctionScope, Graph, GradMode, Kind, Loop, descendants, dotted_name, expression_children,
-    literal_value, names_in, without_self_returning_calls,
+    literal_value, names_in, reaches, without_self_returning_calls,
 )
 from memlint.static.fixes import no_grad_fix
 from memlint.static.rule import Invalid, Rule
@@ -831,9 +831,13 @@ class GradEnabledInference(Rule):
         if not call.discarded or call.frozen or call.input_carries or function.requires_grad_inputs \
                 or self._in_test_file:
             return False
+        if call.mode is None and not call.built_here:
+            return False  # nothing here shows it is a module (model.train(), built here): a name alone does not
         inputs = {name for arg in call.node.args for name in names_in(arg.value)}
-        if not any(loop.target_names and function.derives_from(inputs, loop.target_names) for loop in call.loops):
-            return False  # the loop does not feed the model: not a pass over the data
+        targets = set().union(*(loop.target_names for loop in call.loops)) if call.loops else set()
+        if not targets or not reaches(inputs, lambda name: function.derived_from.get(name, ()),
+                                      lambda name: re.split(r"[\[.]", name, maxsplit=1)[0] in targets):
+            return False  # the loop does not feed the model (images from q[0] of the loader's items): not a pass
         if function.has_backward or function.has_optimizer_step or "hook" in self._checker.source \
                 or self._module_method(function) or not isinstance(function.node, cst.FunctionDef):
             return False
