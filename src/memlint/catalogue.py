@@ -59,9 +59,9 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              # at all, state scaled in place, running statistics a forward keeps.
              triggers=("backward", ".step(", "grad(", "training_step", "train_step", "hidden", "state", "memor",
                        "cache", "sampl", "generat", "*=", "running_", "momentum", ".cat("),
-             other_severities=(("warning", "a link of the evidence is not shown: the state carries a graph on some paths "
-                                           "only, or only presumably (a model not seen, a layer's input, a value that "
-                                           "only reaches a backpropagated loss: the help says which)"),)),
+             other_severities=(("warning", "a link of the evidence is not shown: the state carries a graph on "
+                                           "some paths only, or only presumably (a model not seen, a layer's input, "
+                                           "a value that only reaches a backpropagated loss: the help says which)"),)),
     RuleInfo("ML103", "retain-graph-in-loop", "error",
              "backward(retain_graph=True) runs every iteration on a graph that is never backpropagated again.",
              fixable=True, triggers=("retain_graph",)),
@@ -139,9 +139,9 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              fixable=True,
              # eval mode; a training step (a teacher); outputs collected by an inference loop; outputs
              # only read detached
-             triggers=(".eval()", ".train(False)", "train(mode=False)", ".train()", "backward", "training_step", "train_step",
-                       "compute_loss", ".append(", ".extend(", "+= [", ".cat(", ".stack(", "property", ".detach(",
-                       ".item(", ".tolist(", ".data")),
+             triggers=(".eval()", ".train(False)", "train(mode=False)", ".train()", "backward", "training_step",
+                       "train_step", "compute_loss", ".append(", ".extend(", "+= [", ".cat(", ".stack(", "property",
+                       ".detach(", ".item(", ".tolist(", ".data")),
     RuleInfo("ML202", "empty-cache-in-loop", "warning",
              "torch.cuda.empty_cache() runs every step: it frees nothing still referenced and forces slow "
              "re-allocation.",

@@ -1477,10 +1477,11 @@ def _return_shape(value: cst.BaseExpression, facts: Facts) -> int | str | None:
 
 
 # torch functions that return a tuple or a list of tensors, or a module: not one tensor.
-_SEQUENCE_FUNCTIONS = frozenset({"max", "min", "sort", "topk", "split", "chunk", "unbind", "meshgrid", "broadcast_tensors",
-                                 "kthvalue", "mode", "median", "std_mean", "var_mean", "aminmax", "unique", "lstsq",
-                                 "qr", "svd", "eig", "eigh", "slogdet", "histogram", "frexp", "tensor_split",
-                                 "hsplit", "vsplit", "dsplit", "where", "nonzero", "load"})
+_SEQUENCE_FUNCTIONS = frozenset({
+    "max", "min", "sort", "topk", "split", "chunk", "unbind", "meshgrid", "broadcast_tensors", "kthvalue", "mode",
+    "median", "std_mean", "var_mean", "aminmax", "unique", "lstsq", "qr", "svd", "eig", "eigh", "slogdet",
+    "histogram", "frexp", "tensor_split", "hsplit", "vsplit", "dsplit", "where", "nonzero", "load",
+})
 ONE_VALUE = "one"
 
 

@@ -2855,25 +2855,31 @@ class Facts:
         qualified = self.qualified_name(value.func)
         return self.class_of_constructor(qualified) or qualified
 
+    def _stores_before(self, name: str, value: cst.CSTNode | None, unwrapped: bool = False) -> list:
+        """What this function stored in ``name`` before it stored ``value``, in order (empty when
+        ``value`` is not among its stores). ``unwrapped``: compare what a chain of self-returning
+        calls was made on (``model = DataParallel(model).cuda()``)."""
+        stored = self.function.stored_values.get(name, []) if self.function is not None else []
+        for place, each in enumerate(stored):
+            if (without_self_returning_calls(each) if unwrapped else each) is value:
+                return stored[:place]
+        return []
+
     def _stored_before(self, name: str, value: cst.CSTNode | None) -> cst.BaseExpression | None:
         """What this function stored in ``name`` just before it stored ``value`` (None if nothing)."""
-        stored = self.function.stored_values.get(name, []) if self.function is not None else []
-        place = next((i for i, each in enumerate(stored) if each is value), 0)
-        return stored[place - 1] if place > 0 else None
+        earlier = self._stores_before(name, value)
+        return earlier[-1] if earlier else None
 
     def _value_before(self, name: str, rebinding: cst.BaseExpression) -> cst.BaseExpression | None:
         """What ``name`` held before ``name = rebinding`` (``model = DataParallel(model)``): the one
         construction every earlier store of the function agrees on (``model = Net(...)`` on every
         path); None where they differ or none is seen."""
-        stored = self.function.stored_values.get(name, []) if self.function is not None else []
-        earlier = next((stored[:i] for i, value in enumerate(stored)
-                        if without_self_returning_calls(value) is rebinding), [])
-        constructions = {self.qualified_name(value.func) for value in map(without_self_returning_calls, earlier)
-                         if type(value) is cst.Call}
-        if len(constructions) != 1 or None in constructions or len(earlier) != sum(
-                type(without_self_returning_calls(value)) is cst.Call for value in earlier):
+        earlier = [without_self_returning_calls(value)
+                   for value in self._stores_before(name, rebinding, unwrapped=True)]
+        if not earlier or any(type(value) is not cst.Call for value in earlier):
             return None
-        return without_self_returning_calls(earlier[-1])
+        constructions = {self.qualified_name(value.func) for value in earlier}
+        return earlier[-1] if len(constructions) == 1 and None not in constructions else None
 
     def class_of_constructor(self, qualified: "str | None") -> "str | None":
         """``Model.from_pretrained(...)``: a classmethod of a class of the project builds an

@@ -328,7 +328,8 @@ class GraphAccumulation(Rule):
                         keep=("where",), name=name, value=value_text,
                         where=where),
                     help=f"use {item_text(carrier)} for a number, or {detached} "
-                    + ("to keep a tensor" if detached.endswith(".cpu()") else "(and .cpu() for a long list) to keep a tensor")
+                    + ("to keep a tensor" if detached.endswith(".cpu()")
+                       else "(and .cpu() for a long list) to keep a tensor")
                     + (_PRESUMED if presumed else ""),
                     fix=graph_accumulation_fix(node, values), function=function,
                     severity="warning" if some_paths or presumed else None,
@@ -631,7 +632,8 @@ class GraphAccumulation(Rule):
                 fit("'{name}' stores '{value}' with its autograd graph under a new key ({keys}) every {when}",
                     keep=("when",), name=name, value=value_text, keys=", ".join(sorted(growing)),
                     when="iteration" if loop is not None else "call"),
-                help=f"store {detached_text(value)} (or .item()), or overwrite a fixed key" + (_PRESUMED if presumed else ""),
+                help=f"store {detached_text(value)} (or .item()), or overwrite a fixed key"
+                     + (_PRESUMED if presumed else ""),
                 fix=graph_accumulation_fix(node, value),
                 severity="warning" if presumed else None,
             )
@@ -2634,7 +2636,8 @@ class _AttributeUses(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
         # self.data = [] / {}, and a running sum started again: self.loss = 0 (or 0., None)
-        if (isinstance(value, (cst.List, cst.Dict)) and not value.elements) or isinstance(value, (cst.Integer, cst.Float)) \
+        if (isinstance(value, (cst.List, cst.Dict)) and not value.elements) \
+                or isinstance(value, (cst.Integer, cst.Float)) \
                 or (isinstance(value, cst.Name) and value.value == "None"):
             for target in node.targets:
                 name = dotted_name(target.target)
