@@ -2385,3 +2385,33 @@ def test_a_name_bound_to_a_fresh_model_after_the_evaluated_one_was_deleted():
     """
     assert findings(source.format(rebind="del net\n            net = build()")) == []
     assert [code for _, code in findings(source.format(rebind="net = net.cuda()"))] == ["ML201"]
+
+
+def test_2_a_forward_fed_a_volatile_variable_is_legacy_no_grad():
+    """``Variable(x, volatile=True)`` is the no-grad of PyTorch before 0.4: nothing computed from
+    it records a graph there (0.4 ignores the flag). Which version runs the code is unknown, so an
+    evaluation fed one, directly or through names computed from it (an encoder's output handed
+    to the decoder), is not reported; the same loop with ``requires_grad=False`` inputs is."""
+    source = """
+        import torch
+        from torch.autograd import Variable
+
+        def validate(model, encoder, decoder, loader):
+            model.eval()
+            encoder.eval()
+            decoder.eval()
+            losses = []
+            for data, target in loader:
+                data = Variable(data, {flag})
+                logits = encoder(data)
+                edges = torch.softmax(logits, -1)
+                out = decoder(data, edges)
+                losses.append(out.data[0])
+                out2 = model(Variable(target, {flag}))
+                losses.append(out2.data[0])
+            return losses
+    """
+    assert [code for _, code in findings(source.format(flag="volatile=True")) if code == "ML201"] == []
+    assert [code for _, code in findings(source.format(flag="volatile=not training")) if code == "ML201"] == []
+    reported = [line for line, code in findings(source.format(flag="requires_grad=False")) if code == "ML201"]
+    assert reported == [12, 14, 16]  # encoder, decoder, model

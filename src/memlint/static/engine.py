@@ -1099,6 +1099,8 @@ class FileChecker:
             arg.keyword is not None and arg.keyword.value == "requires_grad" and _is_true(arg.value) for arg in node.args
         ):
             function.requires_grad_inputs = True
+        if function is not None and F.is_volatile_variable(node, qualified):
+            function.volatile_names |= self.assign_targets
 
     def _effects_of_call(self, node: cst.Call, qualified: str | None, method: str | None) -> None:
         """What a call does that other modules may ask about: sets the CUDA device, starts a

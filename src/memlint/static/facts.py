@@ -998,6 +998,7 @@ class FunctionScope(Scope):
         self.derived_from: dict[str, set[str]] = {}  # name -> names its values were computed from
         self.mode_changes: list[ModeChange] = []
         self.requires_grad_inputs = False  # x.requires_grad_() / requires_grad=True / autograd.grad seen
+        self.volatile_names: set[str] = set()  # bound to Variable(..., volatile=True) (see is_volatile_variable)
         self.has_backward = False
         # Names converted with .numpy() without a detach on the way (mu.cpu().numpy()): numpy()
         # raises on a tensor that requires grad, so a program that runs holds none in them there.
@@ -1332,6 +1333,26 @@ def operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     if type(node) is cst.BinaryOperation:
         return operands(node.left) + operands(node.right)
     return [node]
+
+
+VARIABLE_CONSTRUCTORS = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+
+
+def is_volatile_variable(call: cst.Call, qualified: str | None) -> bool:
+    """``Variable(x, volatile=True)`` (or ``volatile=not train``): PyTorch before 0.4 records no
+    graph for anything computed from it, 0.4 ignores the flag. Which one the code runs on is
+    unknown, so the calls it feeds run with grad maybe off (see :meth:`Facts.fed_volatile`)."""
+    return qualified in VARIABLE_CONSTRUCTORS and any(
+        arg.keyword is not None and arg.keyword.value == "volatile"
+        and not (isinstance(arg.value, cst.Name) and arg.value.value == "False") for arg in call.args)
+
+
+def calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
+    """Every call in ``node``, itself included."""
+    if isinstance(node, cst.Call):
+        yield node
+    for child in node.children:
+        yield from calls_in(child)
 
 
 def is_reference(node: cst.CSTNode) -> bool:
@@ -2170,6 +2191,18 @@ class Facts:
         if "." in name:
             return None
         return self.scope.lookup(name)
+
+    def fed_volatile(self, call: cst.Call) -> bool:
+        """Is an argument of ``call`` a volatile ``Variable``, built in the call or computed in
+        this function from a name bound to one (``data = Variable(data, volatile=True)``, then
+        ``model(data)``, ``decoder(encoder(data))``)? Legacy code's no-grad: see
+        :func:`is_volatile_variable`."""
+        for arg in call.args:
+            if any(is_volatile_variable(node, self.qualified_name(node.func)) for node in calls_in(arg.value)):
+                return True
+        function = self.function
+        return function is not None and bool(function.volatile_names) and function.derives_from(
+            function.volatile_names, {name for arg in call.args for name in names_in(arg.value)})
 
     def graph_value(self, node: cst.BaseExpression) -> GraphValue:
         """Does ``node`` carry an autograd graph here? (See :class:`Graph`.) Nothing does with

@@ -232,8 +232,8 @@ class GradEnabledInference(Rule):
             target = dotted_name(func.value)
             change = facts.mode_of(target)
         function = facts.function
-        if function.name == "__init__":
-            return
+        if function.name == "__init__" or facts.fed_volatile(node):
+            return  # a volatile Variable's forward: no graph on the PyTorch the code was written for
         statement = self._checker._statement[-1] if self._checker._statement else None
         call = _ModuleCall(
             target=target, node=node, function=function, results=self._checker.assign_targets,
