@@ -2415,3 +2415,69 @@ def test_2_a_forward_fed_a_volatile_variable_is_legacy_no_grad():
     assert [code for _, code in findings(source.format(flag="volatile=not training")) if code == "ML201"] == []
     reported = [line for line, code in findings(source.format(flag="requires_grad=False")) if code == "ML201"]
     assert reported == [12, 14, 16]  # encoder, decoder, model
+
+
+def test_6_a_global_teacher_wrapper_the_functions_run_only_under_no_grad():
+    """A script's teacher, put in eval mode and wrapped at the top level, that its functions call
+    only under ``no_grad`` (in ``train`` and in ``test``, a function of the file that backpropagates
+    nothing) gathers no loss and no gradient: ML206 quiet. The student wrapped beside it, trained by
+    ``train``, is reported, also when an earlier model of that name was put in eval mode and
+    deleted (``net.eval(); del net``: the new ``net`` is in training mode)."""
+    source = """
+        import torch
+        import torch.nn as nn
+
+        net = build(arch)
+        net.eval()
+        print(count_flops(net))
+        del net
+        net = build(arch).cuda()
+        net = nn.DataParallel(net)
+        tnet = build(tarch).cuda()
+        tnet.load_state_dict(torch.load(path, map_location="cpu"))
+        tnet.eval()
+        tnet = nn.DataParallel(tnet)
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+
+        def correct(output, target):
+            return (output.argmax(1) == target).sum().item()
+
+        def train(loader):
+            net.train()
+            for x, y in loader:
+                with torch.no_grad():
+                    t_logits = tnet(x)
+                loss = kd_loss(net(x), t_logits, y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+
+        def test(model, loader):
+            model.eval()
+            hits = 0
+            with torch.no_grad():
+                for x, y in loader:
+                    hits += correct(model(x), y)
+            return hits
+
+        if __name__ == "__main__":
+            print(test(tnet, loader))
+            for epoch in range(10):
+                train(loader)
+    """
+    assert [line for line, code in findings(source) if code == "ML206"] == [10]
+    with_grad = source.replace("                with torch.no_grad():\n                    t_logits = tnet(x)",
+                               "                t_logits = tnet(x)")
+    assert with_grad != source
+    assert [line for line, code in findings(with_grad) if code == "ML206"] == [10]  # eval mode, never trained
+    tuned = source.replace("print(test(tnet, loader))", "finetune(tnet, loader)").replace(
+        "        def correct(", """        def finetune(model, loader):
+            opt = torch.optim.SGD(model.parameters(), lr=0.01)
+            for x, y in loader:
+                opt.zero_grad()
+                nn.functional.cross_entropy(model(x), y).backward()
+                opt.step()
+
+        def correct(""")
+    assert tuned.count("finetune") == 2
+    assert [line for line, code in findings(tuned) if code == "ML206"] == [10, 14]  # handed to a function that trains it

@@ -1683,6 +1683,7 @@ class Facts:
         self.calls_into: dict[int, list[FunctionCall]] = {}  # id() of a def -> its calls in this module
         # id() of each top-level function and method -> its name in summaries ("f", "Class.m")
         self.definition_keys: dict[int, str] = {}
+        self._definitions_by_key: dict[str, int] | None = None
         self._callees: dict[int, object] = {}  # id() of a call -> its callees (see callees())
         self._stores: dict[int, dict[str, Store]] = {}  # id() of a def -> what it stores (see stores_of())
         self._presume_passing = False  # see _unknown_result()
@@ -2753,12 +2754,14 @@ class Facts:
         """Does any of ``callees`` run a backward pass or an optimizer step (see :meth:`callees_work`)?"""
         return self.callees_work(callees, _TRAINING)
 
-    def callees_work(self, callees: list[object], work: frozenset[str] | None = None) -> bool | None:
+    def callees_work(self, callees: list[object], work: frozenset[str] | None = None,
+                     _seen: set[int] | None = None) -> bool | None:
         """Does any of ``callees`` (``id()`` of a ``def`` of this module, or a qualified name
         as imported) run a module, a backward pass or an optimizer step, itself or through what
         it calls? True, False, or None when one could not be read (defined further down and
         not walked yet, or a module of the project that cannot be summarised)."""
         work = _WORK if work is None else work
+        seen = set() if _seen is None else _seen
         unknown = False
         for callee in callees:
             if isinstance(callee, ParameterCallee):
@@ -2779,9 +2782,11 @@ class Facts:
                 elif scope.effects & work or ("backward" in work and scope.has_backward) or (
                         "optimizer_step" in work and scope.has_optimizer_step):
                     return True
-                else:
+                elif callee not in seen:
+                    seen.add(callee)
                     for key in scope.call_keys:
-                        found = self._project_work(key, work)
+                        own = self._own_definition(key)
+                        found = self.callees_work([own], work, seen) if own is not None else self._project_work(key, work)
                         if found:
                             return True
                         unknown |= found is None
@@ -2791,6 +2796,15 @@ class Facts:
                 return True
             unknown |= found is None
         return None if unknown else False
+
+    def _own_definition(self, key: str) -> int | None:
+        """``id()`` of the ``def`` of this module a call key names (``train:correct_num``), once walked."""
+        if not key.startswith(f"{self.module_name}:"):
+            return None
+        if self._definitions_by_key is None or len(self._definitions_by_key) != len(self.definition_keys):
+            self._definitions_by_key = {value: key_id for key_id, value in self.definition_keys.items()}
+        found = self._definitions_by_key.get(key[len(self.module_name) + 1:])
+        return found if found in self.function_scopes else None
 
     def _project_work(self, callee: str, work: frozenset[str]) -> bool | None:
         if self.project is None or callee.startswith(f"{self.module_name}:"):

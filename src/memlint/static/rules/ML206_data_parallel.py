@@ -19,7 +19,8 @@ functions); a wrapper used for inference only where it is made (a local that doe
 function running no backward pass and no optimizer step after it is made, later or in a loop
 around it, nor handing it to a call that may train it (a function of the project that
 backpropagates, or one unread), or calling it only under no_grad; a script's top-level code
-likewise, when no function of the module reads the name; a copy wrapped under ``isinstance(x,
+likewise, when no function of the module reads the name or those that do only call it under
+no_grad; a copy wrapped under ``isinstance(x,
 nn.DataParallel)``, as what it copies was): each batch's gathered outputs are
 used and freed; a model made ready for inference before it is wrapped (``.eval()``,
 ``requires_grad_(False)``, a ``torch.jit.load`` archive), or a wrapper put in eval mode as it is
@@ -141,8 +142,8 @@ class DataParallel(Rule):
             return  # a framework's "dp" strategy, used only when the user asks for it
         wrapped = node.args[0].value if node.args else None
         function, bound = self.facts.function, self._checker.assign_targets
-        frozen = isinstance(wrapped, cst.Name) and any(
-            change.target == wrapped.value and change.mode in ("eval", "frozen") for change in function.mode_changes)
+        change = self.facts.mode_of(wrapped.value) if isinstance(wrapped, cst.Name) else None
+        frozen = change is not None and change.mode in ("eval", "frozen")  # not net.eval(); del net; net = Net()
         # frozen earlier by a loop over its parameters (``for p in self.avgG.parameters():
         # p.requires_grad = False``), here or in another function of the module
         frozen |= (dotted_name(wrapped) or "") in self.facts.frozen_modules if wrapped is not None else False
@@ -192,7 +193,8 @@ class DataParallel(Rule):
         that does not leave the function (not returned, not stored on an object), with no backward
         pass and no optimizer step of the function run after the wrapping (later in the body, or
         in a loop around it)?"""
-        if not bound or (function.name == "<module>" and self._read_by_functions(bound)):
+        if not bound or (function.name == "<module>" and self._read_by_functions(bound)
+                         and not self._functions_only_run_it_without_grad(bound, function)):
             return False  # a global a function of the module may train
         if function.trains_after(place.training_sites, place.loops) and any(
                 (id(function), name) in self._called_with_grad for name in bound):
@@ -205,6 +207,25 @@ class DataParallel(Rule):
             return False
         return not any(name in names_in(value) for place, values in function.stored_values.items()
                        if "." in place for value in values for name in bound)
+
+    def _functions_only_run_it_without_grad(self, names: frozenset[str], module_scope) -> bool:
+        """Do the module's functions that read a global wrapper only call it with grad off (a
+        teacher run under ``torch.no_grad()`` in ``train()`` and ``test()``), never put it in train
+        mode, keep it (stored on an object, returned) or hand it to a call that may train it?"""
+        if any(called in names for _, called in self._called_with_grad):
+            return False
+        for scope in self.facts.function_scopes.values():
+            if scope is module_scope:
+                continue
+            if any(change.target in names and change.mode == "train" for change in scope.mode_changes) \
+                    or names & scope.returned_names or any(
+                        name in names_in(value) for place, values in scope.stored_values.items() if "." in place
+                        for value in values for name in names):
+                return False
+        return not any(
+            not callee or self.facts.callees_train(callee) is not False
+            for (scope_id, name), uses in self._passed_to.items() if name in names and scope_id != id(module_scope)
+            for _, _, callee in uses)
 
     def _read_by_functions(self, names: frozenset[str]) -> bool:
         """Does a function or class of the module name one of these module-level names?"""
@@ -257,9 +278,8 @@ class DataParallel(Rule):
             return  # each batch's outputs are gathered, used and freed: no loss, no gradients pile up
         # ... or the wrapper itself put in eval mode here, as it is made (the engine records
         # nn.DataParallel(net).eval() as a mode change of the name) or later (g.eval())
-        frozen = frozen or any(
-            change.target == name and change.mode in ("eval", "frozen") for change in function.mode_changes
-            for name in bound)
+        frozen = frozen or any(_last_change(function.mode_changes[place.mode_changes:], name) in ("eval", "frozen")
+                               for name in bound)
         if frozen and not function.trains_after(place.training_sites, place.loops) \
                 and not self._may_be_trained(bound, function, place):
             return  # a feature extractor made ready for inference (eval, frozen, TorchScript)
@@ -617,6 +637,11 @@ class _Place:
     training_sites: int
     mode_changes: int
     loops: list
+
+
+def _last_change(changes, name: str) -> str | None:
+    """The mode the last of ``changes`` to ``name`` leaves it in (REBOUND: another object)."""
+    return next((change.mode for change in reversed(changes) if change.target == name), None)
 
 
 def _is_loss(callee: str) -> bool:
