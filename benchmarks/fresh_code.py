@@ -197,6 +197,13 @@ HALVES = HALVES + ("sealed21", "dev34")
 # multi-agent RL, anomaly detection, federated learning, adversarial training, quantization, pruning,
 # pose, traffic forecasting, recommenders, GANs, tracking).
 HALVES = HALVES + ("dev35",)
+# A new draw the next session (2026-11-27, second session), registered before any of it was read: 26
+# unread repositories (GANs, few-shot, autoregressive image models, TTS, segmentation, face embedding,
+# model-based RL, detection, video self-supervision, imitation learning, semi-supervised, encoders,
+# stereo, point clouds, audio tagging, NAS, hyperbolic embeddings, deblurring, diffusion samplers,
+# voice conversion; two carry a copy of DETR's code), sorted, shuffled with random.Random(2026112722);
+# odd places sealed22 (run once at the end of the session), even places dev36.
+HALVES = HALVES + ("sealed22", "dev36")
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -1729,6 +1736,59 @@ REPOS: tuple[FreshRepo, ...] = (
           "learned step size quantization", "dev35"),
     _repo("DenoisingDiffusionProbabilityModel-ddpm-", "zoubohao/DenoisingDiffusionProbabilityModel-ddpm-", "54532d61d4007cd743d414db500414499300325a",
           "ddpm diffusion image generation", "dev35"),
+
+    _repo("anycost-gan", "mit-han-lab/anycost-gan", "ffb09fde2d2fdeae2fc4b9a0b863ddc27872be19",
+          "Anycost GAN elastic StyleGAN2 training and distillation", "sealed22"),
+    _repo("aanet", "haofeixu/aanet", "8d0d747e69bbdba43e2578b60ad7df63ba7fdac2",
+          "AANet adaptive aggregation stereo matching", "dev36"),
+    _repo("few-shot", "oscarknagg/few-shot", "672de83a853cc2d5e9fe304dc100b4a735c10c15",
+          "few-shot learning: prototypical nets, matching nets, MAML", "sealed22"),
+    _repo("DAB-DETR", "IDEA-Research/DAB-DETR", "723ddb80e95dbd3c9a2e4ef68c1e0fa9319167cf",
+          "DAB-DETR dynamic anchor box DETR object detection", "dev36"),
+    _repo("VAR", "FoundationVision/VAR", "78b95394fc5896192e3a003e4b295f8ea743c48f",
+          "visual autoregressive next-scale prediction image generation", "sealed22"),
+    _repo("pvcnn", "mit-han-lab/pvcnn", "476715b113f9c119f88003729bc6475285f78819",
+          "Point-Voxel CNN for 3D point cloud learning", "dev36"),
+    _repo("FastSpeech", "xcmyz/FastSpeech", "1e1a61b5015c951caa551b7fab4080339d697c7c",
+          "FastSpeech non-autoregressive TTS", "sealed22"),
+    _repo("ast", "YuanGongND/ast", "31088be8a3f6ef96416145c4b8d43c81f99eba7a",
+          "Audio Spectrogram Transformer training recipes", "dev36"),
+    _repo("pytorch-segmentation", "yassouali/pytorch-segmentation", "33434fa987bbf348c961473c15f044b85e32ca7f",
+          "semantic segmentation models and trainer (PSPNet, DeepLab, UNet)", "sealed22"),
+    _repo("pdarts", "chenxin061/pdarts", "b880e8733010403307fe6a9bf7f02612fbc424ca",
+          "Progressive DARTS neural architecture search", "dev36"),
+    _repo("facenet-pytorch-glint360k", "tamerthamoqa/facenet-pytorch-glint360k", "38fc241a565cba5913751810d3eb7c20f309e211",
+          "FaceNet triplet-loss face recognition training on glint360k", "sealed22"),
+    _repo("dreamer-pytorch", "juliusfrost/dreamer-pytorch", "f973caff6efc843c8dc2f2fb0c07b061b1f8ef74",
+          "Dreamer model-based RL agent on rlpyt", "dev36"),
+    _repo("tdmpc2", "nicklashansen/tdmpc2", "e9f59321933cbc8e11a002b842adc7d4ffae8ff1",
+          "TD-MPC2 model-based RL world model training", "sealed22"),
+    _repo("PaSST", "kkoutini/PaSST", "2a5c818afcc2a215b2a1aaf1ed8be71f89d43201",
+          "Patchout audio spectrogram transformer (AudioSet, sacred recipes)", "dev36"),
+    _repo("yolor", "WongKinYiu/yolor", "3ca250ae2247ca13911fa498cbe8e2c9b6bab5b0",
+          "YOLOR unified-representation object detector training", "sealed22"),
+    _repo("poincare-embeddings", "facebookresearch/poincare-embeddings", "b1364a1c19a6ab28256c8c11c1b1064a1038b762",
+          "Poincare hyperbolic embeddings training", "dev36"),
+    _repo("jepa", "facebookresearch/jepa", "51c59d518fc63c08464af6de585f78ac0c7ed4d5",
+          "V-JEPA self-supervised video representation learning", "sealed22"),
+    _repo("DeblurGANv2", "VITA-Group/DeblurGANv2", "c16bd9f5be63885389a57202c74023531d9ca086",
+          "DeblurGAN-v2 image deblurring GAN", "dev36"),
+    _repo("act", "tonyzhaozh/act", "742c753c0d4a5d87076c8f69e5628c79a8cc5488",
+          "ACT action-chunking transformer imitation learning for bimanual robots", "sealed22"),
+    _repo("PNDM", "luping-liu/PNDM", "e771949c344875ebecda46967de68fc86e970569",
+          "pseudo numerical methods for diffusion models (DDPM training/sampling)", "dev36"),
+    _repo("MPL-pytorch", "kekmodel/MPL-pytorch", "7dc629702034319eda113aba3b006ba968e8e882",
+          "Meta Pseudo Labels semi-supervised training on CIFAR", "sealed22"),
+    _repo("audioset_tagging_cnn", "qiuqiangkong/audioset_tagging_cnn", "d2f4b8c18eab44737fcc0de1248ae21eb43f6aa4",
+          "PANNs audio tagging CNNs trained on AudioSet", "dev36"),
+    _repo("pixel2style2pixel", "eladrich/pixel2style2pixel", "5cfff385beb7b95fbce775662b48fcc80081928d",
+          "pSp StyleGAN encoder for image-to-image translation", "sealed22"),
+    _repo("CCT", "yassouali/CCT", "65d4e5bd4501ae3c564493d0ce18924a908639f5",
+          "cross-consistency training for semi-supervised segmentation", "dev36"),
+    _repo("poolformer", "sail-sg/poolformer", "a075575b8b3dc3c76ecc5c49985d156167372bfa",
+          "PoolFormer/MetaFormer image classification (timm-style training)", "sealed22"),
+    _repo("ppg-vc", "liusongxiang/ppg-vc", "b59cb9862cf4b82a3bdb589950e25cab85fc9b03",
+          "PPG-based any-to-many voice conversion", "dev36"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
