@@ -1,13 +1,18 @@
 """Write src/memlint/static/tensor_api.py: the public method names of torch.Tensor, which
 memlint reads as "a tensor's own method" (its result keeps the tensor's graph unless the method
-ends it). Run with torch installed when a new torch adds methods:
+ends it), and the torch.nn layers that own no parameter (pooling, activations, dropout, padding,
+losses: calling one records a graph only from its input). Run with torch installed when a new
+torch adds methods or layers:
 
     python3 scripts/tensor_api.py
 """
 
+import inspect
+import warnings
 from pathlib import Path
 
 import torch
+from torch import nn
 
 TARGET = Path(__file__).resolve().parents[1] / "src" / "memlint" / "static" / "tensor_api.py"
 
@@ -34,8 +39,44 @@ def main() -> None:
         line += item
     lines.append(line)
     lines.append("})")
+    layers = parameterless_layers()
+    lines += ["", "", "# torch.nn layers built with their defaults (or one or two small sizes) that own no parameter and",
+              "# no submodule, and take no argument that could give them one (``affine``, a ``weight``).",
+              "PARAMETERLESS_LAYERS = frozenset({"]
+    line = "   "
+    for name in layers:
+        item = f' "torch.nn.{name}",'
+        if len(line) + len(item) > 110:
+            lines.append(line)
+            line = "   "
+        line += item
+    lines.append(line)
+    lines.append("})")
     TARGET.write_text("\n".join(lines) + "\n")
-    print(f"{len(names)} methods -> {TARGET}")
+    print(f"{len(names)} methods, {len(layers)} parameterless layers -> {TARGET}")
+
+
+def parameterless_layers() -> list[str]:
+    containers = (nn.Sequential, nn.ModuleList, nn.ModuleDict, nn.ParameterList, nn.ParameterDict, nn.Container)
+    found = []
+    warnings.simplefilter("ignore")
+    for name in sorted(dir(nn)):
+        cls = getattr(nn, name)
+        if name.startswith("_") or not inspect.isclass(cls) or not issubclass(cls, nn.Module) \
+                or cls is nn.Module or issubclass(cls, containers):
+            continue
+        arguments = inspect.signature(cls.__init__).parameters
+        if any("affine" in argument or "weight" in argument or argument == "module" for argument in arguments):
+            continue  # InstanceNorm2d(64, affine=True), a loss given class weights, a wrapper: may own tensors
+        for sizes in [(), (2,), (2, 2), (2, 2, 2), ((2, 2),)]:
+            try:
+                layer = cls(*sizes)
+            except Exception:
+                continue
+            if not list(layer.parameters()) and not list(layer.children()) and not list(layer.buffers()):
+                found.append(name)
+            break
+    return found
 
 
 if __name__ == "__main__":

@@ -2481,3 +2481,46 @@ def test_6_a_global_teacher_wrapper_the_functions_run_only_under_no_grad():
         def correct(""")
     assert tuned.count("finetune") == 2
     assert [line for line, code in findings(tuned) if code == "ML206"] == [10, 14]  # handed to a function that trains it
+
+
+def test_6_a_parameterless_torch_layer_on_inputs_of_unknown_origin():
+    """``nn.AdaptiveAvgPool2d`` owns no parameter (scripts/tensor_api.py lists the torch.nn layers
+    that own none): pooling a caller's tensors in a loop records a graph only if they carry one,
+    which this function cannot tell, so ML201 stays quiet. A layer with parameters built here and
+    never trained (``nn.Linear``) is still reported."""
+    source = """
+        import torch
+        import torch.nn as nn
+
+        def pooled_similarity(image_outputs, audio_outputs, nframes):
+            pool = {layer}
+            pooled = []
+            for idx in range(image_outputs.size(0)):
+                pooled.append(pool(audio_outputs[idx][:, :, 0:nframes[idx]]).unsqueeze(0))
+            return torch.mm(image_outputs, torch.cat(pooled).t())
+    """
+    assert [code for _, code in findings(source.format(layer="nn.AdaptiveAvgPool2d((1, 1))")) if code == "ML201"] == []
+    assert [code for _, code in findings(source.format(layer="nn.Linear(64, 64)")) if code == "ML201"] == ["ML201"]
+
+
+def test_6_a_local_wrapper_only_read_through_module_is_never_run():
+    """``DataParallel`` built only to read a ``module.``-prefixed state dict, whose ``.module`` parts
+    are then kept (``self.v = wrapped.module.v``): the wrapper's forward never runs (ML206 quiet).
+    Called, handed on or returned, it is reported."""
+    source = """
+        import torch
+        import torch.nn as nn
+
+        class Tagger(nn.Module):
+            def __init__(self, path):
+                super().__init__()
+                sd = torch.load(path, map_location="cpu")
+                audio_model = Backbone()
+                audio_model = torch.nn.DataParallel(audio_model)
+                audio_model.load_state_dict(sd, strict=False)
+                self.v = audio_model.module.v
+                {use}
+    """
+    assert [code for _, code in findings(source.format(use="")) if code == "ML206"] == []
+    for use in ("self.net = audio_model", "print(audio_model(torch.zeros(1, 3)))", "register(audio_model)"):
+        assert [line for line, code in findings(source.format(use=use)) if code == "ML206"] == [10], use

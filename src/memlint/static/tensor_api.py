@@ -72,3 +72,33 @@ TENSOR_API = frozenset({
     "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes", "unsqueeze", "unsqueeze_", "untyped_storage",
     "values", "var", "vdot", "view", "view_as", "vsplit", "where", "xlogy", "xlogy_", "xpu", "zero_",
 })
+
+
+# torch.nn layers built with their defaults (or one or two small sizes) that own no parameter and
+# no submodule, and take no argument that could give them one (``affine``, a ``weight``).
+PARAMETERLESS_LAYERS = frozenset({
+    "torch.nn.AdaptiveAvgPool1d", "torch.nn.AdaptiveAvgPool2d", "torch.nn.AdaptiveAvgPool3d",
+    "torch.nn.AdaptiveMaxPool1d", "torch.nn.AdaptiveMaxPool2d", "torch.nn.AdaptiveMaxPool3d",
+    "torch.nn.AlphaDropout", "torch.nn.AvgPool1d", "torch.nn.AvgPool2d", "torch.nn.AvgPool3d",
+    "torch.nn.CELU", "torch.nn.CTCLoss", "torch.nn.ChannelShuffle", "torch.nn.CircularPad1d",
+    "torch.nn.CircularPad2d", "torch.nn.CircularPad3d", "torch.nn.ConstantPad1d", "torch.nn.ConstantPad2d",
+    "torch.nn.ConstantPad3d", "torch.nn.CosineEmbeddingLoss", "torch.nn.CosineSimilarity",
+    "torch.nn.CrossMapLRN2d", "torch.nn.Dropout", "torch.nn.Dropout1d", "torch.nn.Dropout2d",
+    "torch.nn.Dropout3d", "torch.nn.ELU", "torch.nn.FeatureAlphaDropout", "torch.nn.Flatten", "torch.nn.Fold",
+    "torch.nn.FractionalMaxPool2d", "torch.nn.FractionalMaxPool3d", "torch.nn.GELU", "torch.nn.GLU",
+    "torch.nn.GaussianNLLLoss", "torch.nn.Hardshrink", "torch.nn.Hardsigmoid", "torch.nn.Hardswish",
+    "torch.nn.Hardtanh", "torch.nn.HingeEmbeddingLoss", "torch.nn.HuberLoss", "torch.nn.Identity",
+    "torch.nn.KLDivLoss", "torch.nn.L1Loss", "torch.nn.LPPool1d", "torch.nn.LPPool2d", "torch.nn.LPPool3d",
+    "torch.nn.LeakyReLU", "torch.nn.LocalResponseNorm", "torch.nn.LogSigmoid", "torch.nn.LogSoftmax",
+    "torch.nn.MSELoss", "torch.nn.MarginRankingLoss", "torch.nn.MaxPool1d", "torch.nn.MaxPool2d",
+    "torch.nn.MaxPool3d", "torch.nn.MaxUnpool1d", "torch.nn.MaxUnpool2d", "torch.nn.MaxUnpool3d",
+    "torch.nn.Mish", "torch.nn.MultiLabelMarginLoss", "torch.nn.PairwiseDistance", "torch.nn.PixelShuffle",
+    "torch.nn.PixelUnshuffle", "torch.nn.PoissonNLLLoss", "torch.nn.RReLU", "torch.nn.ReLU", "torch.nn.ReLU6",
+    "torch.nn.ReflectionPad1d", "torch.nn.ReflectionPad2d", "torch.nn.ReflectionPad3d",
+    "torch.nn.ReplicationPad1d", "torch.nn.ReplicationPad2d", "torch.nn.ReplicationPad3d", "torch.nn.SELU",
+    "torch.nn.SiLU", "torch.nn.Sigmoid", "torch.nn.SmoothL1Loss", "torch.nn.SoftMarginLoss",
+    "torch.nn.Softmax", "torch.nn.Softmax2d", "torch.nn.Softmin", "torch.nn.Softplus", "torch.nn.Softshrink",
+    "torch.nn.Softsign", "torch.nn.Tanh", "torch.nn.Tanhshrink", "torch.nn.Threshold",
+    "torch.nn.TripletMarginLoss", "torch.nn.Unfold", "torch.nn.Upsample", "torch.nn.UpsamplingBilinear2d",
+    "torch.nn.UpsamplingNearest2d", "torch.nn.ZeroPad1d", "torch.nn.ZeroPad2d", "torch.nn.ZeroPad3d",
+})

@@ -48,6 +48,7 @@ from memlint.static.facts import (
 from memlint.static.fixes import no_grad_fix
 from memlint.static.rule import Invalid, Rule
 from memlint.static.summaries import MODULE_CALL
+from memlint.static.tensor_api import PARAMETERLESS_LAYERS
 
 _AFFINE_LAYERS = frozenset({"torch.nn.Linear", "torch.nn.Embedding"})
 
@@ -1187,9 +1188,12 @@ class GradEnabledInference(Rule):
         return self.facts.qualified_name(built.func) if isinstance(built, cst.Call) else None
 
     def _holds_no_parameters(self, call: _ModuleCall) -> bool:
-        """Was the module built from a class of the project that holds no parameter?"""
+        """Was the module built from a torch.nn layer that owns no parameter (``nn.AdaptiveAvgPool2d``,
+        ``nn.ReLU``), or a class of the project that holds none?"""
         project = self.facts.project
         qualified = self._built_from(call)
+        if qualified in PARAMETERLESS_LAYERS:
+            return True
         if project is None or qualified is None:
             return False
         if qualified in self.facts.class_nodes and self.facts.module_name:

@@ -283,7 +283,7 @@ class DataParallel(Rule):
         if frozen and not function.trains_after(place.training_sites, place.loops) \
                 and not self._may_be_trained(bound, function, place):
             return  # a feature extractor made ready for inference (eval, frozen, TorchScript)
-        if self._never_run(bound) or _unwrapped_at_once(node, function, bound):
+        if self._never_run(bound) or _unwrapped_at_once(node, function, bound) or _local_never_run(node, function, bound):
             return  # its forward never runs: nothing is scattered, nothing gathered
         cls = self.facts.instance_class(wrapped) if wrapped is not None else None
         forward = self.facts.find_method(cls, "forward") if cls is not None else None
@@ -693,6 +693,40 @@ def _unwrapped_at_once(call: cst.Call, function, bound: frozenset[str]) -> bool:
                     return False  # a branch or a loop in between: not read here
             return False
     return False
+
+
+def _local_never_run(call: cst.Call, function, bound: frozenset[str]) -> bool:
+    """A local wrapper its function never calls, hands on, returns, yields or stores elsewhere, only
+    reads through (``audio_model.load_state_dict(sd); self.v = audio_model.module.v``: the
+    wrapper reads a ``module.``-prefixed state dict): its forward never runs."""
+    names = {name for name in bound if "." not in name}
+    if not names or names != set(bound) or not isinstance(getattr(function, "node", None), cst.FunctionDef):
+        return False
+    for part in descendants(function.node):
+        if part is call:
+            continue
+        if isinstance(part, cst.Call) and (
+                (dotted_name(part.func) or "") in names | {f"{n}.forward" for n in names}
+                or any(dotted_name(arg.value) in names for arg in part.args)):
+            return False  # run, or handed on
+        if isinstance(part, (cst.Return, cst.Yield)) and part.value is not None and names & names_in(part.value):
+            return False
+        if isinstance(part, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and part.value is not None \
+                and _read_whole(part.value, names):
+            return False  # aliased: model2 = model, self.net = model, pair = (model, opt)
+        if isinstance(part, (cst.List, cst.Tuple, cst.Dict, cst.Set)) and _read_whole(part, names):
+            return False
+    return True
+
+
+def _read_whole(value: cst.CSTNode, names: set[str]) -> bool:
+    """Does ``value`` hold one of ``names`` itself (not an attribute of it)?"""
+    if dotted_name(value) in names:
+        return True
+    elements = [element.value for element in value.elements] if isinstance(value, (cst.List, cst.Tuple, cst.Set)) \
+        else [element.value for element in value.elements if isinstance(element, cst.DictElement)] \
+        if isinstance(value, cst.Dict) else []
+    return any(_read_whole(element, names) for element in elements)
 
 
 def _blocks(body: cst.BaseSuite) -> Iterator[Sequence[cst.BaseStatement]]:
