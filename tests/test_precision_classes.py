@@ -2524,3 +2524,40 @@ def test_6_a_local_wrapper_only_read_through_module_is_never_run():
     assert [code for _, code in findings(source.format(use="")) if code == "ML206"] == []
     for use in ("self.net = audio_model", "print(audio_model(torch.zeros(1, 3)))", "register(audio_model)"):
         assert [line for line, code in findings(source.format(use=use)) if code == "ML206"] == [10], use
+
+
+def test_5_a_method_that_steps_its_optimizer_once_runs_per_step():
+    """``optimize_parameters`` steps an optimizer outside any loop of its own: each call is one
+    training step, whatever its name. A history pool it feeds the generator's output (the pool's
+    ``query`` appends its argument) then keeps one graph per step (ML101). The generator is a
+    parameter of ``__init__`` kept on ``self``; ``Adam(netG_A.parameters())`` shows it is a module.
+    Near-miss: the pool fed ``fake_B.detach()``."""
+    source = """
+        import torch
+
+        class ImagePool:
+            def __init__(self, size):
+                self.images = []
+
+            def query(self, images):
+                for image in images:
+                    self.images.append(torch.unsqueeze(image, 0))
+                return images
+
+        class CycleGAN:
+            def __init__(self, netG_A, netD_A, device="cuda"):
+                self.netG_A = netG_A.to(device)
+                self.netD_A = netD_A.to(device)
+                self.pool = ImagePool(50)
+                self.optimizer_G = torch.optim.Adam(netG_A.parameters(), lr=2e-4)
+
+            def optimize_parameters(self, real_A):
+                fake_B = self.netG_A(real_A)
+                pooled = self.pool.query({fed})
+                loss = self.netD_A(fake_B).mean() + self.netD_A(pooled).mean()
+                self.optimizer_G.zero_grad()
+                loss.backward()
+                self.optimizer_G.step()
+    """
+    assert [(line, code) for line, code in findings(source.format(fed="fake_B"))] == [(22, "ML101")]
+    assert findings(source.format(fed="fake_B.detach()")) == []

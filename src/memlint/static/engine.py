@@ -1149,6 +1149,17 @@ class FileChecker:
         elif qualified is not None and F.stops_memory_history(node, qualified):
             effects.add(STOPS_MEMORY_HISTORY)
 
+    def _attributes_holding_a_module(self, name: str, function: FunctionScope) -> None:
+        """``self.netG = netG.to(device)`` earlier, then ``Adam(netG.parameters())``: the attribute
+        holds the module the name holds (only an nn.Module has ``parameters()``)."""
+        for place, values in function.stored_values.items():
+            if not place.startswith("self.") or "[" in place:
+                continue
+            if any(dotted_name(F.without_self_returning_calls(value)) == name for value in values):
+                binding = self.facts.lookup(place)
+                if binding is not None and binding.kind is Kind.VALUE:
+                    binding.kind = Kind.MODULE
+
     def _value_facts_of_call(self, node: cst.Call, func: cst.BaseExpression, method: str | None) -> None:
         """What a call says about the values it touches: ``losses.append(loss)`` puts ``loss``
         into ``losses``; ``clf(x)`` makes ``clf`` a callable, not a tensor; ``net.parameters()``
@@ -1178,6 +1189,8 @@ class FileChecker:
             binding = facts.lookup(dotted) if dotted is not None else None
             if binding is not None and binding.kind is Kind.VALUE:
                 binding.kind = Kind.MODULE
+            if dotted is not None and facts.function is not None:
+                self._attributes_holding_a_module(dotted, facts.function)
         dotted = dotted_name(func)
         if dotted is not None and dotted.startswith("self.") and dotted.count(".") == 1:
             binding = facts.lookup(dotted)

@@ -1059,6 +1059,13 @@ class FunctionScope(Scope):
     def is_per_step_method(self) -> bool:
         return self.class_info is not None and self.name in PER_STEP_METHODS
 
+    @property
+    def steps_once_per_call(self) -> bool:
+        """A method that steps an optimizer outside any loop of its own (``optimize_parameters``:
+        backward passes, then ``self.optimizer_G.step()``): each call is one training step,
+        whatever its name. (Complete once the method is walked.)"""
+        return self.class_info is not None and any(kind == "step" and not loops for kind, loops in self.training_sites)
+
     def trains_after(self, sites_before: int, loops: "list[Loop]") -> bool:
         """Does a backward pass or an optimizer step of this function run after a statement
         seen when ``sites_before`` training sites had been walked, inside ``loops`` (the loops
@@ -3291,7 +3298,7 @@ class Facts:
         """Does ``function`` run once per step (or more): a per-step method (``forward``,
         ``training_step``...), or a function of this module called from a loop that runs
         steps, or from a function that runs per step? (Complete at the end of the module.)"""
-        if function.is_per_step_method:
+        if function.is_per_step_method or function.steps_once_per_call:
             return True
         if id(function.node) in _seen or len(_seen) > 8:
             return False
