@@ -2561,3 +2561,40 @@ def test_5_a_method_that_steps_its_optimizer_once_runs_per_step():
     """
     assert [(line, code) for line, code in findings(source.format(fed="fake_B"))] == [(22, "ML101")]
     assert findings(source.format(fed="fake_B.detach()")) == []
+
+
+def test_4_checkpoints_the_project_writes_from_the_cpu(tmp_path):
+    """Every ``torch.save`` of the project writes state moved to the CPU (a dict of ``v.cpu()``, or
+    a model moved with ``model.cpu()`` first, in another module): a rank's ``torch.load`` of them
+    restores CPU tensors, so ML203 stays quiet. One saver of the project writing the model's own
+    state (device tensors, as far as can be told) brings the finding back."""
+    loader = """
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def main(model, path, local_rank):
+            dist.init_process_group("nccl")
+            torch.cuda.set_device(local_rank)
+            model.load_state_dict(torch.load(path))
+            model = DDP(model.cuda(), device_ids=[local_rank])
+            return model
+    """
+    saver = """
+        import torch
+
+        def save_state(model, path):
+            state = {k: v.cpu() for k, v in model.state_dict().items()}
+            torch.save(state, path)
+
+        def save_model(model, path):
+            device = next(model.parameters()).device
+            model.cpu()
+            torch.save(model.state_dict(), path)
+            model.to(device)
+    """
+    write(tmp_path, {"pyproject.toml": "", "pkg/__init__.py": "", "pkg/train.py": loader, "pkg/io.py": saver})
+    assert [code for _, code in project_findings(tmp_path, "pkg/train.py") if code == "ML203"] == []
+    write(tmp_path, {"pkg/io.py": saver + "\n        def save_raw(model, path):\n            torch.save(model.state_dict(), path)\n"})
+    compile((tmp_path / "pkg/io.py").read_text(), "io.py", "exec")
+    assert [code for _, code in project_findings(tmp_path, "pkg/train.py") if code == "ML203"] == ["ML203"]

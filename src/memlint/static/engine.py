@@ -27,7 +27,7 @@ from memlint.static.facts import (
 from memlint.static.rule import Report, Rule
 from memlint.static.summaries import (
     BACKWARD, COLLECTIVE, COMPUTES_LOSS, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PINS_ONE_GPU, PROCESS_GROUP,
-    PROCESS_GROUP_ON_REQUEST, REPEATS_MODULE, SETS_DEVICE,
+    PROCESS_GROUP_ON_REQUEST, REPEATS_MODULE, SAVES_CPU_STATE, SAVES_DEVICE_STATE, SETS_DEVICE,
     USES_CURRENT_DEVICE,
     STEP_LOOP, STOPS_MEMORY_HISTORY,
     FunctionSummary, ModuleSummary,
@@ -1146,6 +1146,11 @@ class FileChecker:
                 loop.draws = True
         elif qualified in F.CHECKPOINT_FILE_FUNCTIONS and self.facts.loop is not None:
             self.facts.loop.moves_files = True  # torch.load / torch.save in its body: a loop over files
+        if qualified in F.TORCH_SAVE:
+            saved = node.args[0].value if node.args and node.args[0].keyword is None and not node.args[0].star \
+                else next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "obj"), None)
+            if saved is not None:
+                effects.add(SAVES_CPU_STATE if self._moved_to_cpu(saved) else SAVES_DEVICE_STATE)
         elif qualified is not None and F.stops_memory_history(node, qualified):
             effects.add(STOPS_MEMORY_HISTORY)
 
@@ -1160,6 +1165,22 @@ class FileChecker:
                 if binding is not None and binding.kind is Kind.VALUE:
                     binding.kind = Kind.MODULE
 
+    def _moved_to_cpu(self, saved: cst.BaseExpression) -> bool:
+        """Is what ``torch.save`` writes on the CPU: moved there in the expression
+        (``{k: v.cpu() for ...}``, ``model.cpu().state_dict()``), bound in this function to such a
+        value (``state = {k: v.cpu() ...}; torch.save(state, p)``), or a state of an object moved
+        to the CPU earlier in the function (``model.cpu(); torch.save(model.state_dict(), p)``)?"""
+        function = self.facts.function
+        if _mentions_cpu(saved):
+            return True
+        root = dotted_name(F.without_self_returning_calls(saved.func.value)) \
+            if isinstance(saved, cst.Call) and isinstance(saved.func, cst.Attribute) else dotted_name(saved)
+        if root is None or function is None:
+            return False
+        if isinstance(saved, cst.Name) and any(_mentions_cpu(value) for value in function.stored_values.get(root, ())):
+            return True
+        return root in function.moved_to_cpu
+
     def _value_facts_of_call(self, node: cst.Call, func: cst.BaseExpression, method: str | None) -> None:
         """What a call says about the values it touches: ``losses.append(loss)`` puts ``loss``
         into ``losses``; ``clf(x)`` makes ``clf`` a callable, not a tensor; ``net.parameters()``
@@ -1172,6 +1193,14 @@ class FileChecker:
                     binding.called = True
             return
         receiver = func.value
+        if method in ("cpu", "cuda", "to") and facts.function is not None and self._statement \
+                and _alone_on_its_line(self._statement[-1], node):
+            moved = dotted_name(receiver)  # model.cpu(): a module moves in place (its state with it)
+            if moved is not None:
+                if method == "cpu" or _mentions_cpu(node):
+                    facts.function.moved_to_cpu.add(moved)
+                else:
+                    facts.function.moved_to_cpu.discard(moved)
         if _stores_for_callers(facts.function):
             self._object_call(node, receiver, method)
         if method in _STORING_METHODS:
@@ -2108,6 +2137,21 @@ def _walked_container(node: cst.For) -> tuple[str | None, str | None]:
     if isinstance(iterable, cst.Name):
         return iterable.value, dotted_name(target)
     return None, None
+
+
+def _alone_on_its_line(statement: cst.CSTNode, call: cst.Call) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and any(
+        isinstance(small, cst.Expr) and small.value is call for small in statement.body)
+
+
+def _mentions_cpu(node: cst.CSTNode) -> bool:
+    """Does ``node`` move something to the CPU (``.cpu()``, ``.to("cpu")``, ``torch.device("cpu")``)?"""
+    for call in F.calls_in(node):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cpu":
+            return True
+        if any(isinstance(arg.value, cst.SimpleString) and "cpu" in arg.value.value for arg in call.args):
+            return True
+    return False
 
 
 def _is_true(node: cst.BaseExpression) -> bool:

@@ -39,7 +39,7 @@ from memlint.static.frameworks import PLAIN, ClassKinds, external_kinds
 from memlint.static.outline import ClassOutline, FunctionOutline, ModuleOutline, outline_of
 from memlint.static.cache import code_fingerprint, summary_folder
 from memlint.static.source import UncheckableFile, content_digest, decode_source, file_digest, parse, read_bytes
-from memlint.static.summaries import MODULE_CODE, PINS_ONE_GPU, ModuleSummary
+from memlint.static.summaries import MODULE_CODE, PINS_ONE_GPU, SAVES_CPU_STATE, SAVES_DEVICE_STATE, ModuleSummary
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # A project with more Python files than this is not read whole (a question about all of its
@@ -540,6 +540,25 @@ class Project:
             if summary is not None and any(PINS_ONE_GPU in f.effects for f in summary.functions.values()):
                 return True
         return False
+
+    def saved_state(self, here: str) -> tuple[bool, bool] | None:
+        """Do the other modules of the project ``torch.save`` state moved to the CPU, and anything
+        else (see SAVES_CPU_STATE, SAVES_DEVICE_STATE)? None when a module that may save cannot be
+        read, or the project is too large to list. ``here``: the module being checked."""
+        modules = self.modules_mentioning("save")
+        if modules is None:
+            return None
+        cpu = device = False
+        for module in modules:
+            if module.path == here:
+                continue
+            summary = self.summary(module)
+            if summary is None:
+                return None
+            for function in summary.functions.values():
+                cpu |= SAVES_CPU_STATE in function.effects
+                device |= SAVES_DEVICE_STATE in function.effects
+        return cpu, device
 
     def imported_only_by_name(self, module: ModuleFile) -> bool:
         """Is ``module`` imported by other modules of the project, each of which imports names

@@ -42,6 +42,8 @@ STEP_LOOP = "step_loop"  # holds a loop that runs training or evaluation steps
 # runs a module's forward in a loop of its own (a helper scoring every prefix of an episode, a
 # pass over a loader): a loop that calls it runs a whole inner pass per iteration
 REPEATS_MODULE = "repeats_module"
+SAVES_CPU_STATE = "saves_cpu_state"  # torch.save of state moved to the CPU (``{k: v.cpu() ...}``, ``model.cpu()`` first)
+SAVES_DEVICE_STATE = "saves_device_state"  # torch.save of anything else: device tensors, as far as can be told
 STOPS_MEMORY_HISTORY = "stops_memory_history"  # torch.cuda.memory._record_memory_history(enabled=None)
 
 MODULE_CODE = "<module>"  # the key of the module's top-level statements among its functions

@@ -61,7 +61,7 @@ import libcst as cst
 from memlint.static.facts import TORCH_LOAD, TORCH_SAVE, dotted_name, names_in, root_name, without_self_returning_calls
 from memlint.static.fixes import add_keyword_fix
 from memlint.static.rule import Invalid, Rule
-from memlint.static.summaries import PINS_ONE_GPU, PROCESS_GROUP
+from memlint.static.summaries import PINS_ONE_GPU, PROCESS_GROUP, SAVES_CPU_STATE, SAVES_DEVICE_STATE
 
 # Words in the file argument or the assigned name that say what is loaded.
 _CHECKPOINT_WORDS = ("ckpt", "checkpoint", "weight", "model", "state", "pretrained", "resume", "snapshot",
@@ -135,8 +135,6 @@ class LoadWithoutMapLocation(Rule):
         self._saved_paths: set[str] = set()  # the file arguments of torch.save in this module, as written
         # torch.save of something not moved to the CPU on the way (``model.state_dict()``, a
         # checkpoint dict): in a file that moves modules to a GPU, what it writes holds CUDA tensors
-        self._saves_device_state = False
-        self._saves_cpu_state = False  # a torch.save of state moved to the CPU on the way
         # The last names of calls whose result feeds a load_state_dict (``best_model_state()`` in
         # ``model.load_state_dict(self.checkpointer.best_model_state())``)
         self._fed_to_state_dict: set[str] = set()
@@ -199,11 +197,6 @@ class LoadWithoutMapLocation(Rule):
                 if name:
                     self._saved_to.setdefault(id(facts.function), set()).add(name)
                 self._saved_paths.add(_text(target))
-            saved = positional[0] if positional else _keyword(node, "obj")
-            if saved is not None and "cpu" not in _text(saved).lower():
-                self._saves_device_state = True
-            elif saved is not None:
-                self._saves_cpu_state = True
             return
         if any(arg.star for arg in node.args):
             return  # *args / **kwargs may carry map_location
@@ -580,7 +573,7 @@ class LoadWithoutMapLocation(Rule):
         first; the load feeds ``load_state_dict``; it is held in a local name that a loop
         running steps, walked after it, outlives (neither deleted nor rebound): a second copy
         of the weights (and optimizer state) on the GPU for the whole run."""
-        if self._cpu_only_file or not self._saves_device_state or load.rank_zero_only:
+        if self._cpu_only_file or not self._saves(SAVES_DEVICE_STATE) or load.rank_zero_only:
             return False
         return self._kept_through_steps(load)
 
@@ -618,9 +611,29 @@ class LoadWithoutMapLocation(Rule):
             return True
         return "optim" in name.rsplit(".", 1)[-1].lower()
 
+    def _saves(self, effect: str) -> bool:
+        """Does a ``torch.save`` of this module write CPU state (SAVES_CPU_STATE: moved there on the
+        way, or a model moved there first) or anything else (SAVES_DEVICE_STATE)?"""
+        return any(effect in scope.effects for scope in (self.facts.module_scope, *self.facts.function_scopes.values()))
+
+    def _project_saves_only_cpu_state(self) -> bool:
+        """Does every ``torch.save`` of the project (this module and the others) write state moved
+        to the CPU, and one at least? Then the checkpoints it reads back hold no device tensors.
+        Not when a module that saves cannot be read."""
+        cpu, device = self._saves(SAVES_CPU_STATE), self._saves(SAVES_DEVICE_STATE)
+        project = self.facts.project
+        if not device and project is not None:
+            elsewhere = project.saved_state(self._checker.path)
+            if elsewhere is None:
+                return False
+            cpu, device = cpu or elsewhere[0], elsewhere[1]
+        return cpu and not device
+
     def _report(self, load: _Load) -> None:
         if self._cpu_only_file and load.path_text in self._saved_paths:
             return  # the tutorial's round trip: saved by this CPU-only file, to the same path
+        if self._project_saves_only_cpu_state():
+            return  # every checkpoint the project writes is moved to the CPU first
         code = self._code_text()
         used = _without_imports(code)
         distributed = not load.rank_zero_only and not self._outside_the_spawned_ranks(load) and (
@@ -645,7 +658,7 @@ class LoadWithoutMapLocation(Rule):
                             fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
             elif load.restores_state and (load.beside_the_model or self._moved_by_every_caller(load)) \
                     and not load.rank_zero_only and not (
-                    self._saves_cpu_state and not self._saves_device_state):
+                    self._project_saves_only_cpu_state()):
                 # A hint: how the file was written is not known here (unless this module saves
                 # CPU tensors only), and a GPU-saved checkpoint comes back beside the model it
                 # restores (the peak of a resume, or a load where the saving GPU is busy or absent).
