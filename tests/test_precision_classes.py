@@ -2389,9 +2389,11 @@ def test_a_name_bound_to_a_fresh_model_after_the_evaluated_one_was_deleted():
 
 def test_2_a_forward_fed_a_volatile_variable_is_legacy_no_grad():
     """``Variable(x, volatile=True)`` is the no-grad of PyTorch before 0.4: nothing computed from
-    it records a graph there (0.4 ignores the flag). Which version runs the code is unknown, so an
-    evaluation fed one, directly or through names computed from it (an encoder's output handed
-    to the decoder), is not reported; the same loop with ``requires_grad=False`` inputs is."""
+    it records a graph there (0.4 ignores the flag). Where the code may run on such a version
+    (it reads ``loss.data[0]``, 0.3's idiom), an evaluation fed one, directly or through names
+    computed from it (an encoder's output handed to the decoder), is not reported; the same loop
+    with ``requires_grad=False`` inputs is, and so is the volatile one in code that needs 0.4 or
+    later (``.item()``), where the flag does nothing."""
     source = """
         import torch
         from torch.autograd import Variable
@@ -2415,6 +2417,8 @@ def test_2_a_forward_fed_a_volatile_variable_is_legacy_no_grad():
     assert [code for _, code in findings(source.format(flag="volatile=not training")) if code == "ML201"] == []
     reported = [line for line, code in findings(source.format(flag="requires_grad=False")) if code == "ML201"]
     assert reported == [12, 14, 16]  # encoder, decoder, model
+    modern = source.format(flag="volatile=True").replace(".data[0]", ".item()")
+    assert [line for line, code in findings(modern) if code == "ML201"] == [12, 14, 16]
 
 
 def test_6_a_global_teacher_wrapper_the_functions_run_only_under_no_grad():

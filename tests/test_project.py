@@ -987,3 +987,32 @@ def test_a_script_function_named_train_is_not_called_by_model_train(tmp_path):
     })
     result = check_paths([str(tmp_path / "gcn.py")], Config(), use_cache=False)
     assert ("gcn.py", 6, "ML201") in codes(result)
+
+
+def test_a_repository_with_an_init_at_its_top_imports_from_its_top(tmp_path):
+    """A repository whose top folder holds ``.git`` and an ``__init__.py`` (NRI's layout) runs its
+    scripts from that folder: ``train.py``'s ``from utils import *`` is the ``utils.py`` beside it,
+    not one of another folder above. A package inside it is still named from the top."""
+    repo = tmp_path / "NRI"
+    (repo / ".git").mkdir(parents=True)
+    (tmp_path / "utils.py").write_text("VALUE = 1\n")  # a utils.py above the repository: not this one
+    for name, text in {"__init__.py": "", "utils.py": "from torch.autograd import Variable\n",
+                       "models/__init__.py": "", "models/rnn.py": ""}.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    assert import_root(str(repo / "train.py")) == (str(repo), "train", False)
+    assert import_root(str(repo / "models/rnn.py")) == (str(repo), "models.rnn", False)
+    (repo / "train.py").write_text(textwrap.dedent("""
+        import torch
+        from utils import *
+
+        def validate(model, loader):
+            model.eval()
+            scores = []
+            for data in loader:
+                data = Variable(data.cuda(), volatile=True)
+                scores.append(model(data).data[0])
+            return scores
+    """))
+    result = check_paths([str(repo / "train.py")], Config(), use_cache=False)
+    assert [f.code for f in result.findings if f.code == "ML201"] == []

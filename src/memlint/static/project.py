@@ -87,13 +87,16 @@ class Definition:
 def import_root(path: str) -> tuple[str, str, bool]:
     """The folder a file's module is imported from, its dotted module name, and whether it is
     a package's ``__init__.py``: ``/r/pkg/sub/m.py`` (with ``pkg/__init__.py`` and
-    ``pkg/sub/__init__.py``) -> (``/r``, ``pkg.sub.m``, False)."""
+    ``pkg/sub/__init__.py``) -> (``/r``, ``pkg.sub.m``, False). A repository's top folder (it
+    holds ``.git`` or another project marker) is an import root even with an ``__init__.py``:
+    its scripts run from there (``python train.py`` finds the ``utils.py`` beside it)."""
     path = os.path.abspath(path)
     folder, filename = os.path.split(path)
     stem = filename[:-3] if filename.endswith(".py") else filename.rsplit(".", 1)[0]
     is_package = stem == "__init__"
     parts = [] if is_package else [stem]
-    while os.path.isfile(os.path.join(folder, "__init__.py")):
+    while os.path.isfile(os.path.join(folder, "__init__.py")) and not (
+            parts and any(os.path.exists(os.path.join(folder, marker)) for marker in PROJECT_MARKERS)):
         parent, name = os.path.split(folder)
         if not name.isidentifier() or parent == folder:
             break

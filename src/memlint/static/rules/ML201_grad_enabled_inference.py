@@ -99,6 +99,11 @@ class _ModuleCall:
     # walk has seen so far: ``input`` is the random tensor here even if rebound to real data below
     made_up: bool = False
     order: int = 0  # the call's place in the walk (see GradEnabledInference._order)
+    volatile: bool = False  # fed a Variable(..., volatile=True) (see Facts.fed_volatile)
+
+
+_SCALAR_DATA_READ = re.compile(r"\.data\[0\]")
+_NEEDS_0_4 = re.compile(r"\.item\(\)|\bno_grad\b")
 
 
 @dataclass
@@ -177,6 +182,7 @@ class GradEnabledInference(Rule):
         self._records: dict[int, _FunctionRecord] = {}
         self._optimizers: list[_Optimizer] = []
         self._frozen_by_class: dict[int, set[str]] = {}  # id() of a ClassInfo -> see _frozen_in_class
+        self._volatile_verdict: bool | None = None  # see _volatile_ignored
         self._in_test_file = _is_test_file(checker.path)
         self._ifs: dict[int, tuple[cst.If, FunctionScope]] = {}  # id() -> the if, the function it is in
         # calls of this module's functions: id(def) -> (call, bound, grad off at the call, caller)
@@ -233,8 +239,8 @@ class GradEnabledInference(Rule):
             target = dotted_name(func.value)
             change = facts.mode_of(target)
         function = facts.function
-        if function.name == "__init__" or facts.fed_volatile(node):
-            return  # a volatile Variable's forward: no graph on the PyTorch the code was written for
+        if function.name == "__init__":
+            return
         statement = self._checker._statement[-1] if self._checker._statement else None
         call = _ModuleCall(
             target=target, node=node, function=function, results=self._checker.assign_targets,
@@ -245,6 +251,7 @@ class GradEnabledInference(Rule):
             built_here=self._built_here(target), methods=methods,
         )
         call.made_up = self._made_up_inputs(call)
+        call.volatile = facts.fed_volatile(node)
         call.order = self._order
         self._record().calls.append(call)
         self._call_paths[id(node)] = tuple(facts.branch_path)
@@ -716,6 +723,8 @@ class GradEnabledInference(Rule):
     # ----- decisions, at the end of the module (optimizers and freezing complete) ---------------------
     def _decide(self, call: _ModuleCall) -> None:
         function = call.function
+        if call.volatile and not self._volatile_ignored():
+            return  # a volatile Variable's forward, on a PyTorch that may honour the flag
         if not call.frozen and self._frozen_by_a_helper(call):
             call.frozen = True
         if (call.mode is not None and call.scope == "global"
@@ -821,6 +830,23 @@ class GradEnabledInference(Rule):
             self._report(call, (f"'{_short(call.target)}' runs with grad on, but its output is only read detached "
                                 "or as numbers",
                                 "run the call under torch.no_grad(): its graph is recorded for nothing"))
+
+    def _volatile_ignored(self) -> bool:
+        """Does the code need PyTorch 0.4 or later, where ``volatile=True`` does nothing: ``.item()``
+        or ``no_grad`` in this module or another of the project, and no ``x.data[0]`` scalar read in
+        this module (0.3's idiom, an IndexError since 0.5)? Otherwise the flag may well turn grad
+        off, as it did before 0.4."""
+        if self._volatile_verdict is None:
+            source = self._checker.source
+            if _SCALAR_DATA_READ.search(source):
+                self._volatile_verdict = False
+            elif _NEEDS_0_4.search(source):
+                self._volatile_verdict = True
+            else:
+                project = self.facts.project
+                self._volatile_verdict = project is not None and any(
+                    project.modules_mentioning(word, called=True) for word in ("item", "no_grad"))
+        return self._volatile_verdict
 
     def _run_for_side_effects(self, call: _ModuleCall) -> bool:
         """A forward over the data whose output is dropped (``model(images)`` as a statement in a
