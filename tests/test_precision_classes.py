@@ -2602,3 +2602,33 @@ def test_4_checkpoints_the_project_writes_from_the_cpu(tmp_path):
     write(tmp_path, {"pkg/io.py": saver + "\n        def save_raw(model, path):\n            torch.save(model.state_dict(), path)\n"})
     compile((tmp_path / "pkg/io.py").read_text(), "io.py", "exec")
     assert [code for _, code in project_findings(tmp_path, "pkg/train.py") if code == "ML203"] == ["ML203"]
+
+
+def test_3_a_sampling_loop_over_timesteps_it_made_hands_its_sequence_back():
+    """A sampler that walks timesteps it makes (``steps = (1 + torch.arange(0, T, k)).flip(0)``),
+    runs a helper of the file that runs the model, and returns every step's log-probabilities to
+    its caller builds one episode's sequence, like a ``for t in range(T)`` decoder: not an
+    accumulation (ML101 quiet)."""
+    source = """
+        import torch
+
+        class Sampler:
+            def __init__(self, num_timesteps):
+                self.num_timesteps = num_timesteps
+                self.history = []
+
+            def sample_with_logprob(self, xt, t, model):
+                out = model(xt, t)
+                return out, torch.log_softmax(out, -1)
+
+            def sample_loop(self, noise, model, ddim_timesteps=20):
+                xt = noise
+                all_log_probs = []
+                steps = (1 + torch.arange(0, self.num_timesteps, self.num_timesteps // ddim_timesteps)).flip(0)
+                for step in steps:
+                    t = torch.full((noise.size(0),), step, dtype=torch.long)
+                    xt, log_prob = self.sample_with_logprob(xt, t, model)
+                    {keep}
+                return xt, all_log_probs
+    """
+    assert [code for _, code in findings(source.format(keep="all_log_probs.append(log_prob)")) if code == "ML101"] == []

@@ -460,16 +460,43 @@ _SEQUENCE_DATA_TOKENS = frozenset({"loader", "dataloader", "dataset", "data", "b
 
 
 def builds_a_sequence(loop: "Loop") -> bool:
-    """A ``while`` loop, or ``for`` over ``range(...)`` of no loader/dataset: time steps, episode
-    steps, decoding steps (not a pass over data)."""
+    """A ``while`` loop, or ``for`` over ``range(...)`` of no loader/dataset, or over timesteps the
+    function makes with ``torch.arange`` / ``torch.linspace`` (``steps = torch.arange(0, T, k).flip(0)``):
+    time steps, episode steps, decoding or sampling steps (not a pass over data)."""
     if loop.kind == "while":
         return True
     node = loop.node
-    if not (isinstance(node, cst.For) and isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name)
-            and node.iter.func.value == "range"):
+    if not isinstance(node, cst.For):
+        return False
+    iterable = node.iter
+    if isinstance(iterable, cst.Name):
+        binding = loop.scope.bindings.get(iterable.value) if isinstance(loop.scope, FunctionScope) else None
+        bound = binding.node if binding is not None else None
+        return isinstance(bound, cst.BaseExpression) and _made_by_a_counter(bound)
+    if _made_by_a_counter(iterable) and not (isinstance(iterable, cst.Call) and dotted_name(iterable.func) == "range"):
+        return True
+    if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"):
         return False
     tokens = {token.lower() for name in names_in(node.iter) for token in name.replace(".", "_").split("_")}
     return not tokens & _SEQUENCE_DATA_TOKENS
+
+
+_COUNTERS = frozenset({"torch.arange", "torch.linspace", "np.arange", "np.linspace", "numpy.arange", "numpy.linspace"})
+
+
+def _made_by_a_counter(node: cst.BaseExpression) -> bool:
+    """``torch.arange(...)`` / ``linspace``, also shifted, clamped or flipped
+    (``(1 + torch.arange(0, T, k)).clamp(0, T - 1).flip(0)``), or ``reversed(range(n))``."""
+    while True:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and dotted_name(node.func) not in _COUNTERS:
+            node = node.func.value  # .clamp(...), .flip(0), .tolist(), .long()
+        elif isinstance(node, cst.BinaryOperation):
+            node = node.right if literal_value(node.left) is not NOT_A_LITERAL else node.left
+        elif isinstance(node, cst.Call) and dotted_name(node.func) in ("reversed", "list") and node.args:
+            node = node.args[0].value
+        else:
+            break
+    return isinstance(node, cst.Call) and (dotted_name(node.func) in _COUNTERS or dotted_name(node.func) == "range")
 
 
 def is_module_name(name: str) -> bool:

@@ -142,7 +142,8 @@ class DataParallel(Rule):
             return  # a framework's "dp" strategy, used only when the user asks for it
         wrapped = node.args[0].value if node.args else None
         function, bound = self.facts.function, self._checker.assign_targets
-        change = self.facts.mode_of(wrapped.value) if isinstance(wrapped, cst.Name) else None
+        wrapped_name = dotted_name(wrapped) if isinstance(wrapped, (cst.Name, cst.Attribute)) else None
+        change = self.facts.mode_of(wrapped_name) if wrapped_name is not None else None
         frozen = change is not None and change.mode in ("eval", "frozen")  # not net.eval(); del net; net = Net()
         # frozen earlier by a loop over its parameters (``for p in self.avgG.parameters():
         # p.requires_grad = False``), here or in another function of the module
@@ -199,8 +200,11 @@ class DataParallel(Rule):
         if function.trains_after(place.training_sites, place.loops) and any(
                 (id(function), name) in self._called_with_grad for name in bound):
             return False  # called with grad on, and a backward pass or an update follows
-        if (function.has_backward or function.has_optimizer_step) and self._may_be_trained(bound, function, place):
-            return False  # trained before it is wrapped; and the wrapper handed to a call that may train it
+        if (function.has_backward or function.has_optimizer_step) and self._may_be_trained(
+                bound, function, place, runs=True):
+            # handed to a call that may run it (``loss = self._step(model, x)``) in a function that
+            # backpropagates (the loss it returns), or one that may train it itself
+            return False
         if self._may_be_trained(bound, function, place, updates=True):
             return False  # handed to a call that steps an optimizer (train_one_epoch(model, ...) of another module)
         if any(name in function.returned_names or "." in name for name in bound):
@@ -232,7 +236,8 @@ class DataParallel(Rule):
         return any(isinstance(statement, (cst.FunctionDef, cst.ClassDef))
                    for name in names for statement in self._checker.top_level_naming(name))
 
-    def _may_be_trained(self, bound: frozenset[str], function, place: "_Place", updates: bool = False) -> bool:
+    def _may_be_trained(self, bound: frozenset[str], function, place: "_Place", updates: bool = False,
+                        runs: bool = False) -> bool:
         """Is the wrapper put back in train mode here, or handed, after it is made, to a call
         that may train it (``train_one_epoch(loader, model, ...)``: a callee that backpropagates,
         or one unread)? ``updates``: only a callee that steps an optimizer counts (a PGD
@@ -242,6 +247,7 @@ class DataParallel(Rule):
             any(change.target == name and change.mode == "train" and (index >= place.mode_changes or around in change.loops)
                 for index, change in enumerate(function.mode_changes))
             or any((not callee or (self.facts.callees_update(callee) if updates
+                                   else self.facts.callees_work(callee) if runs
                                    else self.facts.callees_train(callee)) is not False)
                    and (seen > place.calls_seen or around in loops)
                    for seen, loops, callee in self._passed_to.get((id(function), name), ()))
