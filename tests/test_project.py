@@ -1016,3 +1016,44 @@ def test_a_repository_with_an_init_at_its_top_imports_from_its_top(tmp_path):
     """))
     result = check_paths([str(repo / "train.py")], Config(), use_cache=False)
     assert [f.code for f in result.findings if f.code == "ML201"] == []
+
+
+def test_a_helper_no_module_of_an_unpackaged_repository_names_is_not_checked(tmp_path):
+    """A research repository (no pyproject.toml, setup.py or setup.cfg: its scripts are its only
+    users) imports ``utils/ckpt.py`` as a module (``import utils.ckpt as ckpt``). What that module
+    defines and nothing in the repository names (``load_checkpoint``) never runs: not checked. Named
+    by a script (``ckpt.load_checkpoint(...)``), or in a packaged project, it is."""
+    helper = textwrap.dedent("""
+        import torch
+        import torch.distributed as dist
+
+        def load_checkpoint(model, path):
+            model.load_state_dict(torch.load(path))
+
+        def checkpoint_state(model):
+            return {"model": model.state_dict()}
+    """)
+    script = textwrap.dedent("""
+        import torch
+        import utils.ckpt as ckpt
+
+        def main(model, path):
+            state = ckpt.checkpoint_state(model)
+            torch.save(state, path)
+    """)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "utils/__init__.py").write_text("")
+    (tmp_path / "utils/ckpt.py").write_text(helper)
+    (tmp_path / "train.py").write_text(script)
+
+    def ml203() -> list[int]:
+        result = check_paths([str(tmp_path / "utils/ckpt.py")], Config(), use_cache=False)
+        return [f.line for f in result.findings if f.code == "ML203"]
+
+    assert ml203() == []
+    (tmp_path / "train.py").write_text(script + "    ckpt.load_checkpoint(model, path)\n")
+    assert ml203() == [6]
+    (tmp_path / "train.py").write_text(script)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    assert ml203() == [6]

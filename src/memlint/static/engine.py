@@ -236,7 +236,8 @@ class FileChecker:
             return False
         if self._imported_by_name is None:
             module = project.file_of_path(self.path)
-            self._imported_by_name = project.imported_only_by_name(module) or self._a_script_nobody_imports(module)
+            self._imported_by_name = project.imported_only_by_name(module) or self._a_script_nobody_imports(module) \
+                or project.imported_for_its_names(module)
         if not self._imported_by_name:
             return False
         top = self._top_level_definition(node)

@@ -587,6 +587,29 @@ class Project:
                     by_name = True
         return by_name
 
+    def imported_for_its_names(self, module: ModuleFile) -> bool:
+        """Is ``module`` imported by other modules of a project that is not packaged for others
+        to install (no ``pyproject.toml``, ``setup.py`` or ``setup.cfg`` at its root: a research
+        repository's scripts are its only users), none of which looks names up with ``getattr``
+        or pulls everything in with ``import *``? Then what it defines runs only where the project
+        names it (``pt_utils.load_checkpoint``, see :meth:`named_elsewhere`)."""
+        if any(os.path.exists(os.path.join(self.root, marker)) for marker in ("pyproject.toml", "setup.py", "setup.cfg")):
+            return False
+        stem = module.name.rsplit(".", 1)[-1]
+        if not stem or module.path.endswith("__init__.py"):
+            return False
+        importers = [other for other in (self.modules_mentioning(stem) or ()) if other.path != module.path]
+        imported = False
+        for importer in importers:
+            outline = self.outline(importer)
+            text = self._cached_text(importer.path)
+            if outline is None or text is None or "getattr(" in text:
+                return False
+            if any(star.rsplit(".", 1)[-1] == stem for star in outline.star_imports):
+                return False
+            imported |= any(stem in qualified.split(".") for qualified in outline.imports.values())
+        return imported
+
     def imported_by_nobody(self, module: ModuleFile) -> bool:
         """Does no other module of the project import ``module`` (by any form)? Unknown: False."""
         stem = module.name.rsplit(".", 1)[-1]
