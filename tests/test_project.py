@@ -1057,3 +1057,42 @@ def test_a_helper_no_module_of_an_unpackaged_repository_names_is_not_checked(tmp
     (tmp_path / "train.py").write_text(script)
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     assert ml203() == [6]
+
+
+def test_a_script_imported_under_a_name_another_import_rebinds_is_imported(tmp_path):
+    """``main.py`` picks one of two trainer scripts with ``from bin.train_a import Solver`` /
+    ``from bin.train_b import Solver`` inside branches: both scripts are imported (by the same
+    local name), so what they define may run and is checked, even where the script's own
+    ``__main__`` block calls none of it."""
+    trainer = textwrap.dedent("""
+        import torch
+
+        class Solver:
+            def exec(self, loader, model, optimizer):
+                for x in loader:
+                    loss = model(x).mean()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                    torch.cuda.empty_cache()
+
+        if __name__ == "__main__":
+            print("use main.py")
+    """)
+    main = textwrap.dedent("""
+        import sys
+
+        def pick(kind):
+            if kind == "a":
+                from bin.train_a import Solver
+            else:
+                from bin.train_b import Solver
+            return Solver()
+    """)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin/train_a.py").write_text(trainer)
+    (tmp_path / "bin/train_b.py").write_text(trainer)
+    (tmp_path / "main.py").write_text(main)
+    result = check_paths([str(tmp_path / "bin/train_a.py")], Config(), use_cache=False)
+    assert [f.code for f in result.findings] == ["ML202"]

@@ -56,6 +56,7 @@ class FileChecker:
         self._constants: dict[int, dict[str, object]] = {}  # id() of a scope -> F.constant_names of it
         self._unrun: dict[int, bool] = {}  # id() of a top-level def or class -> see _never_run
         self._imported_by_name: bool | None = None  # see _never_run
+        self._imported_by_nobody = False  # see _never_run
         self._definition_nodes: dict[int, frozenset[int]] = {}  # id() of a top-level def -> its nodes' ids
         self._statement_code: dict[int, str] = {}  # id() of a top-level statement -> its code (top_level_naming)
         self._loop_callees: dict[int, list[object]] = {}  # id(loop) -> what its body calls (see _run_loop)
@@ -236,7 +237,9 @@ class FileChecker:
             return False
         if self._imported_by_name is None:
             module = project.file_of_path(self.path)
-            self._imported_by_name = project.imported_only_by_name(module) or self._a_script_nobody_imports(module) \
+            # imported by nobody: no other module can name what it defines
+            self._imported_by_nobody = self._a_script_nobody_imports(module)
+            self._imported_by_name = self._imported_by_nobody or project.imported_only_by_name(module) \
                 or project.imported_for_its_names(module)
         if not self._imported_by_name:
             return False
@@ -286,7 +289,7 @@ class FileChecker:
             if not self._unreachable(statement, seen):
                 return False
         project = self.facts.project
-        return not project.named_elsewhere(name, project.file_of_path(self.path))
+        return self._imported_by_nobody or not project.named_elsewhere(name, project.file_of_path(self.path))
 
     def top_level_naming(self, name: str) -> list[cst.BaseStatement]:
         """The module's top-level statements whose code names ``name`` as a whole word (in a

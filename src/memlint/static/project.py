@@ -587,13 +587,19 @@ class Project:
                     by_name = True
         return by_name
 
+    def unpackaged(self) -> bool:
+        """Is the project not packaged for others to install (no ``pyproject.toml``, ``setup.py``
+        or ``setup.cfg`` at its root)? Then its own scripts are the only code that runs it."""
+        return not any(os.path.exists(os.path.join(self.root, marker))
+                       for marker in ("pyproject.toml", "setup.py", "setup.cfg"))
+
     def imported_for_its_names(self, module: ModuleFile) -> bool:
         """Is ``module`` imported by other modules of a project that is not packaged for others
         to install (no ``pyproject.toml``, ``setup.py`` or ``setup.cfg`` at its root: a research
         repository's scripts are its only users), none of which looks names up with ``getattr``
         or pulls everything in with ``import *``? Then what it defines runs only where the project
         names it (``pt_utils.load_checkpoint``, see :meth:`named_elsewhere`)."""
-        if any(os.path.exists(os.path.join(self.root, marker)) for marker in ("pyproject.toml", "setup.py", "setup.cfg")):
+        if not self.unpackaged():
             return False
         stem = module.name.rsplit(".", 1)[-1]
         if not stem or module.path.endswith("__init__.py"):
@@ -626,6 +632,10 @@ class Project:
                 return False
             if any(stem in qualified.split(".")[-2:] for qualified in outline.imports.values()):
                 return False
+            text = self._cached_text(importer.path)
+            if text is None or re.search(rf"^\s*(from\s+[\w.]*\b{re.escape(stem)}\b|import\s+[\w., ]*\b{re.escape(stem)}\b)",
+                                         text, re.MULTILINE):
+                return False  # imported under a name another import rebinds (``Solver`` from one of four)
         return True
 
     def named_elsewhere(self, name: str, module: ModuleFile) -> bool:
