@@ -2632,3 +2632,23 @@ def test_3_a_sampling_loop_over_timesteps_it_made_hands_its_sequence_back():
                 return xt, all_log_probs
     """
     assert [code for _, code in findings(source.format(keep="all_log_probs.append(log_prob)")) if code == "ML101"] == []
+
+
+def test_4_accelerate_sets_each_process_s_device():
+    """Building an ``Accelerator`` (or accelerate's ``PartialState``) sets each process's CUDA
+    device, as ``accelerate launch`` runs one process per GPU: a process group started afterwards
+    for a labelling pass opens no context on GPU 0 (ML301 quiet). Without it, reported."""
+    source = """
+        import torch
+        import torch.distributed as dist
+        from accelerate import Accelerator
+
+        def label(samples, model):
+            {build}
+            if not dist.is_initialized():
+                dist.init_process_group(backend="nccl")
+            model = model.cuda()
+            return [model(x.cuda()) for x in samples]
+    """
+    assert [code for _, code in findings(source.format(build="accelerator = Accelerator()"))] == []
+    assert [code for _, code in findings(source.format(build="accelerator = None"))] == ["ML301"]

@@ -1112,7 +1112,8 @@ class FileChecker:
         effects = self.facts.function.effects
         if F.runs_on_current_device(node, self.facts):
             effects.add(USES_CURRENT_DEVICE)
-        if method in ("set_device", "set_device_index") or qualified in F.DEVICE_CONTEXTS:
+        if method in ("set_device", "set_device_index") or qualified in F.DEVICE_CONTEXTS \
+                or qualified in F.ACCELERATE_STATES:
             effects.add(SETS_DEVICE)
         elif qualified in F.INIT_PROCESS_GROUP:
             effects.add(PROCESS_GROUP_ON_REQUEST if self._off_by_default() else PROCESS_GROUP)
@@ -1169,21 +1170,36 @@ class FileChecker:
                 if binding is not None and binding.kind is Kind.VALUE:
                     binding.kind = Kind.MODULE
 
-    def _moved_to_cpu(self, saved: cst.BaseExpression) -> bool:
-        """Is what ``torch.save`` writes on the CPU: moved there in the expression
-        (``{k: v.cpu() for ...}``, ``model.cpu().state_dict()``), bound in this function to such a
-        value (``state = {k: v.cpu() ...}; torch.save(state, p)``), or a state of an object moved
-        to the CPU earlier in the function (``model.cpu(); torch.save(model.state_dict(), p)``)?"""
+    def _moved_to_cpu(self, saved: cst.BaseExpression, depth: int = 0) -> bool:
+        """Is every tensor ``torch.save`` writes on the CPU? Moved there in the expression
+        (``{k: v.cpu() for ...}``, ``model.cpu().state_dict()``, ``x.to("cpu")``), a dict whose every
+        value is (a literal counts; any other value is taken for device state), a name bound in
+        this function to such a value, or the state of an object moved to the CPU earlier in the
+        function (``model.cpu(); torch.save(model.state_dict(), p)``)."""
         function = self.facts.function
-        if _mentions_cpu(saved):
-            return True
-        root = dotted_name(F.without_self_returning_calls(saved.func.value)) \
-            if isinstance(saved, cst.Call) and isinstance(saved.func, cst.Attribute) else dotted_name(saved)
-        if root is None or function is None:
+        if depth > 4 or function is None:
             return False
-        if isinstance(saved, cst.Name) and any(_mentions_cpu(value) for value in function.stored_values.get(root, ())):
+        if F.literal_value(saved) is not F.NOT_A_LITERAL:
             return True
-        return root in function.moved_to_cpu
+        if isinstance(saved, cst.DictComp):
+            return self._moved_to_cpu(saved.value, depth + 1)
+        if isinstance(saved, cst.Dict):
+            return all(isinstance(element, cst.DictElement) and self._moved_to_cpu(element.value, depth + 1)
+                       for element in saved.elements)
+        if isinstance(saved, cst.Call) and dotted_name(saved.func) == "dict":
+            return all(arg.keyword is not None and self._moved_to_cpu(arg.value, depth + 1) for arg in saved.args)
+        if isinstance(saved, cst.Call) and isinstance(saved.func, cst.Attribute):
+            if saved.func.attr.value == "cpu" or (saved.func.attr.value == "to" and _mentions_cpu(saved)):
+                return True
+            receiver = F.without_self_returning_calls(saved.func.value)
+            if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) \
+                    and receiver.func.attr.value == "cpu":
+                return True  # model.cpu().state_dict()
+            return dotted_name(receiver) in function.moved_to_cpu  # model.cpu(); ...model.state_dict()
+        if isinstance(saved, cst.Name):
+            values = function.stored_values.get(saved.value, ())
+            return bool(values) and all(self._moved_to_cpu(value, depth + 1) for value in values)
+        return False
 
     def _value_facts_of_call(self, node: cst.Call, func: cst.BaseExpression, method: str | None) -> None:
         """What a call says about the values it touches: ``losses.append(loss)`` puts ``loss``

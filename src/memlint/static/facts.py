@@ -133,6 +133,9 @@ MODULE_BASE_SUFFIXES = ("Module", "LightningModule", "PreTrainedModel", "Sequent
 # Functions that read or write a whole checkpoint file.
 TORCH_LOAD = frozenset({"torch.load", "torch.serialization.load"})
 TORCH_SAVE = frozenset({"torch.save", "torch.serialization.save"})
+# Building one sets the process's CUDA device (accelerate's PartialState calls torch.cuda.set_device).
+ACCELERATE_STATES = frozenset({"accelerate.Accelerator", "accelerate.PartialState", "accelerate.state.PartialState",
+                               "accelerate.state.AcceleratorState", "accelerate.accelerator.Accelerator"})
 CHECKPOINT_FILE_FUNCTIONS = TORCH_LOAD | TORCH_SAVE | {"safetensors.torch.load_file", "safetensors.torch.save_file"}
 BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 INIT_PROCESS_GROUP = frozenset({"torch.distributed.init_process_group",

@@ -103,6 +103,13 @@ class _ModuleCall:
 
 
 _SCALAR_DATA_READ = re.compile(r"\.data\[0\]")
+_COMMENT = re.compile(r"#[^\n'\"]*$", re.MULTILINE)
+
+
+def _without_comments(source: str) -> str:
+    """``source`` less its comments (``running_loss += loss.item()  # loss.data[0]``); a ``#``
+    followed by a quote on its line is left, as it may be inside a string."""
+    return _COMMENT.sub("", source)
 _NEEDS_0_4 = re.compile(r"\.item\(\)|\bno_grad\b")
 
 
@@ -837,7 +844,7 @@ class GradEnabledInference(Rule):
         this module (0.3's idiom, an IndexError since 0.5)? Otherwise the flag may well turn grad
         off, as it did before 0.4."""
         if self._volatile_verdict is None:
-            source = self._checker.source
+            source = _without_comments(self._checker.source)
             if _SCALAR_DATA_READ.search(source):
                 self._volatile_verdict = False
             elif _NEEDS_0_4.search(source):

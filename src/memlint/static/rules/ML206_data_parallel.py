@@ -65,7 +65,9 @@ class DataParallel(Rule):
         self._handed_on: set[str] = set()
         # (id(function), name) -> each call in that function given the name: (its place in the
         # walk, the id()s of the loops around it, its callees)
-        self._passed_to: dict[tuple[int, str], list[tuple[int, tuple[int, ...], list[object]]]] = {}
+        # (id(function), name) -> for each call handed the name: (calls seen before it, its loops,
+        # its callees, the names its result is bound to)
+        self._passed_to: dict[tuple[int, str], list[tuple[int, tuple[int, ...], list[object], frozenset[str]]]] = {}
         self._calls_seen = 0
         self._called_with_grad: set[tuple[int, str]] = set()  # (id(function), name) called with grad on there
 
@@ -125,7 +127,7 @@ class DataParallel(Rule):
                 name = dotted_name(arg.value)
                 if name is not None:  # train_one_epoch(loader, model, ...): what may train it
                     self._passed_to.setdefault((id(self.facts.function), name), []).append(
-                        (self._calls_seen, loops, callee))
+                        (self._calls_seen, loops, callee, self._checker.assign_targets))
             return
         if "DistributedDataParallel" in self._checker.source:
             return  # the code offers DDP too: DataParallel is the fallback the user picks
@@ -229,7 +231,7 @@ class DataParallel(Rule):
         return not any(
             not callee or self.facts.callees_train(callee) is not False
             for (scope_id, name), uses in self._passed_to.items() if name in names and scope_id != id(module_scope)
-            for _, _, callee in uses)
+            for _, _, callee, _ in uses)
 
     def _read_by_functions(self, names: frozenset[str]) -> bool:
         """Does a function or class of the module name one of these module-level names?"""
@@ -241,16 +243,17 @@ class DataParallel(Rule):
         """Is the wrapper put back in train mode here, or handed, after it is made, to a call
         that may train it (``train_one_epoch(loader, model, ...)``: a callee that backpropagates,
         or one unread)? ``updates``: only a callee that steps an optimizer counts (a PGD
-        evaluation backpropagates to its inputs and updates nothing)."""
+        evaluation backpropagates to its inputs and updates nothing). ``runs``: also a callee that
+        runs it whose result this function backpropagates (``loss = self._step(model, x)``)."""
         around = id(place.loops[0].node) if place.loops else None
         return any(
             any(change.target == name and change.mode == "train" and (index >= place.mode_changes or around in change.loops)
                 for index, change in enumerate(function.mode_changes))
             or any((not callee or (self.facts.callees_update(callee) if updates
-                                   else self.facts.callees_work(callee) if runs
-                                   else self.facts.callees_train(callee)) is not False)
+                                   else self.facts.callees_train(callee)) is not False
+                    or (runs and self.facts.callees_work(callee) is not False and function.is_backpropagated(results)))
                    and (seen > place.calls_seen or around in loops)
-                   for seen, loops, callee in self._passed_to.get((id(function), name), ()))
+                   for seen, loops, callee, results in self._passed_to.get((id(function), name), ()))
             for name in bound)
 
     def _never_run(self, bound: frozenset[str]) -> bool:

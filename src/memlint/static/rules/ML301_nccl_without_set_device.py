@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.static.facts import DEVICE_CONTEXTS, INIT_PROCESS_GROUP, current_device_value, runs_on_current_device
+from memlint.static.facts import ACCELERATE_STATES, DEVICE_CONTEXTS, INIT_PROCESS_GROUP, current_device_value, runs_on_current_device
 from memlint.static.rule import Invalid, Rule
 from memlint.static.summaries import SETS_DEVICE, USES_CURRENT_DEVICE
 
@@ -102,8 +102,8 @@ class NcclWithoutSetDevice(Rule):
                 or last == "DistributedDataParallel"
                 or (qualified or "").startswith("torch.distributed.") and last in COLLECTIVES):
             self._gpu_work = True
-        if qualified in DEVICE_CONTEXTS:
-            self._sets_device = True
+        if qualified in DEVICE_CONTEXTS or qualified in ACCELERATE_STATES:
+            self._sets_device = True  # accelerate's state sets each process's device as it is built
             return
         if qualified in INIT_PROCESS_GROUP:
             if _keyword(node, "device_id") is not None:
