@@ -204,6 +204,11 @@ HALVES = HALVES + ("dev35",)
 # voice conversion; two carry a copy of DETR's code), sorted, shuffled with random.Random(2026112722);
 # odd places sealed22 (run once at the end of the session), even places dev36.
 HALVES = HALVES + ("sealed22", "dev36")
+# A thirty-seventh dev half the same session (studied and fixed against, never sealed): 18 more unread
+# repositories (language models, world models, speech quality, dialogue state, restoration, relation
+# extraction, depth, source separation, detection, graph contrastive learning, multi-agent RL, mixup,
+# molecule generation, GANs, architecture search).
+HALVES = HALVES + ("dev37",)
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -1789,6 +1794,43 @@ REPOS: tuple[FreshRepo, ...] = (
           "PoolFormer/MetaFormer image classification (timm-style training)", "sealed22"),
     _repo("ppg-vc", "liusongxiang/ppg-vc", "b59cb9862cf4b82a3bdb589950e25cab85fc9b03",
           "PPG-based any-to-many voice conversion", "dev36"),
+
+    _repo("world-models", "ctallec/world-models", "d6abd9ce97409734a766eb67ccf0d1967ba9bf0c",
+          "World Models (VAE + MDN-RNN + CMA-ES controller) reimplement", "dev37"),
+    _repo("iris", "eloialonso/iris", "24326aaaa283c527f42b89b44cfdecf2665a7a16",
+          "IRIS: transformer world model for sample-efficient Atari RL", "dev37"),
+    _repo("NISQA", "gabrielmittag/NISQA", "fe84f0f252abec382b24367d5b22498a7ce34dbb",
+          "NISQA speech quality assessment model training", "dev37"),
+    _repo("trade-dst", "jasonwu0731/trade-dst", "b77fcf110af4fb286965966ce39e0d4f20d1d3b9",
+          "TRADE transferable multi-domain dialogue state tracking", "dev37"),
+    _repo("pt.darts", "khanrc/pt.darts", "48e71375c88772daac376829fb4bfebc4fb78144",
+          "DARTS differentiable architecture search reimplementation", "dev37"),
+    _repo("NAFNet", "megvii-research/NAFNet", "2b4af71ebe098a92a75910c233a3965a3e93ede4",
+          "NAFNet image restoration (BasicSR-based)", "dev37"),
+    _repo("GPT2-Chinese", "Morizeyao/GPT2-Chinese", "bbb44651be8361faef35d2a857451d231b5ebe14",
+          "Chinese GPT-2 training (HF transformers, custom loop)", "dev37"),
+    _repo("PURE", "princeton-nlp/PURE", "b1e9cad39bec10eb3c355dc5a8e4e75dd0afebf5",
+          "PURE entity and relation extraction (BERT)", "dev37"),
+    _repo("AdaBins", "shariqfarooq123/AdaBins", "0952d91e9e762be310bb4cd055cbfe2448c0ce20",
+          "AdaBins monocular depth estimation", "dev37"),
+    _repo("open-unmix-pytorch", "sigsep/open-unmix-pytorch", "fb672c9584997c2b05e148eeaa65b4c23ed4693b",
+          "Open-Unmix music source separation", "dev37"),
+    _repo("fasterrcnn-pytorch-training-pipeline", "sovit-123/fasterrcnn-pytorch-training-pipeline", "e7f2a3bac4e769e5c48dcc0199b83c7c8e995707",
+          "Faster R-CNN detection training pipeline", "dev37"),
+    _repo("adgcl", "susheels/adgcl", "2605ef8f980934c28d545f2556af5cc6ff48ed18",
+          "AD-GCL adversarial graph contrastive learning", "dev37"),
+    _repo("Restormer", "swz30/Restormer", "df766d5521afd21cce56e24159f300b30ebf3fb0",
+          "Restormer transformer image restoration", "dev37"),
+    _repo("epymarl", "uoe-agents/epymarl", "cbc38c09588064eab978501d0f12c2cf58fa7fc2",
+          "EPyMARL multi-agent RL (QMIX, MAPPO, etc.)", "dev37"),
+    _repo("manifold_mixup", "vikasverma1077/manifold_mixup", "870ef77caaa5092144d82c56f26b07b29eefabec",
+          "Manifold Mixup regularization (supervised + GAN)", "dev37"),
+    _repo("GLPDepth", "vinvino02/GLPDepth", "a048528313ecc319ed8a93383273681486be7fbd",
+          "GLPDepth global-local path monocular depth", "dev37"),
+    _repo("icml18-jtnn", "wengong-jin/icml18-jtnn", "d4c425a8a28fce7d0e8f5da741d27d3fce4a7ec0",
+          "Junction Tree VAE for molecular graph generation", "dev37"),
+    _repo("pytorch-generative-model-collections", "znxlwm/pytorch-generative-model-collections", "0d183bb5ea2fbe069e1c6806c4a9a1fd8e81656f",
+          "Collection of GAN/VAE variants (MNIST/CelebA)", "dev37"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
