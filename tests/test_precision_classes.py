@@ -2652,3 +2652,25 @@ def test_4_accelerate_sets_each_process_s_device():
     """
     assert [code for _, code in findings(source.format(build="accelerator = Accelerator()"))] == []
     assert [code for _, code in findings(source.format(build="accelerator = None"))] == ["ML301"]
+
+
+def test_6_a_collate_function_only_main_process_loaders_run():
+    """A ``collate_fn`` that moves the batch with ``.cuda()`` runs in the main process when every
+    DataLoader of the module handed it starts no workers (no ``num_workers``): no worker opens a
+    CUDA context (ML204 quiet). With ``num_workers=4`` it is reported."""
+    source = """
+        import torch
+
+        def collate_fn(data):
+            seqs = torch.stack([d[0] for d in data])
+            labels = torch.tensor([d[1] for d in data])
+            if torch.cuda.is_available():
+                seqs = seqs.cuda()
+                labels = labels.cuda()
+            return seqs, labels
+
+        def get_loader(dataset, batch_size):
+            return torch.utils.data.DataLoader(dataset=dataset, batch_size=batch_size, collate_fn=collate_fn{workers})
+    """
+    assert [code for _, code in findings(source.format(workers=""))] == []
+    assert [code for _, code in findings(source.format(workers=", num_workers=4"))] == ["ML204", "ML204"]

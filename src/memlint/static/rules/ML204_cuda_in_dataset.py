@@ -59,6 +59,12 @@ class CudaInDataset(Rule):
         if loader is None:
             return
         dataset, workers = loader
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "collate_fn":
+                value = arg.value.args[0].value if isinstance(arg.value, cst.Call) and arg.value.args else arg.value
+                collate = dotted_name(value)
+                if collate:  # collate_fn=collate_fn: the loader's workers (if any) run it
+                    self._loaders.setdefault(f"{collate.rsplit('.', 1)[-1]}()", []).append(workers is not False)
         if isinstance(dataset, cst.Name):
             binding = self.facts.lookup(dataset.value)
             dataset = binding.node if binding is not None else dataset
@@ -149,8 +155,9 @@ class CudaInDataset(Rule):
         return device.value
 
     def _report(self, node: cst.Call, what: str, place: str, function: FunctionScope) -> None:
-        """Decided at the end: not when every DataLoader this module builds of the class runs in
-        the main process (no ``num_workers``, or 0): no worker, no second CUDA context; nor in a
+        """Decided at the end: not when every DataLoader this module builds of the class (or with
+        the collate function) runs in the main process (no ``num_workers``, or 0): no worker, no
+        second CUDA context; nor in a
         collate function handed to another library's DataLoader (petastorm's collates here)."""
         if self._at_exit:
             self._decide_report(node, what, place, function)
@@ -166,7 +173,7 @@ class CudaInDataset(Rule):
     def _decide_report(self, node: cst.Call, what: str, place: str, function: FunctionScope) -> None:
         if self._in_main_process_collate(function):
             return
-        loaders = self._loaders.get(place.split(".", 1)[0])
+        loaders = self._loaders.get(place if place.endswith("()") else place.split(".", 1)[0])
         if not loaders or any(loaders):
             self._report_now(node, what, place)
 
