@@ -1096,3 +1096,48 @@ def test_a_script_imported_under_a_name_another_import_rebinds_is_imported(tmp_p
     (tmp_path / "main.py").write_text(main)
     result = check_paths([str(tmp_path / "bin/train_a.py")], Config(), use_cache=False)
     assert [f.code for f in result.findings] == ["ML202"]
+
+
+def test_a_method_of_a_plain_class_nothing_in_the_repository_calls(tmp_path):
+    """In a repository not packaged for others, ``GAN.load()`` (a plain class: no framework calls
+    its methods by name) that no code names — ``torch.load`` and a ``# load dataset`` comment are
+    not calls of it — never runs: its ``torch.load`` without ``map_location`` is not reported.
+    ``gan.load()`` in a script, ``getattr(gan, "load")`` or a packaged project bring it back."""
+    gan = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        class GAN(object):
+            def __init__(self, dim):
+                # load dataset
+                self.G = nn.Linear(dim, dim)
+                self.G.cuda()
+
+            def save(self, path):
+                torch.save(self.G.state_dict(), path)
+
+            def load(self, path):
+                self.G.load_state_dict(torch.load(path))
+    """)
+    main = textwrap.dedent("""
+        from gan import GAN
+
+        def main(path):
+            gan = GAN(8)
+            gan.save(path)
+    """)
+
+    def ml203(name: str, script: str, packaged: bool = False) -> list[int]:
+        repo = tmp_path / name  # a repository each: the project's word index is kept a minute
+        (repo / ".git").mkdir(parents=True)
+        (repo / "gan.py").write_text(gan)
+        (repo / "main.py").write_text(script)
+        if packaged:
+            (repo / "setup.py").write_text("from setuptools import setup\nsetup(name='gan')\n")
+        result = check_paths([str(repo / "gan.py")], Config(), use_cache=False)
+        return [f.line for f in result.findings if f.code == "ML203"]
+
+    assert ml203("unused", main) == []
+    assert ml203("called", main + "    gan.load(path)\n") == [15]
+    assert ml203("by_string", main + "    getattr(gan, 'load')(path)\n") == [15]
+    assert ml203("packaged", main, packaged=True) == [15]

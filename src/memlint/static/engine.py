@@ -235,6 +235,8 @@ class FileChecker:
         project = self.facts.project
         if project is None or not self.facts.module_name or "globals()" in self.source or "sys.modules" in self.source:
             return False
+        if self._in_a_method_nothing_calls(node):
+            return True
         if self._imported_by_name is None:
             module = project.file_of_path(self.path)
             # imported by nobody: no other module can name what it defines
@@ -249,6 +251,34 @@ class FileChecker:
         if id(top) not in self._unrun:
             self._unrun[id(top)] = self._unreachable(top)
         return self._unrun[id(top)]
+
+    def _in_a_method_nothing_calls(self, node: cst.CSTNode) -> bool:
+        """Is ``node`` in a method of a plain class (no base but ``object``: no framework calls its
+        methods by name) of a repository not packaged for others, that no code of the repository
+        can reach: no ``.name`` on anything but an imported module (``torch.load`` is not
+        ``gan.load``), no other mention of the name (a string for ``getattr``, a callback), no
+        decorator, and no configuration file naming it? A GAN's ``load()`` nothing calls."""
+        top = self._top_level_definition(node)
+        if not isinstance(top, cst.ClassDef) or any(
+                dotted_name(arg.value) not in ("object", None) or arg.keyword is not None for arg in top.bases) \
+                or top.decorators or "getattr(" in self.source:
+            return False
+        method = next((statement for statement in F.block_statements(top.body)
+                       if isinstance(statement, cst.FunctionDef) and id(node) in self._node_ids(statement)), None)
+        if method is None or method.decorators or method.name.value.startswith("__"):
+            return False
+        key = id(method)
+        if key not in self._unrun:
+            project = self.facts.project
+            self._unrun[key] = project.unpackaged() and not project.reachable_by_name(
+                method.name.value, project.file_of_path(self.path))
+        return self._unrun[key]
+
+    def _node_ids(self, definition: cst.CSTNode) -> frozenset[int]:
+        ids = self._definition_nodes.get(id(definition))
+        if ids is None:
+            ids = self._definition_nodes[id(definition)] = frozenset(id(n) for n in F.descendants(definition))
+        return ids
 
     def _a_script_nobody_imports(self, module) -> bool:
         """Is the module a program (a top-level ``if __name__ == "__main__":`` block, or a top-level

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import os
 import pickle
+import io
 import re
+import tokenize
 import tempfile
 import time
 from contextlib import contextmanager
@@ -82,6 +84,25 @@ class Definition:
     @property
     def function_outline(self) -> FunctionOutline | None:
         return self.outline.functions.get(self.name) if self.kind == "function" else None
+
+
+def _code_without_strings(text: str, name: str) -> str | None:
+    """``text`` with its comments and string literals blanked out, so that prose (``# load
+    dataset``) does not count as naming ``name``; None when a string is ``name`` itself (a
+    ``getattr(obj, "load")`` may reach it) or the text does not tokenize."""
+    pieces = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.STRING:
+                if token.string.strip("rbuRBU").strip("\"'") == name:
+                    return None
+                pieces.append('""')
+            elif token.type != tokenize.COMMENT:
+                pieces.append(token.string)
+            pieces.append(" ")
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    return "".join(pieces)
 
 
 def import_root(path: str) -> tuple[str, str, bool]:
@@ -648,6 +669,38 @@ class Project:
             return True
         if self._configuration_mentions(name):
             return True
+        reads = {path: file_digest(path) or "" for path in files}
+        reads.update((path, file_digest(path) or "") for path, _ in self._configuration_texts or ())
+        reads[LISTING + self.root] = listing_digest(self.root)
+        self._note(reads)
+        return False
+
+    def reachable_by_name(self, name: str, module: ModuleFile) -> bool:
+        """Can code of the project reach a method called ``name`` of a class of ``module``: a
+        ``.name`` on something other than a module the file imports (``gan.load()``, ``self.load``;
+        not ``torch.load``), any other mention of the word outside its ``def`` (a string for
+        ``getattr``, a name handed on), or a configuration file naming it? True when a file
+        cannot be read. A False answer reads every file of the project."""
+        files = self._project_files()
+        mentioning = self.modules_mentioning(name)
+        if files is None or mentioning is None or self._configuration_mentions(name):
+            return True
+        escaped = re.escape(name)
+        pattern = re.compile(rf"(?:\b(def|class)\s+|([\w\]\)]+)\s*\.\s*)?\b{escaped}\b")
+        for other in mentioning:
+            text = self._cached_text(other.path)
+            outline = self.outline(other)
+            code = _code_without_strings(text, name) if text is not None else None
+            if code is None or outline is None:
+                return True  # unreadable, or the name as a string of its own ("load": getattr)
+            modules = {local for local, qualified in outline.imports.items()
+                       if self.module_file(qualified) is None and not self.definition(qualified)}
+            for match in pattern.finditer(code):
+                if match.group(1):
+                    continue  # its own definition (or another of that name)
+                receiver = match.group(2)
+                if receiver is None or receiver not in modules:
+                    return True  # gan.load(...), self.load, "load", callbacks=[load]
         reads = {path: file_digest(path) or "" for path in files}
         reads.update((path, file_digest(path) or "") for path, _ in self._configuration_texts or ())
         reads[LISTING + self.root] = listing_digest(self.root)
