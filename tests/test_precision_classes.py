@@ -2674,3 +2674,41 @@ def test_6_a_collate_function_only_main_process_loaders_run():
     """
     assert [code for _, code in findings(source.format(workers=""))] == []
     assert [code for _, code in findings(source.format(workers=", num_workers=4"))] == ["ML204", "ML204"]
+
+
+def test_5_a_range_loop_slicing_batches_out_of_the_data_runs_steps():
+    """``for start in range(0, len(sentences), bs): batch = sentences[start:start + bs]`` pulls a
+    batch per iteration, as iterating a loader does: embeddings kept with their graphs grow through
+    it (ML101 at the append, beside ML201 at the grad-on call). A module's ``forward`` that runs its
+    input in chunks and joins them is one step's computation, not a pass over data: quiet."""
+    embed = """
+        import torch
+
+        def embed_sentences(model, tokenizer, sentences, batch_size=100):
+            model.eval()
+            embeddings_list = []
+            for start in range(0, len(sentences), batch_size):
+                batch = sentences[start:start + batch_size]
+                inputs = tokenizer(batch, return_tensors="pt").to("cuda")
+                embeddings = model(**inputs)
+                embeddings_list.append(embeddings)
+            return embeddings_list
+    """
+    assert "ML101" in [code for line, code in findings(embed) if line == 11]
+    chunked = """
+        import torch
+        from torch import nn
+
+        class Chunked(nn.Module):
+            def __init__(self, net, chunk):
+                super().__init__()
+                self.net = net
+                self.chunk = chunk
+
+            def forward(self, x):
+                outs = []
+                for i in range(0, x.size(0), self.chunk):
+                    outs.append(self.net(x[i:i + self.chunk]))
+                return torch.cat(outs)
+    """
+    assert findings(chunked) == []
