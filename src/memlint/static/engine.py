@@ -796,8 +796,6 @@ class FileChecker:
                         over_parts=F.is_parts_of_a_value(node.iter),
                         bounded=_is_literal_iterable(node.iter),
                         counts_in_module_method=_is_range(node.iter, facts) and _in_module_method(facts))
-            if _is_range(node.iter, facts) and F.slices_by_target(node):
-                loop.draws = True  # for i in range(0, len(xs), bs): batch = xs[i:i + bs] pulls batches
             if not loop.iterates_data and (self._over_local_lists(node.iter)
                                            or names_in(node.iter) & facts.function.element_targets):
                 facts.function.element_targets |= loop.target_names

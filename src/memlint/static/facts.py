@@ -480,22 +480,8 @@ def builds_a_sequence(loop: "Loop") -> bool:
         return True
     if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"):
         return False
-    if slices_by_target(node):
-        return False  # for start in range(0, len(xs), bs): batch = xs[start:start + bs], a pass over data
     tokens = {token.lower() for name in names_in(node.iter) for token in name.replace(".", "_").split("_")}
     return not tokens & _SEQUENCE_DATA_TOKENS
-
-
-def slices_by_target(loop: cst.For) -> bool:
-    """Does the loop's body take a slice bounded by the loop variable (``xs[i:i + bs]``)?"""
-    if not isinstance(loop.target, cst.Name):
-        return False
-    target = loop.target.value
-    for node in descendants(loop.body):
-        if isinstance(node, cst.Slice) and any(
-                bound is not None and target in names_in(bound) for bound in (node.lower, node.upper)):
-            return True
-    return False
 
 
 _COUNTERS = frozenset({"torch.arange", "torch.linspace", "np.arange", "np.linspace", "numpy.arange", "numpy.linspace"})
