@@ -1082,12 +1082,12 @@ def test_a_script_imported_under_a_name_another_import_rebinds_is_imported(tmp_p
     main = textwrap.dedent("""
         import sys
 
-        def pick(kind):
+        def run(kind, loader, model, optimizer):
             if kind == "a":
                 from bin.train_a import Solver
             else:
                 from bin.train_b import Solver
-            return Solver()
+            Solver().exec(loader, model, optimizer)
     """)
     (tmp_path / ".git").mkdir()
     (tmp_path / "bin").mkdir()
@@ -1102,7 +1102,8 @@ def test_a_method_of_a_plain_class_nothing_in_the_repository_calls(tmp_path):
     """In a repository not packaged for others, ``GAN.load()`` (a plain class: no framework calls
     its methods by name) that no code names — ``torch.load`` and a ``# load dataset`` comment are
     not calls of it — never runs: its ``torch.load`` without ``map_location`` is not reported.
-    ``gan.load()`` in a script, ``getattr(gan, "load")`` or a packaged project bring it back."""
+    ``gan.load()`` in a script, ``getattr(gan, "load")``, a packaged project or an installed
+    distribution (its users are elsewhere) bring it back."""
     gan = textwrap.dedent("""
         import torch
         from torch import nn
@@ -1127,13 +1128,15 @@ def test_a_method_of_a_plain_class_nothing_in_the_repository_calls(tmp_path):
             gan.save(path)
     """)
 
-    def ml203(name: str, script: str, packaged: bool = False) -> list[int]:
+    def ml203(name: str, script: str, packaged: bool = False, installed: bool = False) -> list[int]:
         repo = tmp_path / name  # a repository each: the project's word index is kept a minute
         (repo / ".git").mkdir(parents=True)
         (repo / "gan.py").write_text(gan)
         (repo / "main.py").write_text(script)
         if packaged:
             (repo / "setup.py").write_text("from setuptools import setup\nsetup(name='gan')\n")
+        if installed:  # pip install --target: the distribution's metadata beside its modules
+            (repo / "gan-1.0.dist-info").mkdir()
         result = check_paths([str(repo / "gan.py")], Config(), use_cache=False)
         return [f.line for f in result.findings if f.code == "ML203"]
 
@@ -1141,3 +1144,4 @@ def test_a_method_of_a_plain_class_nothing_in_the_repository_calls(tmp_path):
     assert ml203("called", main + "    gan.load(path)\n") == [15]
     assert ml203("by_string", main + "    getattr(gan, 'load')(path)\n") == [15]
     assert ml203("packaged", main, packaged=True) == [15]
+    assert ml203("installed", main, installed=True) == [15]

@@ -610,9 +610,16 @@ class Project:
 
     def unpackaged(self) -> bool:
         """Is the project not packaged for others to install (no ``pyproject.toml``, ``setup.py``
-        or ``setup.cfg`` at its root)? Then its own scripts are the only code that runs it."""
-        return not any(os.path.exists(os.path.join(self.root, marker))
-                       for marker in ("pyproject.toml", "setup.py", "setup.cfg"))
+        or ``setup.cfg`` at its root, and not an installed distribution: no ``*.dist-info`` beside
+        its package, not under ``site-packages``)? Then its own scripts are the only code that runs it."""
+        if any(os.path.exists(os.path.join(self.root, marker)) for marker in ("pyproject.toml", "setup.py", "setup.cfg")):
+            return False
+        if "site-packages" in self.root or "dist-packages" in self.root:
+            return False  # an installed distribution: its users are elsewhere
+        try:
+            return not any(name.endswith((".dist-info", ".egg-info")) for name in os.listdir(self.root))
+        except OSError:
+            return False
 
     def imported_for_its_names(self, module: ModuleFile) -> bool:
         """Is ``module`` imported by other modules of a project that is not packaged for others
