@@ -1181,13 +1181,13 @@ class FileChecker:
                 loop.draws = True
         elif qualified in F.CHECKPOINT_FILE_FUNCTIONS and self.facts.loop is not None:
             self.facts.loop.moves_files = True  # torch.load / torch.save in its body: a loop over files
+        elif qualified is not None and F.stops_memory_history(node, qualified):
+            effects.add(STOPS_MEMORY_HISTORY)
         if qualified in F.TORCH_SAVE:
             saved = node.args[0].value if node.args and node.args[0].keyword is None and not node.args[0].star \
                 else next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "obj"), None)
             if saved is not None:
                 effects.add(SAVES_CPU_STATE if self._moved_to_cpu(saved) else SAVES_DEVICE_STATE)
-        elif qualified is not None and F.stops_memory_history(node, qualified):
-            effects.add(STOPS_MEMORY_HISTORY)
 
     def _attributes_holding_a_module(self, name: str, function: FunctionScope) -> None:
         """``self.netG = netG.to(device)`` earlier, then ``Adam(netG.parameters())``: the attribute
