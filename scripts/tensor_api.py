@@ -26,34 +26,30 @@ def main() -> None:
         "A method of a graph-carrying value that is one of these is the tensor's own: its result keeps",
         "the graph (unless the method ends it, see memlint.static.facts.GRAPH_ENDING_METHODS). Any other",
         "method (``graph.num_nodes()``, ``output.to_tuple()``) belongs to some other object: what it",
-        'returns is unknown."""',
+        "returns is unknown. And the torch.nn layers that own no parameter (PARAMETERLESS_LAYERS): calling",
+        'one records a graph only from its input."""',
         "",
-        "TENSOR_API = frozenset({",
     ]
-    line = "   "
-    for name in names:
-        item = f' "{name}",'
-        if len(line) + len(item) > 110:
-            lines.append(line)
-            line = "   "
-        line += item
-    lines.append(line)
-    lines.append("})")
+    lines += frozenset_lines("TENSOR_API", names)
     layers = parameterless_layers()
     lines += ["", "", "# torch.nn layers built with their defaults (or one or two small sizes) that own no parameter and",
-              "# no submodule, and take no argument that could give them one (``affine``, a ``weight``).",
-              "PARAMETERLESS_LAYERS = frozenset({"]
-    line = "   "
-    for name in layers:
-        item = f' "torch.nn.{name}",'
-        if len(line) + len(item) > 110:
-            lines.append(line)
-            line = "   "
-        line += item
-    lines.append(line)
-    lines.append("})")
+              "# no submodule, and take no argument that could give them one (``affine``, a ``weight``)."]
+    lines += frozenset_lines("PARAMETERLESS_LAYERS", [f"torch.nn.{name}" for name in layers])
     TARGET.write_text("\n".join(lines) + "\n")
     print(f"{len(names)} methods, {len(layers)} parameterless layers -> {TARGET}")
+
+
+def frozenset_lines(name: str, items: list[str]) -> list[str]:
+    """``NAME = frozenset({...})`` with the items wrapped at 110 columns."""
+    lines = [f"{name} = frozenset({{"]
+    line = "   "
+    for item in items:
+        text = f' "{item}",'
+        if len(line) + len(text) > 110:
+            lines.append(line)
+            line = "   "
+        line += text
+    return lines + [line, "})"]
 
 
 def parameterless_layers() -> list[str]:

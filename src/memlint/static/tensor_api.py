@@ -3,7 +3,8 @@
 A method of a graph-carrying value that is one of these is the tensor's own: its result keeps
 the graph (unless the method ends it, see memlint.static.facts.GRAPH_ENDING_METHODS). Any other
 method (``graph.num_nodes()``, ``output.to_tuple()``) belongs to some other object: what it
-returns is unknown."""
+returns is unknown. And the torch.nn layers that own no parameter (PARAMETERLESS_LAYERS): calling
+one records a graph only from its input."""
 
 TENSOR_API = frozenset({
     "abs", "abs_", "absolute", "absolute_", "acos", "acos_", "acosh", "acosh_", "add", "add_", "addbmm",
