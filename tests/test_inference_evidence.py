@@ -125,7 +125,10 @@ def test_inference_loop_near_misses():
     def clean(kept="out.last_hidden_state[:, 0]", returned="torch.cat(vectors).cpu().numpy()", extra=""):
         return found(PRETRAINED.format(kept=kept, returned=returned) + extra) == []
 
-    assert clean(kept="out.last_hidden_state[:, 0].detach().cpu()")  # nothing kept with a graph
+    # nothing kept with a graph: no collecting finding; but each forward records a graph the code
+    # only reads detached, the waste ML201 reports as such (a direct ``out.detach()`` was reported alike)
+    detached = PRETRAINED.format(kept="out.last_hidden_state[:, 0].detach().cpu()", returned="torch.cat(vectors).numpy()")
+    assert messages(detached) == ["'model' runs with grad on, but its output is only read detached or as numbers"]
     assert clean(kept="out.last_hidden_state[:, 0].argmax(-1)")  # reduced per batch
     # handed back with its graph, to a caller that trains through it
     assert clean(returned="torch.cat(vectors)", extra="""
@@ -343,3 +346,30 @@ def test_a_smoke_test_on_made_up_inputs_is_quiet():
         return len(outs)
     """
     assert found(looped) == [(9, "ML201")]
+
+
+def test_an_encoder_method_whose_outputs_leave_as_numpy_is_graph_unused():
+    """``encode_sentences`` runs ``self.model`` with grad on and reads its output only through
+    ``token_vectors.mean(dim=1).detach().cpu().numpy()``; what it returns is NumPy, carrying no
+    graph: each forward records a graph for nothing (ML201). Under ``torch.no_grad()``: quiet."""
+    source = """
+    import numpy as np
+    import torch
+
+    class RepresentationModel:
+        def __init__(self, model, tokenizer, device):
+            self.model = model
+            self.tokenizer = tokenizer
+            self.device = device
+
+        def encode_sentences(self, batches):
+            embeddings = []
+            for batch in batches:
+                input_ids = self.tokenizer(batch, return_tensors="pt")["input_ids"].to(self.device)
+                {guard}token_vectors = self.model(input_ids=input_ids)[0]
+                embeddings.append(token_vectors.mean(dim=1).detach().cpu().numpy())
+            return np.concatenate(embeddings)
+    """
+    assert found(source.format(guard="")) == [(15, "ML201")]
+    guarded = source.format(guard="with torch.no_grad():\n                    ")
+    assert found(guarded) == []

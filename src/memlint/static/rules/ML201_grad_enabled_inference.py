@@ -460,7 +460,7 @@ class GradEnabledInference(Rule):
             self._note_escaped(node.value)
             self._record().calls_in_returns.update(id(n) for n in descendants(node.value) if isinstance(n, cst.Call))
             for part in _parts(node.value):
-                if not _ends_graph(part, self.facts):
+                if not _ends_graph(part, self.facts) and self.facts.graph_value(part).state != Graph.NONE:
                     record = self._record()
                     record.returned.update(names_in(part))
                     record.returned_calls.update(id(n) for n in descendants(part) if isinstance(n, cst.Call))
@@ -2880,8 +2880,8 @@ class _Reads(cst.CSTVisitor):
     """How a local is read in a function body (nested functions left out): every read, the
     reads that drop its graph, and how often it is bound. A read drops the graph when it
     detaches the local (``x.detach()``, ``x.item()``, ``x.data``), reads its metadata
-    (``x.shape``, ``x.size(0)``), or sits inside an expression reduced to a number
-    (``mse(x, y).item()``, ``(x.argmax(1) == y).sum().tolist()``)."""
+    (``x.shape``, ``x.size(0)``), or sits inside an expression reduced to a number or detached
+    (``mse(x, y).item()``, ``(x.argmax(1) == y).sum().tolist()``, ``x.mean(dim=1).detach()``)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -2918,8 +2918,8 @@ class _Reads(cst.CSTVisitor):
         if isinstance(node.value, cst.Name) and node.value.value == self.name and (
                 attribute in _DETACHING or attribute in _METADATA):
             self._detached_nodes.add(id(node.value))
-        elif attribute in _TO_NUMBERS:
-            self._reduced.add(id(node.value))
+        elif attribute in _TO_NUMBERS or attribute in _DETACHING:
+            self._reduced.add(id(node.value))  # out.mean(dim=1).detach(): what it reads ends detached
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value != self.name or id(node) in self._bound_nodes:
