@@ -2196,7 +2196,7 @@ def _alone_on_its_line(statement: cst.CSTNode, call: cst.Call) -> bool:
 
 def _mentions_cpu(node: cst.CSTNode) -> bool:
     """Does ``node`` move something to the CPU (``.cpu()``, ``.to("cpu")``, ``torch.device("cpu")``)?"""
-    for call in F.calls_in(node):
+    for call in (part for part in F.descendants(node) if isinstance(part, cst.Call)):
         if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cpu":
             return True
         if any(isinstance(arg.value, cst.SimpleString) and "cpu" in arg.value.value for arg in call.args):

@@ -1385,14 +1385,6 @@ def is_volatile_variable(call: cst.Call, qualified: str | None) -> bool:
         and not (isinstance(arg.value, cst.Name) and arg.value.value == "False") for arg in call.args)
 
 
-def calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
-    """Every call in ``node``, itself included."""
-    if isinstance(node, cst.Call):
-        yield node
-    for child in node.children:
-        yield from calls_in(child)
-
-
 def is_reference(node: cst.CSTNode) -> bool:
     """A value read as it is (``val``, ``out.logits``, ``stats["loss"]``), nothing computed."""
     while type(node) is _ATTRIBUTE or type(node) is cst.Subscript:
@@ -2237,7 +2229,8 @@ class Facts:
         ``model(data)``, ``decoder(encoder(data))``)? Legacy code's no-grad: see
         :func:`is_volatile_variable`."""
         for arg in call.args:
-            if any(is_volatile_variable(node, self.qualified_name(node.func)) for node in calls_in(arg.value)):
+            if any(isinstance(node, cst.Call) and is_volatile_variable(node, self.qualified_name(node.func))
+                   for node in descendants(arg.value)):
                 return True
         function = self.function
         return function is not None and bool(function.volatile_names) and function.derives_from(

@@ -190,6 +190,7 @@ class GradEnabledInference(Rule):
         self._optimizers: list[_Optimizer] = []
         self._frozen_by_class: dict[int, set[str]] = {}  # id() of a ClassInfo -> see _frozen_in_class
         self._volatile_verdict: bool | None = None  # see _volatile_ignored
+        self._mentions_volatile = "volatile" in checker.source  # Variable(..., volatile=True) may feed a call
         self._in_test_file = _is_test_file(checker.path)
         self._ifs: dict[int, tuple[cst.If, FunctionScope]] = {}  # id() -> the if, the function it is in
         # calls of this module's functions: id(def) -> (call, bound, grad off at the call, caller)
@@ -258,7 +259,7 @@ class GradEnabledInference(Rule):
             built_here=self._built_here(target), methods=methods,
         )
         call.made_up = self._made_up_inputs(call)
-        call.volatile = facts.fed_volatile(node)
+        call.volatile = self._mentions_volatile and facts.fed_volatile(node)
         call.order = self._order
         self._record().calls.append(call)
         self._call_paths[id(node)] = tuple(facts.branch_path)

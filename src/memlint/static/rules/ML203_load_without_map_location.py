@@ -122,6 +122,7 @@ class LoadWithoutMapLocation(Rule):
     def __init__(self, checker) -> None:
         super().__init__(checker)
         self._saved_to: dict[int, set[str]] = {}  # function id -> names of buffers torch.save wrote
+        self._only_cpu_saves: bool | None = None  # see _project_saves_only_cpu_state
         self._loaded_into: dict[int, dict[str, _Load]] = {}  # function id -> name -> the load it holds
         self._feeds_state_dict: set[int] = set()  # id() of expressions passed to load_state_dict
         # id() of a call passed straight to load_state_dict (read nowhere else) -> whose it is
@@ -619,7 +620,15 @@ class LoadWithoutMapLocation(Rule):
     def _project_saves_only_cpu_state(self) -> bool:
         """Does every ``torch.save`` of the project (this module and the others) write state moved
         to the CPU, and one at least? Then the checkpoints it reads back hold no device tensors.
-        Not when a module that saves cannot be read."""
+        Not when a module that saves cannot be read. Asked once per module (it reads the others'
+        summaries)."""
+        if not self.facts.module_done:
+            return self._saves_only_cpu_state()  # later saves of this module not walked yet
+        if self._only_cpu_saves is None:
+            self._only_cpu_saves = self._saves_only_cpu_state()
+        return self._only_cpu_saves
+
+    def _saves_only_cpu_state(self) -> bool:
         cpu, device = self._saves(SAVES_CPU_STATE), self._saves(SAVES_DEVICE_STATE)
         project = self.facts.project
         if not device and project is not None:
