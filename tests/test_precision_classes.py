@@ -2674,3 +2674,67 @@ def test_6_a_collate_function_only_main_process_loaders_run():
     """
     assert [code for _, code in findings(source.format(workers=""))] == []
     assert [code for _, code in findings(source.format(workers=", num_workers=4"))] == ["ML204", "ML204"]
+
+
+def test_2_a_criterion_class_wrapping_a_torch_criterion_handed_to_it(tmp_path):
+    """A class that stores the object handed to its ``__init__`` and calls it (``FocalLoss(loss_fcn)``)
+    holds only what it was given: wrapped around ``nn.BCEWithLogitsLoss`` it is a criterion, and
+    what it is fed decides (ML201 quiet; the loss goes back to a caller that backpropagates it).
+    The same kind of class wrapped around a pretrained network is a frozen model run with grad
+    on: reported."""
+    write(tmp_path, {
+        ".git/HEAD": "ref: refs/heads/main\n",
+        "criteria.py": """
+            import torch
+            import torch.nn as nn
+            import torchvision
+
+            class FocalLoss(nn.Module):
+                def __init__(self, loss_fcn, gamma=1.5):
+                    super().__init__()
+                    self.loss_fcn = loss_fcn
+                    self.gamma = gamma
+                    self.reduction = loss_fcn.reduction
+                    self.loss_fcn.reduction = "none"
+
+                def forward(self, pred, true):
+                    loss = self.loss_fcn(pred, true)
+                    p = torch.sigmoid(pred)
+                    return (loss * (1.0 - p) ** self.gamma).mean()
+
+            def compute_loss(p, targets, model):
+                device = targets.device
+                lcls, lobj = torch.zeros(1, device=device), torch.zeros(1, device=device)
+                h = model.hyp
+                BCEcls = nn.BCEWithLogitsLoss(pos_weight=torch.Tensor([h["cls_pw"]])).to(device)
+                BCEobj = nn.BCEWithLogitsLoss(pos_weight=torch.Tensor([h["obj_pw"]])).to(device)
+                g = h["fl_gamma"]
+                if g > 0:
+                    BCEcls, BCEobj = FocalLoss(BCEcls, g), FocalLoss(BCEobj, g)
+                for i, pi in enumerate(p):
+                    tobj = torch.zeros_like(pi[..., 0], device=device)
+                    lcls += BCEcls(pi[..., 5:], targets)
+                    lobj += BCEobj(pi[..., 4], tobj)
+                loss = lobj + lcls
+                return loss, torch.cat((lobj, lcls, loss)).detach()
+
+            def feature_distance(loader):
+                net = FocalLoss(torchvision.models.resnet18(pretrained=True))
+                kept = []
+                for x, y in loader:
+                    kept.append(net(x, y))
+                return kept
+        """,
+        "train.py": """
+            from criteria import compute_loss, feature_distance
+
+            def train(model, loader, optimizer):
+                for imgs, targets in loader:
+                    loss, items = compute_loss(model(imgs), targets, model)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                return feature_distance(loader)
+        """,
+    })
+    assert [f for f in project_findings(tmp_path, "criteria.py") if f[1] == "ML201"] == [(38, "ML201")]

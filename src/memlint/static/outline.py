@@ -50,6 +50,10 @@ class ClassOutline:
     # literals, tensors from torch functions, buffers), nothing assigned is called, and nothing
     # makes an ``nn.Parameter``. Its bases decide the rest (see Project.without_parameters).
     makes_no_parameters: bool = False
+    # Else, when the only modules it may hold are objects handed to ``__init__`` and stored
+    # (``FocalLoss(loss_fcn)``: ``self.loss_fcn = loss_fcn``, then called): those parameters'
+    # names. What a construction passes for them decides (see Project.wrapped_at).
+    holds_only_passed_in: tuple[str, ...] = ()
 
 
 @dataclass
@@ -105,7 +109,7 @@ def outline_of(source: str, name: str, is_package: bool) -> ModuleOutline | None
     outline.classes = {
         key: ClassOutline(value.name, tuple(outline.qualify(base) for base in value.bases),
                           {name: _qualified(method, outline) for name, method in value.methods.items()},
-                          value.attributes, value.makes_no_parameters)
+                          value.attributes, value.makes_no_parameters, value.holds_only_passed_in)
         for key, value in outline.classes.items()
     }
     outline.functions = {key: _qualified(value, outline) for key, value in outline.functions.items()}
@@ -139,9 +143,9 @@ def _read_block(statements: list[ast.stmt], outline: ModuleOutline) -> None:
                 elif isinstance(item, ast.Assign) and len(item.targets) == 1 and isinstance(item.targets[0], ast.Name):
                     attributes.add(item.targets[0].id)
             bases = tuple(text for text in (_dotted(base) for base in statement.bases) if text)
+            makes_none, passed_in = _makes_no_parameters(statement, set(methods), set(outline.imports))
             outline.classes[statement.name] = ClassOutline(statement.name, bases, methods, frozenset(attributes),
-                                                           _makes_no_parameters(statement, set(methods),
-                                                                                set(outline.imports)))
+                                                           makes_none, passed_in)
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             outline.functions[statement.name] = _function(statement)
         elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
@@ -166,22 +170,30 @@ _PARAMETER_MAKERS = ("Parameter", "register_parameter", "add_module", "register_
                      "ParameterDict", "ModuleList", "ModuleDict", "Sequential")
 
 
-def _makes_no_parameters(node: ast.ClassDef, methods: set[str], imported: set[str]) -> bool:
-    """See :attr:`ClassOutline.makes_no_parameters` (``RunningMeanStd``: numbers and buffers)."""
+def _makes_no_parameters(node: ast.ClassDef, methods: set[str], imported: set[str]) -> tuple[bool, tuple[str, ...]]:
+    """See :attr:`ClassOutline.makes_no_parameters` (``RunningMeanStd``: numbers and buffers) and
+    :attr:`ClassOutline.holds_only_passed_in`: the pair."""
     assigned: set[str] = set()
     passed_in: set[str] = set()  # self.x = x, x a parameter: an object from outside, maybe a module
+    from_init: dict[str, str] = {}  # self.x = x in __init__: attribute -> parameter
     for item in ast.walk(node):
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
             parameters = {a.arg for a in (*item.args.posonlyargs, *item.args.args, *item.args.kwonlyargs)}
             for statement in ast.walk(item):
                 if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name) \
                         and statement.value.id in parameters:
-                    passed_in.update(target.attr for target in statement.targets if isinstance(target, ast.Attribute)
-                                     and isinstance(target.value, ast.Name) and target.value.id == "self")
+                    for target in statement.targets:
+                        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                                and target.value.id == "self":
+                            passed_in.add(target.attr)
+                            if item.name == "__init__" and item in node.body:
+                                from_init.setdefault(target.attr, statement.value.id)
+                            else:
+                                from_init[target.attr] = ""  # also set elsewhere: unknown
         if isinstance(item, ast.Call):
             callee = _dotted(item.func) or ""
             if callee.rsplit(".", 1)[-1] in _PARAMETER_MAKERS:
-                return False
+                return False, ()
         if isinstance(item, ast.AnnAssign) and item.value is None:
             continue  # self.buf: Tensor, a declaration: nothing is assigned
         if isinstance(item, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
@@ -191,18 +203,23 @@ def _makes_no_parameters(node: ast.ClassDef, methods: set[str], imported: set[st
                     if isinstance(element, ast.Attribute) and isinstance(element.value, ast.Name) \
                             and element.value.id == "self":
                         if item.value is None or not _is_data(item.value, imported):
-                            return False
+                            return False, ()
                         assigned.add(element.attr)
+    wrapped: set[str] = set()  # attributes holding an object passed in whose calls may run a module
     for item in ast.walk(node):  # a stored callable, called: a module or a function passed in
         if isinstance(item, ast.Call) and isinstance(item.func, ast.Attribute) \
                 and isinstance(item.func.value, ast.Name) and item.func.value.id == "self" \
                 and item.func.attr in assigned and item.func.attr not in methods:
-            return False
+            wrapped.add(item.func.attr)
         # ... or a part of an object passed in, called (self.model.encoder(x)): its submodules
         parts = (_dotted(item.func) or "").split(".") if isinstance(item, ast.Call) else []
         if len(parts) >= 3 and parts[0] == "self" and parts[1] in passed_in and parts[2] not in TENSOR_API:
-            return False  # (not a tensor's own method: self.scale.clamp(0, 1))
-    return True
+            wrapped.add(parts[1])  # (not a tensor's own method: self.scale.clamp(0, 1))
+    if not wrapped:
+        return True, ()
+    if all(from_init.get(attribute) for attribute in wrapped):
+        return False, tuple(sorted({from_init[attribute] for attribute in wrapped}))
+    return False, ()
 
 
 def _is_data(value: ast.expr, imported: set[str]) -> bool:

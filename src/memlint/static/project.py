@@ -368,6 +368,24 @@ class Project:
                 return False
         return True
 
+    def modules_passed_in(self, qualified: str) -> tuple[str, ...]:
+        """The ``__init__`` parameters of the project's class ``qualified`` whose objects are the
+        only modules an instance may hold (``FocalLoss(loss_fcn)`` stores ``loss_fcn`` and calls
+        it; it makes nothing else that could hold a parameter, nor do its bases); empty if it may
+        hold others, or none at all (see :meth:`without_parameters`)."""
+        definition = self.definition(qualified)
+        outline = definition.class_outline if definition is not None else None
+        if outline is None or not outline.holds_only_passed_in:
+            return ()
+        for base in self.ancestors(qualified):
+            if base in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+                continue
+            base_definition = self.definition(base)
+            base_outline = base_definition.class_outline if base_definition is not None else None
+            if base_outline is None or not base_outline.makes_no_parameters:
+                return ()
+        return outline.holds_only_passed_in
+
     def function_summary(self, key: str):
         """The summary (a ``FunctionSummary``) of ``module:function`` or ``module:Class.method``
         (a method a class inherits from a base of the project included); None if unknown."""

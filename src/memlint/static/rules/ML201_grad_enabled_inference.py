@@ -79,6 +79,37 @@ _READING_CALLS = frozenset({"len", "print", "list", "tuple", "sorted", "reversed
 _TRAINING_STEP_METHODS = frozenset({"training_step", "train_step", "compute_loss"})
 
 
+def _values_bound(function: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+    """Every value ``name`` is bound to by an assignment in ``function`` (``a, b = f(x), g(y)``
+    binds ``a`` to ``f(x)``); a value that cannot be told (``a, b = pair``) ends the list with
+    ``function`` itself, which no caller takes for a construction."""
+    values: list[cst.BaseExpression] = []
+    for node in descendants(function):
+        if not isinstance(node, cst.Assign):
+            continue
+        for target in node.targets:
+            if isinstance(target.target, cst.Name) and target.target.value == name:
+                values.append(node.value)
+            elif isinstance(target.target, (cst.Tuple, cst.List)):
+                elements = target.target.elements
+                for index, element in enumerate(elements):
+                    if isinstance(element.value, cst.Name) and element.value.value == name:
+                        if isinstance(node.value, (cst.Tuple, cst.List)) and len(node.value.elements) == len(elements):
+                            values.append(node.value.elements[index].value)
+                        else:
+                            values.append(function)
+    return values
+
+
+def _parameter_names(function: cst.CSTNode) -> set[str]:
+    parameters = getattr(function, "params", None)
+    if not isinstance(parameters, cst.Parameters):
+        return set()
+    every = (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params)
+    star = [p for p in (parameters.star_arg, parameters.star_kwarg) if isinstance(p, cst.Param)]
+    return {p.name.value for p in (*every, *star)}
+
+
 @dataclass
 class _ModuleCall:
     target: str  # "model", "self.teacher"
@@ -1202,8 +1233,7 @@ class GradEnabledInference(Rule):
     def _report(self, call: _ModuleCall, finding: tuple[str, str], fixable: bool = True) -> None:
         if not call.input_carries and self._holds_no_parameters(call):
             return  # a normaliser of buffers on data without a graph records nothing
-        built = self._built_from(call) or ""
-        if built.startswith("torch.nn.") and built.endswith("Loss"):
+        if self._a_criterion(call):
             return  # nn.BCEWithLogitsLoss(...): a criterion, no parameters; what it is fed decides
         if self._forward_turns_grad_off(call):
             return  # @torch.no_grad() on the class's forward: the call records nothing
@@ -1220,6 +1250,55 @@ class GradEnabledInference(Rule):
             else call.function.lookup(call.target)
         built = without_self_returning_calls(binding.node) if binding is not None else None
         return self.facts.qualified_name(built.func) if isinstance(built, cst.Call) else None
+
+    def _a_criterion(self, call: _ModuleCall) -> bool:
+        """Was the module built from a torch.nn criterion (``nn.BCEWithLogitsLoss(...)``), or from a
+        class of the project that holds nothing but criteria handed to it
+        (``FocalLoss(nn.BCEWithLogitsLoss())``)?"""
+        info = call.function.class_info
+        binding = info.attributes.get(call.target) if info is not None and call.target.startswith("self.") \
+            else call.function.lookup(call.target)
+        return binding is not None and self._builds_a_criterion(binding.node, call.function, 0)
+
+    def _builds_a_criterion(self, node: cst.CSTNode | None, function: FunctionScope, depth: int) -> bool:
+        built = without_self_returning_calls(node)
+        if not isinstance(built, cst.Call):
+            return False
+        qualified = self.facts.qualified_name(built.func) or ""
+        if (qualified.startswith("torch.nn.") and qualified.endswith("Loss")) or qualified in PARAMETERLESS_LAYERS:
+            return True
+        project = self.facts.project
+        if project is None or not qualified or depth > 2:
+            return False
+        if qualified in self.facts.class_nodes and self.facts.module_name:
+            qualified = f"{self.facts.module_name}.{qualified}"  # a class of this module
+        passed_in = project.modules_passed_in(qualified)
+        definition = project.definition(qualified) if passed_in else None
+        init = definition.class_outline.methods.get("__init__") if definition is not None else None
+        if init is None or init.has_star_args:
+            return False
+        positional, _ = init.parameters(bound=True)
+        given: dict[str, cst.BaseExpression] = {}
+        for index, arg in enumerate(built.args):
+            if arg.star:
+                return False
+            if arg.keyword is not None:
+                given[arg.keyword.value] = arg.value
+            elif index < len(positional):
+                given[positional[index]] = arg.value
+        for parameter in passed_in:
+            value = given.get(parameter)
+            if value is None:
+                return False  # its default: not read
+            if isinstance(value, cst.Name):
+                values = [v for v in _values_bound(function.node, value.value) if v is not built]
+                if not values or value.value in _parameter_names(function.node):
+                    return False
+            else:
+                values = [value]
+            if not all(self._builds_a_criterion(v, function, depth + 1) for v in values):
+                return False
+        return True
 
     def _holds_no_parameters(self, call: _ModuleCall) -> bool:
         """Was the module built from a torch.nn layer that owns no parameter (``nn.AdaptiveAvgPool2d``,
