@@ -209,6 +209,14 @@ HALVES = HALVES + ("sealed22", "dev36")
 # extraction, depth, source separation, detection, graph contrastive learning, multi-agent RL, mixup,
 # molecule generation, GANs, architecture search).
 HALVES = HALVES + ("dev37",)
+# A new draw the next session (2026-11-27, third session), registered before any of it was read: 26
+# unread repositories (point-cloud video and generation, contrastive and masked image pretraining,
+# tabular ensembles, inpainting, video segmentation, relation extraction, lattice NER, speech
+# recognition and synthesis, speech enhancement, distributional and offline RL, link prediction,
+# graph transformers and attention, recommendation, time-series adaptation and diffusion, continual
+# learning, medical segmentation), sorted, shuffled with random.Random(2026112723); odd places
+# sealed23 (run once at the end of the session), even places dev38.
+HALVES = HALVES + ("sealed23", "dev38")
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -1831,6 +1839,58 @@ REPOS: tuple[FreshRepo, ...] = (
           "Junction Tree VAE for molecular graph generation", "dev37"),
     _repo("pytorch-generative-model-collections", "znxlwm/pytorch-generative-model-collections", "0d183bb5ea2fbe069e1c6806c4a9a1fd8e81656f",
           "Collection of GAN/VAE variants (MNIST/CelebA)", "dev37"),
+    _repo("R-BERT", "monologg/R-BERT", "254aa5090c94542635b2df46ed16d596facb6556",
+          "R-BERT relation classification fine-tuning of BERT on SemEval (NLP fine-tuning)", "sealed23"),
+    _repo("edge-connect", "knazeri/edge-connect", "3142579785c5c8cc92ad655616d40f4f52fc7ec1",
+          "EdgeConnect two-stage adversarial edge+image inpainting GAN training (vision/GAN)", "dev38"),
+    _repo("SimMIM", "microsoft/SimMIM", "d3e29bcac950b83edc34ca33fe4404f38309052c",
+          "SimMIM masked-image-modeling self-supervised pretraining and fine-tuning of Swin/ViT (SSL)", "sealed23"),
+    _repo("AdaTime", "emadeldeen24/AdaTime", "2d9be6bd0542e150518afaf8aa0c6ea0823b4a3d",
+          "AdaTime benchmark of unsupervised domain adaptation algorithms for time-series classification (time series)", "dev38"),
+    _repo("rl_algorithms", "medipixel/rl_algorithms", "fdfac4e7056ee5a9d5b48b7b9653ce844a03ca22",
+          "Structured RL algorithm suite (Rainbow DQN, SAC, TD3, PPO, fD variants) with learners (RL)", "sealed23"),
+    _repo("node", "Qwicen/node", "3bae6a8a63f0205683270b6d566d9cfa659403e4",
+          "Neural Oblivious Decision Ensembles for deep learning on tabular data (tabular)", "dev38"),
+    _repo("3DUNet-Pytorch", "lee-zq/3DUNet-Pytorch", "a7ca7458d5bb4fc1d5f38d940edbcbe2bbda108b",
+          "3D UNet/ResUNet/KiUNet liver and tumor CT segmentation training on LiTS (medical imaging)", "sealed23"),
+    _repo("Listen-Attend-Spell", "kaituoxu/Listen-Attend-Spell", "b43ce63eaf68252fae2056bfcbbdef18c4be2340",
+          "Listen-Attend-Spell end-to-end ASR encoder-decoder training on AISHELL (speech)", "dev38"),
+    _repo("dytox", "arthurdouillard/dytox", "4da25c13ef34e827e5361f78dcda08811a413c74",
+          "DyTox dynamic token-expansion transformer for class-incremental continual learning (continual learning)", "sealed23"),
+    _repo("STCN", "hkchengrex/STCN", "eb83102e1957d9f21fb268ab202dad72ef06a1b0",
+          "Space-Time Correspondence Networks for video object segmentation training (vision/segmentation)", "dev38"),
+    _repo("SimCLR", "Spijkervet/SimCLR", "2738efae85b3ca1b70b7919c5d7a7837d9d75235",
+          "SimCLR contrastive self-supervised pretraining with linear evaluation (SSL)", "sealed23"),
+    _repo("tokengt", "jw9730/tokengt", "bb767583c8036e018a7055263dc0458ed4c445b7",
+          "TokenGT pure-Transformer graph learner trained on PCQM4Mv2 via fairseq plus equivariant-basis train script (graph)", "dev38"),
+    _repo("P4Transformer", "hehefan/P4Transformer", "461b83e9ac8ffd5653e09db03e23c56fc8bd5ab2",
+          "Point 4D Transformer for point cloud video action recognition / segmentation (3D)", "sealed23"),
+    _repo("WaveGrad", "ivanvovk/WaveGrad", "721c37c216132a2ef0a16adc38439f993998e0b7",
+          "WaveGrad diffusion-based neural vocoder training (speech/audio)", "dev38"),
+    _repo("pytorch-GAT", "gordicaleksa/pytorch-GAT", "39c8f0ee634477033e8b1a6e9a6da3c7ed71bbd1",
+          "Graph Attention Network implementation with Cora/PPI training scripts (graph)", "sealed23"),
+    _repo("fqf-iqn-qrdqn.pytorch", "toshikwa/fqf-iqn-qrdqn.pytorch", "11d70bb428e449fe5384654c05e4ab2c3bbdd4cd",
+          "FQF / IQN / QR-DQN distributional DQN agents trained on Atari (RL)", "dev38"),
+    _repo("BEAR", "aviralkumar2907/BEAR", "f2e31c1b5f81c4fb0e692a34949c7d8b48582d8f",
+          "BEAR bootstrapping-error-reduction offline RL actor-critic training (RL)", "sealed23"),
+    _repo("segan_pytorch", "santi-pdp/segan_pytorch", "052238718b037cd72c7fa69bc1577782e5ef015d",
+          "SEGAN speech enhancement generative adversarial network training (speech/audio)", "dev38"),
+    _repo("SEAL_OGB", "facebookresearch/SEAL_OGB", "ea01ef509df1a90bc246e4e9828e192eeec4289c",
+          "SEAL subgraph-based GNN link prediction training on OGB datasets (graph)", "sealed23"),
+    _repo("unconditional-time-series-diffusion", "amazon-science/unconditional-time-series-diffusion", "3eafeffdffefd4d2f5344ac63e5627a746c331a3",
+          "TSDiff self-guided unconditional diffusion model for time-series forecasting, Lightning training (time series)", "dev38"),
+    _repo("LatticeLSTM", "jiesutd/LatticeLSTM", "24d17f4270f11d2f75046789d8b67eaa2b907dce",
+          "Lattice LSTM Chinese NER with word lattice and CRF training (NLP, 2018)", "sealed23"),
+    _repo("PVD", "alexzhou907/PVD", "9747265a5f141e5546fd4f862bfa66aa59f1bd33",
+          "Point-Voxel Diffusion for 3D shape generation and completion training (3D/point clouds)", "dev38"),
+    _repo("Point-Transformers", "qq456cvb/Point-Transformers", "5f6ef586b24e2e2a53e9ddfed49a00dff69a8d3d",
+          "Three point-cloud Transformer variants trained for ModelNet classification and part segmentation (3D)", "sealed23"),
+    _repo("MixGCF", "huangtinglin/MixGCF", "e659f4a3c0b20a9fb1b45fcc62cf7984db9961ba",
+          "MixGCF hard-negative synthesis for LightGCN/NGCF collaborative filtering training (recommendation)", "dev38"),
+    _repo("a-PyTorch-Tutorial-to-Transformers", "sgrvinod/a-PyTorch-Tutorial-to-Transformers", "3e09136cc1bde6bba73ca5813a3f6c982cd5555a",
+          "Tutorial Transformer seq2seq machine translation trained on WMT14 en-de (NLP seq2seq)", "sealed23"),
+    _repo("UNeXt-pytorch", "jeya-maria-jose/UNeXt-pytorch", "6ad0855114a35afbf81decf5dc912cd8de70476a",
+          "UNeXt MLP-based rapid medical image segmentation network training on ISIC/BUSI (medical imaging)", "dev38"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
