@@ -385,3 +385,36 @@ def test_ml209_a_config_flag_is_left_when_another_module_of_the_project_may_read
     assert found() == []
     trainer.write_text(trainer.read_text().replace("hidden_states = out[2]", "logits = out[0]"))
     assert found() == [(6, "info")]
+
+
+def test_ml214_a_copy_read_in_another_module_or_named_only_in_a_comment(tmp_path):
+    """An attribute holding a copy of the weights is read when another module of the project
+    names it (``model.initial_state`` in a reset script): quiet. Named only in a comment of its
+    own module, nothing reads it: reported. A copy appended at every call says so."""
+    from memlint.config import Config
+    from memlint.static.runner import check_paths
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "wrapper.py").write_text(
+        "import copy\n"
+        "from torch import nn\n"
+        "\n"
+        "class Wrapper:\n"
+        "    def __init__(self, body: nn.Module):\n"
+        "        self.body = body\n"
+        "        self.initial_state = copy.deepcopy(body.state_dict())  # kept for initial_state resets\n"
+        "        self.snapshots = []\n"
+        "\n"
+        "    def snapshot(self):\n"
+        "        self.snapshots.append(copy.deepcopy(self.body))\n"
+    )
+
+    def ml214():
+        result = check_paths([str(tmp_path)], Config(select=["ML214"]), use_cache=False)
+        return sorted((f.line, f.message) for f in result.findings)
+
+    found = ml214()
+    assert [line for line, _ in found] == [7, 11]
+    assert "another copy at every call" in found[1][1] and "another copy" not in found[0][1]
+    (tmp_path / "reset.py").write_text("def reset(w):\n    w.body.load_state_dict(w.initial_state)\n")
+    assert [line for line, _ in ml214()] == [11]

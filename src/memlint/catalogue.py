@@ -203,6 +203,10 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "torch.no_grad() alone on a line, or on a factory whose returned closure does the work: autograd "
              "stays on where the work runs.",
              triggers=("no_grad", "inference_mode")),
+    RuleInfo("ML214", "unread-model-copy", "warning",
+             "A deep copy of a model or of its state dict is kept on an object (or appended at every call) "
+             "where no code of the project reads it: a model's worth of memory for nothing.",
+             triggers=("deepcopy",)),
     # ML3xx distributed.
     RuleInfo("ML301", "nccl-without-set-device", "warning",
              "An NCCL process group starts with no torch.cuda.set_device(local_rank): every rank opens a context "

@@ -3842,6 +3842,15 @@ def agreed_grad_mode(modes: "set[GradMode | None]") -> "GradMode | None":
     return next(iter(modes)) if len(modes) == 1 else None
 
 
+_LINE_COMMENT = re.compile(r"#[^\n'\"]*$", re.MULTILINE)
+
+
+def without_comments(source: str) -> str:
+    """``source`` less its comments (``running_loss += loss.item()  # loss.data[0]``); a ``#``
+    followed by a quote on its line is left, as it may be inside a string."""
+    return _LINE_COMMENT.sub("", source)
+
+
 def without_self_returning_calls(node: "cst.CSTNode | None") -> "cst.CSTNode | None":
     """``Net().to(device).eval()`` -> ``Net()``: what a chain of module (or tensor) methods that
     return their receiver was called on."""

@@ -43,7 +43,7 @@ import libcst as cst
 from memlint.static.engine import is_optimizer_step
 from memlint.static.facts import (
     NOT_A_LITERAL, AUTOGRAD_FUNCTIONS, FUNCTIONAL_LOSS_WORDS, GRAPH_ENDING_FUNCTIONS, GRAPH_ENDING_METHODS, FunctionScope, Graph, GradMode, Kind, Loop, descendants, dotted_name, expression_children,
-    literal_value, names_in, reaches, without_self_returning_calls,
+    literal_value, names_in, reaches, without_comments, without_self_returning_calls,
 )
 from memlint.static.fixes import no_grad_fix
 from memlint.static.rule import Invalid, Rule
@@ -134,13 +134,6 @@ class _ModuleCall:
 
 
 _SCALAR_DATA_READ = re.compile(r"\.data\[0\]")
-_COMMENT = re.compile(r"#[^\n'\"]*$", re.MULTILINE)
-
-
-def _without_comments(source: str) -> str:
-    """``source`` less its comments (``running_loss += loss.item()  # loss.data[0]``); a ``#``
-    followed by a quote on its line is left, as it may be inside a string."""
-    return _COMMENT.sub("", source)
 _NEEDS_0_4 = re.compile(r"\.item\(\)|\bno_grad\b")
 
 
@@ -876,7 +869,7 @@ class GradEnabledInference(Rule):
         this module (0.3's idiom, an IndexError since 0.5)? Otherwise the flag may well turn grad
         off, as it did before 0.4."""
         if self._volatile_verdict is None:
-            source = _without_comments(self._checker.source)
+            source = without_comments(self._checker.source)
             if _SCALAR_DATA_READ.search(source):
                 self._volatile_verdict = False
             elif _NEEDS_0_4.search(source):
