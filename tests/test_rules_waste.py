@@ -418,3 +418,40 @@ def test_ml214_a_copy_read_in_another_module_or_named_only_in_a_comment(tmp_path
     assert "another copy at every call" in found[1][1] and "another copy" not in found[0][1]
     (tmp_path / "reset.py").write_text("def reset(w):\n    w.body.load_state_dict(w.initial_state)\n")
     assert [line for line, _ in ml214()] == [11]
+
+
+def test_ml215_near_misses_rebound_read_in_the_loop_nested_function_and_a_script():
+    """A checkpoint rebound to None before training, read inside the loop, or read by a nested
+    function is not reported; a script's top-level load followed by a top-level training loop is."""
+    base = """
+import torch
+
+def main(model, optimizer, loader, path):
+    checkpoint = torch.load(path)
+    model.load_state_dict(checkpoint["model"])
+    {between}
+    for x, y in loader:
+        loss = model(x, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        {inside}
+"""
+    assert [f.line for f in _findings(base.format(between="", inside=""), "ML215")] == [5]
+    assert _findings(base.format(between="checkpoint = None", inside=""), "ML215") == []
+    assert _findings(base.format(between="", inside="print(checkpoint['epoch'])"), "ML215") == []
+    closure = base.format(between="def report():\n        return checkpoint['epoch']", inside="")
+    assert _findings(closure, "ML215") == []
+    script = """
+import torch
+from model import Net, loader, optimizer
+net = Net()
+state = torch.load("last.pt", map_location="cpu")
+net.load_state_dict(state)
+for x, y in loader:
+    loss = net(x, y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+    assert [(f.line, f.severity) for f in _findings(script, "ML215")] == [(5, "info")]

@@ -207,6 +207,13 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "A deep copy of a model or of its state dict is kept on an object (or appended at every call) "
              "where no code of the project reads it: a model's worth of memory for nothing.",
              triggers=("deepcopy",)),
+    RuleInfo("ML215", "checkpoint-kept-through-training", "warning",
+             "A checkpoint loaded into a local and copied into the model with load_state_dict() stays alive "
+             "through the training loop that follows: a second copy of the weights (and optimizer state) for the "
+             "whole run.",
+             triggers=("load_state_dict",),
+             other_severities=(("info", "the checkpoint was loaded onto the CPU: host memory, not the "
+                                        "device's"),)),
     # ML3xx distributed.
     RuleInfo("ML301", "nccl-without-set-device", "warning",
              "An NCCL process group starts with no torch.cuda.set_device(local_rank): every rank opens a context "
