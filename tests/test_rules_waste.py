@@ -427,7 +427,7 @@ def test_ml215_near_misses_rebound_read_in_the_loop_nested_function_and_a_script
 import torch
 
 def main(model, optimizer, loader, path):
-    checkpoint = torch.load(path)
+    checkpoint = torch.load(path, map_location="cuda")
     model.load_state_dict(checkpoint["model"])
     {between}
     for x, y in loader:

@@ -208,9 +208,8 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "where no code of the project reads it: a model's worth of memory for nothing.",
              triggers=("deepcopy",)),
     RuleInfo("ML215", "checkpoint-kept-through-training", "warning",
-             "A checkpoint loaded into a local and copied into the model with load_state_dict() stays alive "
-             "through the training loop that follows: a second copy of the weights (and optimizer state) for the "
-             "whole run.",
+             "A checkpoint loaded into a local and copied into a model with load_state_dict() stays alive "
+             "through the training loop that follows: a second copy of the weights for the whole run.",
              triggers=("load_state_dict",),
              other_severities=(("info", "the checkpoint was loaded onto the CPU: host memory, not the "
                                         "device's"),)),

@@ -1,23 +1,25 @@
-"""ML215 checkpoint-kept-through-training: a checkpoint loaded into a local, copied into the model
-or optimizer, and kept alive by that local through the training loop that follows.
+"""ML215 checkpoint-kept-through-training: a checkpoint loaded into a local, copied into a model,
+and kept alive by that local through the training loop that follows.
 
-``load_state_dict`` copies the loaded tensors into the model's own parameters (and an
-optimizer's state into its own), so once it has run, the loaded checkpoint is a second copy of
-the weights (and of the optimizer state: twice the weights for Adam). The local that holds it
-lives until the function returns: when training runs in the same function, the copy sits on the
-GPU it was loaded to (or in host memory) for the whole run (huggingface/transformers#12718, a
-resumed Trainer holding a model's worth of memory; the fix was ``del state_dict``).
+``nn.Module.load_state_dict`` copies the loaded tensors into the module's own parameters, so once
+it has run the loaded checkpoint is a second copy of the weights. The local that holds it lives
+until the function returns: when training runs in the same function, the copy sits on the device
+it was mapped to (or in host memory) for the whole run (huggingface/transformers#12718, a resumed
+Trainer holding a model's worth of memory; the fix was ``del state_dict``).
 
-Flagged: ``name = torch.load(...)`` (or a part of it, ``torch.load(...)["model"]``) in a function
-or script, then ``name`` (or a part of it) handed to a ``.load_state_dict(...)``, then a loop of the
-same function that trains (it backpropagates or steps an optimizer, itself, in a loop inside it,
-or in what it calls), with ``name`` not deleted, not rebound and not mentioned from the loop on.
-Warning when the checkpoint is loaded onto a device (no ``map_location``, or one naming a
-device); info when it is loaded onto the CPU (host memory).
+Flagged: ``name = torch.load(..., map_location=...)`` (or a part of it, ``torch.load(...)["model"]``)
+in a function or script, then ``name`` (or a part of it) handed to a module's
+``.load_state_dict(...)``, then a loop of the same function that trains (it backpropagates or steps
+an optimizer, itself, in a loop inside it, or in what it calls), with ``name`` not deleted, not
+rebound and not mentioned from the loop on. Warning when mapped onto a device; info when mapped
+onto the CPU (host memory).
 
-Not flagged: ``del name`` (or ``name = None``) before the loop; a name the loop or what follows
-reads (``checkpoint["epoch"]`` after training); a load in a helper that returns (the local dies
-with it); a load inside the training loop; a name a nested function reads.
+Not flagged: a load without ``map_location`` (onto the device it was saved from: ML203 judges it,
+kept through training included); ``del name`` (or ``name = None``) before the loop; a name the
+loop or what follows reads (``checkpoint["epoch"]`` after training); ``name.pop("model")`` (the
+state leaves the dict); only an optimizer's ``load_state_dict`` (it keeps the loaded tensors as its
+state), or that of a class of the project defining its own (an EMA helper keeping the dict); a
+load in a helper that returns; a load inside the training loop; a name a nested function reads.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from memlint.static.facts import Loop, expression_children, literal_value
+from memlint.static.facts import (
+    Kind, Loop, dotted_name, expression_children, literal_value, names_a_module_object, without_self_returning_calls,
+)
 from memlint.static.rule import Invalid, Rule
 
 _LOADS = frozenset({"torch.load"})
@@ -43,6 +47,8 @@ class CheckpointKeptThroughTraining(Rule):
         load = value.value if isinstance(value, cst.Subscript) else value
         if not isinstance(load, cst.Call) or self.facts.qualified_name(load.func) not in _LOADS:
             return
+        if not _mapped(load):
+            return  # onto the device it was saved from: ML203's finding (a load without map_location)
         name = node.targets[0].target.value
         facts = self.facts
         function = facts.function
@@ -76,10 +82,12 @@ class CheckpointKeptThroughTraining(Rule):
             elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and node is not assign \
                     and name in _bound_names(node):
                 return  # rebound: the checkpoint is dropped
-            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
-                    and node.func.attr.value == "load_state_dict" \
-                    and any(name in _names(arg.value) for arg in node.args):
-                copied = True
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                if node.func.attr.value == "pop" and name in _names(node.func.value):
+                    return  # checkpoint.pop("model"): the state leaves the dict as it is loaded
+                if node.func.attr.value == "load_state_dict" and any(name in _names(arg.value) for arg in node.args) \
+                        and self._copies_into_a_module(node.func.value, function):
+                    copied = True
         if kept_through is None:
             return
         on_cpu = _loads_to_cpu(load)
@@ -92,6 +100,40 @@ class CheckpointKeptThroughTraining(Rule):
             severity="info" if on_cpu else None,
             function=function,
         )
+
+    def _copies_into_a_module(self, receiver: cst.BaseExpression, function) -> bool:
+        """Is ``receiver.load_state_dict(...)`` torch.nn.Module's, which copies the tensors into the
+        module's own parameters? The receiver holds a module (built, annotated, its parameters read;
+        an attribute never bound in view breaks the tie by its name, as parameters do), and is no
+        instance of a class of the project with a ``load_state_dict`` of its own (an EMA helper
+        keeping the dict it is given). An optimizer's keeps the loaded tensors as its state."""
+        facts = self.facts
+        name = dotted_name(receiver)
+        if name is None:
+            return False
+        if function is None or function is facts.module_scope:
+            binding = facts.module_scope.lookup(name) if "." not in name else None
+        elif name.startswith("self."):
+            info = function.class_info
+            binding = info.attributes.get(name) if info is not None else None
+        else:
+            binding = function.lookup(name)
+        if binding is None:
+            return name.startswith("self.") and names_a_module_object(name.rsplit(".", 1)[-1])
+        if binding.kind is not Kind.MODULE:
+            return False
+        built = without_self_returning_calls(binding.node)
+        qualified = facts.qualified_name(built.func) if isinstance(built, cst.Call) else None
+        if qualified is None:
+            return True
+        if qualified.startswith("torch.optim."):
+            return False
+        if qualified in facts.class_nodes:
+            return not any(True for _ in facts.methods_of(qualified, "load_state_dict"))
+        project = facts.project
+        definition = project.definition(qualified) if project is not None else None
+        outline = definition.class_outline if definition is not None else None
+        return outline is None or "load_state_dict" not in outline.methods
 
     VALID = [
         # the checkpoint is deleted once loaded
@@ -115,7 +157,7 @@ def main(model, optimizer, loader, path, epochs):
 import torch
 
 def resume(model, path):
-    state = torch.load(path)
+    state = torch.load(path, map_location="cuda")
     model.load_state_dict(state)
     return model
 
@@ -132,7 +174,7 @@ def main(model, optimizer, loader, path):
 import torch
 
 def main(model, optimizer, loader, path):
-    checkpoint = torch.load(path)
+    checkpoint = torch.load(path, map_location="cuda")
     model.load_state_dict(checkpoint["model"])
     for x, y in loader:
         loss = model(x, y)
@@ -146,10 +188,37 @@ def main(model, optimizer, loader, path):
 import torch
 
 def evaluate(model, loader, path):
-    state = torch.load(path)
+    state = torch.load(path, map_location="cuda")
     model.load_state_dict(state)
     with torch.no_grad():
         return [model(x).argmax(1) for x, _ in loader]
+""",
+        # the weights popped out of the checkpoint as they are loaded; an optimizer's state (the
+        # optimizer keeps the loaded tensors as its own: no second copy); an EMA helper of the
+        # file whose load_state_dict keeps the dict it is given
+        """
+import torch
+
+class EMAHelper:
+    def __init__(self, mu=0.999):
+        self.shadow = {}
+
+    def load_state_dict(self, state_dict):
+        self.shadow = state_dict
+
+def main(model, optimizer, loader, path, ema_path):
+    checkpoint = torch.load(path, map_location="cuda")
+    model.load_state_dict(checkpoint.pop("model"))
+    optimizer_state = torch.load(path + ".optim", map_location="cuda")
+    optimizer.load_state_dict(optimizer_state)
+    ema = EMAHelper()
+    ema_state = torch.load(ema_path, map_location="cuda")
+    ema.load_state_dict(ema_state)
+    for x, y in loader:
+        loss = model(x, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
 """,
     ]
 
@@ -227,6 +296,13 @@ def _bound_names(node: "cst.Assign | cst.AugAssign | cst.AnnAssign") -> set[str]
     return {t.value for t in targets if isinstance(t, cst.Name)} | {
         e.value.value for t in targets if isinstance(t, (cst.Tuple, cst.List))
         for e in t.elements if isinstance(e.value, cst.Name)}
+
+
+def _mapped(load: cst.Call) -> bool:
+    """Does the load say where its tensors go (``map_location``, by keyword or second)?"""
+    positional = [arg for arg in load.args if arg.keyword is None and not arg.star]
+    return len(positional) >= 2 or any(arg.keyword is not None and arg.keyword.value == "map_location"
+                                        for arg in load.args)
 
 
 def _loads_to_cpu(load: cst.Call) -> bool:
