@@ -44,8 +44,14 @@ class CheckpointKeptThroughTraining(Rule):
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
             return
         value = node.value
-        load = value.value if isinstance(value, cst.Subscript) else value
-        if not isinstance(load, cst.Call) or self.facts.qualified_name(load.func) not in _LOADS:
+        load = value.value if type(value) is cst.Subscript else value
+        if type(load) is not cst.Call:
+            return
+        func = load.func
+        last = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+        if last != "load":
+            return  # (cheap: most assignments are not loads)
+        if self.facts.qualified_name(func) not in _LOADS:
             return
         if not _mapped(load):
             return  # onto the device it was saved from: ML203's finding (a load without map_location)
