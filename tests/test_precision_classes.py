@@ -2738,3 +2738,63 @@ def test_2_a_criterion_class_wrapping_a_torch_criterion_handed_to_it(tmp_path):
         """,
     })
     assert [f for f in project_findings(tmp_path, "criteria.py") if f[1] == "ML201"] == [(38, "ML201")]
+
+
+def test_2_a_network_its_constructor_freezes_handed_down_through_parameters(tmp_path):
+    """pytorch-fid's ``InceptionV3`` freezes every parameter in ``__init__`` unless built with
+    ``requires_grad=True``: built with the default and handed through two functions' parameters
+    to the one that runs it in eval mode, its forward on data records no graph (ML201 quiet).
+    Built with ``requires_grad=True``, the same forward keeps activations: reported. So is the
+    default one when another module importing this one may hand ``get_activations`` another model."""
+    write(tmp_path, {
+        ".git/HEAD": "ref: refs/heads/main\n",
+        "inception.py": """
+            import torch.nn as nn
+
+            class InceptionV3(nn.Module):
+                def __init__(self, output_blocks, resize_input=True, requires_grad=False):
+                    super().__init__()
+                    self.blocks = nn.ModuleList([nn.Conv2d(3, 8, 3) for _ in output_blocks])
+                    for param in self.parameters():
+                        param.requires_grad = requires_grad
+
+                def forward(self, x):
+                    return [block(x) for block in self.blocks]
+        """,
+        "fid_score.py": """
+            import numpy as np
+            import torch
+            from inception import InceptionV3
+
+            def get_activations(images, model, batch_size=50):
+                model.eval()
+                pred_arr = []
+                for start in range(0, len(images), batch_size):
+                    batch = torch.from_numpy(images[start:start + batch_size]).cuda()
+                    pred = model(batch)[0]
+                    pred_arr.append(pred.cpu().data.numpy().reshape(batch_size, -1))
+                return np.concatenate(pred_arr)
+
+            def activation_statistics(images, model):
+                act = get_activations(images, model)
+                return np.mean(act, axis=0), np.cov(act, rowvar=False)
+
+            def fid_given_paths(first, second):
+                model = InceptionV3([3]{grad})
+                model.cuda()
+                m1, s1 = activation_statistics(np.load(first), model)
+                m2, s2 = activation_statistics(np.load(second), model)
+                return float(((m1 - m2) ** 2).sum())
+        """,
+    })
+    # another file with a function of the same name (TensorFlow's copy) does not call this one
+    write(tmp_path, {"tf_fid.py": "def get_activations(images, sess):\n    return sess.run(images)\n"})
+    text = (tmp_path / "fid_score.py").read_text()
+    (tmp_path / "fid_score.py").write_text(text.replace("{grad}", ""))
+    assert [f for f in project_findings(tmp_path, "fid_score.py") if f[1] == "ML201"] == []
+    (tmp_path / "fid_score.py").write_text(text.replace("{grad}", ", requires_grad=True"))
+    assert [f for f in project_findings(tmp_path, "fid_score.py") if f[1] == "ML201"] == [(10, "ML201")]
+    (tmp_path / "fid_score.py").write_text(text.replace("{grad}", ""))
+    write(tmp_path, {"features.py": "import fid_score\n\ndef features(images, net):\n"
+                                    "    return fid_score.get_activations(images, net)\n"})
+    assert [f for f in project_findings(tmp_path, "fid_score.py") if f[1] == "ML201"] == [(10, "ML201")]

@@ -54,6 +54,10 @@ class ClassOutline:
     # (``FocalLoss(loss_fcn)``: ``self.loss_fcn = loss_fcn``, then called): those parameters'
     # names. What a construction passes for them decides (see Project.wrapped_at).
     holds_only_passed_in: tuple[str, ...] = ()
+    # ``__init__`` freezes every parameter (``for p in self.parameters(): p.requires_grad = False``,
+    # a statement of its own body): "" when always, else the name of the ``__init__`` parameter,
+    # False by default, that decides (``InceptionV3(..., requires_grad=False)``); None otherwise.
+    frozen_unless: str | None = None
 
 
 @dataclass
@@ -109,7 +113,8 @@ def outline_of(source: str, name: str, is_package: bool) -> ModuleOutline | None
     outline.classes = {
         key: ClassOutline(value.name, tuple(outline.qualify(base) for base in value.bases),
                           {name: _qualified(method, outline) for name, method in value.methods.items()},
-                          value.attributes, value.makes_no_parameters, value.holds_only_passed_in)
+                          value.attributes, value.makes_no_parameters, value.holds_only_passed_in,
+                          value.frozen_unless)
         for key, value in outline.classes.items()
     }
     outline.functions = {key: _qualified(value, outline) for key, value in outline.functions.items()}
@@ -145,7 +150,7 @@ def _read_block(statements: list[ast.stmt], outline: ModuleOutline) -> None:
             bases = tuple(text for text in (_dotted(base) for base in statement.bases) if text)
             makes_none, passed_in = _makes_no_parameters(statement, set(methods), set(outline.imports))
             outline.classes[statement.name] = ClassOutline(statement.name, bases, methods, frozenset(attributes),
-                                                           makes_none, passed_in)
+                                                           makes_none, passed_in, _frozen_unless(statement))
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             outline.functions[statement.name] = _function(statement)
         elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
@@ -220,6 +225,45 @@ def _makes_no_parameters(node: ast.ClassDef, methods: set[str], imported: set[st
     if all(from_init.get(attribute) for attribute in wrapped):
         return False, tuple(sorted({from_init[attribute] for attribute in wrapped}))
     return False, ()
+
+
+def _frozen_unless(node: ast.ClassDef) -> str | None:
+    """See :attr:`ClassOutline.frozen_unless`."""
+    init = next((item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"), None)
+    if init is None:
+        return None
+    arguments = init.args
+    positional = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
+    defaults = dict(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
+    defaults.update((a.arg, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None)
+
+    def decided_by(value: ast.expr) -> str | None:
+        if isinstance(value, ast.Constant) and value.value is False:
+            return ""
+        default = defaults.get(value.id) if isinstance(value, ast.Name) else None
+        return value.id if isinstance(default, ast.Constant) and default.value is False else None
+
+    for statement in init.body:
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) and statement.value.args \
+                and _dotted(statement.value.func) == "self.requires_grad_":
+            return decided_by(statement.value.args[0])  # self.requires_grad_(False)
+        if not isinstance(statement, ast.For) or not isinstance(statement.iter, ast.Call) \
+                or _dotted(statement.iter.func) not in ("self.parameters", "self.named_parameters") \
+                or len(statement.body) != 1:
+            continue
+        target = statement.target
+        if isinstance(target, ast.Tuple) and len(target.elts) == 2:
+            target = target.elts[1]  # for name, p in self.named_parameters()
+        if not isinstance(target, ast.Name):
+            continue
+        only = statement.body[0]
+        if isinstance(only, ast.Assign) and len(only.targets) == 1 \
+                and _dotted(only.targets[0]) == f"{target.id}.requires_grad":
+            return decided_by(only.value)
+        if isinstance(only, ast.Expr) and isinstance(only.value, ast.Call) and only.value.args \
+                and _dotted(only.value.func) == f"{target.id}.requires_grad_":
+            return decided_by(only.value.args[0])
+    return None
 
 
 def _is_data(value: ast.expr, imported: set[str]) -> bool:

@@ -33,6 +33,7 @@ collected over a loop or returned. Grad may be off where ``set_grad_enabled(flag
 from __future__ import annotations
 
 import builtins
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -740,6 +741,124 @@ class GradEnabledInference(Rule):
             return False
         return f"self.{attribute}" in self._frozen_in_class(info)
 
+    def _frozen_by_its_constructor(self, call: _ModuleCall) -> bool:
+        """Was the called module built from a class of the project whose ``__init__`` freezes every
+        parameter unless told otherwise, and not told (``InceptionV3([idx])``, its ``requires_grad``
+        False by default)? Built in the function, or by every caller of this module that hands it
+        to the function (through other functions' parameters too)."""
+        if self.facts.project is None:
+            return False
+        function = call.function
+        if call.target.startswith("self."):
+            info = function.class_info
+            binding = info.attributes.get(call.target) if info is not None else None
+            values = [binding.node] if binding is not None else []
+        elif "." in call.target:
+            return False
+        else:
+            binding = function.lookup(call.target)
+            if binding is None:
+                return False
+            if isinstance(binding.node, cst.Param):
+                values = self._arguments_given(function.node, call.target, 0) or []
+            else:
+                values = _values_bound(function.node, call.target)
+        return bool(values) and all(self._builds_a_frozen_module(value) for value in values)
+
+    def _arguments_given(self, function: cst.CSTNode, parameter: str, depth: int) -> list[cst.CSTNode] | None:
+        """What every call of the module's top-level ``function`` passes for ``parameter`` (a name a
+        caller's own parameter holds, followed to its callers); None when a call cannot be read, the
+        function is also named elsewhere (another module, a callback), or nothing calls it."""
+        module = self._checker.module
+        if depth > 3 or not isinstance(function, cst.FunctionDef) or function not in module.body:
+            return None
+        name = function.name.value
+        project = self.facts.project
+        others = project.modules_mentioning(name) if project is not None else []
+        if others is None or any(self._may_call_into_this_module(project, other) for other in others):
+            return None
+        params = function.params
+        positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+        if parameter not in positional and parameter not in {p.name.value for p in params.kwonly_params}:
+            return None
+        index = positional.index(parameter) if parameter in positional else None
+        calls: list[tuple[cst.Call, cst.CSTNode]] = []
+        mentions = 0
+        for statement in module.body:
+            caller = statement if isinstance(statement, cst.FunctionDef) else module
+            for node in descendants(statement):
+                if isinstance(node, cst.Name) and node.value == name:
+                    mentions += 1
+                elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == name:
+                    calls.append((node, caller))
+        if not calls or mentions != len(calls) + 1:
+            return None  # also named without a call (a callback), or a second definition
+        given: list[cst.CSTNode] = []
+        for site, caller in calls:
+            value = None
+            for position, arg in enumerate(site.args):
+                if arg.star:
+                    return None
+                if (arg.keyword is not None and arg.keyword.value == parameter) \
+                        or (arg.keyword is None and position == index):
+                    value = arg.value
+            if value is None:
+                return None  # its default
+            if isinstance(value, cst.Name):
+                if isinstance(caller, cst.FunctionDef) and value.value in _parameter_names(caller):
+                    further = self._arguments_given(caller, value.value, depth + 1)
+                    if further is None:
+                        return None
+                    given.extend(further)
+                    continue
+                bound = _values_bound(caller, value.value)
+                if not bound:
+                    return None
+                given.extend(bound)
+            else:
+                given.append(value)
+        return given
+
+    def _may_call_into_this_module(self, project, other) -> bool:
+        """May module ``other`` (which mentions a function's name) call this module's function of
+        that name: it imports this module (or from it), or cannot be read? Not another file that
+        names a function of its own so."""
+        if os.path.realpath(other.path) == os.path.realpath(self._checker.path):
+            return False
+        outline = project.outline(other)
+        here = self.facts.module_name
+        if outline is None or not here:
+            return True
+        return here in outline.star_imports or any(
+            imported == here or imported.startswith(here + ".") for imported in outline.imports.values())
+
+    def _builds_a_frozen_module(self, node: cst.CSTNode | None) -> bool:
+        built = without_self_returning_calls(node)
+        if not isinstance(built, cst.Call):
+            return False
+        qualified = self.facts.qualified_name(built.func)
+        project = self.facts.project
+        if qualified is None or project is None:
+            return False
+        if qualified in self.facts.class_nodes and self.facts.module_name:
+            qualified = f"{self.facts.module_name}.{qualified}"
+        definition = project.definition(qualified)
+        outline = definition.class_outline if definition is not None else None
+        decider = outline.frozen_unless if outline is not None else None
+        if decider is None:
+            return False
+        if decider == "":
+            return True
+        init = outline.methods.get("__init__")
+        positional, _ = init.parameters(bound=True) if init is not None else ([], [])
+        for position, arg in enumerate(built.args):
+            if arg.star:
+                return False
+            if (arg.keyword is not None and arg.keyword.value == decider) \
+                    or (arg.keyword is None and position < len(positional) and positional[position] == decider):
+                return literal_value(arg.value) is False
+        return True  # not passed: its default, False
+
     def _frozen_in_class(self, info) -> set[str]:
         """The ``self.x`` names some method of the class freezes (``requires_grad_(False)``, or
         handed to a helper that freezes its argument); read once per class, at the module's end."""
@@ -757,7 +876,7 @@ class GradEnabledInference(Rule):
         function = call.function
         if call.volatile and not self._volatile_ignored():
             return  # a volatile Variable's forward, on a PyTorch that may honour the flag
-        if not call.frozen and self._frozen_by_a_helper(call):
+        if not call.frozen and (self._frozen_by_a_helper(call) or self._frozen_by_its_constructor(call)):
             call.frozen = True
         if (call.mode is not None and call.scope == "global"
                 and not any(change.target == call.target for change in function.mode_changes)
