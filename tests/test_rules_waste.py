@@ -455,3 +455,25 @@ for x, y in loader:
     optimizer.step()
 """
     assert [(f.line, f.severity) for f in _findings(script, "ML215")] == [(5, "info")]
+
+
+def test_ml215_a_part_of_the_checkpoint_bound_to_a_name_is_the_checkpoint():
+    """``state_dict = checkpoint["model"]`` copied into the model keeps the weights as the whole
+    checkpoint would: reported; deleting the part later than the loop's start does not help, and
+    reading the part inside the loop makes it needed (quiet)."""
+    source = """
+import torch
+
+def main(model, optimizer, loader, path):
+    checkpoint = torch.load(path, map_location="cpu")
+    state_dict = checkpoint["model"]
+    model.load_state_dict(state_dict)
+    for x, y in loader:
+        loss = model(x, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        {inside}
+"""
+    assert [(f.line, f.severity) for f in _findings(source.format(inside=""), "ML215")] == [(5, "info")]
+    assert _findings(source.format(inside="print(len(state_dict))"), "ML215") == []

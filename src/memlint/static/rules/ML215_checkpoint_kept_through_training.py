@@ -67,6 +67,7 @@ class CheckpointKeptThroughTraining(Rule):
         loops = self.facts.loop_of_node
         seen_load = copied = False
         kept_through: Loop | None = None
+        held = {name}  # the checkpoint's name, and names bound to parts of it (state_dict = checkpoint["model"])
         for node, nested in _in_order(body):
             if node is assign:
                 seen_load = True
@@ -80,18 +81,22 @@ class CheckpointKeptThroughTraining(Rule):
                         return
                     kept_through = loop
                     continue
-            if isinstance(node, cst.Name) and node.value == name:
+            if isinstance(node, cst.Name) and node.value in held:
                 if kept_through is not None or nested:
                     return  # read by the loop, after it, or by a nested function
-            elif isinstance(node, cst.Del) and name in _names(node.target):
+            elif isinstance(node, cst.Del) and held & _names(node.target):
                 return
-            elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and node is not assign \
-                    and name in _bound_names(node):
-                return  # rebound: the checkpoint is dropped
+            elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                bound = _bound_names(node)
+                if held & bound:
+                    return  # rebound: the checkpoint (or a part of it) is dropped
+                if kept_through is None and isinstance(node, cst.Assign) and len(bound) == 1 \
+                        and _part_of(node.value, held):
+                    held |= bound
             elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-                if node.func.attr.value == "pop" and name in _names(node.func.value):
+                if node.func.attr.value == "pop" and held & _names(node.func.value):
                     return  # checkpoint.pop("model"): the state leaves the dict as it is loaded
-                if node.func.attr.value == "load_state_dict" and any(name in _names(arg.value) for arg in node.args) \
+                if node.func.attr.value == "load_state_dict" and any(held & _names(arg.value) for arg in node.args) \
                         and self._copies_into_a_module(node.func.value, function):
                     copied = True
         if kept_through is None:
@@ -302,6 +307,14 @@ def _bound_names(node: "cst.Assign | cst.AugAssign | cst.AnnAssign") -> set[str]
     return {t.value for t in targets if isinstance(t, cst.Name)} | {
         e.value.value for t in targets if isinstance(t, (cst.Tuple, cst.List))
         for e in t.elements if isinstance(e.value, cst.Name)}
+
+
+def _part_of(value: cst.BaseExpression, held: set[str]) -> bool:
+    """``checkpoint["model"]`` or ``checkpoint.get("model")`` of a held name."""
+    if isinstance(value, cst.Subscript):
+        return isinstance(value.value, cst.Name) and value.value.value in held
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get" \
+        and isinstance(value.func.value, cst.Name) and value.func.value.value in held
 
 
 def _mapped(load: cst.Call) -> bool:
