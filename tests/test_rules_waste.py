@@ -477,3 +477,8 @@ def main(model, optimizer, loader, path):
 """
     assert [(f.line, f.severity) for f in _findings(source.format(inside=""), "ML215")] == [(5, "info")]
     assert _findings(source.format(inside="print(len(state_dict))"), "ML215") == []
+    # a number read out of it (best_acc1 = checkpoint["best_acc1"]), rebound and read in the loop,
+    # is no part the model copies: the checkpoint is still kept
+    scalar = source.replace('    state_dict = checkpoint["model"]\n',
+                            '    state_dict = checkpoint["model"]\n    best = checkpoint["best"]\n    best = best.to("cuda")\n')
+    assert [f.line for f in _findings(scalar.format(inside="best = max(best, loss.item())"), "ML215")] == [5]

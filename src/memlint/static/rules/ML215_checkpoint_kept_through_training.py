@@ -67,7 +67,8 @@ class CheckpointKeptThroughTraining(Rule):
         loops = self.facts.loop_of_node
         seen_load = copied = False
         kept_through: Loop | None = None
-        held = {name}  # the checkpoint's name, and names bound to parts of it (state_dict = checkpoint["model"])
+        held = {name}  # the checkpoint's name, and names bound to parts of it that a module copies
+        parts: set[str] = set()  # names bound to parts of it (state_dict = checkpoint["model"])
         for node, nested in _in_order(body):
             if node is assign:
                 seen_load = True
@@ -90,15 +91,19 @@ class CheckpointKeptThroughTraining(Rule):
                 bound = _bound_names(node)
                 if held & bound:
                     return  # rebound: the checkpoint (or a part of it) is dropped
+                parts -= bound
                 if kept_through is None and isinstance(node, cst.Assign) and len(bound) == 1 \
                         and _part_of(node.value, held):
-                    held |= bound
+                    parts |= bound
             elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
                 if node.func.attr.value == "pop" and held & _names(node.func.value):
                     return  # checkpoint.pop("model"): the state leaves the dict as it is loaded
-                if node.func.attr.value == "load_state_dict" and any(held & _names(arg.value) for arg in node.args) \
+                if node.func.attr.value == "load_state_dict" and kept_through is None \
                         and self._copies_into_a_module(node.func.value, function):
-                    copied = True
+                    given = {found for arg in node.args for found in _names(arg.value)}
+                    if given & (held | parts):
+                        copied = True
+                        held |= given & parts
         if kept_through is None:
             return
         on_cpu = _loads_to_cpu(load)
