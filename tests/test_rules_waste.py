@@ -427,7 +427,7 @@ def test_ml215_near_misses_rebound_read_in_the_loop_nested_function_and_a_script
 import torch
 
 def main(model, optimizer, loader, path):
-    checkpoint = torch.load(path, map_location="cuda")
+    checkpoint = torch.load(path, map_location="cpu")
     model.load_state_dict(checkpoint["model"])
     {between}
     for x, y in loader:
@@ -438,6 +438,8 @@ def main(model, optimizer, loader, path):
         {inside}
 """
     assert [f.line for f in _findings(base.format(between="", inside=""), "ML215")] == [5]
+    # mapped onto the device: ML203's finding, not repeated here
+    assert _findings(base.replace('"cpu"', '"cuda"').format(between="", inside=""), "ML215") == []
     assert _findings(base.format(between="checkpoint = None", inside=""), "ML215") == []
     assert _findings(base.format(between="", inside="print(checkpoint['epoch'])"), "ML215") == []
     closure = base.format(between="def report():\n        return checkpoint['epoch']", inside="")

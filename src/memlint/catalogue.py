@@ -207,12 +207,10 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "A deep copy of a model or of its state dict is kept on an object (or appended at every call) "
              "where no code of the project reads it: a model's worth of memory for nothing.",
              triggers=("deepcopy",)),
-    RuleInfo("ML215", "checkpoint-kept-through-training", "warning",
-             "A checkpoint loaded into a local and copied into a model with load_state_dict() stays alive "
+    RuleInfo("ML215", "checkpoint-kept-through-training", "info",
+             "A checkpoint loaded into host memory and copied into a model with load_state_dict() stays alive "
              "through the training loop that follows: a second copy of the weights for the whole run.",
-             triggers=("load_state_dict",),
-             other_severities=(("info", "the checkpoint was loaded onto the CPU: host memory, not the "
-                                        "device's"),)),
+             triggers=("load_state_dict",)),
     # ML3xx distributed.
     RuleInfo("ML301", "nccl-without-set-device", "warning",
              "An NCCL process group starts with no torch.cuda.set_device(local_rank): every rank opens a context "

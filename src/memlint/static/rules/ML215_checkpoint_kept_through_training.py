@@ -1,25 +1,24 @@
-"""ML215 checkpoint-kept-through-training: a checkpoint loaded into a local, copied into a model,
-and kept alive by that local through the training loop that follows.
+"""ML215 checkpoint-kept-through-training: a checkpoint loaded into host memory, copied into a
+model, and kept alive by its local through the training loop that follows.
 
 ``nn.Module.load_state_dict`` copies the loaded tensors into the module's own parameters, so once
 it has run the loaded checkpoint is a second copy of the weights. The local that holds it lives
-until the function returns: when training runs in the same function, the copy sits on the device
-it was mapped to (or in host memory) for the whole run (huggingface/transformers#12718, a resumed
-Trainer holding a model's worth of memory; the fix was ``del state_dict``).
+until the function returns: when training runs in the same function, the copy sits in host
+memory for the whole run (huggingface/transformers#12718, a resumed Trainer holding a model's
+worth of memory; the fix was ``del state_dict``). A checkpoint mapped onto a device and kept so is
+ML203's finding (with the loads that give no ``map_location``); this rule is its host-memory twin.
 
-Flagged: ``name = torch.load(..., map_location=...)`` (or a part of it, ``torch.load(...)["model"]``)
-in a function or script, then ``name`` (or a part of it) handed to a module's
-``.load_state_dict(...)``, then a loop of the same function that trains (it backpropagates or steps
-an optimizer, itself, in a loop inside it, or in what it calls), with ``name`` not deleted, not
-rebound and not mentioned from the loop on. Warning when mapped onto a device; info when mapped
-onto the CPU (host memory).
+Flagged (info): ``name = torch.load(..., map_location="cpu")`` (or a part of it,
+``torch.load(...)["model"]``) in a function or script, then ``name`` (or a part of it, also through a
+name bound to one) handed to a module's ``.load_state_dict(...)``, then a loop of the same function
+that trains (it backpropagates or steps an optimizer, itself, in a loop inside it, or in what it
+calls), with ``name`` not deleted, not rebound and not mentioned from the loop on.
 
-Not flagged: a load without ``map_location`` (onto the device it was saved from: ML203 judges it,
-kept through training included); ``del name`` (or ``name = None``) before the loop; a name the
-loop or what follows reads (``checkpoint["epoch"]`` after training); ``name.pop("model")`` (the
-state leaves the dict); only an optimizer's ``load_state_dict`` (it keeps the loaded tensors as its
-state), or that of a class of the project defining its own (an EMA helper keeping the dict); a
-load in a helper that returns; a load inside the training loop; a name a nested function reads.
+Not flagged: ``del name`` (or ``name = None``) before the loop; a name the loop or what follows
+reads (``checkpoint["epoch"]`` after training); ``name.pop("model")`` (the state leaves the dict);
+only an optimizer's ``load_state_dict`` (it keeps the loaded tensors as its state), or that of a
+class of the project defining its own (an EMA helper keeping the dict); a load in a helper that
+returns; a load inside the training loop; a name a nested function reads.
 """
 
 from __future__ import annotations
@@ -53,8 +52,8 @@ class CheckpointKeptThroughTraining(Rule):
             return  # (cheap: most assignments are not loads)
         if self.facts.qualified_name(func) not in _LOADS:
             return
-        if not _mapped(load):
-            return  # onto the device it was saved from: ML203's finding (a load without map_location)
+        if not _loads_to_cpu(load):
+            return  # onto a device, or the one it was saved from: ML203 judges it (kept through training too)
         name = node.targets[0].target.value
         facts = self.facts
         function = facts.function
@@ -106,14 +105,12 @@ class CheckpointKeptThroughTraining(Rule):
                         held |= given & parts
         if kept_through is None:
             return
-        on_cpu = _loads_to_cpu(load)
         self.report(
             assign,
             f"'{name}' keeps the loaded checkpoint alive through the training loop below: a second copy "
-            f"of the state load_state_dict() copied{' (in host memory)' if on_cpu else ' on the device'}",
+            "of the weights load_state_dict() copied, in host memory",
             help=f"`del {name}` once its state is loaded, before training starts",
             needs_grad=False,
-            severity="info" if on_cpu else None,
             function=function,
         )
 
@@ -157,7 +154,7 @@ class CheckpointKeptThroughTraining(Rule):
 import torch
 
 def main(model, optimizer, loader, path, epochs):
-    checkpoint = torch.load(path, map_location="cuda")
+    checkpoint = torch.load(path, map_location="cpu")
     model.load_state_dict(checkpoint["model"])
     optimizer.load_state_dict(checkpoint["optimizer"])
     del checkpoint
@@ -173,7 +170,7 @@ def main(model, optimizer, loader, path, epochs):
 import torch
 
 def resume(model, path):
-    state = torch.load(path, map_location="cuda")
+    state = torch.load(path, map_location="cpu")
     model.load_state_dict(state)
     return model
 
@@ -190,7 +187,7 @@ def main(model, optimizer, loader, path):
 import torch
 
 def main(model, optimizer, loader, path):
-    checkpoint = torch.load(path, map_location="cuda")
+    checkpoint = torch.load(path, map_location="cpu")
     model.load_state_dict(checkpoint["model"])
     for x, y in loader:
         loss = model(x, y)
@@ -204,7 +201,7 @@ def main(model, optimizer, loader, path):
 import torch
 
 def evaluate(model, loader, path):
-    state = torch.load(path, map_location="cuda")
+    state = torch.load(path, map_location="cpu")
     model.load_state_dict(state)
     with torch.no_grad():
         return [model(x).argmax(1) for x, _ in loader]
@@ -223,12 +220,12 @@ class EMAHelper:
         self.shadow = state_dict
 
 def main(model, optimizer, loader, path, ema_path):
-    checkpoint = torch.load(path, map_location="cuda")
+    checkpoint = torch.load(path, map_location="cpu")
     model.load_state_dict(checkpoint.pop("model"))
-    optimizer_state = torch.load(path + ".optim", map_location="cuda")
+    optimizer_state = torch.load(path + ".optim", map_location="cpu")
     optimizer.load_state_dict(optimizer_state)
     ema = EMAHelper()
-    ema_state = torch.load(ema_path, map_location="cuda")
+    ema_state = torch.load(ema_path, map_location="cpu")
     ema.load_state_dict(ema_state)
     for x, y in loader:
         loss = model(x, y)
@@ -244,7 +241,7 @@ import torch
 
 def main_worker(gpu, args, model, optimizer, train_loader):
     if args.resume:
-        checkpoint = torch.load(args.resume, map_location=f"cuda:{gpu}")
+        checkpoint = torch.load(args.resume, map_location="cpu")
         args.start_epoch = checkpoint["epoch"]
         model.load_state_dict(checkpoint["state_dict"])
         optimizer.load_state_dict(checkpoint["optimizer"])
@@ -320,13 +317,6 @@ def _part_of(value: cst.BaseExpression, held: set[str]) -> bool:
         return isinstance(value.value, cst.Name) and value.value.value in held
     return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get" \
         and isinstance(value.func.value, cst.Name) and value.func.value.value in held
-
-
-def _mapped(load: cst.Call) -> bool:
-    """Does the load say where its tensors go (``map_location``, by keyword or second)?"""
-    positional = [arg for arg in load.args if arg.keyword is None and not arg.star]
-    return len(positional) >= 2 or any(arg.keyword is not None and arg.keyword.value == "map_location"
-                                        for arg in load.args)
 
 
 def _loads_to_cpu(load: cst.Call) -> bool:
