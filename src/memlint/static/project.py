@@ -357,8 +357,11 @@ class Project:
         records none."""
         definition = self.definition(qualified)
         outline = definition.class_outline if definition is not None else None
-        if outline is None or not outline.makes_no_parameters:
-            return False
+        return outline is not None and outline.makes_no_parameters and self._bases_make_no_parameters(qualified)
+
+    def _bases_make_no_parameters(self, qualified: str) -> bool:
+        """Is each base of the class ``torch.nn.Module`` or a class of the project that makes no
+        parameter of its own?"""
         for base in self.ancestors(qualified):
             if base in ("torch.nn.Module", "torch.nn.modules.module.Module"):
                 continue
@@ -375,15 +378,8 @@ class Project:
         hold others, or none at all (see :meth:`without_parameters`)."""
         definition = self.definition(qualified)
         outline = definition.class_outline if definition is not None else None
-        if outline is None or not outline.holds_only_passed_in:
+        if outline is None or not outline.holds_only_passed_in or not self._bases_make_no_parameters(qualified):
             return ()
-        for base in self.ancestors(qualified):
-            if base in ("torch.nn.Module", "torch.nn.modules.module.Module"):
-                continue
-            base_definition = self.definition(base)
-            base_outline = base_definition.class_outline if base_definition is not None else None
-            if base_outline is None or not base_outline.makes_no_parameters:
-                return ()
         return outline.holds_only_passed_in
 
     def function_summary(self, key: str):

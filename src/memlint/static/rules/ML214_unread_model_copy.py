@@ -21,6 +21,7 @@ whole (``vars(self)``, ``self.__dict__``, ``getattr`` with a computed name).
 
 from __future__ import annotations
 
+import os
 import re
 
 import libcst as cst
@@ -226,6 +227,4 @@ def _self_attribute(node: cst.BaseExpression) -> str | None:
 
 
 def _same_file(first: str, second: str) -> bool:
-    import os
-
     return os.path.realpath(first) == os.path.realpath(second)
