@@ -2798,3 +2798,46 @@ def test_2_a_network_its_constructor_freezes_handed_down_through_parameters(tmp_
     write(tmp_path, {"features.py": "import fid_score\n\ndef features(images, net):\n"
                                     "    return fid_score.get_activations(images, net)\n"})
     assert [f for f in project_findings(tmp_path, "fid_score.py") if f[1] == "ML201"] == [(10, "ML201")]
+
+
+def test_3_an_attribute_made_a_fresh_list_earlier_in_the_same_call():
+    """``self.transition = []`` a line before ``self.transition.extend([log_prob, value])`` in the
+    same call (in the branch that trains): the list holds this call's values only, and the update backpropagates them before
+    the next call makes another (ML101 quiet). The same extend with the list made fresh only in
+    ``__init__`` keeps every call's graphs: reported."""
+    source = """
+        import torch
+
+        class A2CAgent:
+            def __init__(self, actor, critic, optimizer):
+                self.actor, self.critic, self.optimizer = actor, critic, optimizer
+                self.is_test = False
+                self.transition = []
+
+            def select_action(self, state):
+                action, dist = self.actor(state)
+                if self.is_test:
+                    action = dist.mean
+                else:
+                    value = self.critic(state)
+                    log_prob = dist.log_prob(action).sum(dim=-1)
+                    {reset}
+                    self.transition.extend([log_prob, value])
+                return action
+
+            def step(self, env, action):
+                next_state, reward, done, info = env.step(action.detach().cpu().numpy())
+                if not self.is_test:
+                    self.transition.extend([next_state, reward, done])
+                return next_state, reward, done
+
+            def train(self, env, learner, episodes):
+                for episode in range(episodes):
+                    state, done = env.reset(), False
+                    while not done:
+                        action = self.select_action(torch.as_tensor(state))
+                        state, reward, done = self.step(env, action)
+                        policy_loss, value_loss = learner.update_model(self.transition)
+    """
+    assert [code for _, code in findings(source.format(reset="self.transition = []"))] == []
+    assert [code for _, code in findings(source.format(reset="pass"))] == ["ML101"]

@@ -343,6 +343,8 @@ class GraphAccumulation(Rule):
 
                 self.at_module_exit(unless_emptied)
                 return
+            if loop is None and place.startswith("self.") and _made_fresh_before(function.node, node, place):
+                return  # self.transition = [] earlier in the same call: it holds this call's values only
             if info is not None and place.startswith("self."):
                 # a rollout kept on the object that another method of the class (perhaps defined
                 # below) backpropagates whole and empties, an actor-critic's update: one update's
@@ -2747,3 +2749,45 @@ def _slices_of(value: cst.BaseExpression, name: str) -> bool:
         elif type(current) is cst.BinaryOperation:
             stack.extend((current.left, current.right))
     return False
+
+
+_EMPTY_CONTAINERS = frozenset({"list", "dict", "set", "collections.OrderedDict", "OrderedDict"})
+
+
+def _made_fresh_before(function: cst.CSTNode, store: cst.CSTNode, place: str) -> bool:
+    """Is ``place`` (``self.transition``) bound to a new empty container (``[]``, ``{}``, ``list()``)
+    by a statement that runs before ``store`` on every path to it: earlier in ``store``'s own block
+    or in a block around it, within ``function``?"""
+    path: list[cst.CSTNode] = []
+
+    def find(node: cst.CSTNode) -> bool:
+        if node is store:
+            return True
+        for child in expression_children(node):
+            path.append(child)
+            if find(child):
+                return True
+            path.pop()
+        return False
+
+    if not find(function):
+        return False
+    for parent, child in zip([function, *path], path):
+        body = getattr(parent, "body", None)
+        if not isinstance(parent, (cst.IndentedBlock, cst.Module)) or not isinstance(body, (list, tuple)):
+            continue
+        for statement in body:
+            if statement is child:
+                break
+            if isinstance(statement, cst.SimpleStatementLine) and any(
+                    isinstance(small, cst.Assign) and len(small.targets) == 1
+                    and dotted_name(small.targets[0].target) == place and _empty_container(small.value)
+                    for small in statement.body):
+                return True
+    return False
+
+
+def _empty_container(value: cst.BaseExpression) -> bool:
+    if isinstance(value, (cst.List, cst.Dict, cst.Set)):
+        return not value.elements
+    return isinstance(value, cst.Call) and not value.args and dotted_name(value.func) in _EMPTY_CONTAINERS
