@@ -2758,21 +2758,19 @@ def _made_fresh_before(function: cst.CSTNode, store: cst.CSTNode, place: str) ->
     """Is ``place`` (``self.transition``) bound to a new empty container (``[]``, ``{}``, ``list()``)
     by a statement that runs before ``store`` on every path to it: earlier in ``store``'s own block
     or in a block around it, within ``function``?"""
-    path: list[cst.CSTNode] = []
-
-    def find(node: cst.CSTNode) -> bool:
-        if node is store:
-            return True
-        for child in expression_children(node):
-            path.append(child)
-            if find(child):
-                return True
-            path.pop()
+    parents: dict[int, cst.CSTNode] = {}
+    stack = [function]
+    while stack and id(store) not in parents:  # a stack, not recursion: expressions nest deep
+        current = stack.pop()
+        for child in expression_children(current):
+            parents[id(child)] = current
+            stack.append(child)
+    if id(store) not in parents:
         return False
-
-    if not find(function):
-        return False
-    for parent, child in zip([function, *path], path):
+    chain = [store]
+    while chain[-1] is not function:
+        chain.append(parents[id(chain[-1])])
+    for child, parent in zip(chain, chain[1:]):
         body = getattr(parent, "body", None)
         if not isinstance(parent, (cst.IndentedBlock, cst.Module)) or not isinstance(body, (list, tuple)):
             continue

@@ -41,7 +41,8 @@ class UnreadModelCopy(Rule):
     def __init__(self, checker) -> None:
         super().__init__(checker)
         self._stores: dict[str, int] = {}  # attribute -> how many of its mentions are stores
-        self._copies: list[tuple[str, cst.Call, str, bool]] = []  # attribute, deepcopy call, what, per call
+        # attribute, deepcopy call, what is copied, made at every call, the function making it
+        self._copies: list[tuple[str, cst.Call, str, bool, object]] = []
 
     # ----- where an attribute of self is written ---------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -87,7 +88,8 @@ class UnreadModelCopy(Rule):
             return
         if what == "the model" and info.is_module:
             return  # a registered submodule: parameters(), state_dict() and .to() reach it
-        self._copies.append((attribute, value, f"{what} ({name})" if len(name) <= 30 else what, per_call))
+        self._copies.append((attribute, value, f"{what} ({name})" if len(name) <= 30 else what, per_call,
+                             facts.function))
         if len(self._copies) == 1:
             self.at_module_exit(self._decide)
 
@@ -98,7 +100,7 @@ class UnreadModelCopy(Rule):
             return
         project = self.facts.project
         here = self._checker.path
-        for attribute, call, what, per_call in self._copies:
+        for attribute, call, what, per_call, function in self._copies:
             mentions = len(re.findall(rf"\b{re.escape(attribute)}\b", source))
             if mentions > self._stores.get(attribute, 0):
                 continue  # read in this module (or named in a string or comment)
@@ -110,10 +112,10 @@ class UnreadModelCopy(Rule):
             self.report(
                 call,
                 f"'self.{attribute}' keeps {growth} of {what} that no code reads",
-                help=f"drop the copy; if it is needed later, keep it on the CPU: "
-                     f"{{k: v.to('cpu', copy=True) for k, v in <model>.state_dict().items()}}",
+                help="drop the copy; if it is needed later, keep it on the CPU: "
+                     "{k: v.to('cpu', copy=True) for k, v in <model>.state_dict().items()}",
                 needs_grad=False,
-                function=None,
+                function=function,
             )
 
     VALID = [

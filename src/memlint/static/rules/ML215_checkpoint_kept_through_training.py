@@ -285,12 +285,15 @@ def _trains(loop: Loop, loops: dict) -> bool:
     return False
 
 
-def _in_order(node: cst.CSTNode, nested: bool = False) -> Iterator[tuple[cst.CSTNode, bool]]:
+def _in_order(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, bool]]:
     """Every node below ``node`` in source order, and whether it is inside a nested function
-    or class."""
-    for child in expression_children(node):
-        yield child, nested
-        yield from _in_order(child, nested or isinstance(child, _NESTED))
+    or class (a stack, not recursion: expressions nest deep)."""
+    stack = [(child, False) for child in reversed(list(expression_children(node)))]
+    while stack:
+        current, nested = stack.pop()
+        yield current, nested
+        inner = nested or isinstance(current, _NESTED)
+        stack.extend((child, inner) for child in reversed(list(expression_children(current))))
 
 
 def _names(node: cst.CSTNode) -> set[str]:
