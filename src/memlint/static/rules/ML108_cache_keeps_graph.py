@@ -95,6 +95,8 @@ class CacheKeepsGraph(Rule):
                 )
                 return
             if is_method and info is not None and info.is_module:
+                if _maxsize(node, cache) == 1:
+                    return  # one entry: the instance that called last, which its caller holds anyway
                 self.report(
                     decorator,
                     f"'{name}' is cached with @{cache}, which keeps every {info.name} alive",
@@ -133,6 +135,25 @@ class CacheKeepsGraph(Rule):
         return None
 
     VALID = [
+        # a module's method cached with one entry: it holds the last instance that called it (its
+        # caller holds it anyway) and a mask built from plain arguments
+        """
+import functools
+import torch
+from torch import nn
+class JointAttention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    @functools.lru_cache(maxsize=1)
+    def attention_mask(self, length, device):
+        return torch.ones(length, length, device=device).triu(1).bool()
+
+    def forward(self, x):
+        mask = self.attention_mask(x.shape[1], x.device)
+        return self.proj(x).masked_fill(mask[None, :, :, None].any(-1, keepdim=True), 0)
+""",
         # a parameter named "model" that is a choice key (a string or a tuple of strings), only
         # compared: the cache keeps strings, not a module
         """
