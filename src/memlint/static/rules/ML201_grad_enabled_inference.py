@@ -44,7 +44,7 @@ import libcst as cst
 from memlint.static.engine import is_optimizer_step
 from memlint.static.facts import (
     NOT_A_LITERAL, AUTOGRAD_FUNCTIONS, FUNCTIONAL_LOSS_WORDS, GRAPH_ENDING_FUNCTIONS, GRAPH_ENDING_METHODS, FunctionScope, Graph, GradMode, Kind, Loop, descendants, dotted_name, expression_children,
-    literal_value, names_in, reaches, without_comments, without_self_returning_calls,
+    all_parameters, literal_value, names_in, reaches, without_comments, without_self_returning_calls,
 )
 from memlint.static.fixes import no_grad_fix
 from memlint.static.rule import Invalid, Rule
@@ -104,11 +104,20 @@ def _values_bound(function: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
 
 def _parameter_names(function: cst.CSTNode) -> set[str]:
     parameters = getattr(function, "params", None)
-    if not isinstance(parameters, cst.Parameters):
-        return set()
-    every = (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params)
-    star = [p for p in (parameters.star_arg, parameters.star_kwarg) if isinstance(p, cst.Param)]
-    return {p.name.value for p in (*every, *star)}
+    return {p.name.value for p in all_parameters(parameters)} if isinstance(parameters, cst.Parameters) else set()
+
+
+def _argument_for(call: cst.Call, positional: list[str], parameter: str) -> "cst.BaseExpression | None | bool":
+    """What ``call`` passes for ``parameter`` (``positional``: the names its positional arguments
+    fill, in order): the expression, None when it passes nothing (the default), False when a
+    ``*args``/``**kwargs`` hides it."""
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            return False
+        if (arg.keyword is not None and arg.keyword.value == parameter) \
+                or (arg.keyword is None and position < len(positional) and positional[position] == parameter):
+            return arg.value
+    return None
 
 
 @dataclass
@@ -749,20 +758,17 @@ class GradEnabledInference(Rule):
         if self.facts.project is None:
             return False
         function = call.function
-        if call.target.startswith("self."):
-            info = function.class_info
-            binding = info.attributes.get(call.target) if info is not None else None
-            values = [binding.node] if binding is not None else []
-        elif "." in call.target:
+        if "." in call.target and not call.target.startswith("self."):
             return False
+        binding = self._binding_of(call)
+        if binding is None:
+            return False
+        if call.target.startswith("self."):
+            values = [binding.node]
+        elif isinstance(binding.node, cst.Param):
+            values = self._arguments_given(function.node, call.target, 0) or []
         else:
-            binding = function.lookup(call.target)
-            if binding is None:
-                return False
-            if isinstance(binding.node, cst.Param):
-                values = self._arguments_given(function.node, call.target, 0) or []
-            else:
-                values = _values_bound(function.node, call.target)
+            values = _values_bound(function.node, call.target)
         return bool(values) and all(self._builds_a_frozen_module(value) for value in values)
 
     def _arguments_given(self, function: cst.CSTNode, parameter: str, depth: int) -> list[cst.CSTNode] | None:
@@ -781,7 +787,6 @@ class GradEnabledInference(Rule):
         positional = [p.name.value for p in (*params.posonly_params, *params.params)]
         if parameter not in positional and parameter not in {p.name.value for p in params.kwonly_params}:
             return None
-        index = positional.index(parameter) if parameter in positional else None
         calls: list[tuple[cst.Call, cst.CSTNode]] = []
         mentions = 0
         for statement in module.body:
@@ -795,15 +800,9 @@ class GradEnabledInference(Rule):
             return None  # also named without a call (a callback), or a second definition
         given: list[cst.CSTNode] = []
         for site, caller in calls:
-            value = None
-            for position, arg in enumerate(site.args):
-                if arg.star:
-                    return None
-                if (arg.keyword is not None and arg.keyword.value == parameter) \
-                        or (arg.keyword is None and position == index):
-                    value = arg.value
-            if value is None:
-                return None  # its default
+            value = _argument_for(site, positional, parameter)
+            if value is None or value is False:
+                return None  # its default, or hidden in *args
             if isinstance(value, cst.Name):
                 if isinstance(caller, cst.FunctionDef) and value.value in _parameter_names(caller):
                     further = self._arguments_given(caller, value.value, depth + 1)
@@ -840,9 +839,7 @@ class GradEnabledInference(Rule):
         project = self.facts.project
         if qualified is None or project is None:
             return False
-        if qualified in self.facts.class_nodes and self.facts.module_name:
-            qualified = f"{self.facts.module_name}.{qualified}"
-        definition = project.definition(qualified)
+        definition = project.definition(self._in_project(qualified))
         outline = definition.class_outline if definition is not None else None
         decider = outline.frozen_unless if outline is not None else None
         if decider is None:
@@ -851,13 +848,10 @@ class GradEnabledInference(Rule):
             return True
         init = outline.methods.get("__init__")
         positional, _ = init.parameters(bound=True) if init is not None else ([], [])
-        for position, arg in enumerate(built.args):
-            if arg.star:
-                return False
-            if (arg.keyword is not None and arg.keyword.value == decider) \
-                    or (arg.keyword is None and position < len(positional) and positional[position] == decider):
-                return literal_value(arg.value) is False
-        return True  # not passed: its default, False
+        value = _argument_for(built, positional, decider)
+        if value is False:
+            return False  # hidden in *args
+        return value is None or literal_value(value) is False  # not passed: its default, False
 
     def _frozen_in_class(self, info) -> set[str]:
         """The ``self.x`` names some method of the class freezes (``requires_grad_(False)``, or
@@ -1355,21 +1349,31 @@ class GradEnabledInference(Rule):
         self.report(call.node, message, help=help, fix=no_grad_fix(call.node, self.facts) if fixable else None,
                     function=call.function)
 
+    @staticmethod
+    def _binding_of(call: _ModuleCall):
+        """The binding of the called object: a ``self.x`` of the class, or a name of the function."""
+        info = call.function.class_info
+        return info.attributes.get(call.target) if info is not None and call.target.startswith("self.") \
+            else call.function.lookup(call.target)
+
     def _built_from(self, call: _ModuleCall) -> str | None:
         """The name (as this module knows it) of the class the called object was built from."""
-        info = call.function.class_info
-        binding = info.attributes.get(call.target) if info is not None and call.target.startswith("self.") \
-            else call.function.lookup(call.target)
+        binding = self._binding_of(call)
         built = without_self_returning_calls(binding.node) if binding is not None else None
         return self.facts.qualified_name(built.func) if isinstance(built, cst.Call) else None
+
+    def _in_project(self, qualified: str) -> str:
+        """A class name as this module knows it, as the project names it (a class of this module
+        gets the module's name in front)."""
+        if qualified in self.facts.class_nodes and self.facts.module_name:
+            return f"{self.facts.module_name}.{qualified}"
+        return qualified
 
     def _a_criterion(self, call: _ModuleCall) -> bool:
         """Was the module built from a torch.nn criterion (``nn.BCEWithLogitsLoss(...)``), or from a
         class of the project that holds nothing but criteria handed to it
         (``FocalLoss(nn.BCEWithLogitsLoss())``)?"""
-        info = call.function.class_info
-        binding = info.attributes.get(call.target) if info is not None and call.target.startswith("self.") \
-            else call.function.lookup(call.target)
+        binding = self._binding_of(call)
         return binding is not None and self._builds_a_criterion(binding.node, call.function, 0)
 
     def _builds_a_criterion(self, node: cst.CSTNode | None, function: FunctionScope, depth: int) -> bool:
@@ -1382,26 +1386,17 @@ class GradEnabledInference(Rule):
         project = self.facts.project
         if project is None or not qualified or depth > 2:
             return False
-        if qualified in self.facts.class_nodes and self.facts.module_name:
-            qualified = f"{self.facts.module_name}.{qualified}"  # a class of this module
+        qualified = self._in_project(qualified)
         passed_in = project.modules_passed_in(qualified)
         definition = project.definition(qualified) if passed_in else None
         init = definition.class_outline.methods.get("__init__") if definition is not None else None
         if init is None or init.has_star_args:
             return False
         positional, _ = init.parameters(bound=True)
-        given: dict[str, cst.BaseExpression] = {}
-        for index, arg in enumerate(built.args):
-            if arg.star:
-                return False
-            if arg.keyword is not None:
-                given[arg.keyword.value] = arg.value
-            elif index < len(positional):
-                given[positional[index]] = arg.value
         for parameter in passed_in:
-            value = given.get(parameter)
-            if value is None:
-                return False  # its default: not read
+            value = _argument_for(built, positional, parameter)
+            if value is None or value is False:
+                return False  # its default (not read), or hidden in *args
             if isinstance(value, cst.Name):
                 values = [v for v in _values_bound(function.node, value.value) if v is not built]
                 if not values or value.value in _parameter_names(function.node):
@@ -1421,9 +1416,7 @@ class GradEnabledInference(Rule):
             return True
         if project is None or qualified is None:
             return False
-        if qualified in self.facts.class_nodes and self.facts.module_name:
-            qualified = f"{self.facts.module_name}.{qualified}"  # a class of this module
-        return project.without_parameters(qualified)
+        return project.without_parameters(self._in_project(qualified))
 
     def _forward_turns_grad_off(self, call: _ModuleCall) -> bool:
         """Was the module built from a class (of this module or the project) whose ``forward``

@@ -28,7 +28,8 @@ from collections.abc import Iterator
 import libcst as cst
 
 from memlint.static.facts import (
-    Kind, Loop, dotted_name, expression_children, literal_value, names_a_module_object, without_self_returning_calls,
+    Kind, Loop, dotted_name, expression_children, literal_value, names_a_module_object, names_in,
+    without_self_returning_calls,
 )
 from memlint.static.rule import Invalid, Rule
 
@@ -84,7 +85,7 @@ class CheckpointKeptThroughTraining(Rule):
             if isinstance(node, cst.Name) and node.value in held:
                 if kept_through is not None or nested:
                     return  # read by the loop, after it, or by a nested function
-            elif isinstance(node, cst.Del) and held & _names(node.target):
+            elif isinstance(node, cst.Del) and held & names_in(node.target):
                 return
             elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
                 bound = _bound_names(node)
@@ -95,11 +96,11 @@ class CheckpointKeptThroughTraining(Rule):
                         and _part_of(node.value, held):
                     parts |= bound
             elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-                if node.func.attr.value == "pop" and held & _names(node.func.value):
+                if node.func.attr.value == "pop" and held & names_in(node.func.value):
                     return  # checkpoint.pop("model"): the state leaves the dict as it is loaded
                 if node.func.attr.value == "load_state_dict" and kept_through is None \
                         and self._copies_into_a_module(node.func.value, function):
-                    given = {found for arg in node.args for found in _names(arg.value)}
+                    given = {found for arg in node.args for found in names_in(arg.value)}
                     if given & (held | parts):
                         copied = True
                         held |= given & parts
@@ -294,17 +295,6 @@ def _in_order(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, bool]]:
         yield current, nested
         inner = nested or isinstance(current, _NESTED)
         stack.extend((child, inner) for child in reversed(list(expression_children(current))))
-
-
-def _names(node: cst.CSTNode) -> set[str]:
-    found = set()
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name):
-            found.add(current.value)
-        stack.extend(expression_children(current))
-    return found
 
 
 def _bound_names(node: "cst.Assign | cst.AugAssign | cst.AnnAssign") -> set[str]:
