@@ -1145,3 +1145,51 @@ def test_a_method_of_a_plain_class_nothing_in_the_repository_calls(tmp_path):
     assert ml203("by_string", main + "    getattr(gan, 'load')(path)\n") == [15]
     assert ml203("packaged", main, packaged=True) == [15]
     assert ml203("installed", main, installed=True) == [15]
+
+
+def test_a_method_nothing_calls_of_a_class_whose_bases_are_the_projects_own(tmp_path):
+    """A class whose bases are, through every ancestor, the project's own classes (here one in
+    another module) is as plain as one without: no framework calls its methods by name, so an
+    uncalled ``load()`` never runs. A base from outside the project (``nn.Module``) may call
+    methods by name: the finding stays. So does a call of ``load`` in the project's base."""
+    base = textwrap.dedent("""
+        class Worker:
+            def run(self):
+                return None
+    """)
+    gan = textwrap.dedent("""
+        import torch
+        from torch import nn
+        from base import Worker
+
+        class GAN(BASE):
+            def __init__(self, dim):
+                self.G = nn.Linear(dim, dim)
+                self.G.cuda()
+
+            def save(self, path):
+                torch.save(self.G.state_dict(), path)
+
+            def load(self, path):
+                self.G.load_state_dict(torch.load(path))
+    """)
+    main = textwrap.dedent("""
+        from gan import GAN
+
+        def main(path):
+            gan = GAN(8)
+            gan.save(path)
+    """)
+
+    def ml203(name: str, base_class: str, base_module: str = base) -> list[int]:
+        repo = tmp_path / name
+        (repo / ".git").mkdir(parents=True)
+        (repo / "base.py").write_text(base_module)
+        (repo / "gan.py").write_text(gan.replace("BASE", base_class))
+        (repo / "main.py").write_text(main)
+        result = check_paths([str(repo / "gan.py")], Config(), use_cache=False)
+        return [f.line for f in result.findings if f.code == "ML203"]
+
+    assert ml203("project_base", "Worker") == []
+    assert ml203("framework_base", "nn.Module") == [15]
+    assert ml203("base_calls_it", "Worker", base + "\n    def resume(self, path):\n        self.load(path)\n") == [15]

@@ -253,15 +253,15 @@ class FileChecker:
         return self._unrun[id(top)]
 
     def _in_a_method_nothing_calls(self, node: cst.CSTNode) -> bool:
-        """Is ``node`` in a method of a plain class (no base but ``object``: no framework calls its
-        methods by name) of a repository not packaged for others, that no code of the repository
+        """Is ``node`` in a method of a plain class (no base but ``object``, or only the project's own
+        classes: no framework calls its methods by name) of a repository not packaged for others, that no code of the repository
         can reach: no ``.name`` on anything but an imported module (``torch.load`` is not
         ``gan.load``), no other mention of the name (a string for ``getattr``, a callback), no
         decorator, and no configuration file naming it? A GAN's ``load()`` nothing calls."""
         top = self._top_level_definition(node)
-        if not isinstance(top, cst.ClassDef) or any(
-                dotted_name(arg.value) not in ("object", None) or arg.keyword is not None for arg in top.bases) \
-                or top.decorators or "getattr(" in self.source:
+        if not isinstance(top, cst.ClassDef) or top.decorators or "getattr(" in self.source \
+                or any(arg.keyword is not None for arg in top.bases) \
+                or not self._only_project_bases(top):
             return False
         method = next((statement for statement in F.block_statements(top.body)
                        if isinstance(statement, cst.FunctionDef) and id(node) in self._node_ids(statement)), None)
@@ -273,6 +273,23 @@ class FileChecker:
             self._unrun[key] = project.unpackaged() and not project.reachable_by_name(
                 method.name.value, project.file_of_path(self.path))
         return self._unrun[key]
+
+    def _only_project_bases(self, top: cst.ClassDef) -> bool:
+        """Is every base of the class, through its ancestors, ``object``, ``abc.ABC`` or a class
+        of the project (``DQNWorker(DistributedWorker)``)? No framework then calls its methods by
+        name: only the project's code can, which ``reachable_by_name`` reads."""
+        if all(dotted_name(arg.value) in ("object", None) for arg in top.bases):
+            return True
+        project = self.facts.project
+        if project is None or not self.facts.module_name:
+            return False
+        for base in project.ancestors(f"{self.facts.module_name}.{top.name.value}"):
+            if base in ("object", "builtins.object", "abc.ABC"):
+                continue
+            definition = project.definition(base)
+            if definition is None or definition.class_outline is None:
+                return False  # a framework's class, or a base that names nothing known
+        return True
 
     def _node_ids(self, definition: cst.CSTNode) -> frozenset[int]:
         ids = self._definition_nodes.get(id(definition))
@@ -795,7 +812,8 @@ class FileChecker:
                         mentions_epoch=F.mentions_epoch((node.iter, node.target)),
                         over_parts=F.is_parts_of_a_value(node.iter),
                         bounded=_is_literal_iterable(node.iter),
-                        counts_in_module_method=_is_range(node.iter, facts) and _in_module_method(facts))
+                        counts_in_module_method=(_is_range(node.iter, facts) or _over_own_submodules(node.iter, facts))
+                        and _in_module_method(facts))
             if not loop.iterates_data and (self._over_local_lists(node.iter)
                                            or names_in(node.iter) & facts.function.element_targets):
                 facts.function.element_targets |= loop.target_names
@@ -1986,6 +2004,16 @@ def _is_range(iterable: cst.BaseExpression | None, facts: Facts | None = None) -
         binding = facts.lookup(iterable.value)
         iterable = binding.node if binding is not None and isinstance(binding.node, cst.Call) else None
     return isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"
+
+
+def _over_own_submodules(iterable: cst.BaseExpression, facts: Facts) -> bool:
+    """``self.blocks`` (also in ``enumerate(...)`` / ``zip(...)``), a container of the module's own
+    submodules (an ``nn.ModuleList``): the layers of one forward computation."""
+    if isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("enumerate", "zip", "reversed") \
+            and iterable.args:
+        iterable = iterable.args[0].value
+    name = dotted_name(iterable)
+    return name is not None and name.startswith("self.") and facts.is_module_expr(iterable)
 
 
 def _in_module_method(facts: Facts) -> bool:

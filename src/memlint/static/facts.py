@@ -842,7 +842,8 @@ class Loop:
     mentions_epoch: bool = False
     contains_step_loop: bool = False  # a loop nested in this one walks steps: this is an epoch loop
     over_parts: bool = False  # over the parts of one value: ``for chunk in batch.split(n)``
-    # ``for i in range(...)`` in a method of an nn.Module: counts within one forward computation
+    # ``for i in range(...)`` (or ``for block in self.blocks``, the module's own submodules) in a
+    # method of an nn.Module: counts within one forward computation
     # (stages, layers, heads) unless it draws data, backpropagates or steps an optimizer
     counts_in_module_method: bool = False
     # What the body does, for telling steps by behaviour (see runs_steps):

@@ -642,7 +642,8 @@ class LoopCarriedGraph(Rule):
             # model handed in is the recurrence, not a store)
             store = next((stored for stored in self._stored.get(id(loop), ()) if stored[1] & state
                           and dotted_name(stored[2].func) != carry.callee), None) \
-                if carry.kind == "recurrent" and not function.has_backward and not function.is_per_step_method else None
+                if carry.kind == "recurrent" and not function.has_backward and not function.is_per_step_method \
+                and not loop.counts_in_module_method else None  # a forward's own layers: one computation
             if store is not None:
                 # reported where the state is stored with its graph: that copy is what piles up
                 # (once per store: buffer.store(h=h, c=c) keeps both parts of one state)
@@ -807,6 +808,37 @@ class LoopCarriedGraph(Rule):
         return message, f"compute the update {fix} or under torch.no_grad()"
 
     VALID = [
+        # a forward running through the module's own blocks, keeping each block's output for a
+        # loss of the same step: one computation, rebuilt on every forward
+        """
+import torch
+from torch import nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, transformer, split):
+        super().__init__()
+        self.sabs = transformer.blocks[:split]
+        self.tabs = transformer.blocks[split:]
+        self.task_tokens = nn.ParameterList([transformer.cls_token])
+
+    def param_groups(self):
+        return {"sa": self.sabs.parameters(), "ca": self.tabs.parameters()}
+
+    def forward_features(self, x):
+        self.feats = []
+        for blk in self.sabs:
+            x, attn, v = blk(x)
+            self.feats.append(x)
+        self.feats.pop(-1)
+        tokens = []
+        for task_token in self.task_tokens:
+            task_token = task_token.expand(x.shape[0], -1, -1)
+            for blk in self.tabs:
+                task_token, attn, v = blk(torch.cat((task_token, x), dim=1))
+            tokens.append(task_token[:, 0])
+        return tokens
+""",
         # a decoder handed in runs its cells on the state and its attention on it: calls whose
         # results are used are computations, not stores into the model
         """

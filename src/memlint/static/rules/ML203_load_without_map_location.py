@@ -109,6 +109,9 @@ class _Load:
     rank_zero_only: bool = False  # under ``if rank == 0:``, or after ``if rank != 0: return``
     path_text: str = ""  # the file argument as written
     beside_the_model: bool = False  # copied into a module already moved to an accelerator here
+    # a module it was copied into is moved to an accelerator later in the function while a local
+    # name still holds the load (``model.load_state_dict(ckpt["state_dict"]); model = model.cuda()``)
+    moved_while_held: bool = False
     # the parameters of its function whose load_state_dict it feeds (``model`` of ``resume(model,
     # path)``): moved to an accelerator by every caller in view, they are beside it too
     into_parameters: frozenset[str] = frozenset()
@@ -139,6 +142,8 @@ class LoadWithoutMapLocation(Rule):
         # The last names of calls whose result feeds a load_state_dict (``best_model_state()`` in
         # ``model.load_state_dict(self.checkpointer.best_model_state())``)
         self._fed_to_state_dict: set[str] = set()
+        # ... of those, the ones whose result is copied into a module already moved to an accelerator
+        self._fed_on_device_calls: set[str] = set()
         self._function_of_load: dict[int, object] = {}  # id() of a load -> its function
         self._deleted: dict[int, set[str]] = {}  # function id -> names ``del``-eted in it
         # Nothing in the file moves a tensor to an accelerator: what it saves itself is on the CPU.
@@ -184,6 +189,8 @@ class LoadWithoutMapLocation(Rule):
                 # self.x, or the module itself (``self.to(device)`` in its __init__): for every method
                 in_class = name.startswith("self.") or (name == "self" and facts.function.class_info is not None)
                 self._moved.setdefault("class" if in_class else id(facts.function), set()).add(name)
+            if moved is not None:
+                self._note_moved_while_held(moved)
         self._note_modules_handed(node)
         qualified = facts.qualified_name(func)
         if qualified in _SPAWN:
@@ -385,6 +392,23 @@ class LoadWithoutMapLocation(Rule):
                 called = dotted_name(value.func)
                 if called is not None:
                     self._fed_to_state_dict.add(called.rsplit(".", 1)[-1])
+                    if on_device:
+                        self._fed_on_device_calls.add(called.rsplit(".", 1)[-1])
+
+    def _note_moved_while_held(self, moved: str) -> None:
+        """``moved`` goes to an accelerator here: a load of this function copied into it earlier
+        and still held in a local name (not deleted, not rebound so far) is on the GPU it was
+        saved from beside the weights it was copied into, now on the GPU too."""
+        function = self.facts.function
+        deleted = self._deleted.get(id(function), set())
+        for load in self._loaded_into.get(id(function), {}).values():
+            if load.moved_while_held or not load.restores_state or not load.kept_in or load.kept_in & deleted:
+                continue
+            if moved not in load.restored_into and not any(name.startswith(moved + ".") for name in load.restored_into):
+                continue
+            if all((binding := function.bindings.get(name)) is not None and binding.node is load.node
+                   for name in load.kept_in):
+                load.moved_while_held = True
 
     def _onto_device_load_behind(self, name: str) -> _Load | None:
         """A load onto the device that ``name`` was computed from in this function (``state =
@@ -665,7 +689,10 @@ class LoadWithoutMapLocation(Rule):
                                  "the checkpoint once restored",
                             needs_grad=False, severity="warning",
                             fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
-            elif load.restores_state and (load.beside_the_model or self._moved_by_every_caller(load)) \
+            elif (load.restores_state and (load.beside_the_model or load.moved_while_held
+                                           or self._moved_by_every_caller(load))
+                  # ``return torch.load(path)``, which a caller here copies into a moved model
+                  or load.returned_by in self._fed_on_device_calls) \
                     and not load.rank_zero_only and not (
                     self._project_saves_only_cpu_state()):
                 # A hint: how the file was written is not known here (unless this module saves
@@ -776,6 +803,25 @@ def build(path, device):
     model = Net()
     model.load_state_dict(torch.load(path))
     return model.to(device)
+
+class Checkpointer:
+    def __init__(self, directory):
+        self.directory = directory
+
+    def best_state(self):
+        return torch.load(self.directory + "/best.th")
+
+def export_best(checkpointer):
+    model = Net()
+    model.load_state_dict(checkpointer.best_state())
+    return model
+
+def build_and_let_go(path):
+    checkpoint = torch.load(path)
+    model = Net()
+    model.load_state_dict(checkpoint["state_dict"])
+    del checkpoint
+    return model.cuda().eval()
 """,
         # one process: a moved model, then a fresh one bound to the same name and loaded on the CPU
         """
@@ -978,6 +1024,41 @@ def setup(config_path, loader):
 
     # Each in a program that runs one process per GPU (torch.distributed, DDP, LOCAL_RANK).
     INVALID = [
+        # one process (info): a loader returns the checkpoint, and a caller copies it into a model
+        # its class moved to the GPU
+        Invalid("""
+import os
+import torch
+
+class Checkpointer:
+    def __init__(self, directory):
+        self.directory = directory
+
+    def best_state(self):
+        return torch.load(os.path.join(self.directory, "best.th"))
+
+class Trainer:
+    def __init__(self, model, checkpointer, device):
+        self.model = model.to(device)
+        self.checkpointer = checkpointer
+
+    def finish(self):
+        best = self.checkpointer.best_state()
+        self.model.load_state_dict(best)
+""", line=10, fixed='map_location="cpu"'),
+        # one process (info): copied into a model still on the CPU, which moves to the GPU while
+        # the checkpoint is still held: a GPU-saved checkpoint and the moved weights, side by side
+        Invalid("""
+import torch
+
+def load_for_inference(path, on_gpu=True):
+    checkpoint = torch.load(path)
+    model = Net()
+    model.load_state_dict(checkpoint["state_dict"])
+    if on_gpu:
+        model = model.cuda()
+    return model.eval()
+""", line=5, fixed='map_location="cpu"'),
         # one process (info): the checkpoint is deleted once restored, but while it loads a GPU-saved
         # copy sits beside the model on the GPU (the peak of a resume)
         Invalid("""
