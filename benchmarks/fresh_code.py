@@ -217,6 +217,13 @@ HALVES = HALVES + ("dev37",)
 # learning, medical segmentation), sorted, shuffled with random.Random(2026112723); odd places
 # sealed23 (run once at the end of the session), even places dev38.
 HALVES = HALVES + ("sealed23", "dev38")
+# Twenty-six more repositories nobody here had opened (issue 22, 2026-11-27, fourth session;
+# vision, GANs, super-resolution, seq2seq, retrieval, NER, speech synthesis and voice conversion, RL,
+# knowledge-graph reasoning, heterogeneous graphs, sequential recommendation, time series, point
+# clouds, self-supervised learning, continual learning, few-shot, medical segmentation, tabular,
+# synthetic data), sorted, shuffled with random.Random(2026112724); even places sealed24 (run once
+# at the end of the session), odd places dev39.
+HALVES = HALVES + ("sealed24", "dev39")
 SPLIT_SEED = 22  # the issue's number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -1891,6 +1898,58 @@ REPOS: tuple[FreshRepo, ...] = (
           "Tutorial Transformer seq2seq machine translation trained on WMT14 en-de (NLP seq2seq)", "sealed23"),
     _repo("UNeXt-pytorch", "jeya-maria-jose/UNeXt-pytorch", "6ad0855114a35afbf81decf5dc912cd8de70476a",
           "UNeXt MLP-based rapid medical image segmentation network training on ISIC/BUSI (medical imaging)", "dev38"),
+    _repo("MAE-pytorch", "pengzhiliang/MAE-pytorch", "8b3ab30f99000ac56b2469de6fd48341ed799a21",
+          "Masked autoencoder ViT pretraining and fine-tuning reimplementation (SSL)", "sealed24"),
+    _repo("CTGAN", "sdv-dev/CTGAN", "f4fcd21d96e291fb1d6b7a14b83236927560b81e",
+          "CTGAN / TVAE conditional GAN and VAE synthesizers for tabular data (tabular)", "dev39"),
+    _repo("boundary-loss", "LIVIAETS/boundary-loss", "171c32d88a4ce59af8be46fb88b96d3637b9515b",
+          "Boundary loss for highly unbalanced medical image segmentation (ISLES/WMH) (medical imaging)", "sealed24"),
+    _repo("sac-discrete.pytorch", "toshikwa/sac-discrete.pytorch", "40c9d246621e658750e0a03001325006da57f2d4",
+          "Soft Actor-Critic for discrete action Atari with prioritized replay (RL)", "dev39"),
+    _repo("pytorch-seq2seq", "IBM/pytorch-seq2seq", "f146087a9a271e9b50f46561e090324764b081fb",
+          "Framework for attention seq2seq models with supervised trainer, checkpoints and beam search, 2018 (NLP seq2seq)", "sealed24"),
+    _repo("pointconv_pytorch", "DylanWusee/pointconv_pytorch", "4a01ee9e1742d4b837ab0ef44896be4e31c63378",
+          "PointConv convolution on point clouds for ModelNet classification (3D/point clouds)", "dev39"),
+    _repo("muzero-pytorch", "koulanurag/muzero-pytorch", "15100f3f743b1b4fef236979a8cf3f215b29eb4f",
+          "MuZero model-based RL with MCTS self-play, replay buffer and learner (RL)", "sealed24"),
+    _repo("FACIL", "mmasana/FACIL", "e09d2c83320a1aa945a6157d4875437515824dc9",
+          "Class-incremental continual learning framework with many approaches (EWC, LwF, iCaRL, BiC...) (continual learning)", "dev39"),
+    _repo("StyleSpeech", "keonlee9420/StyleSpeech", "d11cb07b3e891a18c2a6d1e80fa0f18a389de446",
+          "Meta-StyleSpeech multi-speaker adaptive TTS with meta-learned style adaptation (speech/audio)", "sealed24"),
+    _repo("CIKM2020-S3Rec", "RUCAIBox/CIKM2020-S3Rec", "2a81540ae18615d88ef88227b0c066e5b74781e5",
+          "S3-Rec self-supervised pretraining and fine-tuning for sequential recommendation (recommendation)", "dev39"),
+    _repo("SCINet", "cure-lab/SCINet", "02e6b0af2d58243de09aaa1eac3840237b659847",
+          "SCINet sample convolution and interaction network for time series forecasting (time series)", "sealed24"),
+    _repo("DRhard", "jingtaozhan/DRhard", "15e22359e70bccfb0b7b5ddf9c050161efc93607",
+          "STAR/ADORE dense retrieval training with hard negatives on MS MARCO (NLP retrieval)", "dev39"),
+    _repo("PatrickHua-SimSiam", "PatrickHua/SimSiam", "75a7c51362c30e8628ad83949055ef73829ce786",
+          "SimSiam / SimCLR / BYOL self-supervised pretraining with linear evaluation (SSL)", "sealed24"),
+    _repo("PointRCNN", "sshaoshuai/PointRCNN", "1d0dee91262b970f460135252049112d80259ca0",
+          "PointRCNN two-stage 3D object detection from raw point clouds on KITTI (3D/point clouds)", "dev39"),
+    _repo("pytorch-nested-unet", "4uiiurz1/pytorch-nested-unet", "557ea02f0b5d45ec171aae2282d2cd21562a633e",
+          "UNet++ nested U-Net for nuclei / medical image segmentation training (medical imaging)", "sealed24"),
+    _repo("EnlightenGAN", "VITA-Group/EnlightenGAN", "b0349848f0cd1e52317baa04e09ac32a2ae771d6",
+          "EnlightenGAN unpaired low-light image enhancement GAN with global-local discriminators (vision/GAN)", "dev39"),
+    _repo("RNNLogic", "DeepGraphLearning/RNNLogic", "c890b025a14d6294d93222388a449fda8a851009",
+          "RNNLogic rule generator + reasoning predictor EM training for knowledge graph reasoning (graph)", "sealed24"),
+    _repo("embedding-propagation", "ServiceNow/embedding-propagation", "c51e7ac591459052b9c56b1fe1c8d450b3d90b3d",
+          "Embedding propagation for few-shot classification with pretraining and episodic fine-tuning (meta learning)", "dev39"),
+    _repo("yolox-pytorch", "bubbliiiing/yolox-pytorch", "bbd4ef975b606d7960a41ef7a9e5ac4f7717ba99",
+          "YOLOX anchor-free object detector training with EMA/mosaic augmentation and fit loop (vision/detection)", "sealed24"),
+    _repo("maddpg-pytorch", "shariqiqbal2810/maddpg-pytorch", "40388d7c18e4662cf23c826d97e209df9003d86c",
+          "MADDPG multi-agent actor-critic training on particle environments, 2018 (RL)", "dev39"),
+    _repo("Pyraformer", "alipay/Pyraformer", "84af4dbd93b7b96975b5034f0dde412005260123",
+          "Pyraformer pyramidal attention transformer for long-range time series forecasting (time series)", "sealed24"),
+    _repo("MAGNN", "cynricfu/MAGNN", "b8557f58ae04a7fe3e7a9fde64ea87c81b331efe",
+          "Metapath aggregated GNN for heterogeneous graph node classification / link prediction (graph)", "dev39"),
+    _repo("KoBERT-NER", "monologg/KoBERT-NER", "dd3218fa3eb867c96a305d4c35b667f0f58c6de6",
+          "KoBERT/DistilKoBERT token-classification fine-tuning for Korean NER (NLP fine-tuning)", "sealed24"),
+    _repo("AGAIN-VC", "KimythAnly/AGAIN-VC", "dbf94bf55882f897c312c7760cd892c51c93c9ab",
+          "AGAIN-VC one-shot voice conversion autoencoder with activation guidance and adaptive IN (speech/audio)", "dev39"),
+    _repo("tabular-dl-revisiting-models", "yandex-research/tabular-dl-revisiting-models", "e3ed46cac38568785289d8fa16b8cfa585bde27e",
+          "FT-Transformer, ResNet, MLP and other deep models for tabular data benchmarks (tabular)", "sealed24"),
+    _repo("IMDN", "Zheng222/IMDN", "8f158e6a5ac9db6e5857d9159fd4a6c4214da574",
+          "Information Multi-Distillation Network lightweight image super-resolution training (vision/restoration)", "dev39"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
