@@ -12,6 +12,7 @@ every step.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -176,8 +177,13 @@ class RetainGraphInLoop(Rule):
             scope = scope.parent
         return None
 
-    def _graph_ancestors(self, function: FunctionScope, names: frozenset[str]) -> set[str]:
-        """The names that hold (or may hold) a graph, that the backpropagated tensor comes from."""
+    def _graph_ancestors(self, function: FunctionScope, names: frozenset[str], through_calls: bool = False) -> set[str]:
+        """The names that hold (or may hold) a graph, that the backpropagated tensor comes from.
+        ``through_calls``: also the arguments of a call a name was bound to, whatever the
+        callee's summary says of them (``pen = disc.gradient_penalty(real, fake)``: a summary
+        that knows only that the result carries the module's graph does not say it leaves out
+        ``fake``'s): for telling that two backward passes may share a graph, where an unknown
+        link must silence, not report."""
         def holds_a_graph(name: str) -> bool:
             binding = self._binding(function, name)
             if binding is None or binding.kind is Kind.MODULE or binding.called:
@@ -186,8 +192,16 @@ class RetainGraphInLoop(Rule):
             # target such as `loss` in `for loss in losses` is bound without one).
             return binding.graph.state is not Graph.NONE or name in names
 
-        holding = [name for name in visit(names, lambda name: function.derived_from.get(name, ())
-                                          if holds_a_graph(name) else ()) if holds_a_graph(name)]
+        def sources(name: str) -> Iterable[str]:
+            if not holds_a_graph(name):
+                return ()
+            derived = function.derived_from.get(name, ())
+            binding = self._binding(function, name) if through_calls else None
+            if binding is not None and isinstance(binding.node, cst.Call):
+                return set(derived) | {found for arg in binding.node.args for found in names_in(arg.value)}
+            return derived
+
+        holding = [name for name in visit(names, sources) if holds_a_graph(name)]
         return set(holding)
 
     def _graph_from_outside(self, function: FunctionScope, record: _Backward, ancestors: set[str],
@@ -208,10 +222,59 @@ class RetainGraphInLoop(Rule):
 
     def _same_graph(self, function: FunctionScope, record: _Backward, other: _Backward, ancestors: set[str],
                     bound: set[str]) -> bool:
-        shared = self._graph_ancestors(function, other.names) & ancestors
+        shared = self._graph_ancestors(function, other.names, through_calls=True) & (
+            ancestors | self._graph_ancestors(function, record.names, through_calls=True))
         return bool(shared & bound) or bool(record.names & other.names & (bound | ancestors))
 
     VALID = [
+        # a gradient penalty computed by a method of the discriminator from the generator's
+        # output, then the critic loss through that same output: the second backward pass needs
+        # the graph the first retained (what the method returns is known only to carry a graph)
+        """
+import torch
+from torch import nn
+
+
+class Discriminator(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.seq = nn.Linear(dim, 1)
+
+    def calc_gradient_penalty(self, real_data, fake_data, device="cpu"):
+        alpha = torch.rand(real_data.size(0), 1, device=device)
+        interpolates = alpha * real_data + ((1 - alpha) * fake_data)
+        disc_interpolates = self(interpolates)
+        gradients = torch.autograd.grad(outputs=disc_interpolates, inputs=interpolates,
+                                        grad_outputs=torch.ones(disc_interpolates.size(), device=device),
+                                        create_graph=True, retain_graph=True, only_inputs=True)[0]
+        return ((gradients.norm(2, dim=1) - 1) ** 2).mean()
+
+    def forward(self, x):
+        return self.seq(x)
+
+
+class Synthesizer:
+    def __init__(self, device):
+        self._device = device
+
+    def fit(self, data, epochs, steps):
+        generator = nn.Linear(8, 4).to(self._device)
+        discriminator = Discriminator(4).to(self._device)
+        optimizerD = torch.optim.Adam(discriminator.parameters())
+        for i in range(epochs):
+            for id_ in range(steps):
+                fakez = torch.randn(64, 8, device=self._device)
+                fake = generator(fakez)
+                real = data[torch.randint(0, len(data), (64,))].to(self._device)
+                y_fake = discriminator(fake)
+                y_real = discriminator(real)
+                pen = discriminator.calc_gradient_penalty(real, fake, self._device)
+                loss_d = -(torch.mean(y_real) - torch.mean(y_fake))
+                optimizerD.zero_grad()
+                pen.backward(retain_graph=True)
+                loss_d.backward()
+                optimizerD.step()
+""",
         # DeepFool: per-class input gradients over one graph, in a while loop that refines one input
         # (it takes in no data and updates no parameters: no step for the graph to outlive)
         """
