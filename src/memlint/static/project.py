@@ -236,9 +236,13 @@ class Project:
             return None
         known = self._outlines.get(module.path)
         if known is None or known[0] != digest:
-            text = _text_of(module.path)
-            known = self._outlines[module.path] = (
-                digest, outline_of(text, module.name, module.is_package) if text is not None else None)
+            known = _load_outline(module, digest)
+            if known is None:
+                text = _text_of(module.path)
+                known = (digest, outline_of(text, module.name, module.is_package) if text is not None else None)
+                if known[1] is not None:
+                    _store_entry(_outline_file(module, digest), known)
+            self._outlines[module.path] = known
         if known[1] is not None:
             self._note({module.path: digest})
         return known[1]
@@ -810,6 +814,30 @@ def _summary_file(module: ModuleFile, digest: str) -> Path | None:
     return folder / key[:2] / key
 
 
+def _outline_file(module: ModuleFile, digest: str) -> Path | None:
+    """Where the outline of ``module`` at ``digest`` is kept, beside the summaries: an outline
+    depends on the module's text alone, so a warm project reads it instead of parsing again."""
+    folder = summary_folder(module.path)
+    if folder is None:
+        return None
+    key = content_digest(f"{code_fingerprint()}\0outline\0{module.name}\0{module.is_package}\0{digest}".encode())
+    return folder.parent / "outlines" / key[:2] / key
+
+
+def _load_outline(module: ModuleFile, digest: str):
+    path = _outline_file(module, digest)
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            entry = pickle.load(fh)
+    except Exception:  # missing, half-written or from another version: a miss
+        return None
+    if not (isinstance(entry, tuple) and len(entry) == 2 and entry[0] == digest and isinstance(entry[1], ModuleOutline)):
+        return None
+    return entry
+
+
 def _load_summary(module: ModuleFile, digest: str):
     path = _summary_file(module, digest)
     if path is None:
@@ -825,7 +853,10 @@ def _load_summary(module: ModuleFile, digest: str):
 
 
 def _store_summary(module: ModuleFile, entry: tuple) -> None:
-    path = _summary_file(module, entry[0])
+    _store_entry(_summary_file(module, entry[0]), entry)
+
+
+def _store_entry(path: Path | None, entry: tuple) -> None:
     if path is None:
         return
     try:
@@ -841,8 +872,8 @@ def _store_summary(module: ModuleFile, entry: tuple) -> None:
             except OSError:
                 pass
             raise
-    except OSError:
-        pass  # a read-only checkout: summaries stay in memory
+    except (OSError, pickle.PickleError, TypeError, AttributeError, RecursionError):
+        pass  # a read-only checkout (or a value pickle cannot write): it stays in memory
 
 
 _projects: dict[str, Project] = {}
