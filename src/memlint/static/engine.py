@@ -996,6 +996,8 @@ class FileChecker:
             binding = facts.lookup(name)
             if binding is not None and binding.kind is Kind.VALUE:
                 binding.graph = GraphValue.combine((binding.graph.element, facts.graph_value(node.value)))
+            # what it held, and now also what is added (self.loss_G_A += loss_G_A / n)
+            function.derived_from.setdefault(name, set()).update(facts.graph_names_in(node.value))
             function.stored_values.setdefault(name, []).append(node.value)
 
     def _return(self, node: cst.Return) -> None:
