@@ -2596,9 +2596,34 @@ def test_4_checkpoints_the_project_writes_from_the_cpu(tmp_path):
             model.cpu()
             torch.save(model.state_dict(), path)
             model.to(device)
+
+        def save_network(network, path, gpu_ids):
+            torch.save(network.cpu().state_dict(), path)
+            if gpu_ids:
+                network.cuda(gpu_ids[0])
+
+        class Features(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = torch.nn.Conv2d(3, 8, 3)
+
+        def convert(weights, path):
+            features = Features()
+            features.conv.weight.data.copy_(weights)
+            torch.save(features.state_dict(), path)
     """
     write(tmp_path, {"pyproject.toml": "", "pkg/__init__.py": "", "pkg/train.py": loader, "pkg/io.py": saver})
     assert [code for _, code in project_findings(tmp_path, "pkg/train.py") if code == "ML203"] == []
+    # a module the project cannot parse, whose text never reaches torch.save, changes nothing
+    write(tmp_path, {"pkg/broken.py": "def save_results(x):\n    if x:\n    return x\n"})
+    assert [code for _, code in project_findings(tmp_path, "pkg/train.py") if code == "ML203"] == []
+    # a module built on the CPU but moved before it is saved writes device tensors
+    write(tmp_path, {"pkg/io2.py": saver.replace("features = Features()", "features = Features()\n            features.cuda()")})
+    assert [code for _, code in project_findings(tmp_path, "pkg/train.py") if code == "ML203"] == ["ML203"]
+    (tmp_path / "pkg/io2.py").unlink()
+    write(tmp_path, {"pkg/broken.py": "import torch\ndef save_results(x):\n    if x:\n    torch.save(x, 'p')\n"})
+    assert [code for _, code in project_findings(tmp_path, "pkg/train.py") if code == "ML203"] == ["ML203"]
+    (tmp_path / "pkg/broken.py").unlink()
     write(tmp_path, {"pkg/io.py": saver + "\n        def save_raw(model, path):\n            torch.save(model.state_dict(), path)\n"})
     compile((tmp_path / "pkg/io.py").read_text(), "io.py", "exec")
     assert [code for _, code in project_findings(tmp_path, "pkg/train.py") if code == "ML203"] == ["ML203"]

@@ -1241,15 +1241,42 @@ class FileChecker:
         if isinstance(saved, cst.Call) and isinstance(saved.func, cst.Attribute):
             if saved.func.attr.value == "cpu" or (saved.func.attr.value == "to" and _mentions_cpu(saved)):
                 return True
+            chain = saved.func.value
+            while isinstance(chain, cst.Call) and isinstance(chain.func, cst.Attribute):
+                if chain.func.attr.value == "cpu" or (chain.func.attr.value == "to" and _mentions_cpu(chain)):
+                    return True  # model.cpu().state_dict(), model.cpu().eval().state_dict()
+                chain = chain.func.value
             receiver = F.without_self_returning_calls(saved.func.value)
-            if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) \
-                    and receiver.func.attr.value == "cpu":
-                return True  # model.cpu().state_dict()
-            return dotted_name(receiver) in function.moved_to_cpu  # model.cpu(); ...model.state_dict()
+            if dotted_name(receiver) in function.moved_to_cpu:  # model.cpu(); ...model.state_dict()
+                return True
+            return saved.func.attr.value == "state_dict" and self._built_here_on_the_cpu(receiver)
         if isinstance(saved, cst.Name):
             values = function.stored_values.get(saved.value, ())
             return bool(values) and all(self._moved_to_cpu(value, depth + 1) for value in values)
         return False
+
+    def _built_here_on_the_cpu(self, receiver: cst.BaseExpression) -> bool:
+        """``vgg = Vgg16()`` in this function, never moved (``vgg.cuda()``), rebound to anything
+        else or handed to a call (which may move it): its ``state_dict()`` holds CPU tensors."""
+        facts = self.facts
+        function = facts.function
+        if not isinstance(receiver, cst.Name) or receiver.value in function.moved_off_cpu:
+            return False
+        name = receiver.value
+        values = function.stored_values.get(name, ())
+        if not values or not all(isinstance(value, cst.Call) and facts.is_module_constructor(value)
+                                 and not _MOVING_ARGUMENTS.intersection(
+                                     arg.keyword.value for arg in value.args if arg.keyword is not None)
+                                 for value in values):
+            return False
+        stack: list[cst.CSTNode] = [function.node]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, cst.Call) and any(
+                    isinstance(arg.value, cst.Name) and arg.value.value == name for arg in current.args):
+                return False  # prepare(vgg), DataParallel(vgg): what the callee does to it is not seen
+            stack.extend(current.children)
+        return True
 
     def _value_facts_of_call(self, node: cst.Call, func: cst.BaseExpression, method: str | None) -> None:
         """What a call says about the values it touches: ``losses.append(loss)`` puts ``loss``
@@ -1271,6 +1298,7 @@ class FileChecker:
                     facts.function.moved_to_cpu.add(moved)
                 else:
                     facts.function.moved_to_cpu.discard(moved)
+                    facts.function.moved_off_cpu.add(moved)
         if _stores_for_callers(facts.function):
             self._object_call(node, receiver, method)
         if method in _STORING_METHODS:
@@ -2217,6 +2245,9 @@ def _walked_container(node: cst.For) -> tuple[str | None, str | None]:
     if isinstance(iterable, cst.Name):
         return iterable.value, dotted_name(target)
     return None, None
+
+
+_MOVING_ARGUMENTS = frozenset({"device", "device_map"})  # Net(device=...) builds its weights there
 
 
 def _alone_on_its_line(statement: cst.CSTNode, call: cst.Call) -> bool:

@@ -596,6 +596,9 @@ class Project:
                 continue
             summary = self.summary(module)
             if summary is None:
+                text = self._cached_text(module.path)
+                if text is not None and not _may_call_torch_save(text):
+                    continue  # not summarised (a syntax error), but its text never reaches torch.save
                 return None
             for function in summary.functions.values():
                 cpu |= SAVES_CPU_STATE in function.effects
@@ -797,6 +800,16 @@ def _text_of(path: str) -> str | None:
         return decode_source(read_bytes(path))
     except Exception:  # unreadable or undecodable: the module is unknown, never an error
         return None
+
+
+def _may_call_torch_save(text: str) -> bool:
+    """Can this module's text reach ``torch.save``: ``torch.save(``, through an alias of torch
+    (``import torch as th``, ``th.save(``) or ``from torch import save``?"""
+    aliases = {"torch"} | set(re.findall(r"\bimport\s+torch\s+as\s+(\w+)", text))
+    if re.search(r"\bfrom\s+torch(?:\.serialization)?\s+import\b[^\n]*\bsave\b", text):
+        return True
+    return any(re.search(rf"\b{re.escape(alias)}\s*\.\s*(?:serialization\s*\.\s*)?save\s*\(", text)
+               for alias in aliases)
 
 
 def _still_valid(reads: dict[str, str]) -> bool:
