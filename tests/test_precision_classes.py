@@ -2866,3 +2866,61 @@ def test_3_an_attribute_made_a_fresh_list_earlier_in_the_same_call():
     """
     assert [code for _, code in findings(source.format(reset="self.transition = []"))] == []
     assert [code for _, code in findings(source.format(reset="pass"))] == ["ML101"]
+
+
+def test_4_a_reference_model_frozen_by_a_method_of_another_module(tmp_path):
+    """``self.ref_model.freeze_all()``, where every ``freeze_all`` the project defines (in the
+    network's module) sets ``requires_grad = False`` on each of its own parameters: the frozen
+    reference model records no graph on images that need none (ML201 quiet). A project whose
+    ``freeze_all`` freezes only the backbone, or does nothing to gradients, brings it back."""
+    network = """
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.backbone = nn.Linear(8, 8)
+                self.head = nn.Linear(8, 2)
+
+            def forward(self, x):
+                return self.head(self.backbone(x))
+
+            def freeze_all(self):
+                for param in self.{params}():
+                    param.requires_grad = False
+    """
+    approach = """
+        import copy
+        import torch
+
+        class Approach:
+            def __init__(self, model, device):
+                self.model = model
+                self.device = device
+                self.ref_model = None
+                self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+            def post_train_process(self):
+                self.ref_model = copy.deepcopy(self.model)
+                self.ref_model.eval()
+                self.ref_model.freeze_all()
+
+            def train_epoch(self, loader):
+                self.model.train()
+                for images, targets in loader:
+                    images = images.to(self.device)
+                    outputs = self.model(images)
+                    ref_outputs = self.ref_model(images)
+                    loss = torch.nn.functional.mse_loss(outputs, ref_outputs) + outputs.sum()
+                    self.optimizer.zero_grad()
+                    loss.backward()
+                    self.optimizer.step()
+    """
+
+    def ml201(params: str) -> list[int]:
+        write(tmp_path, {"pyproject.toml": "", "pkg/__init__.py": "", "pkg/network.py": network.format(params=params),
+                         "pkg/approach.py": approach})
+        return [line for line, code in project_findings(tmp_path, "pkg/approach.py") if code == "ML201"]
+
+    assert ml201("parameters") == []
+    assert ml201("backbone.parameters") == [21]

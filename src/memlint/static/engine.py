@@ -1061,6 +1061,10 @@ class FileChecker:
         self._effects_of_call(node, qualified, method)
         if any(arg.keyword is None and facts.is_module_expr(arg.value) for arg in node.args):
             facts.modules_handed.append((node, function))  # freeze(self.backbone)? see Facts.frozen_by_helpers
+        elif method is not None and not node.args and method not in F.MODULE_METHODS \
+                and not (type(func.value) is cst.Name and func.value.value == "self") \
+                and facts.is_module_expr(func.value):
+            facts.module_methods_called.append((node, function))  # self.ref_model.freeze_all()
         callees = facts.callees(node)
         if function is not None and type(func) is cst.Name and func.value == "range" and facts.lookup("range") is None:
             function.counts |= {arg.value.value for arg in node.args if type(arg.value) is cst.Name}
@@ -2175,6 +2179,11 @@ def _note_frozen_parameter(function: "F.FunctionScope | None", name: str) -> Non
     """A function that freezes what it was handed (``model`` a parameter, not rebound): its
     summary says so by position, so that a call ``deactivate_requires_grad(self.backbone)``, here
     or in another module, freezes ``self.backbone``."""
+    if name == "self" and function is not None and function.class_info is not None:
+        binding = function.bindings.get("self")
+        if binding is None or binding.node is None or isinstance(binding.node, cst.Param):
+            function.effects.add(F.FREEZES_SELF)  # def freeze_all(self): for p in self.parameters(): ...
+        return
     if function is None or name not in function.parameters:
         return
     binding = function.bindings.get(name)

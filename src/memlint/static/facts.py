@@ -355,6 +355,9 @@ def is_parts_of_a_value(iterable: cst.BaseExpression) -> bool:
 # (``def deactivate_requires_grad(model): for p in model.parameters(): p.requires_grad = False``).
 # Not followed through what the function calls (positions differ from call to call).
 FREEZES_ARGUMENT = "freezes_argument:"
+# ... a method that freezes every parameter of its own module (``def freeze_all(self): for p in
+# self.parameters(): p.requires_grad = False``): ``net.freeze_all()`` freezes ``net``.
+FREEZES_SELF = "freezes_self"
 # ... a backward pass or torch.autograd.grad differentiates what that argument holds or what was
 # computed from it (``def hvp(y, w, v): first = autograd.grad(y, w, create_graph=True) ...``): the
 # caller's value is backpropagated, as if it called backward() on it itself.
@@ -1679,6 +1682,8 @@ class Facts:
         self.frozen_modules: set[str] = set()  # names with requires_grad_(False) anywhere
         # Calls handing a module to a function (freeze(self.backbone)): see frozen_by_helpers
         self.modules_handed: list[tuple[cst.Call, "FunctionScope"]] = []
+        # Methods called on a module (``self.ref_model.freeze_all()``): see frozen_by_helpers
+        self.module_methods_called: list[tuple[cst.Call, "FunctionScope"]] = []
         self._frozen_by_helpers: set[tuple[int, str]] | None = None
         # (class, attribute, reading function) -> does another method store a backpropagated value there
         self._stored_graphs: dict[tuple[int, str, int], bool] = {}
@@ -3052,10 +3057,34 @@ class Facts:
             for call, function in self.modules_handed:
                 for name in self._arguments_frozen_by(call):
                     frozen.add((id(function), name))
+            for call, function in self.module_methods_called:
+                receiver = dotted_name(call.func.value)
+                if receiver is not None and self._method_freezes_its_module(call):
+                    frozen.add((id(function), receiver))
             if not self.module_done:
                 return frozen
             self._frozen_by_helpers = frozen
         return self._frozen_by_helpers
+
+    def _method_freezes_its_module(self, call: cst.Call) -> bool:
+        """``net.freeze_all()``: does the method freeze every parameter of its own module? The
+        methods it may run are this module's (when its class is known here) or, when not, every
+        method of that name the project defines, each of which must (see FREEZES_SELF)."""
+        found = self.callees(call)
+        if found is not None:
+            scopes = [self.function_scopes.get(id(definition)) for definition in found[0]]
+            return bool(scopes) and all(scope is not None and FREEZES_SELF in scope.effects for scope in scopes)
+        method = call.func.attr.value
+        here = [scope for scope in self.function_scopes.values()
+                if scope.name == method and scope.class_info is not None]
+        if any(FREEZES_SELF not in scope.effects for scope in here):
+            return False
+        elsewhere = self.project.methods_named(method, FREEZES_SELF, self.module_name) \
+            if self.project is not None and self.module_name else (0, True)
+        if elsewhere is None:
+            return False  # a module that defines it cannot be read
+        count, all_freeze = elsewhere
+        return all_freeze and count + len(here) > 0
 
     def _arguments_frozen_by(self, call: cst.Call) -> list[str]:
         return [name for name in (dotted_name(value) for value in self.arguments_with_effect(call, FREEZES_ARGUMENT))

@@ -457,6 +457,26 @@ class Project:
             unknown |= found is None
         return None if unknown else False
 
+    def methods_named(self, name: str, effect: str, here: str) -> tuple[int, bool] | None:
+        """How many methods called ``name`` the other modules of the project define (``here``: the
+        module asking), and whether each has ``effect`` in its summary; None when a module that
+        may define one cannot be read."""
+        modules = self.modules_mentioning(name)
+        if modules is None:
+            return None
+        count, every = 0, True
+        for module in modules:
+            if module.name == here:
+                continue
+            summary = self.summary(module)
+            if summary is None:
+                return None
+            for key, function in summary.functions.items():
+                if key.rsplit(".", 1)[-1] == name and "." in key:
+                    count += 1
+                    every = every and effect in function.effects
+        return count, every
+
     def modules_mentioning(self, word: str, called: bool = False) -> list[ModuleFile] | None:
         """The modules of the project (under its root) whose text holds ``word`` as a whole
         word (``called``: followed by an opening parenthesis, not in a ``def``): who may call a
