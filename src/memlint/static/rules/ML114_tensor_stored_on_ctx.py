@@ -98,6 +98,8 @@ class _FunctionClass:
     # id(forward scope) -> outputs passed to ctx.mark_non_differentiable: they get no grad_fn,
     # so keeping one on ctx closes no cycle
     non_differentiable: dict[int, set[str]] = field(default_factory=dict)
+    # id(forward scope) -> what it returns, as written (``out[0].values``)
+    returned_texts: dict[int, set[str]] = field(default_factory=dict)
 
 
 class TensorStoredOnCtx(Rule):
@@ -176,6 +178,8 @@ class TensorStoredOnCtx(Rule):
         elements = [el.value for el in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
         names = record.returned.setdefault(id(self.facts.function), set())
         names.update(el.value for el in elements if isinstance(el, cst.Name))
+        record.returned_texts.setdefault(id(self.facts.function), set()).update(
+            self._checker.module.code_for_node(el) for el in elements)
         record.returned_attributes.update(attribute for el in elements
                                           if (attribute := _ctx_attribute(el, ctx)) is not None)
 
@@ -252,6 +256,8 @@ class TensorStoredOnCtx(Rule):
             return
         if released:
             return  # deleted by backward: kept no longer than save_for_backward would keep it
+        if _detached_output(stored.value, record.returned_texts.get(id(function), ()), self._checker.module):
+            return  # ctx.out = out.detach(): the output's own storage, without its grad_fn: no cycle
         what = f"input '{_short(stored.value)}'" if kind == "input" else "a tensor"
         self.report(
             stored.node,
@@ -328,6 +334,23 @@ class TensorStoredOnCtx(Rule):
         return "tensor"
 
     VALID = [
+        # a detached alias of the output (the fix maintainers apply to the output-on-ctx cycle):
+        # the output's storage without its grad_fn, read back as a tensor in backward
+        """
+import torch
+
+class NormalizeScores(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, scores, row_splits):
+        out = scores - torch.logsumexp(scores, dim=0)
+        ctx.out = out.detach()
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        probs = ctx.out.exp()
+        return grad - probs * grad.sum(), None
+""",
         # a list of tensors that backward takes back with pop()
         """
 import torch
@@ -616,3 +639,14 @@ def _literal(node: cst.BaseExpression) -> bool:
     if isinstance(node, (cst.Tuple, cst.List)):
         return all(_literal(element.value) for element in node.elements)
     return False
+
+
+def _detached_output(value: cst.BaseExpression, returned: "set[str] | tuple", module: cst.Module) -> bool:
+    """``out.detach()`` (or ``out[0].detach()`` of a holder whose ``out[0].values`` forward
+    returns): a detached alias of the output shares its storage and holds no ``grad_fn``, so it
+    keeps nothing the output does not and closes no cycle (the fix maintainers apply)."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == "detach" and not value.args):
+        return False
+    receiver = module.code_for_node(value.func.value)
+    return any(text == receiver or text.startswith((receiver + ".", receiver + "[")) for text in returned)
