@@ -1269,6 +1269,8 @@ class FileChecker:
         name = receiver.value
         values = function.stored_values.get(name, ())
         if not values or not all(isinstance(value, cst.Call) and facts.is_module_constructor(value)
+                                 # not a module's own method (model.cuda(), Net().to(device))
+                                 and not (isinstance(value.func, cst.Attribute) and facts.is_module_expr(value.func.value))
                                  and not _MOVING_ARGUMENTS.intersection(
                                      arg.keyword.value for arg in value.args if arg.keyword is not None)
                                  for value in values):
