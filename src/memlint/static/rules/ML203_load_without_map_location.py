@@ -163,6 +163,7 @@ class LoadWithoutMapLocation(Rule):
         # after ``model = Net().cuda()``)
         self._handed_moved: dict[int, dict[str, list[bool]]] = {}
         self._onto_device: list[_Load] = []  # loads given ``map_location=<an accelerator>``
+        self._collected_loads: set[int] = set()  # id() of loads onto the device a comprehension collects
 
     def visit_Assign(self, node: cst.Assign) -> None:
         """A name bound anew (``model = MobileNetV2()``) is no longer the module moved before;
@@ -171,6 +172,30 @@ class LoadWithoutMapLocation(Rule):
             name = dotted_name(target.target)
             if name is not None:
                 self._moved.get("class" if name.startswith("self.") else id(self.facts.function), set()).discard(name)
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self._note_loads_collected(node.elt)
+
+    def visit_DictComp(self, node: cst.DictComp) -> None:
+        self._note_loads_collected(node.value)
+
+    def _note_loads_collected(self, element: cst.BaseExpression) -> None:
+        """``[torch.load(f, map_location=device) for f in files]``: every file of the list is on
+        the GPU at once (the folds of an ensemble, used one at a time), where ``map_location="cpu"``
+        would put each on the device only when a model copies it."""
+        if not (isinstance(element, cst.Call) and self.facts.qualified_name(element.func) in TORCH_LOAD):
+            return
+        if self._test_file or self.facts.function.name.startswith("test"):
+            return
+        positional = [arg.value for arg in element.args if arg.keyword is None]
+        location = _keyword(element, "map_location") or (positional[1] if len(positional) >= 2 else None)
+        if location is None or not self._onto_accelerator(location):
+            return
+        self._collected_loads.add(id(element))
+        self.report(element, "every checkpoint of the list is loaded onto the device at once",
+                    help="load them with map_location='cpu' and let load_state_dict copy one at a time onto the "
+                         "model's device",
+                    needs_grad=False, severity="warning")
 
     def visit_Del(self, node: cst.Del) -> None:
         self._deleted.setdefault(id(self.facts.function), set()).update(names_in(node.target))
@@ -552,6 +577,8 @@ class LoadWithoutMapLocation(Rule):
         self.at_function_exit(lambda: self._report_onto_device(load))
 
     def _report_onto_device(self, load: _Load) -> None:
+        if id(load.node) in self._collected_loads:
+            return  # said where the list is made
         held = min(load.kept_in, default="")
         if self._kept_through_steps(load, or_running_the_model=True):
             self.report(load.node, f"'{held}', loaded onto the device, keeps a second copy of the weights through "
@@ -820,6 +847,9 @@ def export_best(checkpointer):
     model.load_state_dict(checkpointer.best_state())
     return model
 
+def load_folds(files):
+    return [torch.load(f, map_location="cpu") for f in files]
+
 def build_and_let_go(path):
     checkpoint = torch.load(path)
     model = Net()
@@ -1028,6 +1058,14 @@ def setup(config_path, loader):
 
     # Each in a program that runs one process per GPU (torch.distributed, DDP, LOCAL_RANK).
     INVALID = [
+        # the checkpoints of every fold onto the GPU at once, used one at a time
+        Invalid("""
+import torch
+
+def load_folds(files, model):
+    all_params = [torch.load(f, map_location=torch.device("cuda", torch.cuda.current_device())) for f in files]
+    return all_params
+""", line=5),
         # one process (info): onto the GPU beside the model it restores, already there (or moved
         # there while the checkpoint is still held): the peak of the restore holds the weights twice
         Invalid("""
