@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import re
+
 import libcst as cst
 
 from memlint.static.facts import ClassInfo, FunctionScope, Graph, Kind, dotted_name, names_in, storage_name
@@ -54,6 +56,8 @@ class OwnerReferenceCycle(Rule):
         self._node_hooks: list[tuple[cst.Call, FunctionScope, str]] = []  # (call, method, tensor root)
         self._self_references: list[_SelfReference] = []
         self._built_in_loops: list[tuple[str, object]] = []  # (class name, loop)
+        # (class name, function) of constructions outside any loop: a run when a loop calls the function
+        self._built_in_functions: list[tuple[str, FunctionScope]] = []
         # (class name, its stored parameters given a tensor here, built per step?) per construction
         self._constructions: list[tuple[str, frozenset[str], bool]] = []
         # a record of this module built with the object itself and keeping it (``self._extra =
@@ -105,6 +109,9 @@ class OwnerReferenceCycle(Rule):
         if facts.loop is not None and isinstance(func, cst.Name) and func.value in facts.classes:
             self._built_in_loops.append((func.value, facts.loop))
             self._schedule()
+        elif isinstance(func, cst.Name) and func.value in facts.classes and function is not facts.module_scope:
+            self._built_in_functions.append((func.value, function))
+            self._schedule()
         if isinstance(func, cst.Name) and func.value in facts.classes:
             self._note_construction(node, facts.classes[func.value])
 
@@ -140,7 +147,9 @@ class OwnerReferenceCycle(Rule):
         an outside class built with one of those."""
         info = function.class_info
         kept = self._refers_to_self(value, info)
-        if kept is None and not handed and isinstance(value, cst.Call) and dotted_name(value.func) is not None:
+        if kept is None and not handed and isinstance(value, cst.Call) and dotted_name(value.func) is not None \
+                and not (self.facts.qualified_name(value.func) or "").startswith("weakref."):
+            # (weakref.WeakMethod(self.m), weakref.ref(self): a weak reference keeps nothing)
             child = self.facts.classes.get(dotted_name(value.func))
             for arg in value.args:
                 found = self._refers_to_self(arg.value, info)
@@ -217,6 +226,11 @@ class OwnerReferenceCycle(Rule):
                 needs_grad=False, function=function,
             )
         built = {name for name, loop in self._built_in_loops if loop.is_training_loop}
+        # built by a function that trains (one run: a model, its optimizer, this object), which a
+        # loop of this module calls again and again (per fold, trial, builder)
+        built |= {name for name, function in self._built_in_functions
+                  if (function.has_backward or function.has_optimizer_step)
+                  and any(site.loops for site in self.facts.calls_into.get(id(function.node), ()))}
         reported: set[int] = set()
         for reference in self._self_references:
             info = reference.info
@@ -259,12 +273,52 @@ class OwnerReferenceCycle(Rule):
         return False
 
     def _holds_device_state(self, info: ClassInfo) -> bool:
-        """A module, an optimizer or LR scheduler, or an object holding a module."""
+        """A module, an optimizer or LR scheduler, an object holding a module, or one holding an
+        optimizer it was given (``self.optimizer.param_groups`` read: a scheduler of its own)."""
         kinds = info.kinds
-        return kinds.module or kinds.optimizer or info.is_module or any(
-            binding.kind is Kind.MODULE for binding in info.attributes.values())
+        if kinds.module or kinds.optimizer or info.is_module or any(
+                binding.kind is Kind.MODULE for binding in info.attributes.values()):
+            return True
+        node = self.facts.class_nodes.get(info.name)
+        return node is not None and _READS_PARAM_GROUPS.search(self._checker.module.code_for_node(node)) is not None
 
     VALID = [
+        # the same scheduler keeping only a weak reference to its bound method
+        """
+import weakref
+import math
+import torch
+
+class WarmRestarts(object):
+    def __init__(self, optimizer, period):
+        self.optimizer = optimizer
+        self.period = period
+        self.step_count = 0
+        self.scale_fn = weakref.WeakMethod(self._cosine)
+
+    def _cosine(self, x):
+        return 0.5 * (1 + math.cos(math.pi * x))
+
+    def step(self):
+        self.step_count += 1
+        for group in self.optimizer.param_groups:
+            group["lr"] = group["initial_lr"] * self.scale_fn()((self.step_count % self.period) / self.period)
+
+def run(build_model, loader):
+    model = build_model().cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = WarmRestarts(optimizer, 100)
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+    return loss.item()
+
+def compare(builders, loader):
+    return {name: run(build, loader) for name, build in builders.items()}
+""",
         # a record that keeps a weak reference to its parent; a parse tree with parent links, built
         # once and holding no tensor
         """
@@ -386,6 +440,45 @@ def train(model, loader, optimizer):
     ]
 
     INVALID = [
+        # a scheduler of the file that holds the optimizer it was given keeps its own bound method,
+        # built by a function that trains one run, which the loop over model builders calls again
+        Invalid("""
+import math
+import torch
+
+class WarmRestarts(object):
+    def __init__(self, optimizer, period):
+        self.optimizer = optimizer
+        self.period = period
+        self.step_count = 0
+        self.scale_fn = self._cosine
+
+    def _cosine(self, x):
+        return 0.5 * (1 + math.cos(math.pi * x))
+
+    def step(self):
+        self.step_count += 1
+        for group in self.optimizer.param_groups:
+            group["lr"] = group["initial_lr"] * self.scale_fn((self.step_count % self.period) / self.period)
+
+def run(build_model, loader):
+    model = build_model().cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = WarmRestarts(optimizer, 100)
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+    return loss.item()
+
+def compare(builders, loader):
+    results = {}
+    for name, build in builders.items():
+        results[name] = run(build, loader)
+    return results
+""", line=10),
         # a wrapper built on every forward around a module's output, and a record it keeps that
         # keeps the wrapper back (returnn#1826): each step's tensors wait for the cycle collector
         Invalid("""
@@ -494,6 +587,9 @@ def search(widths, loader):
             optimizer.step()
 """, line=10),
     ]
+
+
+_READS_PARAM_GROUPS = re.compile(r"\bself\.\w+\.param_groups\b")
 
 
 def _top_names(value: cst.BaseExpression) -> set[str]:
