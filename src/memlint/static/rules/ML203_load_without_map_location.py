@@ -567,9 +567,7 @@ class LoadWithoutMapLocation(Rule):
                      path_text=_text(source) if source is not None else "",
                      kept_in=frozenset(name for name in self._checker.assign_targets if "." not in name),
                      loops_before=len(facts.loop_of_node),
-                     restores_state=id(node) in self._feeds_state_dict,
-                     beside_the_model=id(node) in self._fed_on_device,
-                     only_into=frozenset(self._fed_into.get(id(node), ())))
+                     restores_state=id(node) in self._feeds_state_dict)
         for name in load.kept_in:
             self._loaded_into.setdefault(id(function), {})[name] = load
         self._function_of_load[id(node)] = function
@@ -586,25 +584,10 @@ class LoadWithoutMapLocation(Rule):
                         help="del the checkpoint once load_state_dict has copied it, or load with map_location='cpu' "
                              "(load_state_dict copies onto the model's device)",
                         needs_grad=False, severity="warning")
-            return
-        self.at_module_exit(lambda: self._report_onto_device_beside_the_model(load))
-
-    def _report_onto_device_beside_the_model(self, load: _Load) -> None:
-        """A hint: loaded onto the device and copied into a model already there (or moved there
-        while the checkpoint is held): the peak of the restore holds the weights twice on the GPU.
-        Not for a load that only an optimizer takes (it keeps the loaded tensors as its state),
-        nor one the model restores before it moves and let go first (one copy at a time)."""
-        if not load.restores_state or load.rank_zero_only:
-            return
-        if load.only_into and all(self._is_optimizer(name) for name in load.only_into):
-            return
-        if not (load.beside_the_model or load.moved_while_held or self._moved_by_every_caller(load)):
-            return
-        self.report(load.node, "torch.load() onto the device puts a second copy of the weights beside the model "
-                               "it restores",
-                    help="load with map_location='cpu': load_state_dict copies onto the model's device, one tensor "
-                         "at a time",
-                    needs_grad=False, severity="info")
+        # Not said: a load onto the device beside the model it restores, or before the model moves
+        # there, with the dict let go once copied. The peak of that restore holds two copies, but
+        # maintainers' own fixes load this way (map_location=device): on the fixed twins of the
+        # recall benchmark a hint there said more of the fixes than of the reports it named.
 
     def _rebound(self, load: _Load) -> bool:
         """Is a name the load was kept in bound to something else later in its function
@@ -782,9 +765,23 @@ def train(model, optimizer, loader, path, device):
         loss.backward()
         optimizer.step()
 """,
-        # onto the GPU into an optimizer alone: it keeps the loaded tensors as its state, no copy
+        # onto the GPU beside a model (or its optimizer) already there, or before the model moves
+        # there, in a helper that returns: two copies only at the peak of the restore, the way
+        # maintainers' own fixes load (map_location=device); not said
         """
 import torch
+
+def load_model(path, device):
+    model = Mapper().to(device)
+    state = torch.load(path, map_location=device)
+    model.load_state_dict(state["model"])
+    return model.eval()
+
+def load_then_move(path, device):
+    model = Mapper()
+    state = torch.load(path, map_location=device)
+    model.load_state_dict(state["model"])
+    return model.to(device).eval()
 
 class Trainer:
     def __init__(self, model, device):
@@ -1066,26 +1063,6 @@ def load_folds(files, model):
     all_params = [torch.load(f, map_location=torch.device("cuda", torch.cuda.current_device())) for f in files]
     return all_params
 """, line=5),
-        # one process (info): onto the GPU beside the model it restores, already there (or moved
-        # there while the checkpoint is still held): the peak of the restore holds the weights twice
-        Invalid("""
-import torch
-
-def load_model(path, device):
-    model = Mapper().to(device)
-    state = torch.load(path, map_location=device)
-    model.load_state_dict(state["model"])
-    return model.eval()
-""", line=6),
-        Invalid("""
-import torch
-
-def load_then_move(path, device):
-    model = Mapper()
-    state = torch.load(path, map_location=device)
-    model.load_state_dict(state["model"])
-    return model.to(device).eval()
-""", line=6),
         # one process (info): a loader returns the checkpoint, and a caller copies it into a model
         # its class moved to the GPU
         Invalid("""
