@@ -22,6 +22,7 @@ itself (a warning when its graph comes from the forward's input, named in the me
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -723,9 +724,20 @@ class LoopCarriedGraph(Rule):
             if facts.is_graph_carrying(carry.graph, function):
                 self._report_carry(carry, method="forward", function=function)
             elif per_call is not None and set(per_call.names) & set(function.parameters) \
-                    and _subclasses_a_torch_layer(function.class_info):
+                    and (_subclasses_a_torch_layer(function.class_info)
+                         or self._built_inside_a_network(function.class_info)):
                 message, help_text = self._message(carry, method="forward", from_input=True)
                 self.report(carry.node, message, help=help_text, function=function, severity="warning")
+
+    def _built_inside_a_network(self, info) -> bool:
+        """Does another nn.Module class of this file build one (``self.act1 = PWLA3d()``, or inside
+        an ``nn.Sequential``)? Then, like a torch.nn layer, it sits in a network and is fed
+        activations."""
+        facts = self.facts
+        pattern = re.compile(rf"(?<![\w.]){re.escape(info.name)}\s*\(")
+        return any(other is not info and other.is_module and (node := facts.class_nodes.get(other.name)) is not None
+                   and pattern.search(self._checker.module.code_for_node(node)) is not None
+                   for other in facts.classes.values())
 
     def _decide_step_carries(self) -> None:
         for class_name, carry in self._step_carries:
@@ -808,6 +820,32 @@ class LoopCarriedGraph(Rule):
         return message, f"compute the update {fix} or under torch.no_grad()"
 
     VALID = [
+        # the same statistic from the detached input
+        """
+import torch
+from torch import nn
+
+class AdaptiveAct(nn.Module):
+    def __init__(self, momentum=0.9):
+        super().__init__()
+        self.momentum = momentum
+        self.slope = nn.Parameter(torch.ones(1))
+        self.register_buffer("running_mean", torch.zeros(1))
+
+    def forward(self, x):
+        mean = x.detach().mean()
+        self.running_mean = self.momentum * self.running_mean + (1 - self.momentum) * mean
+        return torch.relu(x) * self.slope
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.act = AdaptiveAct()
+
+    def forward(self, x):
+        return self.act(self.conv(x))
+""",
         # a forward running through the module's own blocks, keeping each block's output for a
         # loss of the same step: one computation, rebuilt on every forward
         """
@@ -1319,6 +1357,33 @@ def rollout(model, policy, env_steps, opt):
     ]
 
     INVALID = [
+        # a running statistic of an activation module of the file that a network of the file
+        # builds (fed its conv's output): from the input's graph, with grad on (warning)
+        Invalid("""
+import torch
+from torch import nn
+
+class AdaptiveAct(nn.Module):
+    def __init__(self, momentum=0.9):
+        super().__init__()
+        self.momentum = momentum
+        self.slope = nn.Parameter(torch.ones(1))
+        self.register_buffer("running_mean", torch.zeros(1))
+
+    def forward(self, x):
+        mean = x.mean()
+        self.running_mean = self.momentum * self.running_mean + (1 - self.momentum) * mean
+        return torch.relu(x) * self.slope
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.act = AdaptiveAct()
+
+    def forward(self, x):
+        return self.act(self.conv(x))
+""", line=14),
         # an agent acting with grad on: the recurrent state chains every step's graph for the
         # whole episode; what leaves for the environment is an array, not the chain
         Invalid("""
