@@ -165,7 +165,7 @@ def test_an_edit_in_another_module_rechecks_only_the_files_that_read_it(tmp_path
     assert codes(check_paths(["."], Config(), jobs=1)) == [("train.py", 26, "ML101")]
     assert sorted(checked) == ["rewards.py", "train.py"]
     entries = [json.loads(p.read_text()) for p in (tmp_path / CACHE_DIR / FORMAT).rglob("*")
-               if p.is_file() and "summaries" not in p.parts and p.name != ".gitignore"]
+               if p.is_file() and "summaries" not in p.parts and "outlines" not in p.parts and p.name != ".gitignore"]
     depends = [entry["deps"] for entry in entries if entry["deps"]]
     assert any(str(rewards) in deps for deps in depends)
 
@@ -185,6 +185,32 @@ def test_summaries_are_kept_on_disk_and_a_warm_single_file_run_walks_no_other_mo
     train.write_text(train.read_text() + "\n")
     assert codes(check_paths(["pkg/train.py"], Config(), jobs=1)) == []
     assert walked == []
+
+
+def test_outlines_are_kept_on_disk_and_a_warm_run_parses_no_other_module(tmp_path, monkeypatch):
+    """A module's outline depends on its text alone: kept beside the summaries, a warm run (a new
+    process) reads it instead of parsing the module again; an edited module is parsed anew."""
+    write(tmp_path, PACKAGE)
+    monkeypatch.chdir(tmp_path)
+    check_paths(["."], Config(), jobs=1)
+    assert list((tmp_path / CACHE_DIR / FORMAT / "outlines").rglob("*"))
+    import memlint.static.project as project_module
+
+    parsed: list[str] = []
+    original = project_module.outline_of
+    monkeypatch.setattr(project_module, "outline_of",
+                        lambda text, name, is_package: parsed.append(name) or original(text, name, is_package))
+    project_module._projects.clear()  # a new process: nothing in memory
+    train = tmp_path / "pkg/train.py"
+    train.write_text(train.read_text() + "\n")
+    assert codes(check_paths(["pkg/train.py"], Config(), jobs=1)) == []
+    assert [name for name in parsed if name != "pkg.train"] == []
+    rewards = tmp_path / "pkg/utils/rewards.py"
+    rewards.write_text(rewards.read_text() + "\n# edited\n")
+    project_module._projects.clear()
+    train.write_text(train.read_text() + "\n")
+    check_paths(["pkg/train.py"], Config(), jobs=1)
+    assert "pkg.utils.rewards" in parsed
 
 
 def test_cycles_and_missing_modules_are_unknown_not_errors(tmp_path):
