@@ -858,31 +858,28 @@ def _outline_file(module: ModuleFile, digest: str) -> Path | None:
 
 
 def _load_outline(module: ModuleFile, digest: str):
-    path = _outline_file(module, digest)
-    if path is None:
-        return None
-    try:
-        with open(path, "rb") as fh:
-            entry = pickle.load(fh)
-    except Exception:  # missing, half-written or from another version: a miss
-        return None
+    entry = _load_entry(_outline_file(module, digest))
     if not (isinstance(entry, tuple) and len(entry) == 2 and entry[0] == digest and isinstance(entry[1], ModuleOutline)):
         return None
     return entry
 
 
 def _load_summary(module: ModuleFile, digest: str):
-    path = _summary_file(module, digest)
+    entry = _load_entry(_summary_file(module, digest))
+    if not (isinstance(entry, tuple) and len(entry) == 3 and entry[0] == digest and _still_valid(entry[2])):
+        return None
+    return entry
+
+
+def _load_entry(path: Path | None):
+    """What ``_store_entry`` wrote at ``path``; None when there is nothing to read."""
     if path is None:
         return None
     try:
         with open(path, "rb") as fh:
-            entry = pickle.load(fh)
+            return pickle.load(fh)
     except Exception:  # missing, half-written or from another version: a miss
         return None
-    if not (isinstance(entry, tuple) and len(entry) == 3 and entry[0] == digest and _still_valid(entry[2])):
-        return None
-    return entry
 
 
 def _store_summary(module: ModuleFile, entry: tuple) -> None:
