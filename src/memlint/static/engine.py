@@ -253,11 +253,12 @@ class FileChecker:
         return self._unrun[id(top)]
 
     def _in_a_method_nothing_calls(self, node: cst.CSTNode) -> bool:
-        """Is ``node`` in a method of a plain class (no base but ``object``, or only the project's own
-        classes: no framework calls its methods by name) of a repository not packaged for others, that no code of the repository
-        can reach: no ``.name`` on anything but an imported module (``torch.load`` is not
-        ``gan.load``), no other mention of the name (a string for ``getattr``, a callback), no
-        decorator, and no configuration file naming it? A GAN's ``load()`` nothing calls."""
+        """Is ``node`` in a method of a plain class (no base but ``object``, or only the project's
+        own classes: no framework calls its methods by name) of a repository not packaged for
+        others, that no code of the repository can reach: no ``.name`` on anything but an
+        imported module (``torch.load`` is not ``gan.load``), no other mention of the name (a
+        string for ``getattr``, a callback), no decorator, and no configuration file naming it? A
+        GAN's ``load()`` nothing calls."""
         top = self._top_level_definition(node)
         if not isinstance(top, cst.ClassDef) or top.decorators or "getattr(" in self.source \
                 or any(arg.keyword is not None for arg in top.bases) \
