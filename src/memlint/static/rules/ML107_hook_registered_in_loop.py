@@ -228,6 +228,8 @@ class HookRegisteredInLoop(Rule):
     def _registration(self, node: cst.Call, method: str, receiver: cst.BaseExpression | None,
                       function: FunctionScope, loops: tuple[Loop, ...]) -> None:
         names = frozenset(names_in(receiver)) if receiver is not None else None
+        if method in _TENSOR_HOOKS and isinstance(receiver, cst.Name) and _computed_here(receiver.value, function):
+            names = frozenset()  # a tensor this call computed: its hook dies with it, nothing given is hooked
         guarded = any(if_function is function and _is_state_test(test.test, function, self.facts.module_scope)
                       for test, if_function, _ in self._ifs)
         self._registrations.setdefault(id(function), []).append((names, guarded, node))
@@ -638,6 +640,30 @@ class HookRegisteredInLoop(Rule):
         return function.derives_from([root], function.inputs)
 
     VALID = [
+        # a training function called every step scales the gradients of tensors it computes
+        # (an unrolled dynamics model, the weighted loss): those hooks die with the step's graph
+        """
+import torch
+
+def update_weights(model, optimizer, batch, unroll_steps):
+    obs, actions, targets = batch
+    hidden = model.initial_state(obs)
+    loss = 0
+    for k in range(unroll_steps):
+        value, hidden = model.step(hidden, actions[:, k])
+        loss = loss + (value - targets[:, k]).pow(2).mean()
+        hidden.register_hook(lambda grad: grad * 0.5)
+    weighted = (loss / unroll_steps).mean()
+    weighted.register_hook(lambda grad: grad * 2.0)
+    optimizer.zero_grad()
+    weighted.backward()
+    optimizer.step()
+    return weighted.item()
+
+def train(model, optimizer, loader, unroll_steps):
+    for batch in loader:
+        update_weights(model, optimizer, batch, unroll_steps)
+""",
         # one wrapper per setting, all kept: hooks set up once per item, on purpose
         """
 import torch
@@ -945,6 +971,23 @@ class Probed(nn.Module):
     ]
 
     INVALID = [
+        # a step function hooks a parameter of the model it is given (bound to a local name first):
+        # the parameter outlives the step, so every step adds one more hook
+        Invalid("""
+import torch
+
+def clip_step(model, optimizer, batch):
+    emb = model.embed.weight
+    emb.register_hook(lambda grad: grad * 0.1)
+    loss = model(batch).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+def train(model, optimizer, loader):
+    for batch in loader:
+        clip_step(model, optimizer, batch)
+""", line=14),
         # a wrapper built per setting and dropped at the next iteration: its hooks stay on the
         # model it was given (the loop walks settings, not data, and each is a new hook)
         Invalid("""
@@ -1231,4 +1274,24 @@ def _is_state_test(test: cst.BaseExpression, function: FunctionScope, module_sco
         if (root == "self" and ("." in name or names & {"getattr", "hasattr"})) or (
                 root not in function.bindings and root in module_scope.bindings and function is not module_scope):
             return True
+    return False
+
+
+def _computed_here(name: str, function: FunctionScope) -> bool:
+    """Is ``name`` bound in ``function`` only to tensors it computes (``loss = (w * l).mean()``,
+    ``out, h = model.step(h, a)``): new objects of this call, not the object it was given or a part
+    of it (``model.embed.weight``, ``getattr(model, n)``)?"""
+    values = function.stored_values.get(name, ())
+    return bool(values) and all(_a_computation(value) for value in values)
+
+
+def _a_computation(value: cst.BaseExpression) -> bool:
+    while isinstance(value, (cst.Attribute, cst.Subscript)):
+        value = value.value  # out.hidden_state, out[0]: a part of what was computed
+    if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
+        return True
+    if isinstance(value, cst.Call):
+        called = dotted_name(value.func) or ""
+        return called.rsplit(".", 1)[-1] not in _LOOKUPS | {"parameters", "named_parameters", "modules",
+                                                             "named_modules", "children", "buffers"}
     return False
