@@ -669,6 +669,11 @@ class LoadWithoutMapLocation(Rule):
         way, or a model moved there first) or anything else (SAVES_DEVICE_STATE)?"""
         return any(effect in scope.effects for scope in (self.facts.module_scope, *self.facts.function_scopes.values()))
 
+    def _saves_device_state_here(self) -> bool:
+        """Does this module itself ``torch.save`` state not moved to the CPU (the checkpoints it
+        reads back are of its own making, with device tensors)?"""
+        return not self._cpu_only_file and self._saves(SAVES_DEVICE_STATE)
+
     def _project_saves_only_cpu_state(self) -> bool:
         """Does every ``torch.save`` of the project (this module and the others) write state moved
         to the CPU, and one at least? Then the checkpoints it reads back hold no device tensors.
@@ -717,7 +722,7 @@ class LoadWithoutMapLocation(Rule):
                                  "the checkpoint once restored",
                             needs_grad=False, severity="warning",
                             fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
-            elif (load.restores_state and (load.beside_the_model or load.moved_while_held
+            elif (load.restores_state and (load.beside_the_model or (load.moved_while_held and self._saves_device_state_here())
                                            or self._moved_by_every_caller(load))
                   # ``return torch.load(path)``, which a caller here copies into a moved model
                   or load.returned_by in self._fed_on_device_calls) \
@@ -846,6 +851,13 @@ def export_best(checkpointer):
 
 def load_folds(files):
     return [torch.load(f, map_location="cpu") for f in files]
+
+def load_for_inference(path):
+    # a module that writes no checkpoint: how the file was written is not known here
+    checkpoint = torch.load(path)
+    model = Net()
+    model.load_state_dict(checkpoint["state_dict"])
+    return model.cuda().eval()
 
 def build_and_let_go(path):
     checkpoint = torch.load(path)
@@ -1097,6 +1109,9 @@ def load_for_inference(path, on_gpu=True):
     if on_gpu:
         model = model.cuda()
     return model.eval()
+
+def save(model, path):
+    torch.save({"state_dict": model.state_dict()}, path)
 """, line=5, fixed='map_location="cpu"'),
         # one process (info): the checkpoint is deleted once restored, but while it loads a GPU-saved
         # copy sits beside the model on the GPU (the peak of a resume)
