@@ -1682,8 +1682,9 @@ class Facts:
         self.frozen_modules: set[str] = set()  # names with requires_grad_(False) anywhere
         # Calls handing a module to a function (freeze(self.backbone)): see frozen_by_helpers
         self.modules_handed: list[tuple[cst.Call, "FunctionScope"]] = []
-        # Methods called on a module (``self.ref_model.freeze_all()``): see frozen_by_helpers
+        # Methods called on a module (``self.ref_model.freeze_all()``): see frozen_by_their_methods
         self.module_methods_called: list[tuple[cst.Call, "FunctionScope"]] = []
+        self._freezes_its_module: dict[int, bool] = {}  # id() of such a call -> see _method_freezes_its_module
         self._frozen_by_helpers: set[tuple[int, str]] | None = None
         # (class, attribute, reading function) -> does another method store a backpropagated value there
         self._stored_graphs: dict[tuple[int, str, int], bool] = {}
@@ -3057,14 +3058,25 @@ class Facts:
             for call, function in self.modules_handed:
                 for name in self._arguments_frozen_by(call):
                     frozen.add((id(function), name))
-            for call, function in self.module_methods_called:
-                receiver = dotted_name(call.func.value)
-                if receiver is not None and self._method_freezes_its_module(call):
-                    frozen.add((id(function), receiver))
             if not self.module_done:
                 return frozen
             self._frozen_by_helpers = frozen
         return self._frozen_by_helpers
+
+    def frozen_by_their_methods(self, wanted: Callable[[int, str], bool]) -> set[tuple[int, str]]:
+        """(id of the function, name) of the modules frozen by a method of their own called there
+        (``self.ref_model.freeze_all()``), asked only for the (function, name) pairs ``wanted``
+        accepts: telling it may read other modules' summaries. Complete at the end of the module."""
+        frozen: set[tuple[int, str]] = set()
+        for call, function in self.module_methods_called:
+            receiver = dotted_name(call.func.value)
+            if receiver is None or not wanted(id(function), receiver):
+                continue
+            if id(call) not in self._freezes_its_module:
+                self._freezes_its_module[id(call)] = self._method_freezes_its_module(call)
+            if self._freezes_its_module[id(call)]:
+                frozen.add((id(function), receiver))
+        return frozen
 
     def _method_freezes_its_module(self, call: cst.Call) -> bool:
         """``net.freeze_all()``: does the method freeze every parameter of its own module? The

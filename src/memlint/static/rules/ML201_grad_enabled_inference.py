@@ -737,10 +737,13 @@ class GradEnabledInference(Rule):
         same function; or is it ``model.backbone`` of an instance of a class of this module that
         froze ``self.backbone`` (directly or through such a helper)? With every parameter frozen,
         a forward on inputs that need no grad records nothing."""
-        frozen = self.facts.frozen_by_helpers()
         target = call.target
-        if any(name == target and (function_id == id(call.function) or "." in name)
-               for function_id, name in frozen):
+
+        def same_object(function_id: int, name: str) -> bool:
+            return name == target and (function_id == id(call.function) or "." in name)
+
+        frozen = self.facts.frozen_by_helpers() | self.facts.frozen_by_their_methods(same_object)
+        if any(same_object(function_id, name) for function_id, name in frozen):
             return True
         owner, _, attribute = target.rpartition(".")
         if not owner or owner in ("self", "cls") or "." in owner:
@@ -858,7 +861,9 @@ class GradEnabledInference(Rule):
         handed to a helper that freezes its argument); read once per class, at the module's end."""
         found = self._frozen_by_class.get(id(info))
         if found is None:
-            frozen = self.facts.frozen_by_helpers()
+            in_class = {id(scope) for scope in self.facts.function_scopes.values() if scope.class_info is info}
+            frozen = self.facts.frozen_by_helpers() | self.facts.frozen_by_their_methods(
+                lambda function_id, name: function_id in in_class)
             found = self._frozen_by_class[id(info)] = {
                 name for scope in self.facts.function_scopes.values() if scope.class_info is info
                 for name in [change.target for change in scope.mode_changes if change.mode == "frozen"]

@@ -626,7 +626,7 @@ class LoadWithoutMapLocation(Rule):
         first; the load feeds ``load_state_dict``; it is held in a local name that a loop
         running steps, walked after it, outlives (neither deleted nor rebound): a second copy
         of the weights (and optimizer state) on the GPU for the whole run."""
-        if self._cpu_only_file or not self._saves(SAVES_DEVICE_STATE) or load.rank_zero_only:
+        if not self._saves_device_state_here() or load.rank_zero_only:
             return False
         return self._kept_through_steps(load)
 
