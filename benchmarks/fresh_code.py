@@ -224,6 +224,13 @@ HALVES = HALVES + ("sealed23", "dev38")
 # synthetic data), sorted, shuffled with random.Random(2026112724); even places sealed24 (run once
 # at the end of the session), odd places dev39.
 HALVES = HALVES + ("sealed24", "dev39")
+# Twenty-six more repositories nobody here had opened (issue 22, 2026-11-27, fifth session; detection,
+# GANs, text classification, reading comprehension, speech enhancement and synthesis, vocoders, RL
+# and multi-agent RL, graph networks, news and graph recommendation, time series and forecasting,
+# point clouds, self-supervised learning, continual learning, tabular, face parsing, medical
+# segmentation), sorted, shuffled with random.Random(2026112725); even places sealed25 (run once at
+# the end of the session), odd places dev40.
+HALVES = HALVES + ("sealed25", "dev40")
 SPLIT_SEED = 22  # the issue's number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -1950,6 +1957,58 @@ REPOS: tuple[FreshRepo, ...] = (
           "FT-Transformer, ResNet, MLP and other deep models for tabular data benchmarks (tabular)", "sealed24"),
     _repo("IMDN", "Zheng222/IMDN", "8f158e6a5ac9db6e5857d9159fd4a6c4214da574",
           "Information Multi-Distillation Network lightweight image super-resolution training (vision/restoration)", "dev39"),
+    _repo("GPM", "sahagobinda/GPM", "1a238ec9d2ca30bae8fd1707f161cc6bd093c72a",
+          "Gradient Projection Memory continual learning: SVD-based gradient subspace projection on PMNIST/CIFAR-100/miniImageNet (continual learning)", "sealed25"),
+    _repo("NewsRecommendation", "yusanshi/NewsRecommendation", "4644403e0869915be6ebed3b45177a6cc90a332e",
+          "News recommendation models (NRMS, NAML, LSTUR, DKN, FIM, TANR) on MIND with shared training script (recommendation)", "dev40"),
+    _repo("DINO", "IDEA-Research/DINO", "faa8520fe9604c23ad65a48bc583550a44c0e3ab",
+          "DINO DETR-family detector with contrastive denoising anchor boxes, distributed train/eval engine (vision/detection)", "sealed25"),
+    _repo("minimalRL", "seungeunrho/minimalRL", "c8efed8481e3cd40e9739cfde220a55522555b57",
+          "Single-file minimal PyTorch RL agents (DQN, PPO, A3C, SAC, DDPG, ACER) with replay buffers and update loops (RL)", "dev40"),
+    _repo("Bert-Multi-Label-Text-Classification", "lonePatient/Bert-Multi-Label-Text-Classification", "531ee2de8e150741cc5d2fedb2ef246c32335546",
+          "BERT/ALBERT/XLNet multi-label toxic-comment classification fine-tuning with custom trainer and callbacks (NLP fine-tuning)", "sealed25"),
+    _repo("RandLA-Net-pytorch", "qiqihaer/RandLA-Net-pytorch", "a255652b65d8378682479c23299704783a8fe4d9",
+          "RandLA-Net large-scale point cloud semantic segmentation on SemanticKITTI, PyTorch port with training loop (3D/point clouds)", "dev40"),
+    _repo("DCGAN-LSGAN-WGAN-GP-DRAGAN-Pytorch", "LynnHo/DCGAN-LSGAN-WGAN-GP-DRAGAN-Pytorch", "9e757de6f02dc5f3b31e380428787bf2b3137906",
+          "DCGAN/LSGAN/WGAN-GP/DRAGAN image GAN training with gradient penalty on CelebA/anime (vision/GAN)", "sealed25"),
+    _repo("demand_forecast", "jingw2/demand_forecast", "1978fef8af5b676f562946b6f58286f688010d4c",
+          "Demand forecasting models (DeepAR, MQ-RNN, Deep Factors, TPA-LSTM, extreme-event LSTM) with training loops (time series)", "dev40"),
+    _repo("DAR-UNet", "Kaiseem/DAR-UNet", "056d3fc2918d8a9056ad75f99c87ce45045406cd",
+          "DAR-UNet unsupervised cross-modality (CT/MRI) domain adaptation: image-translation stage plus 3D segmentation training (medical imaging)", "sealed25"),
+    _repo("Comprehensive-Transformer-TTS", "keonlee9420/Comprehensive-Transformer-TTS", "dca252cae50a18464ce2410aa85a21c557c72d7a",
+          "Non-autoregressive transformer TTS (FastSpeech2-style variance adaptor, many transformer block variants) training (speech/TTS)", "dev40"),
+    _repo("hitvoice-DrQA", "hitvoice/DrQA", "fa58c294d5a335347fcf08cde7aba5392508812a",
+          "DrQA document reader RNN for SQuAD reading comprehension training (NLP QA)", "sealed25"),
+    _repo("DropEdge", "DropEdge/DropEdge", "390cd71223c73ddb9bba47bd990435dde2de450d",
+          "DropEdge random edge dropping for deep GCN/ResGCN/JKNet node classification training (graph)", "dev40"),
+    _repo("MARL-Algorithms", "starry-sky6688/MARL-Algorithms", "e9e32e122f1b25e1139b82bebbb7ed81dc1e2320",
+          "Multi-agent RL on StarCraft II SMAC: QMIX, VDN, COMA, QTRAN, MAVEN, CommNet learners with episode buffers (RL/multi-agent)", "sealed25"),
+    _repo("MoCo-Pytorch", "AidenDurrant/MoCo-Pytorch", "373b5fafdbf51e4c6c19a984b7e8d41a296cf6d9",
+          "MoCo v1/v2 momentum-contrast self-supervised pretraining with queue plus linear evaluation on CIFAR (self-supervised learning)", "dev40"),
+    _repo("DiffWave-Vocoder", "philsyn/DiffWave-Vocoder", "b1648aae88e87c64bd95c3bcfb56843929c6d219",
+          "DiffWave diffusion neural vocoder training on LJSpeech with distributed training (speech/audio)", "sealed25"),
+    _repo("NeuralNLP-NeuralClassifier", "Tencent/NeuralNLP-NeuralClassifier", "3d4ddffa6304da32c25f74001c0c056922c4ba22",
+          "NeuralClassifier hierarchical multi-label text classification toolkit (TextCNN/RCNN/Transformer/HMCN) training (NLP classification)", "dev40"),
+    _repo("t2g-former", "jyansir/t2g-former", "3ad093d7967b726b265606251ec267daa0756427",
+          "T2G-Former tabular transformer with feature-relation graph estimator plus tabular DL baselines training/tuning (tabular)", "sealed25"),
+    _repo("Wave-U-Net-for-Speech-Enhancement", "haoxiangsnr/Wave-U-Net-for-Speech-Enhancement", "64e1aa2a39b3f496701dfc60d9717d219ef18e44",
+          "Wave-U-Net time-domain speech enhancement training with trainer class (speech/audio)", "dev40"),
+    _repo("Adversarial-Continual-Learning", "facebookresearch/Adversarial-Continual-Learning", "a99dfadcc59a12d903af6e5366a025ca44b3af07",
+          "Adversarial Continual Learning: shared/private task modules with adversarial discriminator, task-incremental training (continual learning)", "sealed25"),
+    _repo("GDANet", "mutianxu/GDANet", "653bb38a76d20d78e03df8bb7aa62f3045758ac0",
+          "GDANet geometry-disentangled attention network for point cloud classification and part segmentation training (3D/point clouds)", "dev40"),
+    _repo("DenseCL", "WXinlong/DenseCL", "b64bbb6e267f729d16ca558233b0ef3028857381",
+          "DenseCL dense contrastive self-supervised pretraining on OpenSelfSup framework with hooks/runners (self-supervised learning)", "sealed25"),
+    _repo("face-parsing.PyTorch", "zllrunning/face-parsing.PyTorch", "d2e684cf1588b46145635e8fe7bcc29544e5537e",
+          "BiSeNet face parsing semantic segmentation on CelebAMask-HQ with OHEM loss and distributed training (vision/segmentation)", "dev40"),
+    _repo("Time-LLM", "KimMeen/Time-LLM", "0045cde1ae0a7e7960b8f2273404eabac0f9c5da",
+          "Time-LLM reprogramming frozen LLaMA/GPT-2 for long-term forecasting with accelerate/DeepSpeed training (time series)", "sealed25"),
+    _repo("Knowledge_Graph_based_Intent_Network", "huangtinglin/Knowledge_Graph_based_Intent_Network", "0e4351716d4999b3f00715f764f0afe18048cf62",
+          "KGIN knowledge-graph intent network recommender with BPR training on Amazon/Last-FM/Alibaba (recommendation)", "dev40"),
+    _repo("SGL", "PKU-DAIR/SGL", "69cb3248752988fedb39a4e87d6f4925230124a4",
+          "SGL scalable graph learning toolkit: decoupled SGC/SIGN/GAMLP models, node classification tasks and NAS search training (graph)", "sealed25"),
+    _repo("RCPS", "hsiangyuzhao/RCPS", "a9c32f1ee34690e7b82799dd6c212d23e57d4365",
+          "RCPS rectified contrastive pseudo-supervision for semi-supervised 3D medical image segmentation (medical imaging)", "dev40"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
