@@ -484,3 +484,78 @@ def main(model, optimizer, loader, path):
     scalar = source.replace('    state_dict = checkpoint["model"]\n',
                             '    state_dict = checkpoint["model"]\n    best = checkpoint["best"]\n    best = best.to("cuda")\n')
     assert [f.line for f in _findings(scalar.format(inside="best = max(best, loss.item())"), "ML215")] == [5]
+
+
+_ML216_SCRIPT = """
+import lightning.pytorch as pl
+from lightning.pytorch.callbacks import BasePredictionWriter
+
+
+class Writer(BasePredictionWriter):
+    def write_on_batch_end(self, trainer, pl_module, prediction, batch_indices, batch, batch_idx, dataloader_idx):
+        pass
+
+
+def run(model, datamodule):
+    trainer = pl.Trainer(callbacks=[Writer(write_interval="batch")])
+    {call}
+"""
+
+
+def test_ml216_a_discarded_predict_result_is_reported_and_a_kept_or_declined_one_is_not():
+    def lines(call):
+        return [f.line for f in _findings(_ML216_SCRIPT.format(call=call), "ML216")]
+
+    assert lines("trainer.predict(model, datamodule=datamodule)") == [13]
+    assert lines("trainer.predict(model, datamodule=datamodule, return_predictions=True)") == [13]
+    assert lines("trainer.predict(model, datamodule=datamodule, return_predictions=False)") == []
+    assert lines("outputs = trainer.predict(model, datamodule=datamodule)") == []
+    assert lines("return trainer.predict(model, datamodule=datamodule)") == []
+    # not a Lightning trainer, and no argument only Lightning's predict takes
+    assert lines("model.predict(datamodule)") == []
+
+
+def test_ml216_needs_to_know_that_predict_step_returns_something():
+    handed_in = """
+import lightning.pytorch as pl
+
+def run(model, loader):
+    trainer = pl.Trainer()
+    trainer.predict(model, loader)
+"""
+    assert _findings(handed_in, "ML216") == []  # what the model returns is unknown
+    writes_itself = """
+import torch
+import lightning.pytorch as pl
+
+class Model(pl.LightningModule):
+    def predict_step(self, batch, batch_idx):
+        torch.save(self(batch).cpu(), f"out_{batch_idx}.pt")
+        return None
+
+def run(loader):
+    pl.Trainer().predict(Model(), loader)
+    trainer = pl.Trainer()
+    trainer.predict(Model(), loader)
+"""
+    assert _findings(writes_itself, "ML216") == []
+    returns = writes_itself.replace("return None", "return self(batch)")
+    assert [f.line for f in _findings(returns, "ML216")] == [11, 13]
+
+
+def test_ml216_a_model_whose_predict_step_lives_in_a_base_elsewhere_is_left(tmp_path):
+    from memlint.config import Config
+    from memlint.static.runner import check_paths
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "base.py").write_text(
+        "import torch\nimport lightning.pytorch as pl\n\n"
+        "class Base(pl.LightningModule):\n"
+        "    def predict_step(self, batch, batch_idx):\n"
+        "        torch.save(self(batch).cpu(), f'out_{batch_idx}.pt')\n")
+    (tmp_path / "run.py").write_text(
+        "import lightning.pytorch as pl\nfrom base import Base\n\n"
+        "class Model(Base):\n    pass\n\n"
+        "def run(loader):\n    trainer = pl.Trainer()\n    trainer.predict(Model(), loader)\n")
+    result = check_paths([str(tmp_path / "run.py")], Config(select=["ML216"]), use_cache=False)
+    assert [f for f in result.findings if f.code == "ML216"] == []

@@ -211,6 +211,11 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "A checkpoint loaded into host memory and copied into a model with load_state_dict() stays alive "
              "through the training loop that follows: a second copy of the weights for the whole run.",
              triggers=("load_state_dict",)),
+    RuleInfo("ML216", "predictions-collected-unused", "warning",
+             "Lightning's trainer.predict() keeps every batch's predictions to return them, and the caller throws "
+             "the result away: the whole run's outputs stay in memory for nothing.",
+             fixable=True,
+             triggers=(".predict(",)),
     # ML3xx distributed.
     RuleInfo("ML301", "nccl-without-set-device", "warning",
              "An NCCL process group starts with no torch.cuda.set_device(local_rank): every rank opens a context "
