@@ -1842,6 +1842,57 @@ def test_a_module_its_project_imports_whole_or_no_one_imports_keeps_its_findings
     assert project_findings(tmp_path, "nets/zoo.py") == [(6, "ML206")]
 
 
+_VENDORED = {
+    "train.py": """
+        import torch
+        # from modules.bn import InPlaceABN
+        from model import Net
+
+        net = Net()
+    """,
+    "model.py": "from torch import nn\n\nclass Net(nn.Module):\n    pass\n",
+    "modules/__init__.py": "from .functions import Stat\n",
+    "modules/functions.py": """
+        import torch
+        from torch import nn
+
+        class Stat(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = nn.DataParallel(nn.Linear(4, 4))
+    """,
+}
+
+
+def test_a_package_no_module_outside_it_imports_never_runs_in_a_repository_not_packaged(tmp_path):
+    """Vendored code left in a research repository (its only import commented out): what it
+    would do if it ran is not a finding; an import from a script, a notebook naming the package,
+    a program inside the package, or a packaged project (its users are elsewhere) bring it back."""
+    write(tmp_path, _VENDORED)
+    assert project_findings(tmp_path, "modules/functions.py") == []
+    (tmp_path / "demo.ipynb").write_text('{"cells": [{"source": ["from modules import Stat"]}]}')
+    assert project_findings(tmp_path, "modules/functions.py") == [(7, "ML206")]
+    (tmp_path / "demo.ipynb").unlink()
+    (tmp_path / "modules" / "selftest.py").write_text("if __name__ == '__main__':\n    print(1)\n")
+    assert project_findings(tmp_path, "modules/functions.py") == [(7, "ML206")]
+    (tmp_path / "modules" / "selftest.py").unlink()
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='x')\n")
+    assert project_findings(tmp_path, "modules/functions.py") == [(7, "ML206")]
+
+
+def test_a_package_nobody_imports_is_checked_again_when_a_script_starts_to_import_it(tmp_path):
+    write(tmp_path, _VENDORED)
+
+    def cached_findings() -> list[tuple[int, str]]:
+        result = check_paths([str(tmp_path / "modules" / "functions.py")], Config(), use_cache=True)
+        return sorted((f.line, f.code) for f in result.findings)
+
+    assert cached_findings() == []
+    assert cached_findings() == []  # from the cache
+    (tmp_path / "train.py").write_text("from modules.functions import Stat\nstat = Stat()\n")
+    assert cached_findings() == [(7, "ML206")]
+
+
 def test_an_unreachable_definition_is_checked_again_when_another_module_starts_to_name_it(tmp_path):
     """The "nothing can run it" answer reads every file of the project: the cached result of the
     module is not reused once a new script names the class."""

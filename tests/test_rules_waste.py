@@ -559,3 +559,32 @@ def test_ml216_a_model_whose_predict_step_lives_in_a_base_elsewhere_is_left(tmp_
         "def run(loader):\n    trainer = pl.Trainer()\n    trainer.predict(Model(), loader)\n")
     result = check_paths([str(tmp_path / "run.py")], Config(select=["ML216"]), use_cache=False)
     assert [f for f in result.findings if f.code == "ML216"] == []
+
+
+def test_ml205_a_slot_written_per_sample_does_not_make_its_key_a_sample_index():
+    """``item[k] = self.embedding[k][idx]``: ``k`` names one of a few attributes, not a sample;
+    the dict holds a tensor per attribute, indexed per sample inside the tensor."""
+    source = """
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class News(Dataset):
+    def __init__(self, rows, folder):
+        self.rows = rows
+        self.embedding = {k: torch.from_numpy(np.load(f"{folder}/{k}.npy")).float() for k in ("title", "abstract")}
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __getitem__(self, idx):
+        item = dict(self.rows[idx])
+        for k in ("title", "abstract"):
+            item[k] = self.embedding[k][idx]
+        return item
+
+loader = DataLoader(News([], "emb"), batch_size=8, num_workers=4)
+"""
+    assert _findings(source, "ML205") == []
+    per_sample = source.replace("self.embedding[k][idx]", "self.embedding[idx]")
+    assert [f.line for f in _findings(per_sample, "ML205")] == [9]

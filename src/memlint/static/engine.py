@@ -57,6 +57,7 @@ class FileChecker:
         self._unrun: dict[int, bool] = {}  # id() of a top-level def or class -> see _never_run
         self._imported_by_name: bool | None = None  # see _never_run
         self._imported_by_nobody = False  # see _never_run
+        self._in_an_unused_package: bool | None = None  # see _never_run
         self._definition_nodes: dict[int, frozenset[int]] = {}  # id() of a top-level def -> its nodes' ids
         self._statement_code: dict[int, str] = {}  # id() of a top-level statement -> its code (top_level_naming)
         self._loop_callees: dict[int, list[object]] = {}  # id(loop) -> what its body calls (see _run_loop)
@@ -231,12 +232,18 @@ class FileChecker:
         name (``globals()``, ``sys.modules``), and the module is imported by other modules of the
         project only by name, none of which, nor any configuration file, names it (see
         Project.imported_only_by_name, Project.named_elsewhere). A leftover generator class in a
-        module the project imports one helper from: what would happen if it ran is not a finding."""
+        module the project imports one helper from: what would happen if it ran is not a finding.
+        Likewise anything in a package folder of an unpackaged repository that nothing outside it
+        imports (Project.in_a_package_nobody_imports)."""
         project = self.facts.project
         if project is None or not self.facts.module_name or "globals()" in self.source or "sys.modules" in self.source:
             return False
         if self._in_a_method_nothing_calls(node):
             return True
+        if self._in_an_unused_package is None:
+            self._in_an_unused_package = project.in_a_package_nobody_imports(project.file_of_path(self.path))
+        if self._in_an_unused_package:
+            return True  # vendored code nothing imports (Project.in_a_package_nobody_imports)
         if self._imported_by_name is None:
             module = project.file_of_path(self.path)
             # imported by nobody: no other module can name what it defines

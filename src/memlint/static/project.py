@@ -163,6 +163,8 @@ class Project:
         self._texts: dict[str, tuple[str | None, str | None]] = {}  # path -> (digest, text), for searches
         self._mentions: dict[tuple[str, bool], tuple] = {}  # modules_mentioning's answers
         self._configuration_texts: list[tuple[str, str]] | None = None  # (path, text): see _configuration_mentions
+        self._notebook_texts: list[str] | None = None  # see _notebooks_mention
+        self._dead_packages: dict[str, dict[str, str]] = {}  # package folder -> reads when nobody imports it
 
     def add_import_root(self, folder: str) -> None:
         folder = os.path.abspath(folder)
@@ -707,6 +709,78 @@ class Project:
                 return False  # imported under a name another import rebinds (``Solver`` from one of four)
         return True
 
+    def in_a_package_nobody_imports(self, module: ModuleFile) -> bool:
+        """Is ``module`` inside a package folder of a repository not packaged for others (see
+        :meth:`unpackaged`) that no module outside the folder imports, that holds no program (no
+        ``__main__`` check, no command line parsed), and that no configuration file or notebook
+        names? Code vendored into a research repository and no longer used (a copy of a library
+        whose only imports are commented out): what it would do if it ran is not a finding.
+        Unknown: False. A True answer reads every file of the project."""
+        folder = os.path.dirname(os.path.realpath(module.path))
+        root = os.path.realpath(self.root)
+        if not os.path.exists(os.path.join(folder, "__init__.py")) or not self.unpackaged():
+            return False
+        while os.path.dirname(folder) != folder and os.path.exists(os.path.join(os.path.dirname(folder), "__init__.py")):
+            folder = os.path.dirname(folder)  # the top package: what an outside import names
+        if folder == root or not folder.startswith(root + os.sep):
+            return False
+        known = self._dead_packages.get(folder)
+        if known is not None:
+            if known:
+                self._note(known)
+            return bool(known)
+        self._dead_packages[folder] = {}
+        reads = self._package_nobody_imports(folder)
+        self._dead_packages[folder] = reads or {}
+        if reads:
+            self._note(reads)
+        return bool(reads)
+
+    def _package_nobody_imports(self, folder: str) -> dict[str, str] | None:
+        """What the answer of :meth:`in_a_package_nobody_imports` read, when it is True."""
+        name = os.path.basename(folder)
+        files = self._project_files()
+        mentioning = self.modules_mentioning(name)
+        if files is None or mentioning is None or not name.isidentifier():
+            return None
+        inside = [path for path in files if path.startswith(folder + os.sep)]
+        if any(os.path.basename(path) == "__main__.py" for path in inside):
+            return None
+        for path in inside:
+            text = self._cached_text(path)
+            if text is None or "__main__" in text or "argparse" in text or "sys.argv" in text:
+                return None  # a program of its own (``python -m pkg.train``)
+        for other in mentioning:
+            if os.path.realpath(other.path).startswith(folder + os.sep):
+                continue
+            text = self._cached_text(other.path)
+            outline = self.outline(other)
+            if text is None or outline is None or outline.star_imports \
+                    or any(word in text for word in ("sys.path", "import_module", "__import__", "importlib")):
+                return None
+            if any(name in qualified.split(".") for qualified in outline.imports.values()):
+                return None
+        if self._configuration_mentions(name) or self._notebooks_mention(name):
+            return None
+        reads = {path: file_digest(path) or "" for path in files}
+        reads.update((path, file_digest(path) or "") for path, _ in self._configuration_texts or ())
+        reads[LISTING + self.root] = listing_digest(self.root)
+        return reads
+
+    def _notebooks_mention(self, word: str) -> bool:
+        """Does a notebook (``.ipynb``) under the project root name ``word``?"""
+        if self._notebook_texts is None:
+            texts = []
+            for folder, dirnames, filenames in os.walk(self.root):
+                dirnames[:] = sorted(d for d in dirnames if not skip_folder_name(d))
+                texts.extend(text for text in (_text_of(os.path.join(folder, filename)) for filename in filenames
+                                               if filename.endswith(".ipynb")) if text is not None)
+                if len(texts) > MAX_PROJECT_FILES:
+                    break
+            self._notebook_texts = texts
+        pattern = re.compile(rf"\b{re.escape(word)}\b")
+        return any(pattern.search(text) for text in self._notebook_texts)
+
     def named_elsewhere(self, name: str, module: ModuleFile) -> bool:
         """Does another module of the project, or a configuration file (YAML, JSON, TOML, INI,
         shell: ``_target_: pkg.models.Net``), name ``name``? True when that cannot be read. A
@@ -782,6 +856,8 @@ class Project:
         """List the project's files again when next asked (a run starts; files were added)."""
         self._all_files = None
         self._configuration_texts = None
+        self._notebook_texts = None
+        self._dead_packages.clear()
 
     def _project_files(self) -> list[str] | None:
         if self._all_files is not None and time.monotonic() - self._listed_at > FILE_LIST_SECONDS:

@@ -600,7 +600,11 @@ class _Reads(cst.CSTVisitor):
         # (file = bisect(self.offsets, index): many samples to one entry)
         if self._sample_key(node.value):
             for target in node.targets:
-                self.from_index |= names_in(target.target) - {"self"}
+                # the names bound (``key, i = ...``); not the key of a slot written (``item[k] = ...``)
+                bound = target.target
+                names = [bound] if isinstance(bound, cst.Name) else [
+                    element.value for element in getattr(bound, "elements", ()) if isinstance(element.value, cst.Name)]
+                self.from_index |= {name.value for name in names} - {"self"}
 
     def _sample_key(self, value: cst.BaseExpression) -> bool:
         if isinstance(value, (cst.Name, cst.Attribute)):
