@@ -1848,7 +1848,8 @@ _VENDORED = {
         # from modules.bn import InPlaceABN
         from model import Net
 
-        net = Net()
+        if __name__ == "__main__":
+            net = Net()
     """,
     "model.py": "from torch import nn\n\nclass Net(nn.Module):\n    pass\n",
     "modules/__init__.py": "from .functions import Stat\n",
@@ -1877,6 +1878,12 @@ def test_a_package_no_module_outside_it_imports_never_runs_in_a_repository_not_p
     assert project_findings(tmp_path, "modules/functions.py") == [(7, "ML206")]
     (tmp_path / "modules" / "selftest.py").unlink()
     (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='x')\n")
+    assert project_findings(tmp_path, "modules/functions.py") == [(7, "ML206")]
+    (tmp_path / "setup.py").unlink()
+    assert project_findings(tmp_path, "modules/functions.py") == []
+    # a library whose packaging files are missing: no program of its own runs it, its users are elsewhere
+    (tmp_path / "train.py").unlink()
+    (tmp_path / "model.py").unlink()
     assert project_findings(tmp_path, "modules/functions.py") == [(7, "ML206")]
 
 

@@ -711,10 +711,12 @@ class Project:
 
     def in_a_package_nobody_imports(self, module: ModuleFile) -> bool:
         """Is ``module`` inside a package folder of a repository not packaged for others (see
-        :meth:`unpackaged`) that no module outside the folder imports, that holds no program (no
-        ``__main__`` check, no command line parsed), and that no configuration file or notebook
-        names? Code vendored into a research repository and no longer used (a copy of a library
-        whose only imports are commented out): what it would do if it ran is not a finding.
+        :meth:`unpackaged`) and run through programs of its own outside the folder, that no module
+        outside the folder imports, that holds no program itself (no ``__main__`` check, no command
+        line parsed), and that no configuration file or notebook names? Code vendored into a
+        research repository and no longer used (a copy of a library whose only imports are
+        commented out): what it would do if it ran is not a finding. A repository that is only a
+        package (a library whose packaging files are missing) has its users elsewhere: False.
         Unknown: False. A True answer reads every file of the project."""
         folder = os.path.dirname(os.path.realpath(module.path))
         root = os.path.realpath(self.root)
@@ -750,22 +752,31 @@ class Project:
             text = self._cached_text(path)
             if text is None or "__main__" in text or "argparse" in text or "sys.argv" in text:
                 return None  # a program of its own (``python -m pkg.train``)
+        # an import statement naming the package, at any depth (``from models.icarl import iCaRL``
+        # inside a factory function), not a comment
+        imported = re.compile(rf"^[ \t]*(?:from[ \t]+[\w.]*\b{re.escape(name)}\b|import[ \t]+[\w., \t]*\b{re.escape(name)}\b)",
+                              re.MULTILINE)
         for other in mentioning:
             if os.path.realpath(other.path).startswith(folder + os.sep):
                 continue
             text = self._cached_text(other.path)
-            outline = self.outline(other)
-            if text is None or outline is None or outline.star_imports \
+            if text is None or imported.search(text) \
                     or any(word in text for word in ("sys.path", "import_module", "__import__", "importlib")):
-                return None
-            if any(name in qualified.split(".") for qualified in outline.imports.values()):
                 return None
         if self._configuration_mentions(name) or self._notebooks_mention(name):
             return None
+        if not any(self._is_a_program(path) for path in files if not path.startswith(folder + os.sep)):
+            return None  # a library: its users are outside the repository
         reads = {path: file_digest(path) or "" for path in files}
         reads.update((path, file_digest(path) or "") for path, _ in self._configuration_texts or ())
         reads[LISTING + self.root] = listing_digest(self.root)
         return reads
+
+    def _is_a_program(self, path: str) -> bool:
+        """Is the module at ``path`` a program (``if __name__ == "__main__":``, or it parses a
+        command line)? A repository that holds programs is run through them."""
+        text = self._cached_text(path)
+        return text is not None and ("__main__" in text or "parse_args(" in text)
 
     def _notebooks_mention(self, word: str) -> bool:
         """Does a notebook (``.ipynb``) under the project root name ``word``?"""
