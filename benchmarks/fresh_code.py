@@ -231,6 +231,11 @@ HALVES = HALVES + ("sealed24", "dev39")
 # segmentation), sorted, shuffled with random.Random(2026112725); even places sealed25 (run once at
 # the end of the session), odd places dev40.
 HALVES = HALVES + ("sealed25", "dev40")
+# Thirteen more, all dev (2026-11-27, fifth session: studied before sealed25 is run; GANs, graph
+# classification, nowcasting, speech enhancement, segmentation, text classification, prompt tuning,
+# RL and imitation learning, point-cloud registration, recommendation, contrastive learning,
+# class-incremental learning).
+HALVES = HALVES + ("dev41",)
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -2009,6 +2014,32 @@ REPOS: tuple[FreshRepo, ...] = (
           "SGL scalable graph learning toolkit: decoupled SGC/SIGN/GAMLP models, node classification tasks and NAS search training (graph)", "sealed25"),
     _repo("RCPS", "hsiangyuzhao/RCPS", "a9c32f1ee34690e7b82799dd6c212d23e57d4365",
           "RCPS rectified contrastive pseudo-supervision for semi-supervised 3D medical image segmentation (medical imaging)", "dev40"),
+    _repo("Chinese-Text-Classification-Pytorch", "649453932/Chinese-Text-Classification-Pytorch", "6cb26819af7b646275aff8a4693676f2849e67f6",
+          "Chinese text classification training (TextCNN, TextRNN, FastText, DPCNN, Transformer) on THUCNews (NLP)", "dev41"),
+    _repo("rl_a3c_pytorch", "dgriff777/rl_a3c_pytorch", "4170f7d94852129dc70265648c219e6b412965be",
+          "A3C-GPU asynchronous actor-critic training on Atari with shared optimizers (RL)", "dev41"),
+    _repo("gnn-comparison", "diningphil/gnn-comparison", "c524e97193e31195370efc2c3c344dd1d8f5c460",
+          "Fair comparison of GNNs for graph classification with model-selection/assessment training (graph)", "dev41"),
+    _repo("PyContrast", "HobbitLong/PyContrast", "84f94eabec4f031194c543579476ae52ea647b90",
+          "PyContrast: contrastive self-supervised pretraining (InstDis, CMC, MoCo, InfoMin) and linear evaluation (self-supervised learning)", "dev41"),
+    _repo("Precipitation-Nowcasting", "Hzzone/Precipitation-Nowcasting", "1e38d21aec77522dcbce9c1ecdd2dab766112788",
+          "ConvLSTM/TrajGRU encoder-forecaster training for radar precipitation nowcasting (time series)", "dev41"),
+    _repo("gail-airl-ppo.pytorch", "ku2482/gail-airl-ppo.pytorch", "4e13a23454600a16d5aeeeb4c09338308115455e",
+          "GAIL/AIRL imitation learning with PPO and SAC expert training on MuJoCo (RL)", "dev41"),
+    _repo("meetps-pytorch-semseg", "meetps/pytorch-semseg", "801fb200547caa5b0d91b8dde56b837da029f746",
+          "Semantic segmentation training (FCN, SegNet, UNet, PSPNet, ICNet) on Pascal/Cityscapes (vision, segmentation)", "dev41"),
+    _repo("OverlapPredator", "prs-eth/OverlapPredator", "8c78f125fc58d62ad7d149adf1fed43ed54937e4",
+          "PREDATOR: overlap-aware point cloud registration training on 3DMatch/KITTI/ModelNet (3D/point clouds)", "dev41"),
+    _repo("P-tuning", "THUDM/P-tuning", "f4225d4d8003868b31ed659dfe9732a351ad42d9",
+          "P-tuning: continuous prompt tuning of GPT/BERT for LAMA knowledge probing and few-shot SuperGLUE (NLP, fine-tuning)", "dev41"),
+    _repo("TransGAN", "VITA-Group/TransGAN", "6b85440ca56716fd7a60bac964466cc0296ce663",
+          "TransGAN: pure-transformer GAN training for CIFAR/STL/CelebA image generation (vision, GAN)", "dev41"),
+    _repo("class-incremental-learning", "yaoyao-liu/class-incremental-learning", "6a92ab08170abaaaf791d91e00ba195a5c38672f",
+          "Adaptive Aggregation Networks / Mnemonics training for class-incremental learning with iCaRL/LUCIR baselines (continual learning)", "dev41"),
+    _repo("RecSys_PyTorch", "yoongi0428/RecSys_PyTorch", "4787f1a69d56664a34512eced6909dfab85cc07b",
+          "Collection of top-N recommender models (MF, BPR, CDAE, LightGCN, EASE) with a shared PyTorch trainer (recommendation)", "dev41"),
+    _repo("MP-SENet", "yxlu-0102/MP-SENet", "89932cfe90d1dacb8e170e4a331d762462c21792",
+          "MP-SENet magnitude-phase speech enhancement with GAN-style discriminator training (speech/audio)", "dev41"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
