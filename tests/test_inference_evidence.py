@@ -373,3 +373,40 @@ def test_an_encoder_method_whose_outputs_leave_as_numpy_is_graph_unused():
     assert found(source.format(guard="")) == [(15, "ML201")]
     guarded = source.format(guard="with torch.no_grad():\n                    ")
     assert found(guarded) == []
+
+
+# ----- an eval-mode model whose output the loss needs (dataset distillation) -------------------------
+DISTILLED = """
+import torch
+import torch.nn.functional as F
+
+
+def distill(feature_model, loader, synthetic, optimizer, first, frozen_means):
+    feature_model.eval()
+    for inputs, targets in loader:
+        optimizer.zero_grad()
+        outputs = feature_model(synthetic[0])
+        class_mean = torch.mean(outputs, dim=0)
+        class_mean = {squeeze}
+        if first:
+            means = class_mean.unsqueeze(0)
+        else:
+            means = frozen_means.clone()
+            means[-1:] = class_mean.unsqueeze(0)
+        logits = F.linear(inputs, F.normalize(means, dim=1))
+        loss = F.cross_entropy(logits, targets)
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_an_eval_mode_output_that_reaches_the_loss_through_torch_shape_functions_and_branches_is_not_inference():
+    """The synthetic images are the parameters being optimised: the eval-mode model's graph is
+    what their gradient flows through. ``torch.squeeze(x)`` carries ``x``'s graph (its other
+    arguments are dims), and a name bound in both branches of an ``if`` keeps both values."""
+    for squeeze in ("torch.squeeze(class_mean)", "class_mean.squeeze()", "torch.reshape(class_mean, (-1,))"):
+        assert found(DISTILLED.format(squeeze=squeeze), "ML201") == []
+    # near miss: the output never reaches the loss (only a detached copy does)
+    detached = DISTILLED.format(squeeze="torch.squeeze(class_mean)").replace(
+        "torch.mean(outputs, dim=0)", "torch.mean(outputs.detach(), dim=0)")
+    assert [line for line, _ in found(detached, "ML201")] == [10]

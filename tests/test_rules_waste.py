@@ -588,3 +588,33 @@ loader = DataLoader(News([], "emb"), batch_size=8, num_workers=4)
     assert _findings(source, "ML205") == []
     per_sample = source.replace("self.embedding[k][idx]", "self.embedding[idx]")
     assert [f.line for f in _findings(per_sample, "ML205")] == [9]
+
+
+def test_ml202_a_loop_named_for_iterations_that_runs_no_step_itself_is_not_a_step_loop():
+    """``for iteration in range(repetitions)``: one whole training run per iteration (built,
+    trained by a wrapper whose method cannot be read, torn down); the header's name alone is no
+    evidence of steps. A loop over a loader that runs the model is."""
+    runs = """
+import torch
+
+def train_pet(configs, repetitions, data):
+    for config in configs:
+        for iteration in range(repetitions):
+            wrapper = build_wrapper(config)
+            wrapper.train(data)
+            wrapper.model = None
+            wrapper = None
+            torch.cuda.empty_cache()
+"""
+    assert _findings(runs, "ML202") == []
+    steps = """
+import torch
+
+def train(model, optimizer, loader):
+    for iteration, (x, y) in enumerate(loader):
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        torch.cuda.empty_cache()
+"""
+    assert [f.line for f in _findings(steps, "ML202")] == [9]

@@ -1480,7 +1480,9 @@ class FileChecker:
                 enclosing.bound_this_iteration.add(target.value)
             function = facts.function
             derived = facts.graph_names_in(value)
-            if target.value in derived:  # x = x[:, :n]: still computed from what x was
+            if target.value in derived or facts.branch_path:
+                # x = x[:, :n]: still computed from what x was; and an assignment in one branch of
+                # an ``if`` leaves what the other branch bound on the paths through it
                 derived |= function.derived_from.get(target.value, set())
             function.derived_from[target.value] = derived
             function.stored_values.setdefault(target.value, []).append(value)

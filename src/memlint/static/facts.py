@@ -908,7 +908,9 @@ class Loop:
             return False  # ... or a loop of its own (for f in range(0, length, stride): model(...)): a video
         if self.callees_steps is not None and self.callees_steps():
             return False  # each iteration runs a helper's own step loop (train_one_epoch): an epoch
-        return self.is_training_loop or self.walks_steps
+        # a header that names steps (``for iteration in range(repetitions)``) is a tie-breaker:
+        # the loop must also run steps by what it does (see runs_steps)
+        return self.is_training_loop or (self.walks_steps and self.runs_steps)
 
     @property
     def runs_steps(self) -> bool:
@@ -2357,10 +2359,14 @@ class Facts:
                 func = current.func
                 if type(func) is _ATTRIBUTE and func.attr.value in GRAPH_ENDING_METHODS:
                     continue
-                if type(func) is _ATTRIBUTE and func.attr.value in _SHAPE_ARGUMENT_METHODS:
-                    stack.append(func.value)  # out.view(c.n, -1): sizes and dims carry no graph
-                    continue
                 qualified = self.qualified_name(func)
+                if type(func) is _ATTRIBUTE and func.attr.value in _SHAPE_ARGUMENT_METHODS:
+                    if qualified is not None and qualified.startswith("torch.") and qualified.count(".") == 1:
+                        # torch.squeeze(x, 0): the tensor is the first argument, the rest are dims
+                        stack.extend(arg.value for arg in current.args[:1] if arg.keyword is None)
+                    else:
+                        stack.append(func.value)  # out.view(c.n, -1): sizes and dims carry no graph
+                    continue
                 if qualified == "torch.autograd.grad" and not _creates_graph(current):
                     continue  # gradients without create_graph: plain tensors
                 if qualified is not None and qualified not in _PASSING_ELEMENTS and (
