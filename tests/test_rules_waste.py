@@ -618,3 +618,16 @@ def train(model, optimizer, loader):
         torch.cuda.empty_cache()
 """
     assert [f.line for f in _findings(steps, "ML202")] == [9]
+    chunks = """
+import torch
+
+def fisher(xt, batch_size):
+    total = torch.zeros(xt.shape[-1], xt.shape[-1])
+    for i in range(len(xt) // batch_size):
+        chunk = xt[i * batch_size:(i + 1) * batch_size].cuda()
+        total = total + (chunk.transpose(1, 2) @ chunk).sum(0).cpu()
+        del chunk
+        torch.cuda.empty_cache()
+    return total
+"""
+    assert [f.line for f in _findings(chunks, "ML202")] == [10]  # a batch of data moved to the GPU each time

@@ -1167,6 +1167,8 @@ class FileChecker:
             function.requires_grad_inputs = True
         if function is not None and F.is_volatile_variable(node, qualified):
             function.volatile_names |= self.assign_targets
+        if method in ("cuda", "to") and facts.loop is not None and not facts.is_module_expr(func.value):
+            facts.loop.moves_to_device = True  # x[i * bs:(i + 1) * bs].cuda(): a batch of data per iteration
 
     def _effects_of_call(self, node: cst.Call, qualified: str | None, method: str | None) -> None:
         """What a call does that other modules may ask about: sets the CUDA device, starts a

@@ -858,6 +858,7 @@ class Loop:
     # torch.load / torch.save directly in the body: one file (a checkpoint shard) per iteration
     moves_files: bool = False
     draws: bool = False  # ``next(...)`` in the body: it pulls batches from an iterator
+    moves_to_device: bool = False  # ``.cuda()`` / ``.to(...)`` of a value (not a module) in the body itself
     # Whether what the body calls (this module's functions, the project's) runs a module, a
     # backward pass or an optimizer step: True / False / None (unknown). Set by the engine.
     callees_work: "Callable[[], bool | None] | None" = None
@@ -909,8 +910,18 @@ class Loop:
         if self.callees_steps is not None and self.callees_steps():
             return False  # each iteration runs a helper's own step loop (train_one_epoch): an epoch
         # a header that names steps (``for iteration in range(repetitions)``) is a tie-breaker:
-        # the loop must also run steps by what it does (see runs_steps)
-        return self.is_training_loop or (self.walks_steps and self.runs_steps)
+        # the loop must also do what a step does, in its body or in what it calls (whole runs
+        # built and trained through methods nothing can read are not steps)
+        return self.is_training_loop or (self.walks_steps and self._works_like_a_step())
+
+    def _works_like_a_step(self) -> bool:
+        """Does the loop do what a step does: iterate what its iterable names as data (a loader),
+        run a model, draw a batch, move a batch of data to the device, or call what provably runs
+        a model or trains? A step-like name of the target alone (``for iteration in
+        range(repetitions)``) is no evidence."""
+        if self.iterates_data or self.runs_model or self.draws or self.moves_to_device or self.runs_steps:
+            return True
+        return bool(self.callees_work is not None and self.callees_work())
 
     @property
     def runs_steps(self) -> bool:
