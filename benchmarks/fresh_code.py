@@ -236,6 +236,8 @@ HALVES = HALVES + ("sealed25", "dev40")
 # RL and imitation learning, point-cloud registration, recommendation, contrastive learning,
 # class-incremental learning).
 HALVES = HALVES + ("dev41",)
+# Thirteen more, all dev (2026-11-27, fifth session, before sealed25 is run).
+HALVES = HALVES + ("dev42",)
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -2040,6 +2042,32 @@ REPOS: tuple[FreshRepo, ...] = (
           "Collection of top-N recommender models (MF, BPR, CDAE, LightGCN, EASE) with a shared PyTorch trainer (recommendation)", "dev41"),
     _repo("MP-SENet", "yxlu-0102/MP-SENet", "89932cfe90d1dacb8e170e4a331d762462c21792",
           "MP-SENet magnitude-phase speech enhancement with GAN-style discriminator training (speech/audio)", "dev41"),
+    _repo("SemBERT", "cooelf/SemBERT", "8032798f5ebed37436e709ea4eeda3f27e17f1a2",
+          "SemBERT (AAAI 2020): semantics-aware BERT fine-tuning with SRL tags for GLUE/SNLI classification (NLP fine-tuning)", "dev42"),
+    _repo("TSLANet", "emadeldeen24/TSLANet", "ca0e88416d3ae49fd50e399c44ae94868378a94d",
+          "TSLANet (ICML 2024): time series lightweight adaptive network (adaptive spectral block + interactive conv), Lightning training for classification and forecasting (time series)", "dev42"),
+    _repo("DCPDN", "hezhangsprinter/DCPDN", "4f27d1940512dd7637a88aaba40d5d5f5fb3ff74",
+          "DCPDN (CVPR 2018): densely connected pyramid dehazing network with adversarial (GAN) training (vision restoration)", "dev42"),
+    _repo("LightGCL", "HKUDS/LightGCL", "5590453ad86782f58017e58d0b698d7f32175be3",
+          "LightGCL (ICLR 2023): SVD-augmented graph contrastive learning for collaborative filtering, with its own training loop (recommendation)", "dev42"),
+    _repo("Chexpert", "jfhealthcare/Chexpert", "4efbb4b251e7908cf855e4494ea6b9d2b8f4fbaa",
+          "JF Healthcare CheXpert chest X-ray multi-label classifier (DenseNet/VGG/Inception backbones) with train.py (medical imaging)", "dev42"),
+    _repo("DiffGAN-TTS", "keonlee9420/DiffGAN-TTS", "bd312c3a0e7f02d3ce379aef11061f93105deb74",
+          "DiffGAN-TTS: denoising diffusion GAN text-to-speech acoustic model with adversarial training loop (speech/audio)", "dev42"),
+    _repo("mrcl", "khurramjaved96/mrcl", "2855a6b7e820f171432981b58c49664fcdbf00ed",
+          "OML/MRCL (NeurIPS 2019): meta-learning representations for continual learning on Omniglot/regression (meta/continual learning)", "dev42"),
+    _repo("recurrent-ppo-truncated-bptt", "MarcoMeter/recurrent-ppo-truncated-bptt", "a1e87a822fd186b1b96fff8ffbb76fa7ad8abafc",
+          "Baseline recurrent PPO (LSTM/GRU) with truncated BPTT for memory-based RL environments (RL)", "dev42"),
+    _repo("GraphRNN", "snap-stanford/GraphRNN", "1ef475d957414d7c0bf8c778a1d44cb52dd7829b",
+          "GraphRNN (ICML 2018): autoregressive RNN graph generation model with its own training loop (graph networks)", "dev42"),
+    _repo("CoCLR", "TengdaHan/CoCLR", "45f200e0b7c1c75ae1f230c1fabb04cac105ff30",
+          "CoCLR (NeurIPS 2020): co-training self-supervised video representation learning (RGB + optical flow InfoNCE) (self-supervised)", "dev42"),
+    _repo("awesome-semantic-segmentation-pytorch", "Tramac/awesome-semantic-segmentation-pytorch", "d37d2a17221d2681ad454958cf06a1065e9b1f7f",
+          "Collection of semantic segmentation models (FCN, PSPNet, DeepLabv3, DANet, BiSeNet, ...) with a shared distributed training script (vision segmentation)", "dev42"),
+    _repo("tabm", "yandex-research/tabm", "28e47ae301c92ec37787dde1ce923a0793f405b4",
+          "TabM (ICLR 2025): parameter-efficient MLP ensembling for tabular deep learning, paper training/tuning scripts (tabular)", "dev42"),
+    _repo("PointPillars", "zhulf0804/PointPillars", "620e6b0d07e4cb37b7b0114f26b934e8be92a0ba",
+          "Simple PointPillars re-implementation for KITTI 3D LiDAR object detection with train.py (3D/point clouds)", "dev42"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
