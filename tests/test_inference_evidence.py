@@ -410,3 +410,42 @@ def test_an_eval_mode_output_that_reaches_the_loss_through_torch_shape_functions
     detached = DISTILLED.format(squeeze="torch.squeeze(class_mean)").replace(
         "torch.mean(outputs, dim=0)", "torch.mean(outputs.detach(), dim=0)")
     assert [line for line, _ in found(detached, "ML201")] == [10]
+
+
+META_LEARNER = """
+import torch
+from torch import nn
+
+
+class MetaLearner(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.optimizer = torch.optim.Adam(net.parameters())
+
+    def forward(self, x, y):
+        loss = nn.functional.mse_loss(self.net(x), y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss
+
+
+def main(loader, net):
+    learner = MetaLearner(net).cuda()
+    history = []
+    for x, y in loader:
+        loss = learner(x, y)
+        history.append(loss.detach().cpu().item())
+"""
+
+
+def test_a_module_whose_forward_is_its_own_training_step_is_not_inference():
+    """A meta-learner's ``forward`` backpropagates and steps its optimizer: calling it trains,
+    whatever the caller reads of its output."""
+    assert found(META_LEARNER, "ML201") == []
+    # near miss: a forward that only computes (the caller reads the loss as a number)
+    plain = META_LEARNER.replace("        self.optimizer.zero_grad()\n        loss.backward()\n        self.optimizer.step()\n", "")
+    call_line = plain.splitlines().index("        loss = learner(x, y)") + 1
+    assert [line for line, _ in found(plain, "ML201")] == [call_line]
+

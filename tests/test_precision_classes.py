@@ -1842,6 +1842,41 @@ def test_a_module_its_project_imports_whole_or_no_one_imports_keeps_its_findings
     assert project_findings(tmp_path, "nets/zoo.py") == [(6, "ML206")]
 
 
+def test_a_definition_a_star_import_hands_to_a_script_that_names_it_only_in_a_comment_never_runs(tmp_path):
+    """``from train import *`` in a script that looks nothing up by name: what it uses shows as
+    a name in its code. A definition whose only other mention is a comment
+    (``# train_graph_completion(args)``) never runs; a name in code, or a ``getattr`` in the
+    importer, keeps its findings."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "train.py": """
+            import torch
+            from torch import nn
+
+            def run():
+                return nn.Linear(4, 4)
+
+            class Wide(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.model = nn.DataParallel(nn.Linear(4, 4))
+        """,
+        "main.py": """
+            from train import *
+
+            if __name__ == "__main__":
+                net = run()
+                # net = Wide()
+        """,
+    })
+    assert project_findings(tmp_path, "train.py") == []
+    (tmp_path / "main.py").write_text("from train import *\n\nif __name__ == '__main__':\n    net = Wide()\n")
+    assert project_findings(tmp_path, "train.py") == [(10, "ML206")]
+    (tmp_path / "main.py").write_text(
+        "import sys\nfrom train import *\n\nif __name__ == '__main__':\n    net = globals()[sys.argv[1]]()\n")
+    assert project_findings(tmp_path, "train.py") == [(10, "ML206")]
+
+
 _VENDORED = {
     "train.py": """
         import torch

@@ -86,6 +86,11 @@ class Definition:
         return self.outline.functions.get(self.name) if self.kind == "function" else None
 
 
+# What looks a module's names up by a computed name: a star import into such a module may hand any
+# of them on.
+_DYNAMIC_LOOKUP = re.compile(r"(?<![\w.])(?:getattr|globals|vars|locals|eval|exec)\s*\(|__dict__|sys\.modules|import_module")
+
+
 def _code_without_strings(text: str, name: str) -> str | None:
     """``text`` with its comments and string literals blanked out, so that prose (``# load
     dataset``) does not count as naming ``name``; None when a string is ``name`` itself (a
@@ -627,13 +632,15 @@ class Project:
                 device |= SAVES_DEVICE_STATE in function.effects
         return cpu, device
 
-    def imported_only_by_name(self, module: ModuleFile) -> bool:
+    def imported_only_by_name(self, module: ModuleFile, _seen: frozenset[str] = frozenset()) -> bool:
         """Is ``module`` imported by other modules of the project, each of which imports names
-        from it by name (``from .networks import init_weights``; not ``import networks`` nor
-        ``from networks import *``, which leave room for ``getattr(networks, name)``)? A module
-        that no other module imports is a script, or an entry point users import: False."""
+        from it by name (``from .networks import init_weights``; not ``import networks``, which
+        leaves room for ``getattr(networks, name)``)? ``from networks import *`` counts as by name
+        when the importer looks nothing up by name (no ``getattr``, ``globals()``...) and is itself
+        imported by nobody or only by name: its code names what it uses. A module that no other
+        module imports is a script, or an entry point users import: False."""
         stem = module.name.rsplit(".", 1)[-1]
-        if not stem or module.name.endswith("__init__") or module.path.endswith("__init__.py"):
+        if not stem or module.name.endswith("__init__") or module.path.endswith("__init__.py") or len(_seen) > 4:
             return False
         importers = [other for other in (self.modules_mentioning(stem) or ()) if other.path != module.path]
         by_name = False
@@ -642,7 +649,9 @@ class Project:
             if outline is None:
                 return False
             if any(star.rsplit(".", 1)[-1] == stem for star in outline.star_imports):
-                return False
+                if not self._star_importer_names_what_it_uses(importer, _seen | {module.path}):
+                    return False
+                by_name = True
             for qualified in outline.imports.values():
                 parts = qualified.split(".")
                 if parts[-1] == stem:
@@ -650,6 +659,15 @@ class Project:
                 if len(parts) >= 2 and parts[-2] == stem:
                     by_name = True
         return by_name
+
+    def _star_importer_names_what_it_uses(self, importer: ModuleFile, seen: frozenset[str]) -> bool:
+        """``from train import *`` in ``importer``: does every use of those names show as a name
+        in the project's code (the importer looks nothing up by name, and nobody imports it as a
+        module or with ``*`` in turn, unless that too is by name)?"""
+        text = self._cached_text(importer.path)
+        if text is None or _DYNAMIC_LOOKUP.search(text) or importer.path in seen:
+            return False
+        return self.imported_by_nobody(importer) or self.imported_only_by_name(importer, seen)
 
     def unpackaged(self) -> bool:
         """Is the project not packaged for others to install (no ``pyproject.toml``, ``setup.py``
@@ -793,13 +811,21 @@ class Project:
         return any(pattern.search(text) for text in self._notebook_texts)
 
     def named_elsewhere(self, name: str, module: ModuleFile) -> bool:
-        """Does another module of the project, or a configuration file (YAML, JSON, TOML, INI,
-        shell: ``_target_: pkg.models.Net``), name ``name``? True when that cannot be read. A
+        """Does another module of the project (in its code or as a string of its own; not in a
+        comment: ``# train_graph_completion(args)``), or a configuration file (YAML, JSON, TOML,
+        INI, shell: ``_target_: pkg.models.Net``), name ``name``? True when that cannot be read. A
         False answer reads every file of the project: it is recorded as depending on all of them."""
         files = self._project_files()
         mentioning = self.modules_mentioning(name)
-        if files is None or mentioning is None or any(other.path != module.path for other in mentioning):
+        if files is None or mentioning is None:
             return True
+        for other in mentioning:
+            if other.path == module.path:
+                continue
+            text = self._cached_text(other.path)
+            code = _code_without_strings(text, name) if text is not None else None
+            if code is None or re.search(rf"\b{re.escape(name)}\b", code):
+                return True  # named in code (not only in a comment or prose), or as a string of its own
         if self._configuration_mentions(name):
             return True
         reads = {path: file_digest(path) or "" for path in files}

@@ -48,7 +48,7 @@ from memlint.static.facts import (
 )
 from memlint.static.fixes import no_grad_fix
 from memlint.static.rule import Invalid, Rule
-from memlint.static.summaries import MODULE_CALL
+from memlint.static.summaries import BACKWARD, MODULE_CALL, OPTIMIZER_STEP
 from memlint.static.tensor_api import PARAMETERLESS_LAYERS
 
 _AFFINE_LAYERS = frozenset({"torch.nn.Linear", "torch.nn.Embedding"})
@@ -875,6 +875,8 @@ class GradEnabledInference(Rule):
         function = call.function
         if call.volatile and not self._volatile_ignored():
             return  # a volatile Variable's forward, on a PyTorch that may honour the flag
+        if self._forward_trains(call):
+            return  # a meta-learner whose forward is its own training step: the call is training
         if not call.frozen and (self._frozen_by_a_helper(call) or self._frozen_by_its_constructor(call)):
             call.frozen = True
         if (call.mode is not None and call.scope == "global"
@@ -980,6 +982,31 @@ class GradEnabledInference(Rule):
             self._report(call, (f"'{_short(call.target)}' runs with grad on, but its output is only read detached "
                                 "or as numbers",
                                 "run the call under torch.no_grad(): its graph is recorded for nothing"))
+
+    def _forward_trains(self, call: _ModuleCall) -> bool:
+        """Does the called module's own ``forward`` backpropagate or step an optimizer (its class
+        in this module or, through the summaries, in another module of the project)?"""
+        facts = self.facts
+        info = call.function.class_info
+        binding = info.attributes.get(call.target) if call.target.startswith("self.") and info is not None \
+            else call.function.lookup(call.target)
+        value = without_self_returning_calls(binding.node) if binding is not None else None
+        if type(value) is not cst.Call:
+            return False
+        qualified = facts.qualified_name(value.func)
+        if qualified is None:
+            return False
+        qualified = facts.class_of_constructor(qualified) or qualified
+        info = facts.classes.get(qualified.rsplit(".", 1)[-1])
+        if info is not None:
+            forward = facts.find_method(info, "forward")
+            return forward is not None and (forward.has_backward or forward.has_optimizer_step)
+        definition = facts.project_definition(qualified)
+        if definition is None or definition.kind != "class" or facts.project is None:
+            return False
+        key = facts.project.method_owner(definition.qualified, "forward")
+        summary = facts.project.function_summary(key) if key is not None else None
+        return summary is not None and bool(summary.effects & {BACKWARD, OPTIMIZER_STEP})
 
     def _volatile_ignored(self) -> bool:
         """Does the code need PyTorch 0.4 or later, where ``volatile=True`` does nothing: ``.item()``
