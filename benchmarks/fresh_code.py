@@ -238,6 +238,7 @@ HALVES = HALVES + ("sealed25", "dev40")
 HALVES = HALVES + ("dev41",)
 # Thirteen more, all dev (2026-11-27, fifth session, before sealed25 is run).
 HALVES = HALVES + ("dev42",)
+HALVES = HALVES + ("dev43",)  # thirteen more, likewise
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -2068,6 +2069,32 @@ REPOS: tuple[FreshRepo, ...] = (
           "TabM (ICLR 2025): parameter-efficient MLP ensembling for tabular deep learning, paper training/tuning scripts (tabular)", "dev42"),
     _repo("PointPillars", "zhulf0804/PointPillars", "620e6b0d07e4cb37b7b0114f26b934e8be92a0ba",
           "Simple PointPillars re-implementation for KITTI 3D LiDAR object detection with train.py (3D/point clouds)", "dev42"),
+    _repo("SnowflakeNet", "AllenXiangX/SnowflakeNet", "0880ba1e1bf1c135d276aa0044f0acd38c44d94e",
+          "SnowflakeNet point cloud completion / upsampling / generation with skip-transformer", "dev43"),
+    _repo("tabsyn", "amazon-science/tabsyn", "cb5ac0f74ec36ee88e7a974a393dfbef50d42da7",
+          "TabSyn tabular data synthesis with VAE latent score-based diffusion, plus baselines", "dev43"),
+    _repo("MedSAM", "bowang-lab/MedSAM", "d71e8a1a99ad751840a22a7fa3ecfb4166fb1488",
+          "MedSAM: fine-tuning Segment Anything for universal medical image segmentation", "dev43"),
+    _repo("aasist", "clovaai/aasist", "a04c9863f63d44471dde8a6abcb3b082b07cd1d1",
+          "AASIST graph-attention anti-spoofing on raw waveforms (ASVspoof 2019 LA) training", "dev43"),
+    _repo("BiSeNet", "CoinCheung/BiSeNet", "6b4b67a8e3eb0cc23b3d7a94843a7c3c11dedca8",
+          "BiSeNetV1/V2 real-time semantic segmentation training (Cityscapes/COCO-Stuff, AMP, DDP)", "dev43"),
+    _repo("InfoGraph", "fanyun-sun/InfoGraph", "673a065b6c53bcab0b346a611c3b5062f468b29d",
+          "InfoGraph unsupervised/semi-supervised graph-level representation learning via mutual information maximization", "dev43"),
+    _repo("KGRec", "HKUDS/KGRec", "07431ac6021705930e7b208240b1e41793066c6f",
+          "KGRec knowledge-aware rationalization recommender (plus KGIN/KGCL baselines) training", "dev43"),
+    _repo("l2p-pytorch", "JH-LEE-KR/l2p-pytorch", "f7bc994365f51221e059b7be18c9b08c369444e6",
+          "Learning to Prompt (L2P) continual learning with prompt pool on frozen ViT, PyTorch port", "dev43"),
+    _repo("DRL-code-pytorch", "Lizhi-sjtu/DRL-code-pytorch", "8f767b99ad44990b49f6acf3159660c5594db77e",
+          "Clean PyTorch DRL implementations: REINFORCE, A2C, Rainbow DQN, PPO, DDPG, TD3, SAC, MAPPO training", "dev43"),
+    _repo("ANCE", "microsoft/ANCE", "c8439dfc9ab178457dd359d2ed7c403f2f3d7b6f",
+          "ANCE dense retrieval: RoBERTa dual-encoder training with asynchronous ANN hard negatives", "dev43"),
+    _repo("Raindrop", "mims-harvard/Raindrop", "892eb5734e84aa8d18476c6a8975b55b2f30e1d1",
+          "Raindrop graph-guided network for irregularly sampled multivariate time series classification", "dev43"),
+    _repo("U-2-Net", "xuebinqin/U-2-Net", "ac7e1c817ecab7c7dff5ce6b1abba61cd213ff29",
+          "U^2-Net salient object detection with nested U-structure; training script u2net_train.py", "dev43"),
+    _repo("PixPro", "zdaxie/PixPro", "e390d6b60bcb017ed7ea7fd7e6647d14c5da86cc",
+          "PixPro pixel-level contrastive self-supervised pretraining (PixContrast/PPM) with linear eval", "dev43"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
