@@ -449,3 +449,36 @@ def test_a_module_whose_forward_is_its_own_training_step_is_not_inference():
     call_line = plain.splitlines().index("        loss = learner(x, y)") + 1
     assert [line for line, _ in found(plain, "ML201")] == [call_line]
 
+
+
+MEAN_TEACHER = """
+import torch
+import torch.nn.functional as F
+
+
+def train(loader, optimizer):
+    model.train()
+    for data, unsup in loader:
+        optimizer.zero_grad()
+        pred = model(unsup)
+        teacher_pred = teacher_model(unsup)
+        loss = F.mse_loss(model(data), data.y) + F.mse_loss(pred, teacher_pred)
+        loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    model = Net().cuda()
+    teacher_model = Net().cuda()
+    for param in teacher_model.parameters():
+        param.detach_()
+    train(loader, torch.optim.Adam(model.parameters()))
+"""
+
+
+def test_a_global_teacher_whose_parameters_the_script_detaches_is_frozen():
+    """``param.detach_()`` on every parameter makes them stop requiring grad, as
+    ``requires_grad_(False)`` does; the script does it after the function's definition."""
+    assert found(MEAN_TEACHER, "ML201") == []
+    kept = MEAN_TEACHER.replace("    for param in teacher_model.parameters():\n        param.detach_()\n", "")
+    assert [line for line, _ in found(kept, "ML201")] == [11]

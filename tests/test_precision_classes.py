@@ -3017,3 +3017,45 @@ def test_4_a_reference_model_frozen_by_a_method_of_another_module(tmp_path):
 
     assert ml201("parameters") == []
     assert ml201("backbone.parameters") == [21]
+
+
+_EVALUATE_WITH_RANKS = """
+import torch
+import torch.distributed as dist
+
+
+def evaluate(net, path):
+    dist.init_process_group("nccl")
+    net.load_state_dict(torch.load(path))
+    return net
+"""
+
+
+def test_ml203_checkpoints_written_by_the_scripts_beside_the_loader_hold_cpu_state(tmp_path):
+    """``net.cpu()`` then ``state = net.module.state_dict() if hasattr(net, "module") else
+    net.state_dict()`` saves CPU tensors; when the scripts in the loader's folder save only such
+    state, the checkpoint every rank loads is not on cuda:0, even if another part of the project
+    saves device state."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "old/evaluate.py": _EVALUATE_WITH_RANKS,
+        "old/train.py": """
+            import torch
+
+            def train(net, path):
+                net.cpu()
+                state = net.module.state_dict() if hasattr(net, "module") else net.state_dict()
+                torch.save(state, path)
+        """,
+        "tools/train.py": """
+            import torch
+
+            def train(net, path):
+                torch.save(net.state_dict(), path)
+        """,
+    })
+    assert project_findings(tmp_path, "old/evaluate.py") == []
+    # near miss: the script beside it saves the state where the model is (the GPU)
+    (tmp_path / "old" / "train.py").write_text(
+        "import torch\n\ndef train(net, path):\n    torch.save(net.state_dict(), path)\n")
+    assert project_findings(tmp_path, "old/evaluate.py") == [(7, "ML203")]

@@ -1219,3 +1219,31 @@ def test_a_method_nothing_calls_of_a_class_whose_bases_are_the_projects_own(tmp_
     assert ml203("project_base", "Worker") == []
     assert ml203("framework_base", "nn.Module") == [15]
     assert ml203("base_calls_it", "Worker", base + "\n    def resume(self, path):\n        self.load(path)\n") == [15]
+
+
+def test_a_plain_function_is_called_only_by_modules_that_import_it(tmp_path):
+    """``evaluate()`` of ``utils.py``, star-imported by the script that calls it under
+    ``no_grad``: another script's call of its own ``evaluate()`` (it imports nothing from
+    ``utils``) is not a call of it. If that script imported ``utils``, its call would count."""
+    from memlint.config import Config
+    from memlint.static.runner import check_paths
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "utils.py").write_text(
+        "import torch\n\n\ndef evaluate(model, batches):\n    model.eval()\n"
+        "    return [model(x).cpu() for x in batches]\n")
+    (tmp_path / "main.py").write_text(
+        "import torch\nfrom utils import *\n\nif __name__ == '__main__':\n    with torch.no_grad():\n"
+        "        out = evaluate(model, batches)\n")
+    (tmp_path / "other.py").write_text(
+        "import torch\n\n\ndef evaluate(model, batches):\n    return [model(x).item() for x in batches]\n\n\n"
+        "if __name__ == '__main__':\n    print(evaluate(model, batches))\n")
+
+    def lines() -> list[int]:
+        result = check_paths([str(tmp_path / "utils.py")], Config(select=["ML201"]), use_cache=False)
+        return [f.line for f in result.findings]
+
+    assert lines() == []
+    (tmp_path / "other.py").write_text(
+        "import torch\nfrom utils import evaluate\n\n\nif __name__ == '__main__':\n    print(evaluate(model, batches))\n")
+    assert lines() == [6]

@@ -1156,8 +1156,8 @@ class FileChecker:
                 if mode == "frozen":
                     facts.frozen_modules.add(target)
                     _note_frozen_parameter(function, target)
-            if mode == "frozen":
-                self._freeze(func.value)
+            if mode == "frozen" or (method == "detach_" and not node.args):
+                self._freeze(func.value)  # (p.detach_() on a parameter: it no longer requires grad)
             if method == "requires_grad_" and function is not None and mode is None \
                     and not facts.is_module_expr(func.value):
                 function.requires_grad_inputs = True  # an input, not a module unfrozen
@@ -1247,6 +1247,8 @@ class FileChecker:
             return True
         if isinstance(saved, cst.DictComp):
             return self._moved_to_cpu(saved.value, depth + 1)
+        if isinstance(saved, cst.IfExp):
+            return self._moved_to_cpu(saved.body, depth + 1) and self._moved_to_cpu(saved.orelse, depth + 1)
         if isinstance(saved, cst.Dict):
             return all(isinstance(element, cst.DictElement) and self._moved_to_cpu(element.value, depth + 1)
                        for element in saved.elements)
@@ -1261,8 +1263,10 @@ class FileChecker:
                     return True  # model.cpu().state_dict(), model.cpu().eval().state_dict()
                 chain = chain.func.value
             receiver = F.without_self_returning_calls(saved.func.value)
-            if dotted_name(receiver) in function.moved_to_cpu:  # model.cpu(); ...model.state_dict()
-                return True
+            moved = dotted_name(receiver)
+            if moved is not None and any(moved == name or moved.startswith(name + ".")
+                                         for name in function.moved_to_cpu):
+                return True  # model.cpu(); ...model.state_dict() (or model.module.state_dict())
             return saved.func.attr.value == "state_dict" and self._built_here_on_the_cpu(receiver)
         if isinstance(saved, cst.Name):
             values = function.stored_values.get(saved.value, ())
@@ -1430,7 +1434,7 @@ class FileChecker:
             facts.function.forwards.append(F.Forward(receiver, method, tuple(arguments), holder, frozenset(partial)))
 
     def _freeze(self, parameter: cst.BaseExpression) -> None:
-        """``p.requires_grad = False`` / ``p.requires_grad_(False)`` inside
+        """``p.requires_grad = False`` / ``p.requires_grad_(False)`` / ``p.detach_()`` inside
         ``for p in m.parameters()``: ``m`` is frozen."""
         name = dotted_name(parameter)
         for loop in self.facts.loops_in_function():

@@ -88,7 +88,7 @@ class Definition:
 
 # What looks a module's names up by a computed name: a star import into such a module may hand any
 # of them on.
-_DYNAMIC_LOOKUP = re.compile(r"(?<![\w.])(?:getattr|globals|vars|locals|eval|exec)\s*\(|__dict__|sys\.modules|import_module")
+_DYNAMIC_LOOKUP = re.compile(r"(?<![\w.])(?:getattr|globals|locals|eval|exec)\s*\(|__dict__|sys\.modules|import_module")
 
 
 def _code_without_strings(text: str, name: str) -> str | None:
@@ -533,7 +533,7 @@ class Project:
                  if site.self_class is None or local_related is None or local_related(site.self_class)]
         if any(mode.value == "on" and not inherited for mode, _, inherited in sites):
             return False  # called here with grad on, explicitly: no need to read further
-        summaries = self._other_summaries(name, here)
+        summaries = self._other_summaries(name, here, plain_function=not owner)
         if summaries is None or None in summaries:
             return False
         for summary in summaries:
@@ -554,13 +554,39 @@ class Project:
     def _ancestor_list(self, qualified: str) -> list[str]:
         return list(self.ancestors(qualified))
 
-    def _other_summaries(self, word: str, here: ModuleFile) -> "list[ModuleSummary | None] | None":
+    def _other_summaries(self, word: str, here: ModuleFile,
+                         plain_function: bool = False) -> "list[ModuleSummary | None] | None":
         """The summaries of the other modules of the project that call ``word`` (None for one that
-        cannot be summarised); None when the project is too large to read here."""
+        cannot be summarised); None when the project is too large to read here. ``plain_function``:
+        ``word`` is a function of ``here`` (not a method), so a module that imports nothing from
+        ``here`` (its ``evaluate()`` is its own, or another module's) cannot call it."""
         modules = self.modules_mentioning(word, called=True)
         if modules is None:
             return None
-        return [self.summary(module) for module in modules if module.path != here.path]
+        return [self.summary(module) for module in modules if module.path != here.path
+                and (not plain_function or self._may_import_from(module, here))]
+
+    def _may_import_from(self, module: ModuleFile, here: ModuleFile, depth: int = 0) -> bool:
+        """Can ``module`` reach names of ``here``: an import statement naming ``here``'s module (at
+        any depth of the code, relative or absolute), or a star import of a module that may? True
+        when its text cannot be read."""
+        text = self._cached_text(module.path)
+        if text is None or depth > 3:
+            return True
+        stem = re.escape(here.name.rsplit(".", 1)[-1])
+        if re.search(rf"^[ \t]*(?:from[ \t]+[\w.]*\b{stem}\b|from[ \t]+\.+[ \t]+import[ \t]+[\w., \t()]*\b{stem}\b"
+                     rf"|import[ \t]+[\w., \t]*\b{stem}\b)", text, re.MULTILINE) or _DYNAMIC_LOOKUP.search(text):
+            return True
+        outline = self.outline(module)
+        if outline is None:
+            return True
+        for star in outline.star_imports:
+            source = self.module_file(star)
+            if source is None or source.path == module.path:
+                continue  # a library's names, or itself
+            if self._may_import_from(source, here, depth + 1):
+                return True
+        return False
 
     def _names_function(self, qualified: str, module_name: str, function: str) -> bool | None:
         """Does ``qualified`` (as another module imports it) name ``function`` of ``module_name``?
@@ -610,16 +636,18 @@ class Project:
                 return True
         return False
 
-    def saved_state(self, here: str) -> tuple[bool, bool] | None:
-        """Do the other modules of the project ``torch.save`` state moved to the CPU, and anything
-        else (see SAVES_CPU_STATE, SAVES_DEVICE_STATE)? None when a module that may save cannot be
-        read, or the project is too large to list. ``here``: the module being checked."""
+    def saved_state(self, here: str, beside: bool = False) -> tuple[bool, bool] | None:
+        """Do the other modules of the project (``beside``: those in the folder of ``here``)
+        ``torch.save`` state moved to the CPU, and anything else (see SAVES_CPU_STATE,
+        SAVES_DEVICE_STATE)? None when a module that may save cannot be read, or the project is
+        too large to list. ``here``: the module being checked."""
         modules = self.modules_mentioning("save")
         if modules is None:
             return None
         cpu = device = False
+        folder = os.path.dirname(os.path.realpath(here))
         for module in modules:
-            if module.path == here:
+            if module.path == here or (beside and os.path.dirname(os.path.realpath(module.path)) != folder):
                 continue
             summary = self.summary(module)
             if summary is None:

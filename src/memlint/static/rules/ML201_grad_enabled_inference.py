@@ -877,7 +877,10 @@ class GradEnabledInference(Rule):
             return  # a volatile Variable's forward, on a PyTorch that may honour the flag
         if self._forward_trains(call):
             return  # a meta-learner whose forward is its own training step: the call is training
-        if not call.frozen and (self._frozen_by_a_helper(call) or self._frozen_by_its_constructor(call)):
+        if not call.frozen and (self._frozen_by_a_helper(call) or self._frozen_by_its_constructor(call)
+                                # a global frozen by the script's code after the function's definition
+                                # (``for p in teacher.parameters(): p.detach_()`` under __main__)
+                                or (call.scope == "global" and call.target in self.facts.frozen_modules)):
             call.frozen = True
         if (call.mode is not None and call.scope == "global"
                 and not any(change.target == call.target for change in function.mode_changes)

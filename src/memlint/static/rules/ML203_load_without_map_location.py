@@ -688,12 +688,17 @@ class LoadWithoutMapLocation(Rule):
     def _saves_only_cpu_state(self) -> bool:
         cpu, device = self._saves(SAVES_CPU_STATE), self._saves(SAVES_DEVICE_STATE)
         project = self.facts.project
-        if not device and project is not None:
-            elsewhere = project.saved_state(self._checker.path)
-            if elsewhere is None:
-                return False
-            cpu, device = cpu or elsewhere[0], elsewhere[1]
-        return cpu and not device
+        if device or project is None:
+            return False
+        elsewhere = project.saved_state(self._checker.path)
+        if elsewhere is None:
+            return False
+        if (cpu or elsewhere[0]) and not elsewhere[1]:
+            return True
+        # Other parts of the project save device state; the scripts beside this one (in its
+        # folder), which write the checkpoints it reads back, save only CPU state.
+        beside = project.saved_state(self._checker.path, beside=True)
+        return beside is not None and (cpu or beside[0]) and not beside[1]
 
     def _report(self, load: _Load) -> None:
         if self._cpu_only_file and load.path_text in self._saved_paths:
