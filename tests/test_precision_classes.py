@@ -3059,3 +3059,46 @@ def test_ml203_checkpoints_written_by_the_scripts_beside_the_loader_hold_cpu_sta
     (tmp_path / "old" / "train.py").write_text(
         "import torch\n\ndef train(net, path):\n    torch.save(net.state_dict(), path)\n")
     assert project_findings(tmp_path, "old/evaluate.py") == [(7, "ML203")]
+
+
+_RECURRENT_ACTOR = """
+import torch
+from torch import nn
+
+
+class ActorCritic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.actor_rnn_hidden = None
+        self.fc = nn.Linear(4, 8)
+        self.actor_rnn = nn.GRU(8, 8, batch_first=True)
+
+    def actor(self, s):
+        output, self.actor_rnn_hidden = self.actor_rnn(self.fc(s), self.actor_rnn_hidden)
+        return output
+
+
+class PPO:
+    def __init__(self):
+        self.ac = ActorCritic()
+        self.optimizer = torch.optim.Adam(self.ac.parameters())
+
+    def reset_rnn_hidden(self):
+        self.ac.actor_rnn_hidden = None
+
+    def train(self, batches):
+        for s, a in batches:
+            self.reset_rnn_hidden()
+            loss = self.ac.actor(s).sum()
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+"""
+
+
+def test_recurrent_state_reset_through_the_object_that_holds_the_module_is_cut():
+    """``self.ac.actor_rnn_hidden = None`` in the agent resets the actor's state (an attribute
+    of an object the agent holds, not of the agent itself)."""
+    assert [code for _, code in findings(_RECURRENT_ACTOR) if code == "ML102"] == []
+    kept = _RECURRENT_ACTOR.replace("        self.ac.actor_rnn_hidden = None\n", "        pass\n")
+    assert [code for _, code in findings(kept) if code == "ML102"] == ["ML102"]

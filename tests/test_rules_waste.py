@@ -631,3 +631,28 @@ def fisher(xt, batch_size):
     return total
 """
     assert [f.line for f in _findings(chunks, "ML202")] == [10]  # a batch of data moved to the GPU each time
+
+
+def test_ml204_seeding_cuda_in_a_worker_init_fn_creates_no_context():
+    """``torch.cuda.manual_seed_all`` is queued until CUDA is initialised: a worker that seeds
+    creates no context. ``torch.cuda.set_device`` there does."""
+    source = """
+import random
+import numpy as np
+import torch
+from torch.utils.data import DataLoader
+
+
+def seed_worker(_):
+    seed = torch.initial_seed() % 2**32
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.cuda.manual_seed_all(seed)
+
+
+def loader(dataset):
+    return DataLoader(dataset, batch_size=8, num_workers=4, worker_init_fn=seed_worker)
+"""
+    assert _findings(source, "ML204") == []
+    contexts = source.replace("torch.cuda.manual_seed_all(seed)", "torch.cuda.set_device(0)")
+    assert [f.line for f in _findings(contexts, "ML204")] != []

@@ -210,7 +210,7 @@ class LoopCarriedGraph(Rule):
         for target in node.targets:
             for element in _flatten(target.target):
                 name = storage_name(element)
-                if name is not None and "." in name and not name.startswith("self."):
+                if name is not None and _through_another_object(name):
                     self._cut_from_outside.add(name.split("[", 1)[0].rsplit(".", 1)[-1])
 
     def _recurrent_call(self, value: cst.BaseExpression, name: str, per_call: bool = False) -> cst.Call | None:
@@ -550,7 +550,7 @@ class LoopCarriedGraph(Rule):
         return not function.derives_from(escaping, _place(carry.name), skip=constants)
 
     def _mark_cut(self, name: str) -> None:
-        if "." in name and not name.startswith("self."):
+        if _through_another_object(name):
             self._cut_from_outside.add(name.split("[", 1)[0].rsplit(".", 1)[-1])
         for loop in self.facts.loops_in_function():
             self._cut.setdefault(id(loop), set()).add(name)
@@ -2092,3 +2092,10 @@ def _runs_a_module(call: cst.Call, facts) -> bool:
     if isinstance(func, cst.Attribute) and func.attr.value == "forward" and facts.is_module_expr(func.value):
         return True
     return facts.is_module_expr(func) and not facts.is_module_constructor(call)
+
+
+def _through_another_object(name: str) -> bool:
+    """``agent.state`` or ``self.ac.actor_rnn_hidden`` (an object the method holds): an attribute
+    of an object other than ``self`` itself."""
+    place = name.split("[", 1)[0]
+    return "." in place and (not place.startswith("self.") or place.count(".") >= 2)

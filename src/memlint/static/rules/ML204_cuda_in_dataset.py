@@ -494,9 +494,12 @@ class AudioSet(BaseDataset):
     ]
 
 
-# torch.cuda functions that only ask (they do not create a context).
+# torch.cuda functions that only ask (they do not create a context), and the seeding functions,
+# which PyTorch queues until CUDA is initialised (``torch.cuda.manual_seed_all`` in a worker's
+# ``worker_init_fn`` creates no context there).
 _CUDA_QUERIES = frozenset({"is_available", "device_count", "is_initialized", "get_device_name",
-                           "get_device_capability", "get_arch_list"})
+                           "get_device_capability", "get_arch_list", "manual_seed", "manual_seed_all",
+                           "seed", "seed_all", "set_rng_state", "set_rng_state_all"})
 
 
 def _initialises_cuda(callee: str) -> bool:
