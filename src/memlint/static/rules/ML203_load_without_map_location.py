@@ -689,7 +689,7 @@ class LoadWithoutMapLocation(Rule):
         cpu, device = self._saves(SAVES_CPU_STATE), self._saves(SAVES_DEVICE_STATE)
         project = self.facts.project
         if device or project is None:
-            return False
+            return cpu and not device
         elsewhere = project.saved_state(self._checker.path)
         if elsewhere is None:
             return False
