@@ -626,3 +626,38 @@ def test_ml102_an_lstm_state_tuple_kept_by_an_agent_across_episodes():
     (finding,) = _check(AGENT.format(reset="pass"), "ML102")
     assert finding.line == 12 and "'self.state'" in finding.message and "act()" in finding.message
     assert _check(AGENT.format(reset="agent.state = None"), "ML102") == []
+
+
+def test_ml101_a_key_from_a_counter_the_method_wraps_with_modulo_cycles_through_a_few_slots():
+    """``self.count = self.count % 2`` before each store: ``self.act`` holds two activations,
+    overwritten on every forward (GPM's basic block). Without the wrap, a new key every call."""
+    source = """
+from collections import OrderedDict
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3, padding=1)
+        self.act = OrderedDict()
+        self.count = 0
+
+    def forward(self, x):
+        self.count = self.count % 2
+        self.act['conv_{}'.format(self.count)] = x
+        self.count += 1
+        out = self.conv(x)
+        self.count = self.count % 2
+        self.act['conv_{}'.format(self.count)] = out
+        self.count += 1
+        return out
+"""
+    from memlint.static.source_check import check_source
+
+    def lines(text):
+        return [f.line for f in check_source(text, "model.py", ["ML101"]) if f.code == "ML101"]
+
+    assert lines(source) == []
+    assert lines(source.replace("        self.count = self.count % 2\n", "")) != []

@@ -656,3 +656,36 @@ def loader(dataset):
     assert _findings(source, "ML204") == []
     contexts = source.replace("torch.cuda.manual_seed_all(seed)", "torch.cuda.set_device(0)")
     assert [f.line for f in _findings(contexts, "ML204")] != []
+
+
+def test_ml203_a_load_the_spawning_method_reaches_after_mp_spawn_runs_in_the_parent():
+    """``mp.spawn(self._train, ...)`` then ``self._postprocess()``, which loads: the parent loads
+    once, after the ranks finished. A load in the spawned ``_train`` runs in every rank."""
+    source = """
+import torch
+import torch.multiprocessing as mp
+import torch.distributed as dist
+
+
+class Searcher:
+    def __init__(self, model):
+        self.model = model
+
+    def execute(self, args):
+        mp.spawn(self._train, nprocs=args.gpus, args=(args,))
+        torch.save(self.model, "./best.pt")
+        return self._postprocess()
+
+    def _train(self, gpu, args):
+        dist.init_process_group("nccl", rank=gpu, world_size=args.gpus)
+        {inside}
+
+    def _postprocess(self):
+        device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+        model = torch.load("./best.pt")
+        model = model.to(device)
+        return model
+"""
+    assert _findings(source.format(inside="pass"), "ML203") == []
+    in_rank = source.format(inside='model = torch.load("./best.pt")')
+    assert [f.line for f in _findings(in_rank, "ML203")] == [18]

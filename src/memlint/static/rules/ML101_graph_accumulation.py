@@ -16,7 +16,7 @@ import libcst as cst
 
 from memlint.static.facts import (
     CONFIG_NAMES, Graph, Kind, Pending, visit, GraphValue, reaches, builds_a_sequence, concatenated_onto, dotted_name, expression_children, names_in, operands,
-    OPAQUE, bounded_container, parameter_for, place_of, storage_name,
+    OPAQUE, bounded_container, descendants, parameter_for, place_of, storage_name,
 )
 from memlint.static.fixes import call_method, detach_fix, detached_text, graph_accumulation_fix, item_text
 from memlint.static.rule import Invalid, Rule
@@ -89,6 +89,20 @@ def fit(template: str, keep: tuple[str, ...] = (), limit: int = 100, **fields: s
         values[key] = value[: max(7, len(value) - (len(text) - limit) - 3)] + "..."
         text = template.format(**values)
     return text
+
+
+def _wrapped_by_modulo(counter: str, function: cst.CSTNode) -> bool:
+    """Does ``function`` bring ``counter`` back into a fixed range (``self.count = self.count % 2``,
+    ``i %= n``)? Its keys then cycle through a few slots, overwritten call after call."""
+    for node in descendants(function):
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.BinaryOperation) \
+                and isinstance(node.value.operator, cst.Modulo) \
+                and any(dotted_name(target.target) == counter for target in node.targets):
+            return True
+        if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.ModuloAssign) \
+                and dotted_name(node.target) == counter:
+            return True
+    return False
 
 
 class GraphAccumulation(Rule):
@@ -618,6 +632,7 @@ class GraphAccumulation(Rule):
 
         def decide() -> None:
             growing = key_names & (counters | (info.incremented if info else set()) | function.incremented)
+            growing = {key for key in growing if not _wrapped_by_modulo(key, function.node)}
             if not growing or not facts.is_graph_carrying(graph) or not self._graph_proven([value], bound_now, function):
                 return
             if loop is not None and not loop.runs_steps:

@@ -158,6 +158,7 @@ class LoadWithoutMapLocation(Rule):
         # Functions of this module started in each process by ``mp.spawn(worker, ...)``: the ranks
         # run them (and what they call); the process that spawns them is one process.
         self._spawned: set[str] = set()
+        self._spawning: set[int] = set()  # id() of the functions that call mp.spawn (the parent's)
         # id() of a def of this module -> parameter -> for each call of it, whether the module
         # passed there had been moved to an accelerator by the caller (``resume(model, path)``
         # after ``model = Net().cuda()``)
@@ -222,6 +223,10 @@ class LoadWithoutMapLocation(Rule):
             target = node.args[0].value if node.args and node.args[0].keyword is None else _keyword(node, "fn")
             if isinstance(target, cst.Name):
                 self._spawned.add(target.value)
+            elif isinstance(target, cst.Attribute) and dotted_name(target) == f"self.{target.attr.value}":
+                self._spawned.add(target.attr.value)  # mp.spawn(self._train, ...): a method of the class
+            if facts.function is not facts.module_scope:
+                self._spawning.add(id(facts.function))  # this function runs in the parent, which spawns
         if qualified in TORCH_SAVE:
             positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
             target = positional[1] if len(positional) > 1 else _keyword(node, "f")
@@ -476,10 +481,11 @@ class LoadWithoutMapLocation(Rule):
 
     def _outside_the_spawned_ranks(self, load: _Load) -> bool:
         """The module spawns its ranks itself (``mp.spawn(train_worker, ...)``) and the load is in
-        a function that only the module's own top-level code calls (directly or through other
-        functions), never a spawned one: the parent process runs it, once (``load_trained_model()``
-        after the spawned training finished). A function with a caller not known here may run in
-        a rank."""
+        a function that only the module's own top-level code, or the function that spawns, calls
+        (directly or through other functions), never a spawned one: the parent process runs it,
+        once (``load_trained_model()`` after the spawned training finished, a searcher's
+        ``self._postprocess()`` after ``mp.spawn(self._train, ...)``). A function with a caller
+        not known here may run in a rank."""
         module_scope = self.facts.module_scope
         function = self._function_of_load.get(id(load.node))
         if not self._spawned or function is None or function is module_scope:
@@ -491,8 +497,10 @@ class LoadWithoutMapLocation(Rule):
             if id(scope) in seen:
                 continue
             seen.add(id(scope))
-            if scope.name in self._spawned and scope.parent is module_scope:
+            if scope.name in self._spawned and (scope.parent is module_scope or scope.class_info is not None):
                 return False
+            if id(scope) in self._spawning:
+                continue  # the function that spawns the ranks runs in the parent: so does what it calls
             callers = [call.caller for call in calls_into.get(id(scope.node), ())]
             if not callers:
                 return False  # called from elsewhere (another module, a framework): maybe by a rank
