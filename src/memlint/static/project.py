@@ -91,6 +91,15 @@ class Definition:
 _DYNAMIC_LOOKUP = re.compile(r"(?<![\w.])(?:getattr|globals|locals|eval|exec)\s*\(|__dict__|sys\.modules|import_module")
 
 
+def _imports_module_named(text: str, stem: str) -> bool:
+    """Does ``text`` hold an import statement naming a module ``stem`` (``from models.icarl import
+    iCaRL``, ``from . import utils_rd``, ``import utils_rd as u``), at any depth of the code (a
+    factory's function-local import), not in a comment?"""
+    stem = re.escape(stem)
+    return re.search(rf"^[ \t]*(?:from[ \t]+[\w.]*\b{stem}\b|from[ \t]+\.+[ \t]+import[ \t]+[\w., \t()]*\b{stem}\b"
+                     rf"|import[ \t]+[\w., \t]*\b{stem}\b)", text, re.MULTILINE) is not None
+
+
 def _code_without_strings(text: str, name: str) -> str | None:
     """``text`` with its comments and string literals blanked out, so that prose (``# load
     dataset``) does not count as naming ``name``; None when a string is ``name`` itself (a
@@ -573,9 +582,7 @@ class Project:
         text = self._cached_text(module.path)
         if text is None or depth > 3:
             return True
-        stem = re.escape(here.name.rsplit(".", 1)[-1])
-        if re.search(rf"^[ \t]*(?:from[ \t]+[\w.]*\b{stem}\b|from[ \t]+\.+[ \t]+import[ \t]+[\w., \t()]*\b{stem}\b"
-                     rf"|import[ \t]+[\w., \t]*\b{stem}\b)", text, re.MULTILINE) or _DYNAMIC_LOOKUP.search(text):
+        if _imports_module_named(text, here.name.rsplit(".", 1)[-1]) or _DYNAMIC_LOOKUP.search(text):
             return True
         outline = self.outline(module)
         if outline is None:
@@ -798,16 +805,12 @@ class Project:
             text = self._cached_text(path)
             if text is None or "__main__" in text or "argparse" in text or "sys.argv" in text:
                 return None  # a program of its own (``python -m pkg.train``)
-        # an import statement naming the package, at any depth (``from models.icarl import iCaRL``
-        # inside a factory function), not a comment
-        imported = re.compile(rf"^[ \t]*(?:from[ \t]+[\w.]*\b{re.escape(name)}\b|import[ \t]+[\w., \t]*\b{re.escape(name)}\b)",
-                              re.MULTILINE)
         for other in mentioning:
             if os.path.realpath(other.path).startswith(folder + os.sep):
                 continue
             text = self._cached_text(other.path)
-            if text is None or imported.search(text) \
-                    or any(word in text for word in ("sys.path", "import_module", "__import__", "importlib")):
+            if text is None or _imports_module_named(text, name) or _DYNAMIC_LOOKUP.search(text) \
+                    or any(word in text for word in ("sys.path", "__import__", "importlib")):
                 return None
         if self._configuration_mentions(name) or self._notebooks_mention(name):
             return None
