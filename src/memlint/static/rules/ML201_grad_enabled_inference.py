@@ -990,13 +990,7 @@ class GradEnabledInference(Rule):
         """Does the called module's own ``forward`` backpropagate or step an optimizer (its class
         in this module or, through the summaries, in another module of the project)?"""
         facts = self.facts
-        info = call.function.class_info
-        binding = info.attributes.get(call.target) if call.target.startswith("self.") and info is not None \
-            else call.function.lookup(call.target)
-        value = without_self_returning_calls(binding.node) if binding is not None else None
-        if type(value) is not cst.Call:
-            return False
-        qualified = facts.qualified_name(value.func)
+        qualified = self._built_from(call)
         if qualified is None:
             return False
         qualified = facts.class_of_constructor(qualified) or qualified
@@ -1004,11 +998,12 @@ class GradEnabledInference(Rule):
         if info is not None:
             forward = facts.find_method(info, "forward")
             return forward is not None and (forward.has_backward or forward.has_optimizer_step)
-        definition = facts.project_definition(qualified)
-        if definition is None or definition.kind != "class" or facts.project is None:
+        project = facts.project
+        definition = project.definition(self._in_project(qualified)) if project is not None else None
+        if definition is None or definition.kind != "class":
             return False
-        key = facts.project.method_owner(definition.qualified, "forward")
-        summary = facts.project.function_summary(key) if key is not None else None
+        key = project.method_owner(definition.qualified, "forward")
+        summary = project.function_summary(key) if key is not None else None
         return summary is not None and bool(summary.effects & {BACKWARD, OPTIMIZER_STEP})
 
     def _volatile_ignored(self) -> bool:
