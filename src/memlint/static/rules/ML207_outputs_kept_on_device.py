@@ -8,8 +8,11 @@ Move each batch to the CPU as it is collected (``out.detach().cpu()``), or updat
 streaming metric (``torchmetrics``, running sums) per batch.
 
 Flagged: appending (``append`` / ``extend``) to a list that outlives the iteration, or
-concatenating onto a running tensor (``preds = torch.cat([preds, out])``), in a loop over a
-loader (its iterable names a loader, dataset, batches...; not an epoch loop), a model output
+concatenating onto a running tensor (``preds = torch.cat([preds, out])``), in a loop over
+data (its body brings a value onto the device and runs a module, itself or in what it calls;
+where the body cannot tell, its iterable names a loader, dataset, batches...; not an epoch
+loop), a model output (also one a plain function of the module returns, or a container it
+filled with outputs)
 that was detached (``.detach()``) or computed under ``torch.no_grad()`` / ``inference_mode()``
 (also row by row, ``for emb in embeddings: kept.append(emb.detach())``: each row is a view that
 keeps the whole batch's output),
@@ -108,6 +111,8 @@ class OutputsKeptOnDevice(Rule):
         self._pending: list[tuple[cst.Call, str, str, int]] = []
         self._reset_in_loop: dict[int, set[str]] = {}  # loop id -> lists rebound or cleared in it
         self._returns_output: set[int] = set()  # id() of functions returning a model output, not on the CPU
+        # function id -> local containers it fills with model outputs (``results[i].append(y_hat[i])``)
+        self._filled: dict[int, set[str]] = {}
         # function id -> local name -> the value it was first bound to (``samples = []``)
         self._first_values: dict[int, dict[str, cst.BaseExpression]] = {}
         self._hooks: set[int] = set()  # id() of Lightning predict hooks that keep what they are given
@@ -120,6 +125,8 @@ class OutputsKeptOnDevice(Rule):
         self._loop_assigns: dict[int, dict[str, list[cst.BaseExpression]]] = {}
         self._loop_calls: dict[int, list[tuple[frozenset[str], cst.Call]]] = {}
         self._loop_kinds: dict[int, tuple[bool, bool]] = {}  # loop id -> (over a loader, builds a sequence)
+        self._output_branches: dict[tuple[int, str], tuple] = {}  # (function id, name) -> if-branches it was bound in
+        self._by_behaviour: dict[int, Loop] = {}  # loops taken for a pass over data if their body shows it
         self._scheduled = False
         # function id -> the names it hands to a call that may run a collective on them, with that
         # call's callees (``merge_distributed(predicts)``, ``dist.all_gather(out, torch.cat(preds))``)
@@ -166,12 +173,19 @@ class OutputsKeptOnDevice(Rule):
         self._note_loop_assignment(node)
         outputs = self._function_outputs()
         kind = self._classify(node.value, outputs)
+        here = tuple(self.facts.branch_path)
         for target in node.targets:
             for name in _target_names(target.target):
+                key = (id(self.facts.function), name)
                 if kind is None or "loss" in name.lower():
+                    bound_in = self._output_branches.get(key)
+                    if bound_in is not None and len(here) > len(bound_in) and here[:len(bound_in)] == bound_in:
+                        continue  # rebound in a branch only (if n_gpus > 1: feat = gather(feat)): the
+                        # output is still what it holds on the other path
                     outputs.pop(name, None)
                 else:
                     outputs[name] = kind
+                    self._output_branches[key] = here
 
     def _classify(self, value: cst.BaseExpression, outputs: dict[str, _Output]) -> _Output | None:
         """An ``_Output`` if ``value`` holds (part of) a model output kept at full size."""
@@ -261,6 +275,7 @@ class OutputsKeptOnDevice(Rule):
             return
         facts = self.facts
         loop = facts.loop
+        self._note_filled(func.value, positional[0])
         batch_loop = self._batch_of_rows(loop) if loop is not None else None
         if batch_loop is not None:  # for emb in embeddings: append(emb): each row keeps the batch's storage
             if not self._over_loader(batch_loop) or batch_loop not in facts.outlived_loops(func.value):
@@ -341,7 +356,15 @@ class OutputsKeptOnDevice(Rule):
         if kind is None:
             kind = self._loop_kinds[id(loop)] = (
                 _walks_loader(loop, self._first_values.get(id(self.facts.function), {})), builds_a_sequence(loop))
-        return kind[0]
+        if kind[0]:
+            return True
+        # A loop no name shows to walk data may still pass over it: decided by what its body does
+        # once the module has been walked (see _passes_over_data); a loop of steps that builds a
+        # sequence (decoding, sampling) is judged as such instead.
+        if kind[1] or not _may_pass_over_data(loop, self._first_values.get(id(self.facts.function), {})):
+            return False
+        self._by_behaviour[id(loop)] = loop
+        return True
 
     def _over_steps(self, loop: Loop) -> bool:
         self._over_loader(loop)
@@ -510,16 +533,50 @@ class OutputsKeptOnDevice(Rule):
             self._loop_context[batches] = (self.facts.loop, self.facts.function)
         self._schedule()
 
+    def _note_filled(self, container: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """``results[idx].append(y_hat[idx])`` into a local of a plain function: the container
+        holds model outputs (what it returns them in, see :meth:`visit_Return`)."""
+        function = self.facts.function
+        root = root_name(container)
+        if root is None or root == "self" or function.class_info is not None or function is self.facts.module_scope:
+            return
+        binding = function.bindings.get(root)
+        if binding is None or root in function.parameters:
+            return
+        if self._classify(value, self._function_outputs()) is not None:
+            self._filled.setdefault(id(function), set()).add(root)
+
     def visit_Return(self, node: cst.Return) -> None:
         function = self.facts.function
-        if (node.value is not None and function.class_info is not None
-                and self._classify(node.value, self._function_outputs()) is not None):
+        if node.value is None or function is self.facts.module_scope:
+            return
+        if function.class_info is not None:
+            if self._classify(node.value, self._function_outputs()) is not None:
+                self._returns_output.add(id(function))
+            return
+        # a plain function: its result, or a container it filled, alone or in the tuple it returns
+        filled = self._filled.get(id(function), set())
+        parts = [element.value for element in node.value.elements] if isinstance(node.value, cst.Tuple) \
+            else [node.value]
+        if any(dotted_name(part) in filled or self._classify(part, self._function_outputs()) is not None
+               for part in parts):
             self._returns_output.add(id(function))
 
     def _method_output(self, value: cst.BaseExpression) -> "tuple[object, str] | None":
         """``task.predict(batch)``, ``self.forward(x)`` (also through a name bound to such a
         call): (the class's instance, or the class of ``self``; the method), to be checked at
         the end against what that method of a class of this file returns."""
+        chain = _call_chain(value)
+        if chain.on_cpu or chain.reduced:
+            return None
+        base = chain.base
+        if isinstance(base, cst.Name):
+            binding = self.facts.lookup(base.value)
+            if binding is not None and isinstance(binding.node, cst.Call) and isinstance(binding.node.func, cst.Name):
+                base = binding.node  # result_batch, latents = run_on_batch(...); result_batch[0][-1]
+        if isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value in \
+                self.facts.module_functions and self.facts.lookup(base.func.value) is not None:
+            return self.facts.module_functions[base.func.value], ""  # a plain function of this module
         if isinstance(value, cst.Name):
             binding = self.facts.lookup(value.value)
             value = binding.node if binding is not None else None
@@ -540,8 +597,11 @@ class OutputsKeptOnDevice(Rule):
         """Does the method return a model output without a graph where it is kept (kept under
         no_grad or detached, or the method runs with grad off itself)?"""
         bound_to, method, graph_free_here = method_output
-        cls = bound_to if isinstance(bound_to, ClassInfo) else self.facts.instance_class(bound_to)
-        scope = self.facts.find_method(cls, method) if cls is not None else None
+        if isinstance(bound_to, cst.FunctionDef):  # a plain function of this module
+            scope = self.facts.function_scopes.get(id(bound_to))
+        else:
+            cls = bound_to if isinstance(bound_to, ClassInfo) else self.facts.instance_class(bound_to)
+            scope = self.facts.find_method(cls, method) if cls is not None else None
         if scope is None or id(scope) not in self._returns_output:
             return False
         return graph_free_here or scope.entry_grad_mode is GradMode.OFF
@@ -561,6 +621,8 @@ class OutputsKeptOnDevice(Rule):
                 continue  # a CPU-only script (Lightning puts a hook's batch on the module's device itself)
             if target in self._reset_in_loop.get(loop_id, ()):
                 continue  # emptied or replaced within the loop: a bounded buffer
+            if loop_id in self._by_behaviour and not _passes_over_data(self._by_behaviour[loop_id]):
+                continue  # no name says it walks data, and its body does not show it
             if method_output is not None and not self._returns_model_output(method_output):
                 continue
             if loop_id in self._decoding and not self._feeds_back(self._decoding[loop_id][0]):
@@ -897,15 +959,17 @@ def propagate(model, session, frames, delay):
             yield buffer[0]
             buffer = buffer[1:]
 """,
-        # a progress bar over something that is not a loader
+        # a progress bar over something no name shows to be data, whose body brings nothing onto
+        # the device (a body that does, and runs a model, is a pass over data: see below)
         """
 import torch
 from tqdm import tqdm
 @torch.no_grad()
-def track(model, processing_order):
+def track(model, state, processing_order):
+    state = state.to("cuda")
     results = []
     for frame_idx in tqdm(processing_order):
-        results.append(model(frame_idx.to("cuda")).detach())
+        results.append(model(state, frame_idx).detach())
     return results
 """,
     ]
@@ -1316,6 +1380,112 @@ def collect(model, dataloader):
 """, line=8),
     ]
 
+    # A pass over data is told by what the loop does, whatever its iterable is called: it brings a
+    # value onto the device every iteration and runs a module on it (in its body or in a helper).
+    INVALID += [
+        # one frame at a time: the helper runs the model and returns its outputs in containers
+        Invalid("""
+import torch
+def run_on_batch(inputs, net, n_iters):
+    results = {idx: [] for idx in range(inputs.shape[0])}
+    y_hat = inputs
+    for _ in range(n_iters):
+        y_hat = net(y_hat)
+        for idx in range(inputs.shape[0]):
+            results[idx].append(y_hat[idx])
+    return results, y_hat
+
+def run_inference(input_images, input_paths, net, transform):
+    results = {"images": []}
+    for image, path in zip(input_images, input_paths):
+        results["images"].append(image)
+        with torch.no_grad():
+            result_batch, _ = run_on_batch(transform(image).unsqueeze(0).cuda(), net, 3)
+            results["images"].append(result_batch[0][-1])
+    return results
+""", line=18),
+        # frames moved to the device and run through the model in the body
+        Invalid("""
+import torch
+@torch.no_grad()
+def invert(frames, encoder):
+    latents = []
+    for frame in frames:
+        latents.append(encoder(frame.cuda()))
+    return latents
+""", line=7),
+        # rebound in one branch only: on the other path the name still holds the device output
+        Invalid("""
+import torch
+@torch.no_grad()
+def extract(loader, model, gather, world_size):
+    feats = []
+    for inputs in loader:
+        feat = model(inputs.cuda(non_blocking=True))
+        if world_size > 1:
+            feat = gather(feat)
+        feats.append(feat)
+    return feats
+""", line=10),
+    ]
+
+    VALID += [
+        # rebound on every path to a CPU copy
+        """
+import torch
+@torch.no_grad()
+def extract(loader, model):
+    feats = []
+    for inputs in loader:
+        feat = model(inputs.cuda(non_blocking=True))
+        feat = feat.cpu()
+        feats.append(feat)
+    return feats
+""",
+    ]
+
+
+    VALID += [
+        # the same frame loop keeping CPU copies
+        """
+import torch
+def run_on_batch(inputs, net):
+    results = [net(inputs)]
+    return results
+
+def run_inference(input_images, net):
+    kept = []
+    for image in input_images:
+        with torch.no_grad():
+            result_batch = run_on_batch(image.unsqueeze(0).cuda(), net)
+            kept.append(result_batch[-1].cpu())
+    return kept
+""",
+        # a few fixed inputs (a literal), and the candidates the function built itself
+        """
+import torch
+@torch.no_grad()
+def probe(encoder, a, b):
+    outs = []
+    for frame in (a, b):
+        outs.append(encoder(frame.cuda()))
+    candidates = [a, b, a + b]
+    best = []
+    for frame in candidates:
+        best.append(encoder(frame.cuda()))
+    return outs, best
+""",
+        # a value moved to the device but no module run on it: the loop only stages data
+        """
+import torch
+def stage(frames):
+    staged = []
+    for frame in frames:
+        staged.append(frame.cuda(non_blocking=True))
+    return staged
+""",
+    ]
+
 
 @dataclass
 class _Chain:
@@ -1425,6 +1595,27 @@ def _walks_loader(loop: Loop, first_values: dict[str, cst.BaseExpression]) -> bo
     loaders = [name for name in names if any(word in name.lower() for word in _LOADER_WORDS)]
     return any(not _is_list_display(first_values.get(name)) and not _is_range(first_values.get(name))
                for name in loaders)
+
+
+def _may_pass_over_data(loop: Loop, first_values: dict[str, cst.BaseExpression]) -> bool:
+    """Can ``loop`` be a pass over data although no name says so: a ``for`` loop, not over a
+    literal or the parts of one value, not a count inside a module's forward, no epoch loop, not
+    over a list the function builds itself (its own candidates)?"""
+    node = loop.node
+    if type(node) is not cst.For or loop.bounded or loop.over_parts or loop.counts_in_module_method \
+            or loop.mentions_epoch:
+        return False
+    return not any(_is_list_display(first_values.get(name)) for name in names_in(node.iter))
+
+
+def _passes_over_data(loop: Loop) -> bool:
+    """Once the module is walked: does such a loop bring a value onto the device in its body
+    (``x.cuda()``, ``x.to(device)``) and run a module, in its body or in what it calls? Then it
+    is a pass over data whatever its iterable is called (``for image, path in zip(images, paths)``),
+    unless each iteration runs a step loop of its own (an epoch)."""
+    if not loop.moves_to_device or loop.contains_step_loop or loop.bounded:
+        return False
+    return loop.runs_model or bool(loop.callees_work is not None and loop.callees_work())
 
 
 def _is_range(value: cst.BaseExpression | None) -> bool:
