@@ -239,6 +239,14 @@ HALVES = HALVES + ("dev41",)
 # Thirteen more, all dev (2026-11-27, fifth session, before sealed25 is run).
 HALVES = HALVES + ("dev42",)
 HALVES = HALVES + ("dev43",)  # thirteen more, likewise
+# Twenty-six more repositories nobody here had opened (issue 22, 2026-11-27, sixth session; masked
+# generative models, detection transformers, RLHF, text classification, source separation, speech
+# synthesis and super-resolution, RL, crystal and temporal graph networks, recommendation and
+# conversational recommendation, time series, stereo and multi-view depth, contrastive learning,
+# few-shot and continual learning, medical segmentation and vision-language, tabular), sorted,
+# shuffled with random.Random(2026112726); even places sealed26 (run once at the end of the
+# session), odd places dev44.
+HALVES = HALVES + ("sealed26", "dev44")
 SPLIT_SEED = 22  # the issue's number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -2095,6 +2103,58 @@ REPOS: tuple[FreshRepo, ...] = (
           "U^2-Net salient object detection with nested U-structure; training script u2net_train.py", "dev43"),
     _repo("PixPro", "zdaxie/PixPro", "e390d6b60bcb017ed7ea7fd7e6647d14c5da86cc",
           "PixPro pixel-level contrastive self-supervised pretraining (PixContrast/PPM) with linear eval", "dev43"),
+    _repo("gloria", "marshuang80/gloria", "416466af1036294301a872e4da169fefc137a192",
+          "GLoRIA global-local medical image-report representation learning (CheXpert), Lightning pretrain/c...", "sealed26"),
+    _repo("online-continual-learning", "RaptorMai/online-continual-learning", "6175ca034e56435acd82b8f17ff59f920f0bc45e",
+          "Online continual learning survey code: ER, MIR, GDumb, A-GEM, EWC++, SCR agents with replay buffers", "dev44"),
+    _repo("Inf-Net", "DengPingFan/Inf-Net", "d4dd1e86c2bf65021ac25741d92a0d9e4cee5cf8",
+          "Inf-Net COVID-19 lung infection segmentation from CT with semi-supervised pseudo-label training", "sealed26"),
+    _repo("CLIP-Driven-Universal-Model", "ljwztc/CLIP-Driven-Universal-Model", "43c12399cc98a40f447342a8dc2cecae5edae84c",
+          "CLIP-driven universal model for multi-organ and tumor CT segmentation (MONAI, Swin-UNETR/UNet bac...", "dev44"),
+    _repo("DyGLib", "yule-BUAA/DyGLib", "3aacc36b94b8d2d8293d70a74fdf6d39089b4163",
+          "DyGLib dynamic graph learning library: TGN/DyRep/TGAT/GraphMixer/DyGFormer link prediction and no...", "sealed26"),
+    _repo("TabPFN", "automl/TabPFN", "ddf5e852c05e42d7032604638ede86c81f9a95ea",
+          "TabPFN prior-fitted transformer for tabular classification; synthetic-prior pretraining loop in t...", "dev44"),
+    _repo("YOLOS", "hustvl/YOLOS", "5717fc29d727dab84ad585c56457b4de1225eddc",
+          "YOLOS: DETR-style object detection with a plain ViT, Hungarian-matching training engine on COCO", "sealed26"),
+    _repo("rsl_rl", "leggedrobotics/rsl_rl", "c281c32e5746e75570c1a29bfa78bca0200cc5ff",
+          "RSL-RL: PPO/distillation/RND learners for legged-robot locomotion (actor-critic, recurrent, GPU r...", "dev44"),
+    _repo("CVP-MVSNet", "JiayuYANG/CVP-MVSNet", "102766b2689b6ca83ec198dd8d5c5e9cf75e5903",
+          "CVP-MVSNet cost-volume-pyramid multi-view stereo depth estimation training (DTU)", "sealed26"),
+    _repo("RAFT-Stereo", "princeton-vl/RAFT-Stereo", "6068c1a26f84f8132de10f60b2bc0ce61568e085",
+          "RAFT-Stereo recurrent stereo matching; train_stereo.py with mixed precision, sequence loss", "dev44"),
+    _repo("STEP", "zezhishao/STEP", "566e2738da2d83f055718d8edb609ad8dc325204",
+          "STEP: pretrained TSFormer-enhanced spatio-temporal GNN for traffic forecasting (BasicTS runners)", "sealed26"),
+    _repo("mage", "LTH14/mage", "1becb14475354fc40df35ba7c7c7bf418a137cd3",
+          "MAGE masked generative encoder: ViT-VQGAN token masked modeling pretraining + linear probe/finetu...", "dev44"),
+    _repo("HCL", "joshr17/HCL", "7b4647fac271c78a2a9d619fe3f2929ecfaf33df",
+          "Hard-negative contrastive learning (HCL): SimCLR-style image pretraining and graph InfoGraph vari...", "sealed26"),
+    _repo("alpha-zero-general", "suragnair/alpha-zero-general", "f1a78e0505c614205f8c60eaa82cd644a07a84b3",
+          "AlphaZero self-play with MCTS for board games; PyTorch Othello/Tafl network trainers", "dev44"),
+    _repo("CRSLab", "RUCAIBox/CRSLab", "6497938919998b9cd7aa9c2f43effb39ad0c7088",
+          "CRSLab conversational recommender systems toolkit: KBRD/KGSF/ReDial/TG-ReDial recommendation + di...", "sealed26"),
+    _repo("StyleTTS", "yl4579/StyleTTS", "8460ae0b6d0512b956ac5ca0b7243768dff8895e",
+          "StyleTTS style-based text-to-speech: two-stage adversarial training (train_first/train_second) wi...", "dev44"),
+    _repo("CODA-Prompt", "GT-RIPL/CODA-Prompt", "6417d4f68754be68b697c7ca2323ee61e791e1a3",
+          "CODA-Prompt rehearsal-free continual learning with attention-based prompts on ViT (L2P/DualPrompt...", "sealed26"),
+    _repo("Text-Classification-Models-Pytorch", "AnubhavGupta3377/Text-Classification-Models-Pytorch", "8571fe63040354919b4607bb986a8b0a4031969b",
+          "Text classification zoo (fastText, TextCNN, TextRNN, RCNN, seq2seq-attention, Transformer) with p...", "dev44"),
+    _repo("nuwave", "maum-ai/nuwave", "88aba8683dfa7503ffbe7f0501123248e8f88c2a",
+          "NU-Wave diffusion audio super-resolution (Lightning module, VCTK)", "sealed26"),
+    _repo("RRHF", "GanjinZero/RRHF", "e1a2b61f7d91fbee4cfaa3923327fcc5c5c733de",
+          "RRHF: rank-responses alignment of LLaMA/Alpaca via a HF Trainer subclass with ranking loss", "dev44"),
+    _repo("TEMPO", "DC-research/TEMPO", "cd56d7552cb0fa0beb06b977158bf41d9c98baec",
+          "TEMPO: GPT-2 based prompt-tuned time-series forecasting with STL decomposition; train_TEMPO loops", "sealed26"),
+    _repo("ExcelFormer", "WhatAShot/ExcelFormer", "17f70526390e70390bb8c8ec3850697eb730f9cd",
+          "ExcelFormer tabular transformer with Hid-Mix/Feat-Mix augmentation; training and tuning scripts", "dev44"),
+    _repo("Wave-U-Net-Pytorch", "f90/Wave-U-Net-Pytorch", "86c113da51540c94b01a91fbf17227f0e9c3c274",
+          "Wave-U-Net music source separation on raw audio (MUSDB), multi-instrument training loop", "sealed26"),
+    _repo("cgcnn", "txie-93/cgcnn", "f42ab233c4ee0c416879d6bc2d22a264418413ad",
+          "Crystal Graph Convolutional Neural Networks for material property prediction; training loop in ma...", "dev44"),
+    _repo("DeepEMD", "icoz69/DeepEMD", "5f96d86bae19f783ffc00ee84f964e32b372be0a",
+          "DeepEMD few-shot classification with Earth Mover's Distance; pretrain + meta-train episodic loops", "sealed26"),
+    _repo("SSLRec", "HKUDS/SSLRec", "7597c31ce3f78c7497918d886b90df6d4d02cad5",
+          "SSLRec self-supervised recommendation library: graph CF, sequential, social, KG and multi-behavio...", "dev44"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
