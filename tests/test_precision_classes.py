@@ -3102,3 +3102,41 @@ def test_recurrent_state_reset_through_the_object_that_holds_the_module_is_cut()
     assert [code for _, code in findings(_RECURRENT_ACTOR) if code == "ML102"] == []
     kept = _RECURRENT_ACTOR.replace("        self.ac.actor_rnn_hidden = None\n", "        pass\n")
     assert [code for _, code in findings(kept) if code == "ML102"] == ["ML102"]
+
+
+_DEVICE_COMPARED = """
+import torch
+from torch.nn import DataParallel
+
+
+class Runner:
+    def __init__(self, n_gpu, name):
+        self.n_gpu = n_gpu
+        self.device = torch.device(name)
+
+    def build(self, net):
+        if self.n_gpu > 1 and self.device == 'cuda':
+            net = DataParallel(net)
+        return net.to(self.device)
+
+
+def build(net, n_gpu):
+    device = torch.device("cuda")
+    if device == "cuda" and n_gpu > 1:
+        net = DataParallel(net)
+    return net
+"""
+
+
+def test_a_torch_device_compared_with_a_string_never_matches():
+    """``torch.device("cuda") == "cuda"`` is False: a branch behind it never runs, for a local bound
+    once to a ``torch.device`` and for ``self.device`` that every method sets to one. A string
+    device, ``device.type == "cuda"``, or an attribute also set to a string still run."""
+    assert [code for _, code in findings(_DEVICE_COMPARED) if code == "ML206"] == []
+    as_text = _DEVICE_COMPARED.replace('device = torch.device("cuda")', 'device = "cuda"')
+    assert [line for line, code in findings(as_text) if code == "ML206"] == [20]
+    by_type = _DEVICE_COMPARED.replace("self.device == 'cuda'", "self.device.type == 'cuda'")
+    assert [line for line, code in findings(by_type) if code == "ML206"] == [13]
+    also_text = _DEVICE_COMPARED.replace("        return net.to(self.device)\n",
+                                         "        self.device = 'cuda'\n        return net.to(self.device)\n")
+    assert [line for line, code in findings(also_text) if code == "ML206"] == [13]

@@ -54,6 +54,7 @@ class FileChecker:
         self._saved_grad_modes: list[tuple[list[GradMode], list[bool]]] = []
         self._statement: list[cst.CSTNode] = []
         self._constants: dict[int, dict[str, object]] = {}  # id() of a scope -> F.constant_names of it
+        self._device_holders: dict[tuple, object] = {}  # see _holds_only_a_device
         self._unrun: dict[int, bool] = {}  # id() of a top-level def or class -> see _never_run
         self._imported_by_name: bool | None = None  # see _never_run
         self._imported_by_nobody = False  # see _never_run
@@ -567,12 +568,68 @@ class FileChecker:
         literal = F.literal_value(test)
         if literal is not F.NOT_A_LITERAL:
             return bool(literal)
+        if "device" in self.source:
+            compared = self._device_compared_to_string(test)
+            if compared is not None:
+                return compared
         bindings = self.facts.function.bindings
         if not any(name in bindings and isinstance(bindings[name].node, cst.BaseExpression)
                    and F.literal_value(bindings[name].node) is not F.NOT_A_LITERAL
                    for name in F.names_in(test)):
             return None
         return F.constant_test(test, self._constant_names())
+
+    def _device_compared_to_string(self, test: cst.BaseExpression) -> bool | None:
+        """``if self.device == "cuda":`` where ``self.device`` only ever holds a ``torch.device``:
+        a ``torch.device`` never equals a string (``==`` is always false, ``!=`` always true), so
+        the branch never runs (or always does). Also inside ``and`` / ``or`` / ``not``."""
+        if isinstance(test, cst.BooleanOperation):
+            left = self._device_compared_to_string(test.left)
+            right = self._device_compared_to_string(test.right)
+            if isinstance(test.operator, cst.And):
+                return False if False in (left, right) else None
+            return True if True in (left, right) else None
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self._device_compared_to_string(test.expression)
+            return None if inner is None else not inner
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+            return None
+        operator = test.comparisons[0].operator
+        if not isinstance(operator, (cst.Equal, cst.NotEqual)):
+            return None
+        left, right = test.left, test.comparisons[0].comparator
+        strings = (cst.SimpleString, cst.ConcatenatedString)
+        if isinstance(left, strings) == isinstance(right, strings):
+            return None
+        other = right if isinstance(left, strings) else left
+        if not self._holds_only_a_device(other):
+            return None
+        return isinstance(operator, cst.NotEqual)
+
+    def _holds_only_a_device(self, node: cst.BaseExpression) -> bool:
+        """Is ``node`` a local (or a module-level name, at the top level) bound once to
+        ``torch.device(...)``, or ``self.x`` that every method of the class sets to one?"""
+        facts = self.facts
+        function = facts.function
+
+        def is_device(value: cst.BaseExpression) -> bool:
+            return isinstance(value, cst.Call) and facts.qualified_name(value.func) == "torch.device"
+
+        if isinstance(node, cst.Name):
+            scope = function.node if isinstance(function.node, cst.FunctionDef) else self.module
+            key = ("names", id(scope))
+            if key not in self._device_holders:
+                self._device_holders[key] = F.bound_once_to(scope, is_device)
+            return node.value in self._device_holders[key]
+        info = facts.class_info
+        if info is None or not (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)
+                                and node.value.value == "self"):
+            return False
+        key = ("attribute", id(info.node), node.attr.value)
+        if key not in self._device_holders:
+            values = F.attribute_values(info.node, node.attr.value)
+            self._device_holders[key] = bool(values) and all(is_device(value) for value in values)
+        return bool(self._device_holders[key])
 
     def _constant_names(self) -> dict[str, object]:
         """The current function's names bound once to a literal (see F.constant_names); at the

@@ -4134,6 +4134,86 @@ def constant_names(scope: cst.CSTNode, nested_declarations: bool = True, walrus:
             if finder.counts[name] == 1 and name not in finder.declared}
 
 
+def bound_once_to(scope: cst.CSTNode, accepts: "Callable[[cst.BaseExpression], bool]") -> set[str]:
+    """The names of a function (or of a module's top level) bound exactly once, by a plain
+    assignment whose value ``accepts`` takes (``device = torch.device("cuda")``), and by nothing
+    else (see :func:`constant_names`)."""
+    finder = _Bindings(True)
+    if isinstance(scope, cst.FunctionDef):
+        for param in all_parameters(scope.params):
+            finder.count(param.name.value)
+        body = scope.body.body if isinstance(scope.body, cst.IndentedBlock) else scope.body.body
+    else:
+        body = scope.body
+    finder.statements(body)
+    named = _NamedExpressions()
+    for statement in body:
+        statement.visit(named)
+    for name in named.names:
+        finder.count(name)
+    if finder.unread:
+        return set()
+    return {name for name, value in finder.values.items()
+            if finder.counts.get(name) == 1 and name not in finder.declared and accepts(value)}
+
+
+def attribute_values(class_node: cst.ClassDef, attribute: str) -> list[cst.BaseExpression] | None:
+    """Every value the methods of a class assign to ``self.<attribute>`` by a plain assignment;
+    None when another kind of binding touches it (``+=``, a tuple target, ``setattr``, ``del``)."""
+    values: list[cst.BaseExpression] = []
+    other = False
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            nonlocal other
+            for target in node.targets:
+                found = _self_attribute(target.target)
+                if found == attribute:
+                    values.append(node.value)
+                elif found is None and attribute in _self_attributes_in(target.target):
+                    other = True
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            nonlocal other
+            other |= _self_attribute(node.target) == attribute
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            nonlocal other
+            if _self_attribute(node.target) == attribute:
+                if node.value is None:
+                    return
+                values.append(node.value)
+
+        def visit_Del(self, node: cst.Del) -> None:
+            nonlocal other
+            other |= attribute in _self_attributes_in(node.target)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal other
+            if isinstance(node.func, cst.Name) and node.func.value in ("setattr", "delattr"):
+                other = True
+
+    class_node.body.visit(_Finder())
+    return None if other else values
+
+
+def _self_attribute(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return node.attr.value
+    return None
+
+
+def _self_attributes_in(node: cst.BaseExpression) -> set[str]:
+    found = _self_attribute(node)
+    if found is not None:
+        return {found}
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return {name for element in node.elements for name in _self_attributes_in(element.value)}
+    if isinstance(node, cst.StarredElement):
+        return _self_attributes_in(node.value)
+    return set()
+
+
 class _Bindings:
     """Every binding of a name by the statements of a scope (nested scopes' ``global``/``nonlocal``
     included), found by walking statements only."""
@@ -4141,6 +4221,7 @@ class _Bindings:
     def __init__(self, nested_declarations: bool = True) -> None:
         self.counts: dict[str, int] = {}
         self.literal: dict[str, object] = {}
+        self.values: dict[str, cst.BaseExpression] = {}  # what a plain ``name = value`` binds (the last)
         self.declared: set[str] = set()
         self.unread = False  # a statement whose bindings were not read (``match``)
         self._nested = nested_declarations
@@ -4179,6 +4260,7 @@ class _Bindings:
             for target in node.targets:
                 self.targets(target.target)
             if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                self.values[node.targets[0].target.value] = node.value
                 value = _signed_literal(node.value)
                 if value is not NOT_A_LITERAL:
                     self.literal[node.targets[0].target.value] = value
