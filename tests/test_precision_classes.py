@@ -3140,3 +3140,41 @@ def test_a_torch_device_compared_with_a_string_never_matches():
     also_text = _DEVICE_COMPARED.replace("        return net.to(self.device)\n",
                                          "        self.device = 'cuda'\n        return net.to(self.device)\n")
     assert [line for line, code in findings(also_text) if code == "ML206"] == [13]
+
+
+def test_a_loss_without_parameters_wrapped_in_data_parallel_is_not_flagged(tmp_path):
+    """``nn.DataParallel(emdModule().cuda())`` of a loss class (another module of the project) that
+    makes no parameter: it spreads the loss's work over the GPUs; no weights are replicated, no
+    gradients gathered. The same wrapper around a class that makes a layer is flagged."""
+    write(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'x'\n",
+        "losses.py": """
+            import torch
+            from torch import nn
+            class emdModule(nn.Module):
+                def __init__(self, eps=0.005):
+                    super().__init__()
+                    self.eps = eps
+                def forward(self, a, b):
+                    return torch.cdist(a, b).min(-1).values.mean()
+            class Head(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(3, 3)
+                def forward(self, a, b):
+                    return (self.fc(a) - b).pow(2).mean()
+        """,
+        "loss_util.py": """
+            import torch
+            from losses import emdModule, Head
+            class Completionloss:
+                def __init__(self):
+                    self.emd = torch.nn.DataParallel(emdModule().cuda()).cuda()
+                def __call__(self, pred, gt):
+                    return self.emd(pred, gt).mean()
+        """,
+    })
+    assert [code for _, code in project_findings(tmp_path, "loss_util.py") if code == "ML206"] == []
+    text = (tmp_path / "loss_util.py").read_text().replace("DataParallel(emdModule()", "DataParallel(Head()")
+    (tmp_path / "loss_util.py").write_text(text)
+    assert [line for line, code in project_findings(tmp_path, "loss_util.py") if code == "ML206"] == [5]

@@ -26,7 +26,8 @@ used and freed; a model made ready for inference before it is wrapped (``.eval()
 ``requires_grad_(False)``, a ``torch.jit.load`` archive), or a wrapper put in eval mode as it is
 made or later (``nn.DataParallel(net).eval()``, ``g.eval()``), in a function that runs no backward
 pass and no optimizer step: a feature extractor, which gathers no loss and holds no gradients.
-Said less (info): a wrapped module of this file, or of another module of the project (its
+a module without parameters (a parameterless torch.nn layer, or a class of the project that
+makes none: a loss spread over the GPUs). Said less (info): a wrapped module of this file, or of another module of the project (its
 summary's ``computes_loss`` effect), whose ``forward`` computes the
 loss, the documented fix for the imbalance (only the losses are gathered).
 """
@@ -43,6 +44,7 @@ from memlint.static.facts import (
 )
 from memlint.static.rule import Invalid, Rule
 from memlint.static.summaries import COMPUTES_LOSS
+from memlint.static.tensor_api import PARAMETERLESS_LAYERS
 from memlint.static.rules.ML101_graph_accumulation import source_of
 
 DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
@@ -267,6 +269,26 @@ class DataParallel(Rule):
                     for called in self._called)  # used, and only through other methods
             for name in names)
 
+    def _holds_no_parameters(self, wrapped: cst.CSTNode | None) -> bool:
+        """Is the wrapped module built from a torch.nn layer without parameters, or from a class
+        of the project that makes none (each of its bases likewise)?"""
+        if not isinstance(wrapped, cst.Call):
+            return False
+        facts = self.facts
+        qualified = facts.qualified_name(wrapped.func)
+        if qualified is None:
+            return False
+        if qualified in PARAMETERLESS_LAYERS:
+            return True
+        project = facts.project
+        if project is None:
+            return False
+        if qualified in facts.class_nodes and facts.module_name:
+            qualified = f"{facts.module_name}.{qualified}"
+        definition = facts.project_definition(qualified)
+        return definition is not None and definition.kind == "class" and project.without_parameters(
+            definition.qualified)
+
     def _project_forward_computes_loss(self, wrapped: cst.CSTNode | None) -> bool:
         """Does ``forward`` compute the loss, for a module built here from a class another module
         of the project defines (``CloneModel(...)`` imported from ``models``)? Its summary says."""
@@ -294,6 +316,9 @@ class DataParallel(Rule):
             return  # a feature extractor made ready for inference (eval, frozen, TorchScript)
         if self._never_run(bound) or _unwrapped_at_once(node, function, bound) or _local_never_run(node, function, bound):
             return  # its forward never runs: nothing is scattered, nothing gathered
+        if self._holds_no_parameters(wrapped):
+            return  # a loss or metric without parameters, wrapped to spread its work: no replicas of weights,
+            # no gradients, its inputs already where the model's outputs were gathered
         cls = self.facts.instance_class(wrapped) if wrapped is not None else None
         forward = self.facts.find_method(cls, "forward") if cls is not None else None
         if forward is not None and any(_is_loss(callee) for callee in self.facts.calls_made(forward, depth=1)) \
