@@ -247,6 +247,9 @@ HALVES = HALVES + ("dev43",)  # thirteen more, likewise
 # shuffled with random.Random(2026112726); even places sealed26 (run once at the end of the
 # session), odd places dev44.
 HALVES = HALVES + ("sealed26", "dev44")
+# Twenty-six more, all dev (2026-11-27, sixth session: studied before sealed26 is run), shuffled
+# with random.Random(2026112727) into two halves of thirteen.
+HALVES = HALVES + ("dev45", "dev46")
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -2155,6 +2158,58 @@ REPOS: tuple[FreshRepo, ...] = (
           "DeepEMD few-shot classification with Earth Mover's Distance; pretrain + meta-train episodic loops", "sealed26"),
     _repo("SSLRec", "HKUDS/SSLRec", "7597c31ce3f78c7497918d886b90df6d4d02cad5",
           "SSLRec self-supervised recommendation library: graph CF, sequential, social, KG and multi-behavio...", "dev44"),
+    _repo("pmf_cvpr22", "hushell/pmf_cvpr22", "25bf65f013405b6596ed89c3e3bb4f9dda917694",
+          "P>M>F few-shot learning: pretrain, meta-train ProtoNet ViT, fine-tune (meta-learning)", "dev45"),
+    _repo("Koopa", "thuml/Koopa", "a2e0bb77ec7c1a25e8e0579ba517ffb41358b844",
+          "Koopa Koopman-based non-stationary time series forecasting (time series)", "dev46"),
+    _repo("TaCL", "yxuansu/TaCL", "7c2c824aae081ed34b04c21f55b90694820eac68",
+          "Token-aware contrastive BERT pretraining and downstream fine-tuning (NLP)", "dev45"),
+    _repo("nerf-pytorch", "krrish94/nerf-pytorch", "a14357da6cada433d28bf11a45c7bcaace76c06e",
+          "Fast NeRF training/rendering in PyTorch with tiny-nerf and full pipeline (3D)", "dev46"),
+    _repo("IGMC", "muhanzhang/IGMC", "5fa0e3cb1bdc46ffcb97fa6e0249a553e2e0b438",
+          "Inductive graph-based matrix completion with GNN on enclosing subgraphs (graph)", "dev45"),
+    _repo("MARL-code-pytorch", "Lizhi-sjtu/MARL-code-pytorch", "fc2dbf29b717f385dc17b7045cfcb20d115358cb",
+          "MAPPO/QMIX/VDN/MADDPG multi-agent RL training code (RL)", "dev46"),
+    _repo("RetroMAE", "staoxiao/RetroMAE", "ee375876a5e571617e37dd43450decc7865e2a07",
+          "RetroMAE retrieval-oriented MAE pretraining and dense retriever fine-tuning (NLP, retrieval)", "dev45"),
+    _repo("ChatGLM-Efficient-Tuning", "hiyouga/ChatGLM-Efficient-Tuning", "3c12daaa36779c4b45f890699c9aa36311a9ad14",
+          "ChatGLM SFT/RM/PPO fine-tuning via HF Seq2SeqTrainer subclasses (NLP, fine-tuning)", "dev46"),
+    _repo("MMRec", "enoche/MMRec", "e775373b3ab1354a92165b0885ce4ab3dc4d7497",
+          "Multimodal recommendation toolbox with trainer for many models (recommendation)", "dev45"),
+    _repo("VectorQuantizedCPC", "bshall/VectorQuantizedCPC", "bf007fd693cacbe00fc2882f4dca1a4bd34bdea1",
+          "VQ-CPC acoustic unit discovery and vocoder training for ZeroSpeech (speech)", "dev46"),
+    _repo("KDD2023-DCdetector", "DAMO-DI-ML/KDD2023-DCdetector", "9d107cae518ef24ee2eb2ad1b92107cdcd09ea10",
+          "DCdetector dual-attention contrastive time series anomaly detection (time series)", "dev45"),
+    _repo("StarGAN-Voice-Conversion", "liusongxiang/StarGAN-Voice-Conversion", "a4633d8b4888e0fa77d6b67f9d94da603da2af31",
+          "StarGAN-VC non-parallel voice conversion training solver (speech)", "dev46"),
+    _repo("mtrl", "facebookresearch/mtrl", "e282c3f5a205970b4ad7d1c1ebae7aa9b4d56218",
+          "Multi-task RL (SAC, CARE, MT-SAC) on Meta-World (RL)", "dev45"),
+    _repo("Maximally_Interfered_Retrieval", "optimass/Maximally_Interfered_Retrieval", "35eda78bcdd35025b16b0b1039a926d34aad4851",
+          "MIR online continual learning with replay and generative replay (continual learning)", "dev46"),
+    _repo("ddae", "FutureXiang/ddae", "ddd4a3b7338cedd2bcff2dd849e6d90c5337d056",
+          "Denoising diffusion autoencoders as self-supervised representation learners (SSL)", "dev45"),
+    _repo("proto", "denisyarats/proto", "e9899b422e5710d115eb22c13ff32d64cbcaa5c7",
+          "Proto-RL: prototypical representation exploration with SAC from pixels (RL)", "dev46"),
+    _repo("FastDiff", "Rongjiehuang/FastDiff", "c954758364aa845f37642952c7a16ff3e92e436e",
+          "FastDiff diffusion vocoder / TTS training (speech, audio)", "dev45"),
+    _repo("ETSformer", "salesforce/ETSformer", "082555c3638d80dcc7655fc5f316b5a18fd93867",
+          "ETSformer exponential smoothing transformer forecasting (time series)", "dev46"),
+    _repo("CoDi", "ChaejeongLee/CoDi", "8da2af242e7c43cba86b9ff5a86d05d3411b4ed5",
+          "CoDi co-evolving contrastive diffusion for mixed-type tabular synthesis (tabular)", "dev45"),
+    _repo("lucidrains-stylegan2-pytorch", "lucidrains/stylegan2-pytorch", "ce7f830bc10d037cddc75d6166904baf07945cf6",
+          "StyleGAN2 GAN training with EMA/augmentation trainer (vision, GAN)", "dev46"),
+    _repo("UNET-ZOO", "Andy-zhujunwen/UNET-ZOO", "b526ce5dc2bef53249506883b92feb15f4f89bbb",
+          "UNet/UNet++/Attention-UNet etc. medical image segmentation training (medical)", "dev45"),
+    _repo("tabred", "yandex-research/tabred", "b5ef15b3749f30da7a1eb8fba21a5b54d706bf32",
+          "TabReD industrial tabular benchmark with MLP/DFR/CoRAL deep baselines training (tabular)", "dev46"),
+    _repo("DiffRec", "YiyanXu/DiffRec", "d35a6c63c14cc0b376c138eb0b5c35895d1dcffd",
+          "Diffusion recommender models DiffRec/L-DiffRec/T-DiffRec (recommendation)", "dev45"),
+    _repo("lora", "cloneofsimo/lora", "d84074b3e3496f1cfa8a3f49b8b9972ef463b483",
+          "LoRA fine-tuning of Stable Diffusion with training scripts (vision, diffusion)", "dev46"),
+    _repo("OcCo", "hansen7/OcCo", "4a236a600916191cb33cf6429d5101a3e3275644",
+          "Occlusion completion pretraining for point cloud networks (3D, point clouds)", "dev45"),
+    _repo("SubGNN", "mims-harvard/SubGNN", "eae0848b823cade135428b0ac264b7caa31862a1",
+          "SubGNN subgraph neural networks with PyTorch Lightning training (graph)", "dev46"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
