@@ -76,6 +76,9 @@ _CHAIN_METHODS = TENSOR_METHODS | GRAPH_ENDING_METHODS | _CPU_METHODS | _REDUCIN
 class _Output:
     detached: bool
     generated: bool = False  # model.generate(..., output_scores=True): its .sequences are only tokens
+    # model(input_ids, labels=y): a transformers model given labels returns the loss first
+    # (``out[0]``, ``out.loss``): one number per batch
+    labeled: bool = False
 
 
 @dataclass
@@ -113,6 +116,8 @@ class OutputsKeptOnDevice(Rule):
         self._returns_output: set[int] = set()  # id() of functions returning a model output, not on the CPU
         # function id -> local containers it fills with model outputs (``results[i].append(y_hat[i])``)
         self._filled: dict[int, set[str]] = {}
+        # id() of a plain function of this module -> (caller, names its result is bound to) per call
+        self._plain_calls: dict[int, list[tuple[FunctionScope, frozenset[str]]]] = {}
         # function id -> local name -> the value it was first bound to (``samples = []``)
         self._first_values: dict[int, dict[str, cst.BaseExpression]] = {}
         self._hooks: set[int] = set()  # id() of Lightning predict hooks that keep what they are given
@@ -206,7 +211,8 @@ class OutputsKeptOnDevice(Rule):
             if isinstance(func, cst.Attribute) and func.attr.value == "forward":
                 func = func.value  # model.forward(x), self.forward(x): the module's call
             if self.facts.is_module_expr(func) and not _is_loss_callee(func) and not self._forward_returns_a_loss(func):
-                return _Output(detached)
+                return _Output(detached, labeled=any(arg.keyword is not None and arg.keyword.value == "labels"
+                                                     for arg in base.args))
             if _generates_scores(base, self.facts) and not _reads_sequences(value):
                 return _Output(True, generated=True)  # model.generate(..., output_scores=True): every step's scores
             # torch.sigmoid(out), F.softmax(out, -1): an elementwise function of an output
@@ -223,6 +229,8 @@ class OutputsKeptOnDevice(Rule):
         if name is not None and name in outputs:
             if outputs[name].generated and _reads_sequences(value):
                 return None
+            if outputs[name].labeled and _reads_the_loss(value):
+                return None  # outputs[0] / outputs.loss of a model given labels: the loss
             return _Output(detached or outputs[name].detached, outputs[name].generated)
         return None
 
@@ -257,6 +265,9 @@ class OutputsKeptOnDevice(Rule):
     # ----- where data goes ---------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if type(func) is cst.Name and func.value in self.facts.module_functions:
+            self._plain_calls.setdefault(id(self.facts.module_functions[func.value]), []).append(
+                (self.facts.function, frozenset(self._checker.assign_targets)))
         self._helper_call(node)
         self._note_handed(node)
         self._note_module_inputs(node)
@@ -361,7 +372,7 @@ class OutputsKeptOnDevice(Rule):
         # A loop no name shows to walk data may still pass over it: decided by what its body does
         # once the module has been walked (see _passes_over_data); a loop of steps that builds a
         # sequence (decoding, sampling) is judged as such instead.
-        if kind[1] or not _may_pass_over_data(loop, self._first_values.get(id(self.facts.function), {})):
+        if kind[1] or not _may_pass_over_data(loop, self._first_values.get(id(self.facts.function), {}), self.facts):
             return False
         self._by_behaviour[id(loop)] = loop
         return True
@@ -599,6 +610,9 @@ class OutputsKeptOnDevice(Rule):
         bound_to, method, graph_free_here = method_output
         if isinstance(bound_to, cst.FunctionDef):  # a plain function of this module
             scope = self.facts.function_scopes.get(id(bound_to))
+            if any(caller.is_backpropagated(names, through_attributes=True)
+                   for caller, names in self._plain_calls.get(id(bound_to), ()) if names):
+                return False  # its result is backpropagated elsewhere (loss = forward_dict["loss"]): losses
         else:
             cls = bound_to if isinstance(bound_to, ClassInfo) else self.facts.instance_class(bound_to)
             scope = self.facts.find_method(cls, method) if cls is not None else None
@@ -1447,6 +1461,51 @@ def extract(loader, model):
 
     VALID += [
         # the same frame loop keeping CPU copies
+        # a transformers model given labels returns the loss first: one number per chunk
+        """
+import torch
+def perplexity(model, encodings, stride, device):
+    nlls = []
+    for i in range(0, encodings.input_ids.size(1), stride):
+        input_ids = encodings.input_ids[:, i:i + stride].to(device)
+        with torch.no_grad():
+            outputs = model(input_ids, labels=input_ids.clone())
+            neg_log_likelihood = outputs[0] * stride
+        nlls.append(neg_log_likelihood)
+    return torch.exp(torch.stack(nlls).mean()).item()
+""",
+        # a few vectors the function draws itself, per image: not a pass over data
+        """
+import numpy as np
+import torch
+@torch.no_grad()
+def style_mix(net, image, n_outputs):
+    vecs = np.random.randn(n_outputs, 512).astype("float32")
+    outputs = []
+    for vec in vecs:
+        outputs.append(net(image, inject=torch.from_numpy(vec).to("cuda")))
+    return outputs
+""",
+        # a helper whose result the training loop backpropagates returns losses, not outputs
+        """
+import torch
+def forward_pass(data, policy):
+    qpos, image = data
+    return policy(qpos.cuda(), image.cuda())
+
+def train(policy, optimizer, train_loader, val_loader):
+    with torch.inference_mode():
+        epoch_dicts = []
+        for data in val_loader:
+            epoch_dicts.append(forward_pass(data, policy))
+    for data in train_loader:
+        forward_dict = forward_pass(data, policy)
+        loss = forward_dict["loss"]
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return epoch_dicts
+""",
         """
 import torch
 def run_on_batch(inputs, net):
@@ -1597,7 +1656,35 @@ def _walks_loader(loop: Loop, first_values: dict[str, cst.BaseExpression]) -> bo
                for name in loaders)
 
 
-def _may_pass_over_data(loop: Loop, first_values: dict[str, cst.BaseExpression]) -> bool:
+def _reads_the_loss(value: cst.BaseExpression) -> bool:
+    """``out[0]`` or ``out.loss`` (with tensor methods after it): the first element of what a
+    model given ``labels=`` returns."""
+    node = value
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _CHAIN_METHODS:
+        node = node.func.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value == "loss" and isinstance(node.value, (cst.Name, cst.Attribute))
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        index = node.slice[0].slice.value
+        return isinstance(index, cst.Integer) and index.value == "0" and isinstance(node.value, (cst.Name, cst.Attribute))
+    return False
+
+
+def _made_here(value: cst.BaseExpression | None, facts) -> bool:
+    """Values the function makes itself rather than reads: a list display, or an array or tensor
+    a numpy/torch factory draws (``np.random.randn(n, 512)``, ``torch.linspace(0, 1, k)``)."""
+    if _is_list_display(value) or isinstance(value, (cst.ListComp, cst.Tuple)):
+        return True
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call):
+        value = value.func.value  # np.random.randn(n, 512).astype("float32")
+    if not isinstance(value, cst.Call):
+        return False
+    qualified = facts.qualified_name(value.func) or ""
+    return qualified.startswith(("numpy.random.", "torch.rand", "torch.linspace", "torch.arange", "numpy.linspace",
+                                 "numpy.arange", "torch.zeros", "torch.ones", "numpy.zeros", "numpy.ones"))
+
+
+def _may_pass_over_data(loop: Loop, first_values: dict[str, cst.BaseExpression], facts) -> bool:
     """Can ``loop`` be a pass over data although no name says so: a ``for`` loop, not over a
     literal or the parts of one value, not a count inside a module's forward, no epoch loop, not
     over a list the function builds itself (its own candidates)?"""
@@ -1605,7 +1692,7 @@ def _may_pass_over_data(loop: Loop, first_values: dict[str, cst.BaseExpression])
     if type(node) is not cst.For or loop.bounded or loop.over_parts or loop.counts_in_module_method \
             or loop.mentions_epoch:
         return False
-    return not any(_is_list_display(first_values.get(name)) for name in names_in(node.iter))
+    return not any(_made_here(first_values.get(name), facts) for name in names_in(node.iter))
 
 
 def _passes_over_data(loop: Loop) -> bool:
