@@ -499,9 +499,13 @@ class OutputsKeptOnDevice(Rule):
     def _gathered(self, function_id: int, target: str) -> bool:
         """Is ``target`` handed, in its function, to a call that runs a torch.distributed
         collective (directly, or a helper of the file or project that does)? NCCL communicates
-        device tensors: the outputs are kept on the device for that."""
+        device tensors: the outputs are kept on the device for that. Also a name the function
+        binds to them joined (``mine = torch.cat(kept)``; ``dist.all_gather(out, mine)``)."""
+        joined = {target} | {name for name, value in self._first_values.get(function_id, {}).items()
+                             if isinstance(value, cst.Call) and (self.facts.qualified_name(value.func) or "")
+                             in ("torch.cat", "torch.stack") and target in names_in(value)}
         for names, callees in self._handed.get(function_id, ()):
-            if target not in names:
+            if not joined & names:
                 continue
             if any(callee in TENSOR_COLLECTIVES for callee in callees) or \
                     self.facts.callees_work(callees, frozenset({COLLECTIVE})) is True:
@@ -1461,6 +1465,20 @@ def extract(loader, model):
 
     VALID += [
         # the same frame loop keeping CPU copies
+        # joined and all-gathered across ranks: NCCL needs them on the device
+        """
+import torch
+import torch.distributed as dist
+@torch.no_grad()
+def latent_spread(vae, train_queue, world_size):
+    eps_list = []
+    for x in train_queue:
+        eps_list.append(vae(x.cuda()).detach())
+    mine = torch.cat(eps_list, dim=0)
+    gathered = [torch.zeros_like(mine)] * world_size
+    dist.all_gather(gathered, mine)
+    return torch.cat(gathered).cpu()
+""",
         # a transformers model given labels returns the loss first: one number per chunk
         """
 import torch
