@@ -123,6 +123,14 @@ class GraphAccumulation(Rule):
         # before such a statement does not reach the next iteration
         self._dropped_in: dict[tuple[int, str], list[int]] = {}
         self._order = 0
+        # id() of a plain function of this module -> (caller, names its result is bound to) per call
+        self._plain_calls: dict[int, list[tuple[FunctionScope, frozenset[str]]]] = {}
+
+    def _result_backpropagated_by_a_caller(self, function: FunctionScope) -> bool:
+        """Does a caller in this module backpropagate what a call of ``function`` returns
+        (``rgb = render(...); loss = mse(rgb, target); loss.backward()``)?"""
+        return any(names and caller.is_backpropagated(names)
+                   for caller, names in self._plain_calls.get(id(function.node), ()))
 
     def _note_trimmed(self, name: str | None) -> None:
         if name is not None:
@@ -212,6 +220,9 @@ class GraphAccumulation(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if type(func) is cst.Name and func.value in self.facts.module_functions:
+            self._plain_calls.setdefault(id(self.facts.module_functions[func.value]), []).append(
+                (self.facts.function, frozenset(self._checker.assign_targets)))
         if isinstance(func, cst.Attribute):
             if func.attr.value in ("pop", "popleft"):
                 self._note_trimmed(dotted_name(func.value))  # a queue that drops what it keeps
@@ -296,6 +307,17 @@ class GraphAccumulation(Rule):
                 # an episode / decoding / unrolling loop handing its sequence to the caller, or
                 # keeping it in a local of a function that returns (a beam search's scores)
                 return
+            if step_loop is not None and not step_loop.is_training_loop and "." not in root \
+                    and root in function.bindings and root not in function.inputs \
+                    and function.derives_from(function.returned_names, {root}):
+                if not facts.module_done:
+                    self.at_module_exit(decide)  # its callers, below it maybe, decide
+                    return
+                if self._result_backpropagated_by_a_caller(function):
+                    # the chunks of one forward joined into the result a caller backpropagates
+                    # (``for chunk in chunks: preds.append(model(chunk))``; ``return torch.cat(preds)``):
+                    # the graphs are that result's own, needed by its backward
+                    return
             # a method keeping what its callers in view hand it (``self.discover(outputs)`` in
             # forward, ``outputs`` a module's output there): the graph is proven at the calls
             # (only calls from the class's own methods: what another object's code hands a
@@ -1696,6 +1718,41 @@ class WMSELoss(nn.Module):
             for i in range(self.num_samples):
                 z[idx + i * bs] = self.whitening(input[idx + i * bs])
         return z.pow(2).mean()
+""",
+    ]
+
+    VALID += [
+        # chunks of one forward (a NeRF render), joined into the result the caller backpropagates
+        """
+import torch
+def render(model, points, chunksize):
+    predictions = []
+    for batch in torch.split(points, chunksize):
+        predictions.append(model(batch))
+    return torch.cat(predictions, dim=0)
+
+def main(model, optimizer, poses, targets, iters):
+    for i in range(iters):
+        rgb = render(model, poses[i % len(poses)], 4096)
+        loss = torch.nn.functional.mse_loss(rgb, targets[i % len(targets)])
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        """
+import torch
+def render(model, points, get_minibatches):
+    predictions = []
+    for batch in get_minibatches(points):
+        predictions.append(model(batch))
+    return torch.cat(predictions, dim=0)
+
+def main(model, optimizer, poses, targets, iters, get_minibatches):
+    for i in range(iters):
+        rgb = render(model, poses[i], get_minibatches)
+        loss = torch.nn.functional.mse_loss(rgb, targets[i])
+        loss.backward()
+        optimizer.step()
 """,
     ]
 
