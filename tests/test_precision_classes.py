@@ -3178,3 +3178,37 @@ def test_a_loss_without_parameters_wrapped_in_data_parallel_is_not_flagged(tmp_p
     text = (tmp_path / "loss_util.py").read_text().replace("DataParallel(emdModule()", "DataParallel(Head()")
     (tmp_path / "loss_util.py").write_text(text)
     assert [line for line, code in project_findings(tmp_path, "loss_util.py") if code == "ML206"] == [5]
+
+
+_NAN_PATH = """
+import torch
+
+
+class Trainer:
+    def _train_epoch(self, loader):
+        total = None
+        for x in loader:
+            loss = self.model(x).mean()
+            if torch.isnan(loss):
+                return loss, None
+            loss.backward()
+            total = loss.item() if total is None else total + loss.item()
+        return total, None
+
+    def fit(self, loader, epochs):
+        for epoch in range(epochs):
+            train_loss, _ = self._train_epoch(loader)
+            if torch.is_tensor(train_loss):
+                break
+            self.history[epoch] = train_loss
+"""
+
+
+def test_a_tensor_guard_that_leaves_narrows_the_value_to_no_tensor():
+    """``if torch.is_tensor(train_loss): break`` (the NaN path hands back the loss): after it,
+    ``train_loss`` is a number. Without the guard the kept loss is reported."""
+    assert [code for _, code in findings(_NAN_PATH) if code == "ML101"] == []
+    unguarded = _NAN_PATH.replace("            if torch.is_tensor(train_loss):\n                break\n", "")
+    assert [line for line, code in findings(unguarded) if code == "ML101"] == [19]
+    not_leaving = _NAN_PATH.replace("                break\n", "                print('nan')\n")
+    assert [line for line, code in findings(not_leaving) if code == "ML101"] == [21]

@@ -10,6 +10,7 @@ hold code (no whitespace or punctuation nodes) and rebuilds nothing.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import os
 import re
 from collections import Counter, defaultdict
@@ -559,8 +560,23 @@ class FileChecker:
                 else:
                     self._walk_block(node.orelse.body)
                 facts.branch_path.pop()
+            self._narrow_after_tensor_guard(node)
 
         self._compound(node, body)
+
+    def _narrow_after_tensor_guard(self, node: cst.If) -> None:
+        """``if torch.is_tensor(loss): break`` (or ``return`` / ``continue`` / ``raise``): after the
+        ``if``, ``loss`` is no tensor, so it carries no graph (a NaN path hands back the loss,
+        every other path a number)."""
+        if node.orelse is not None or not _always_leaves(node.body):
+            return
+        tested = self.facts._tensor_test(node.test)
+        if tested is None or not tested[1] or "." in tested[0]:
+            return
+        bindings = self.facts.scope.bindings
+        binding = bindings.get(tested[0])
+        if binding is not None and binding.kind is not Kind.MODULE:
+            bindings[tested[0]] = dataclasses.replace(binding, graph=F.NO_GRAPH)
 
     def _constant_branch(self, test: cst.BaseExpression) -> bool | None:
         """Is an ``if`` test always true or always false (see F.constant_test)? The function's
@@ -1929,6 +1945,18 @@ def _draws_from_an_iterator(value: cst.BaseExpression, facts: Facts) -> bool:
     """``next(loader_iter)``, ``next(iter(loader))``: the builtin ``next`` (not shadowed)."""
     return (type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == "next"
             and facts.lookup("next") is None)
+
+
+def _always_leaves(block: cst.BaseSuite) -> bool:
+    """Does the block end with ``return`` / ``break`` / ``continue`` / ``raise``?"""
+    statements = block.body if isinstance(block, cst.IndentedBlock) else ()
+    if isinstance(block, cst.SimpleStatementSuite):
+        smalls = block.body
+    elif statements and isinstance(statements[-1], cst.SimpleStatementLine):
+        smalls = statements[-1].body
+    else:
+        return False
+    return any(isinstance(small, (cst.Return, cst.Break, cst.Continue, cst.Raise)) for small in smalls)
 
 
 def _exits_on_success(block: cst.BaseSuite) -> bool:
