@@ -3212,3 +3212,36 @@ def test_a_tensor_guard_that_leaves_narrows_the_value_to_no_tensor():
     assert [line for line, code in findings(unguarded) if code == "ML101"] == [19]
     not_leaving = _NAN_PATH.replace("                break\n", "                print('nan')\n")
     assert [line for line, code in findings(not_leaving) if code == "ML101"] == [21]
+
+
+_OTHER_SLOTS = """
+import torch
+
+
+class Trainer:
+    def run_training_batch(self, batch):
+        all_log_metrics = []
+        task = self.get_task()
+        for opt_idx, optimizer in enumerate(self.optimizers):
+            output = task.training_step(batch, opt_idx)
+            loss = output['loss']
+            log_metrics = output['tb_log']
+            loss = loss / self.accumulate_grad_batches
+            loss.backward()
+            optimizer.step()
+            all_log_metrics.append(log_metrics)
+        return all_log_metrics
+
+    def train(self, loader):
+        for batch in loader:
+            self.run_training_batch(batch)
+"""
+
+
+def test_other_slots_of_an_output_backpropagated_by_one_slot_are_not_evidence():
+    """``loss = output['loss']; loss = loss / k; loss.backward()``: only that slot is shown to
+    carry a graph; ``log_metrics = output['tb_log']`` (through a name) is not. The slot that is
+    backpropagated, kept per step, is reported."""
+    assert [code for _, code in findings(_OTHER_SLOTS) if code == "ML101"] == []
+    same_slot = _OTHER_SLOTS.replace("log_metrics = output['tb_log']", "log_metrics = output['loss']")
+    assert [line for line, code in findings(same_slot) if code == "ML101"] == [16]

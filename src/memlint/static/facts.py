@@ -1219,6 +1219,12 @@ class FunctionScope(Scope):
         constant keys (``out["boxes"]``)? Then the backward pass is no evidence that what they
         read carries a graph: what a container's other slots hold is not known."""
         reads = set().union(*(places_in(expression) for expression in expressions))
+        for place in list(reads):
+            binding = self.bindings.get(place) if "[" not in place and "." not in place else None
+            if binding is not None and type(binding.node) is cst.Subscript and subscript_key(binding.node) is not None:
+                # log_metrics = output["tb_log"]: the name reads that slot
+                reads.discard(place)
+                reads |= places_in(binding.node)
         by_container: dict[str, set[str]] = {}
         for place in reads:
             if "[" in place:
@@ -1245,7 +1251,9 @@ class FunctionScope(Scope):
         for name in self.backward_names:
             if name == container:
                 continue
-            aliases = [place_of(value) for value in self.stored_values.get(name, ())]
+            # (a rescaling of the name by itself, ``loss = loss / self.accumulate``, keeps its slot)
+            aliases = [place_of(value) for value in self.stored_values.get(name, ())
+                       if not _rescales(value, name)]
             if aliases and all(alias is not None and alias.startswith(container + "[") for alias in aliases):
                 slots |= set(aliases)
             elif self.derives_from({name}, {container}):
@@ -1273,6 +1281,20 @@ class FunctionScope(Scope):
         targets |= {name.split("[", 1)[0] for name in targets if name.endswith("]") and "[" in name}
         return reaches(sources, lambda name: (n for n in self.derived_from.get(name, ()) if n not in skip),
                        targets.__contains__)
+
+
+def _rescales(value: cst.BaseExpression, name: str) -> bool:
+    """``name / k``, ``name * self.weight``: the name itself times a number (a literal or an
+    attribute of ``self``), nothing else read."""
+    if type(value) is not cst.BinaryOperation or not isinstance(
+            value.operator, (cst.Divide, cst.Multiply, cst.FloorDivide)):
+        return False
+    sides = (value.left, value.right)
+    if not any(type(side) is _NAME and side.value == name for side in sides):
+        return False
+    other = value.right if type(value.left) is _NAME and value.left.value == name else value.left
+    return isinstance(other, (cst.Integer, cst.Float)) or (
+        (dotted_name(other) or "").startswith("self.") and "[" not in (dotted_name(other) or ""))
 
 
 def visit(starts: Iterable[str], step: Callable[[str], Iterable[str]], limit: int = 5_000) -> Iterator[str]:
