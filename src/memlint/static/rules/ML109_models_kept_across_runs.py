@@ -20,7 +20,8 @@ the run in the iteration: the container keeps every run's model on the GPU.
 Not flagged: state dicts, scores or predictions kept
 (``model.state_dict()``, ``evaluate(model)``), a model moved to the CPU before it is kept
 (``model.cpu()``), an ensemble loaded for inference (no training in the loop), a model built
-before the loop.
+before the loop, heads built each with its optimizer by a loop in a constructor (``__init__``
+building one linear probe per layer: the object's parts, trained together later).
 """
 
 from __future__ import annotations
@@ -88,7 +89,10 @@ class ModelsKeptAcrossRuns(Rule):
         last = qualified.rsplit(".", 1)[-1] or last
         trains = (last in _TRAINING_CALLS and not (
             method == "train" and not node.args and "trainer" not in (dotted_name(func.value) or "").lower()))
-        if trains or (qualified.startswith("torch.optim.") and last[:1].isupper()):
+        builds_optimizer = qualified.startswith("torch.optim.") and last[:1].isupper()
+        if builds_optimizer and not trains and facts.function.name == "__init__":
+            return  # a constructor building the object's own heads, each with its optimizer: parts, not runs
+        if trains or builds_optimizer:
             self._training_loops.update(id(loop) for loop in facts.loops_in_function())
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -241,6 +245,21 @@ class ModelsKeptAcrossRuns(Rule):
         )
 
     VALID = [
+        # a constructor building one probe per layer, each with its optimizer: the object's parts
+        """
+import torch
+from torch import nn
+class ClassifierDict(nn.Module):
+    def __init__(self, dims, num_classes, lr):
+        super().__init__()
+        self.classifiers = nn.ModuleDict()
+        self.optims = {}
+        for name, dim in dims.items():
+            layers = nn.Linear(dim, num_classes)
+            optimizer = torch.optim.Adam(layers.parameters(), lr=lr)
+            self.classifiers[name] = layers
+            self.optims[name] = optimizer
+""",
         # scores and CPU state dicts kept
         """
 import copy
