@@ -184,7 +184,11 @@ class OutputsKeptOnDevice(Rule):
                 key = (id(self.facts.function), name)
                 if kind is None or "loss" in name.lower():
                     bound_in = self._output_branches.get(key)
-                    if bound_in is not None and len(here) > len(bound_in) and here[:len(bound_in)] == bound_in:
+                    chain = _call_chain(node.value)
+                    if bound_in is not None and len(here) > len(bound_in) and here[:len(bound_in)] == bound_in \
+                            and not (chain.on_cpu or chain.reduced):
+                        # (a branch that moves it off the device or reduces it is a choice the code
+                        # offers: ``if convert_to_numpy: emb = emb.cpu()``)
                         continue  # rebound in a branch only (if n_gpus > 1: feat = gather(feat)): the
                         # output is still what it holds on the other path
                     outputs.pop(name, None)
@@ -671,10 +675,13 @@ class OutputsKeptOnDevice(Rule):
             )
 
     def _note_module_inputs(self, node: cst.Call) -> None:
-        if id(self.facts.function) not in self._collecting:
-            return  # nothing collected in this function so far: no feature bank to run on
+        if id(self.facts.function) not in self._collecting and self.facts.loop is None:
+            return  # nothing collected in this function so far, nor a loop that may: no bank to run on
         func = node.func
         module = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+        if not self.facts.is_module_expr(module) and isinstance(func, cst.Attribute) \
+                and self.facts.is_module_expr(func.value):
+            module = func.value  # decoder.set_prompt(prompt): handed to the module all the same
         if not self.facts.is_module_expr(module) or _is_loss_callee(module):
             return  # (a criterion run on the collected outputs computes a number: no reason to keep them there)
         names = frozenset(name for arg in node.args for name in names_in(arg.value))
@@ -682,11 +689,13 @@ class OutputsKeptOnDevice(Rule):
         self._module_inputs.setdefault(id(self.facts.function), (self.facts.function, []))[1].append((names, loops))
 
     def _run_on_after(self, function: int, target: str, loop: int) -> bool:
-        """Does a module call of ``function`` outside the collecting loop read ``target``
-        (``model.text_encoder(encoder_hidden_states=image_feats[i])`` after the loop filled
-        ``image_feats``)? Then the outputs are kept on the device to compute with there."""
+        """Does a module call of ``function`` read ``target``: after the collecting loop
+        (``model.text_encoder(encoder_hidden_states=image_feats[i])`` once the loop filled
+        ``image_feats``), or in it (``prompt = all_tokens[reset:]; decoder.set_prompt(prompt)``:
+        what was kept is the model's context)? Then the outputs are kept on the device to compute
+        with there."""
         scope, calls = self._module_inputs.get(function, (None, ()))
-        return any(loop not in loops and scope.derives_from(names, {target}) for names, loops in calls)
+        return any(scope.derives_from(names, {target}) for names, loops in calls)
 
     def _is_device_move(self, node: cst.Call, method: str) -> bool:
         if method == "cuda":
@@ -1448,6 +1457,32 @@ def extract(loader, model, gather, world_size):
     ]
 
     VALID += [
+        # what is kept is fed back to the model as its context (a transcriber's prompt)
+        """
+import torch
+@torch.no_grad()
+def transcribe(model, decoder, segments, device):
+    all_tokens = []
+    for segment in segments:
+        encoder_out = model(segment.to(device))
+        decoder.set_prompt(all_tokens[-224:])
+        tokens = decoder(encoder_out)
+        all_tokens.append(tokens[0])
+    return all_tokens
+""",
+        # moved off the device in a branch the caller chooses (numpy out, or tensors kept on purpose)
+        """
+import torch
+@torch.no_grad()
+def encode(model, loader, convert_to_numpy=True):
+    kept = []
+    for features in loader:
+        emb = model(features.cuda()).detach()
+        if convert_to_numpy:
+            emb = emb.cpu()
+        kept.append(emb)
+    return kept
+""",
         # rebound on every path to a CPU copy
         """
 import torch
