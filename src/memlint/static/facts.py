@@ -2225,7 +2225,9 @@ class Facts:
             if cls is not None:
                 init = self.find_method(cls, "__init__")
                 return [init] if init is not None else []
-            binding = self.module_scope.bindings.get(callee)
+            # a function nested in this one or in an enclosing one (a recursive helper defined
+            # where it is used), else one of the module
+            binding = function.lookup(callee) or self.module_scope.bindings.get(callee)
             scope = self.function_scopes.get(id(binding.node)) if binding is not None else None
             return [scope] if scope is not None else []
         return []

@@ -103,6 +103,7 @@ class HookRegisteredInLoop(Rule):
         self._sites: list[_Site] = []
         # id(function) -> registrations in it: (names in the hooked object, under a state guard, the call)
         self._registrations: dict[int, list[tuple[frozenset[str] | None, bool, cst.Call]]] = {}
+        self._removing_methods: dict[str, bool] = {}  # see _only_removing_method
         # id() of a registration or call -> the place its result (a handle, handles) is kept in
         # (``handles``, ``self.handle``): None when it is dropped, _RETURNED when returned.
         # A call missing here hands its result on some other way (taken as managed).
@@ -477,7 +478,7 @@ class HookRegisteredInLoop(Rule):
         target = targets[0]
         if target.class_info is not None and target.name == "__init__":
             return  # super().__init__ / a constructor: handled as a construction
-        if not self._registers(target, 2) or self._removes(target):
+        if not self._registers(target, 3) or self._removes(target):
             return
         own = self._own_attribute_registrations(target) if isinstance(site.node.func, cst.Attribute) else []
         if own:
@@ -487,7 +488,11 @@ class HookRegisteredInLoop(Rule):
                 for call in own:
                     self._report_own_registration(call, target)
             return
-        if self._repeating_loop(site, None, list(site.args), needs_all=True) is None:
+        # a callee whose hooks are its own code (not functions it is given) registers the same
+        # hooks whatever else varies (``render_vis(net, objective_for(channel))``): a loop over
+        # settings repeats them on the same module as a loop over steps does
+        own_hooks = not self._hooks_given(target, 3)
+        if self._repeating_loop(site, None, list(site.args), needs_all=True, any_loop=own_hooks) is None:
             return
         self.report(
             site.node,
@@ -579,7 +584,24 @@ class HookRegisteredInLoop(Rule):
         return removes
 
     def _removes(self, function: FunctionScope) -> bool:
-        return any(callee.rsplit(".", 1)[-1] == "remove" for callee in self.facts.calls_made(function))
+        calls = self.facts.calls_made(function)
+        return any(callee.rsplit(".", 1)[-1] == "remove" for callee in calls) or any(
+            self._only_removing_method(callee) for callee in calls if "." in callee)
+
+    def _only_removing_method(self, callee: str) -> bool:
+        """``module_hook.close()`` on an object whose class cannot be read here, when every class
+        of this module with a method of that name removes hooks in it (``self.hook.remove()``)."""
+        method = callee.rsplit(".", 1)[-1]
+        if method == "remove" or callee.startswith("self."):
+            return False
+        found = self._removing_methods.get(method)
+        if found is None:
+            scopes = [scope for info in self.facts.classes.values()
+                      if (scope := self.facts.find_method(info, method)) is not None]
+            found = self._removing_methods[method] = bool(scopes) and all(
+                any(name.rsplit(".", 1)[-1] == "remove" for name in self.facts.calls_made(scope, depth=1))
+                for scope in scopes)
+        return found
 
     def _registers(self, function: FunctionScope, depth: int, seen: set[int] | None = None) -> bool:
         """Does ``function`` register hooks on something it was given (a parameter, an
@@ -598,6 +620,32 @@ class HookRegisteredInLoop(Rule):
                     if self._registers(scope, depth - 1, seen):
                         return True
         return False
+
+    def _hooks_given(self, function: FunctionScope, depth: int, seen: set[int] | None = None) -> bool:
+        """Does a registration of ``function`` (or of this module's code it calls) register a
+        hook it was given (a parameter, or an attribute set from one), rather than its own
+        function or method?"""
+        seen = seen if seen is not None else set()
+        if id(function) in seen:
+            return False
+        seen.add(id(function))
+        for _, _, call in self._registrations.get(id(function), ()):
+            positional = [arg.value for arg in call.args if arg.keyword is None]
+            hook = positional[0] if positional else None
+            if hook is None or any(self._given(name, function) for name in names_in(hook)
+                                   if not (name.startswith("self.") and self._own_method_name(name, function))):
+                return True
+        if depth:
+            for callee in function.callees:
+                for scope in self.facts.callee_scopes(callee, function):
+                    if self._hooks_given(scope, depth - 1, seen):
+                        return True
+        return False
+
+    def _own_method_name(self, name: str, function: FunctionScope) -> bool:
+        """``self.hook_fn``: a method of the function's own class."""
+        info = function.class_info
+        return info is not None and name.count(".") == 1 and self.facts.find_method(info, name.split(".")[1]) is not None
 
     def _own_attribute_registrations(self, method: FunctionScope) -> list[cst.Call]:
         """The registrations of ``method``, not under a state guard, on something its object
@@ -1220,6 +1268,82 @@ class Net(nn.Module):
         self.body.register_forward_hook(self._keep)
         return self.body(x)
 """, line=14),
+    ]
+    # A helper that hooks every layer through a recursive closure, called once per setting: the
+    # hooks are the helper's own (a method of its class), so the varying setting does not make the
+    # loop a setup loop; a helper that closes its objects in a finally removes them.
+    INVALID += [
+        Invalid("""
+import torch
+class ModuleHook:
+    def __init__(self, module):
+        self.hook = module.register_forward_hook(self.hook_fn)
+        self.features = None
+    def hook_fn(self, module, inputs, output):
+        self.features = output
+    def close(self):
+        self.hook.remove()
+
+def hook_model(model):
+    features = {}
+    def hook_layers(net, prefix=()):
+        for name, layer in net._modules.items():
+            features["_".join(prefix + (name,))] = ModuleHook(layer)
+            hook_layers(layer, prefix + (name,))
+    hook_layers(model)
+    return features
+
+def render_vis(model, objective, steps=64):
+    image = torch.randn(1, 3, 64, 64, requires_grad=True)
+    optimizer = torch.optim.Adam([image], lr=0.05)
+    features = hook_model(model)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        model(image)
+        objective(features).backward()
+        optimizer.step()
+    return image.detach()
+
+def run(net, objectives):
+    for channel in range(512):
+        render_vis(net, objectives[channel])
+""", line=34),
+    ]
+
+    VALID += [
+        """
+import torch
+class ModuleHook:
+    def __init__(self, module):
+        self.hook = module.register_forward_hook(self.hook_fn)
+        self.features = None
+    def hook_fn(self, module, inputs, output):
+        self.features = output
+    def close(self):
+        self.hook.remove()
+
+def hook_model(model):
+    return {name: ModuleHook(layer) for name, layer in model.named_children()}
+
+def render_vis(model, objective, steps=64):
+    image = torch.randn(1, 3, 64, 64, requires_grad=True)
+    optimizer = torch.optim.Adam([image], lr=0.05)
+    features = hook_model(model)
+    try:
+        for _ in range(steps):
+            optimizer.zero_grad()
+            model(image)
+            objective(features).backward()
+            optimizer.step()
+    finally:
+        for module_hook in features.values():
+            module_hook.close()
+    return image.detach()
+
+def run(net, objectives):
+    for channel in range(512):
+        render_vis(net, objectives[channel])
+""",
     ]
 
 
