@@ -892,7 +892,7 @@ class FileChecker:
                         walks_steps=F.walks_steps((node.iter, node.target)),
                         mentions_epoch=F.mentions_epoch((node.iter, node.target)),
                         over_parts=F.is_parts_of_a_value(node.iter),
-                        bounded=_is_literal_iterable(node.iter),
+                        bounded=_is_literal_iterable(node.iter) or _leaves_after_one(node.body),
                         counts_in_module_method=(_is_range(node.iter, facts) or _over_own_submodules(node.iter, facts))
                         and _in_module_method(facts))
             if not loop.iterates_data and (self._over_local_lists(node.iter)
@@ -1945,6 +1945,25 @@ def _draws_from_an_iterator(value: cst.BaseExpression, facts: Facts) -> bool:
     """``next(loader_iter)``, ``next(iter(loader))``: the builtin ``next`` (not shadowed)."""
     return (type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == "next"
             and facts.lookup("next") is None)
+
+
+def _leaves_after_one(block: cst.BaseSuite) -> bool:
+    """Does a loop body end with an unconditional ``break`` and hold no ``continue`` of its own
+    (``for batch in loader: model(batch); break``: a dry run on the first batch)? The loop runs at
+    most once."""
+    statements = block.body if isinstance(block, cst.IndentedBlock) else ()
+    if not statements or not isinstance(statements[-1], cst.SimpleStatementLine) or not any(
+            isinstance(small, cst.Break) for small in statements[-1].body):
+        return False
+    stack: list[cst.CSTNode] = list(statements)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Continue):
+            return False
+        if isinstance(current, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue  # an inner loop's continue is its own
+        stack.extend(current.children)
+    return True
 
 
 def _always_leaves(block: cst.BaseSuite) -> bool:

@@ -1036,6 +1036,8 @@ class GradEnabledInference(Rule):
         if call.mode is None and not call.built_here:
             return False  # nothing here shows it is a module (model.train(), built here): a name alone does not
         inputs = {name for arg in call.node.args for name in names_in(arg.value)}
+        if call.loops and all(loop.bounded for loop in call.loops):
+            return False  # a dry run on the first batch (``break`` ends the loop): once, not a pass over data
         targets = set().union(*(loop.target_names for loop in call.loops)) if call.loops else set()
         if not targets or not reaches(inputs, lambda name: function.derived_from.get(name, ()),
                                       lambda name: re.split(r"[\[.]", name, maxsplit=1)[0] in targets):

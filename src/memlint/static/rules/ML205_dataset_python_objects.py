@@ -194,8 +194,11 @@ class DatasetPythonObjects(Rule):
         ):
             return
         attribute = storage.attribute
-        if self._read_per_sample(storage.info, attribute) is False:
-            return  # one entry per file or shard (read by another index): bounded by the file count
+        if self._read_per_sample(storage.info, attribute, direct_only=storage.elements is not None) is False:
+            # one entry per file or shard (read by another index): bounded by the file count; for
+            # arrays, also one per room or file that a per-sample table points into
+            # (``self.room_points[self.room_idxs[idx]]``): a few objects, whatever their data
+            return
         if "pandas." in storage.how:
             message = f"'{attribute}' holds a pandas frame ({storage.how}) whose string columns workers copy"
             help = "convert the columns to numpy arrays in __init__ (strings as one fixed-width or arrow array)"
@@ -209,10 +212,12 @@ class DatasetPythonObjects(Rule):
             help = "store the samples in numpy arrays, an arrow table, or one serialized buffer with offsets"
         self.report(storage.node, message, help=help, needs_grad=False)
 
-    def _read_per_sample(self, info: ClassInfo, attribute: str) -> bool | None:
+    def _read_per_sample(self, info: ClassInfo, attribute: str, direct_only: bool = False) -> bool | None:
         """Is ``attribute`` read one entry per sample: indexed by ``__getitem__``'s index
         (``self.rows[idx]``, ``self.rows.iloc[idx]``), or its length is ``__len__``'s? None when
-        the class defines no ``__getitem__`` to tell (a base's, an iterable dataset's)."""
+        the class defines no ``__getitem__`` to tell (a base's, an iterable dataset's).
+        ``direct_only``: a key looked up with the index in another container
+        (``room = self.room_idxs[idx]``) does not count."""
         methods = self.facts.class_methods.get(info.name)
         if methods is None:  # a class defined in a function or under ``if __name__ == "__main__":``
             methods = methods_of_class(info.node)
@@ -221,7 +226,7 @@ class DatasetPythonObjects(Rule):
             return None
         params = [p.name.value for p in getitem.params.params]
         index = params[1] if len(params) > 1 else None
-        reads = _Reads(attribute if attribute.startswith("self.") else f"self.{attribute}", index)
+        reads = _Reads(attribute if attribute.startswith("self.") else f"self.{attribute}", index, direct_only)
         getitem.body.visit(reads)
         length = methods.get("__len__")
         if length is not None:
@@ -316,6 +321,25 @@ class DatasetPythonObjects(Rule):
         return None
 
     VALID = [
+        # one array per room, read through the per-sample table of rooms: a few objects
+        """
+import numpy as np
+from torch.utils.data import Dataset, DataLoader
+class RoomBlocks(Dataset):
+    def __init__(self, paths, samples_per_room):
+        self.room_points = []
+        room_idxs = []
+        for index, path in enumerate(paths):
+            self.room_points.append(np.load(path)[:, :6])
+            room_idxs.extend([index] * samples_per_room)
+        self.room_idxs = np.array(room_idxs)
+    def __len__(self):
+        return len(self.room_idxs)
+    def __getitem__(self, idx):
+        points = self.room_points[self.room_idxs[idx]]
+        return points[np.random.choice(len(points), 4096)]
+loader = DataLoader(RoomBlocks(["a.npy"], 100), batch_size=16, num_workers=4)
+""",
         # a handful of whole-split tensors (one per hop), each indexed per sample: not a list per sample
         """
 import numpy as np
@@ -590,10 +614,11 @@ class _Reads(cst.CSTVisitor):
     """Whether a method reads ``place`` at ``index`` (``place[index]``, ``place.iloc[index]``,
     ``place[index][...]``), or returns ``len(place)``."""
 
-    def __init__(self, place: str, index: str | None) -> None:
+    def __init__(self, place: str, index: str | None, direct_only: bool = False) -> None:
         self.place = place
         self.from_index = {index} if index is not None else set()  # the index and names computed from it
         self.per_sample = False
+        self.direct_only = direct_only  # not through a key another container maps the index to
 
     def visit_Assign(self, node: cst.Assign) -> None:
         # key = self.keys[index], i = index % n: still one sample's; not through a call
@@ -612,8 +637,9 @@ class _Reads(cst.CSTVisitor):
         if isinstance(value, cst.BinaryOperation):
             return self._sample_key(value.left) or self._sample_key(value.right)
         if isinstance(value, cst.Subscript):
-            return any(isinstance(element.slice, cst.Index) and self._sample_key(element.slice.value)
-                       for element in value.slice)
+            return not self.direct_only and any(
+                isinstance(element.slice, cst.Index) and self._sample_key(element.slice.value)
+                for element in value.slice)
         return False
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
