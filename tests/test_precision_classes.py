@@ -3245,3 +3245,36 @@ def test_other_slots_of_an_output_backpropagated_by_one_slot_are_not_evidence():
     assert [code for _, code in findings(_OTHER_SLOTS) if code == "ML101"] == []
     same_slot = _OTHER_SLOTS.replace("log_metrics = output['tb_log']", "log_metrics = output['loss']")
     assert [line for line, code in findings(same_slot) if code == "ML101"] == [16]
+
+
+_DRY_RUN = """
+import torch
+
+
+def build(loader, device):
+    base_net = torch.nn.Sequential(torch.nn.LazyLinear(64), torch.nn.ReLU(), torch.nn.LazyLinear(10))
+    # run a dummy batch to initialise the lazy modules
+    for batch in loader:
+        base_net.forward(batch[0])
+        break
+    return base_net.to(device)
+
+
+def train(model, loader, optimizer):
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_a_loop_that_breaks_after_its_first_iteration_runs_once():
+    """``for batch in loader: net(batch); break``: a dry run on one batch (lazy modules), not a
+    pass over the data. Without the ``break`` (or with a ``continue`` that can skip it) it is one."""
+    assert [code for _, code in findings(_DRY_RUN) if code == "ML201"] == []
+    whole = _DRY_RUN.replace("        break\n", "")
+    assert [line for line, code in findings(whole) if code == "ML201"] == [9]
+    skipping = _DRY_RUN.replace("    for batch in loader:\n", "    for batch in loader:\n        if batch is None:\n"
+                                "            continue\n")
+    assert [line for line, code in findings(skipping) if code == "ML201"] == [11]
