@@ -3278,3 +3278,33 @@ def test_a_loop_that_breaks_after_its_first_iteration_runs_once():
     skipping = _DRY_RUN.replace("    for batch in loader:\n", "    for batch in loader:\n        if batch is None:\n"
                                 "            continue\n")
     assert [line for line, code in findings(skipping) if code == "ML201"] == [11]
+
+
+_LOSS_TO_NUMBER = """
+import numpy as np
+import torch
+
+
+def train(model, optimizer, loss_fn, train_loader, params):
+    loss_epoch = np.zeros(len(train_loader))
+    for i, (train_batch, labels_batch) in enumerate(train_loader):
+        optimizer.zero_grad()
+        loss = torch.zeros(1, device=params.device)
+        for t in range(params.train_window):
+            mu, sigma = model(train_batch[t])
+            loss += loss_fn(mu, sigma, labels_batch[t])
+        loss.backward()
+        optimizer.step()
+        loss = loss.item() / params.train_window
+        loss_epoch[i] = loss
+    return loss_epoch
+"""
+
+
+def test_a_name_rebound_to_its_own_value_as_a_number_carries_no_graph():
+    """``loss = loss.item() / params.train_window`` after ``loss.backward()``: the name now holds
+    a number, however unknown the divisor; storing it keeps nothing. Rebound to the tensor
+    itself, scaled, it is reported."""
+    assert [code for _, code in findings(_LOSS_TO_NUMBER) if code == "ML101"] == []
+    scaled = _LOSS_TO_NUMBER.replace("loss.item() / params.train_window", "loss / params.train_window")
+    assert [line for line, code in findings(scaled) if code == "ML101"] == [17]

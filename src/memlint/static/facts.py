@@ -1283,6 +1283,29 @@ class FunctionScope(Scope):
                        targets.__contains__)
 
 
+_TO_NUMBER_METHODS = frozenset({"item", "tolist", "detach", "numpy"})
+
+
+def _reads_itself_only_converted(value: cst.BaseExpression, name: str) -> bool:
+    """Does ``value`` read ``name`` at least once, and each time only through a conversion to
+    a number or a detached tensor (``name.item() / n``, ``float(name) * k``)?"""
+    found = False
+
+    def walk(node: cst.CSTNode) -> bool:
+        nonlocal found
+        if type(node) is cst.Call:
+            func = node.func
+            if (type(func) is _ATTRIBUTE and func.attr.value in _TO_NUMBER_METHODS) or (
+                    type(func) is _NAME and func.value in ("float", "int")):
+                found |= name in names_in(node)
+                return True
+        if type(node) is _NAME and node.value == name:
+            return False
+        return all(walk(child) for child in node.children)
+
+    return walk(value) and found
+
+
 def _rescales(value: cst.BaseExpression, name: str) -> bool:
     """``name / k``, ``name * self.weight``: the name itself times a number (a literal or an
     attribute of ``self``), nothing else read."""
@@ -3525,6 +3548,10 @@ class Facts:
                     return NO_GRAPH
                 if graph.state is Graph.CARRIES:
                     return CARRIES_VALUE
+                if type(binding.node) is cst.BinaryOperation and _reads_itself_only_converted(binding.node, node.value):
+                    # loss = loss.item() / params.window: what the name held before (backpropagated)
+                    # is read only as a number; the name now ties to nothing backpropagated
+                    return graph
             # The name, and what its value was computed from (``losses`` holds what was appended).
             return graph.with_names(names | graph.names)
         if node_type is _ATTRIBUTE:
