@@ -1311,6 +1311,21 @@ def run(net, objectives):
     ]
 
     VALID += [
+        # a hook on the step's loss, reached through a name bound to it: it dies with the graph
+        """
+import torch
+def update_weights(model, batch, optimizer, gradient_scale):
+    weighted_loss = model(batch).mean()
+    total_loss = weighted_loss
+    total_loss.register_hook(lambda grad: grad * gradient_scale)
+    optimizer.zero_grad()
+    total_loss.backward()
+    optimizer.step()
+
+def train(model, loader, optimizer):
+    for batch in loader:
+        update_weights(model, batch, optimizer, 0.5)
+""",
         """
 import torch
 class ModuleHook:
@@ -1405,11 +1420,17 @@ def _computed_here(name: str, function: FunctionScope) -> bool:
     """Is ``name`` bound in ``function`` only to tensors it computes (``loss = (w * l).mean()``,
     ``out, h = model.step(h, a)``): new objects of this call, not the object it was given or a part
     of it (``model.embed.weight``, ``getattr(model, n)``)?"""
+    return _computed_in(name, function, 0)
+
+
+def _computed_in(name: str, function: FunctionScope, depth: int) -> bool:
     values = function.stored_values.get(name, ())
-    return bool(values) and all(_a_computation(value) for value in values)
+    return bool(values) and all(_a_computation(value, function, depth) for value in values)
 
 
-def _a_computation(value: cst.BaseExpression) -> bool:
+def _a_computation(value: cst.BaseExpression, function: FunctionScope, depth: int = 0) -> bool:
+    if isinstance(value, cst.Name) and depth < 3 and value.value not in function.inputs:
+        return _computed_in(value.value, function, depth + 1)  # total_loss = weighted_loss: an alias
     while isinstance(value, (cst.Attribute, cst.Subscript)):
         value = value.value  # out.hidden_state, out[0]: a part of what was computed
     if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
