@@ -319,6 +319,9 @@ class DataParallel(Rule):
         if self._holds_no_parameters(wrapped):
             return  # a loss or metric without parameters, wrapped to spread its work: no replicas of weights,
             # no gradients, its inputs already where the model's outputs were gathered
+        devices = _device_ids(node, function)
+        if devices == "one":
+            return  # device_ids=[0]: one device, DataParallel only calls the module
         cls = self.facts.instance_class(wrapped) if wrapped is not None else None
         forward = self.facts.find_method(cls, "forward") if cls is not None else None
         if forward is not None and any(_is_loss(callee) for callee in self.facts.calls_made(forward, depth=1)) \
@@ -332,6 +335,15 @@ class DataParallel(Rule):
                 needs_grad=False, severity="info",
             )
             return
+        if devices is not None:  # device_ids=gpu_ids, a parameter whose default names one device
+            self.report(
+                node,
+                f"{_call_text(node, name)} scatters from GPU 0 if {devices} lists several GPUs (by default one)",
+                help="use torch.nn.parallel.DistributedDataParallel with one process per GPU (torchrun "
+                     "--nproc-per-node N train.py) for more than one GPU",
+                needs_grad=False, severity="info",
+            )
+            return
         self.report(
             node,
             f"{_call_text(node, name)} scatters each batch from GPU 0 and gathers the outputs there: it fills first",
@@ -341,6 +353,18 @@ class DataParallel(Rule):
         )
 
     VALID = [
+        # one device: DataParallel only calls the module
+        """
+import torch
+from torch import nn
+def build(net, loader, optimizer):
+    model = nn.DataParallel(net.cuda(), device_ids=[0])
+    for x, y in loader:
+        loss = nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
         # a wrapper built only to read a state dict saved from one, unwrapped at once
         """
 import torch
@@ -559,6 +583,16 @@ class DataParallelStrategy(ParallelStrategy):
     ]
 
     INVALID = [
+        # device_ids from a parameter whose default names one GPU: said less (info)
+        Invalid("""
+import torch
+from torch import nn
+class DistModel:
+    def initialize(self, net, gpu_ids=[0]):
+        self.net = nn.DataParallel(net.to(gpu_ids[0]), device_ids=gpu_ids)
+    def forward(self, a, b):
+        return self.net(a, b)
+""", line=6),
         # ... the trained wrapper itself is still reported (line 5)
         Invalid("""
 import torch
@@ -671,6 +705,25 @@ class _Place:
     training_sites: int
     mode_changes: int
     loops: list
+
+
+def _device_ids(node: cst.Call, function) -> str | None:
+    """``device_ids=[0]`` (a literal list of one): "one"; ``device_ids=gpu_ids`` where ``gpu_ids``
+    is a parameter of the function defaulting to a list of one: its name; None otherwise."""
+    value = next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "device_ids"),
+                 None)
+    if value is None and len(node.args) > 1 and node.args[1].keyword is None:
+        value = node.args[1].value
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return "one" if len(value.elements) == 1 else None
+    if isinstance(value, cst.Name) and isinstance(function.node, cst.FunctionDef) \
+            and not function.stored_values.get(value.value):
+        for param in (*function.node.params.params, *function.node.params.kwonly_params):
+            if param.name.value == value.value:
+                default = param.default
+                if isinstance(default, (cst.List, cst.Tuple)) and len(default.elements) == 1:
+                    return value.value
+    return None
 
 
 def _last_change(changes, name: str) -> str | None:
