@@ -138,8 +138,9 @@ class OutputsKeptOnDevice(Rule):
         self._handed: dict[int, list[tuple[frozenset[str], list[object]]]] = {}
         self._function_of: dict[int, int] = {}  # id() of a pending append -> id() of its function
         # function id -> for each module call in it: the names its arguments read, the ids of the
-        # loops around it (a feature bank the model is run on after the loop that filled it)
-        self._module_inputs: dict[int, tuple[FunctionScope, list[tuple[frozenset[str], frozenset[int]]]]] = {}
+        # loops around it, whether it is a method of the module rather than its forward (a feature
+        # bank the model is run on after the loop that filled it; a context fed back in the loop)
+        self._module_inputs: dict[int, tuple[FunctionScope, list[tuple[frozenset[str], frozenset[int], bool]]]] = {}
         self._collecting: set[int] = set()  # id() of the functions with an output collected so far
 
     # ----- what is a model output ----------------------------------------------------------
@@ -679,14 +680,16 @@ class OutputsKeptOnDevice(Rule):
             return  # nothing collected in this function so far, nor a loop that may: no bank to run on
         func = node.func
         module = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+        method = False
         if not self.facts.is_module_expr(module) and isinstance(func, cst.Attribute) \
-                and self.facts.is_module_expr(func.value):
-            module = func.value  # decoder.set_prompt(prompt): handed to the module all the same
+                and self.facts.loop is not None and self.facts.is_module_expr(func.value):
+            module, method = func.value, True  # decoder.set_prompt(prompt) in the loop: handed to the module
         if not self.facts.is_module_expr(module) or _is_loss_callee(module):
             return  # (a criterion run on the collected outputs computes a number: no reason to keep them there)
         names = frozenset(name for arg in node.args for name in names_in(arg.value))
         loops = frozenset(id(loop) for loop in self.facts.loops_in_function())
-        self._module_inputs.setdefault(id(self.facts.function), (self.facts.function, []))[1].append((names, loops))
+        self._module_inputs.setdefault(id(self.facts.function), (self.facts.function, []))[1].append(
+            (names, loops, method))
 
     def _run_on_after(self, function: int, target: str, loop: int) -> bool:
         """Does a module call of ``function`` read ``target``: after the collecting loop
@@ -695,7 +698,8 @@ class OutputsKeptOnDevice(Rule):
         what was kept is the model's context)? Then the outputs are kept on the device to compute
         with there."""
         scope, calls = self._module_inputs.get(function, (None, ()))
-        return any(scope.derives_from(names, {target}) for names, loops in calls)
+        return any((loop in loops if method else True) and scope.derives_from(names, {target})
+                   for names, loops, method in calls)
 
     def _is_device_move(self, node: cst.Call, method: str) -> bool:
         if method == "cuda":
