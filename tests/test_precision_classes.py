@@ -3308,3 +3308,42 @@ def test_a_name_rebound_to_its_own_value_as_a_number_carries_no_graph():
     assert [code for _, code in findings(_LOSS_TO_NUMBER) if code == "ML101"] == []
     scaled = _LOSS_TO_NUMBER.replace("loss.item() / params.train_window", "loss / params.train_window")
     assert [line for line, code in findings(scaled) if code == "ML101"] == [17]
+
+
+_ABSTRACT_FORWARD = """
+import abc
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class ContinualLearner(nn.Module, metaclass=abc.ABCMeta):
+    @abc.abstractmethod
+    def forward(self, x):
+        pass
+
+    def estimate_fisher(self, data_loader):
+        est = {n: p.detach().clone().zero_() for n, p in self.named_parameters()}
+        self.eval()
+        for x, y in data_loader:
+            output = self(x)
+            for label_index in range(output.shape[1]):
+                nll = F.cross_entropy(output, torch.LongTensor([label_index]))
+                self.zero_grad()
+                nll.backward(retain_graph=label_index + 1 < output.shape[1])
+                for n, p in self.named_parameters():
+                    est[n] += p.grad.detach() ** 2
+        self.train()
+        return est
+"""
+
+
+def test_an_abstract_forward_says_nothing_of_what_a_module_call_returns():
+    """``self(x)`` in a base class whose ``forward`` is abstract runs a subclass's forward: its
+    output carries a graph (the Fisher estimate backpropagates it), not the stub's None. ML201
+    (eval mode, grad on) stays quiet because the output is backpropagated."""
+    assert [code for _, code in findings(_ABSTRACT_FORWARD) if code == "ML201"] == []
+    unused = _ABSTRACT_FORWARD.replace("                nll.backward(retain_graph=label_index + 1 < output.shape[1])\n", "")
+    unused = unused.replace("                    est[n] += p.grad.detach() ** 2\n", "                    est[n] += nll.item()\n")
+    assert [line for line, code in findings(unused) if code == "ML201"] == [18]

@@ -1283,6 +1283,31 @@ class FunctionScope(Scope):
                        targets.__contains__)
 
 
+def is_stub(function: cst.FunctionDef) -> bool:
+    """A method left for subclasses: decorated ``@abstractmethod``, or a body of only a docstring,
+    ``pass``, ``...`` or ``raise NotImplementedError``."""
+    if any((dotted_name(decorator.decorator) or "").rsplit(".", 1)[-1] == "abstractmethod"
+           for decorator in function.decorators):
+        return True
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else function.body.body
+    for statement in body:
+        smalls = statement.body if isinstance(statement, cst.SimpleStatementLine) else (
+            [statement] if isinstance(statement, cst.BaseSmallStatement) else None)
+        if smalls is None:
+            return False
+        for small in smalls:
+            if isinstance(small, cst.Pass):
+                continue
+            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString,
+                                                                         cst.Ellipsis)):
+                continue
+            if isinstance(small, cst.Raise) and "NotImplementedError" in (dotted_name(
+                    small.exc.func if isinstance(small.exc, cst.Call) else small.exc) or "" if small.exc else ""):
+                continue
+            return False
+    return True
+
+
 _TO_NUMBER_METHODS = frozenset({"item", "tolist", "detach", "numpy"})
 
 
@@ -3813,7 +3838,8 @@ class Facts:
         in_eval = change is not None and change.mode == "eval" and change in self.function.mode_changes
         class_name = self.instance_class_name(module)
         if class_name is not None and self.classes.get(class_name) is not None and self.classes[class_name].is_module:
-            forward = self.methods_of(class_name, "forward")
+            # (an abstract ``forward``, a stub a subclass overrides, says nothing of what runs)
+            forward = [method for method in self.methods_of(class_name, "forward") if not is_stub(method)]
             if forward:
                 return self._call_result(call, forward, True, module_call=True, eval_mode=in_eval)
         owner = self.project_instance_class(module)
