@@ -3347,3 +3347,41 @@ def test_an_abstract_forward_says_nothing_of_what_a_module_call_returns():
     unused = _ABSTRACT_FORWARD.replace("                nll.backward(retain_graph=label_index + 1 < output.shape[1])\n", "")
     unused = unused.replace("                    est[n] += p.grad.detach() ** 2\n", "                    est[n] += nll.item()\n")
     assert [line for line, code in findings(unused) if code == "ML201"] == [18]
+
+
+_TRUE_OR = """
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+        self.candidate_k_cache = None
+
+    def forward(self, x, candidate_x, is_train):
+        if True or is_train or self.candidate_k_cache is None:
+            candidate_k = self.enc(candidate_x)
+            self.candidate_k_cache = candidate_k
+        else:
+            candidate_k = self.candidate_k_cache
+        k = self.enc(x)
+        if is_train:
+            candidate_k = torch.cat([k, candidate_k])
+        return k @ candidate_k.T
+"""
+
+
+def test_a_literal_that_decides_by_short_circuit_and_a_local_rebound_by_a_join():
+    """``if True or is_train ...:`` always takes its body (Python stops at ``True``): the ``else``
+    that reads the cached encoding never runs. Without the literal, the cached value is joined
+    into a local (``candidate_k = torch.cat([k, candidate_k])``): a new tensor bound to the
+    local, the attribute unchanged, dropped when forward returns. Stored back into the attribute,
+    the join grows on every call, and that is reported."""
+    assert [code for _, code in findings(_TRUE_OR) if code == "ML101"] == []
+    cached = _TRUE_OR.replace("if True or is_train or", "if is_train or")
+    assert [code for _, code in findings(cached) if code == "ML101"] == []
+    kept = cached.replace("            candidate_k = torch.cat([k, candidate_k])\n",
+                          "            self.candidate_k_cache = torch.cat([k, self.candidate_k_cache])\n")
+    assert [line for line, code in findings(kept) if code == "ML101"] == [20]

@@ -584,6 +584,11 @@ class FileChecker:
         literal = F.literal_value(test)
         if literal is not F.NOT_A_LITERAL:
             return bool(literal)
+        if isinstance(test, cst.BooleanOperation):
+            # ``if True or is_train:`` / ``if False and x:``: the literal side decides alone
+            decided = _short_circuit(test)
+            if decided is not None:
+                return decided
         if "device" in self.source:
             compared = self._device_compared_to_string(test)
             if compared is not None:
@@ -1945,6 +1950,20 @@ def _draws_from_an_iterator(value: cst.BaseExpression, facts: Facts) -> bool:
     """``next(loader_iter)``, ``next(iter(loader))``: the builtin ``next`` (not shadowed)."""
     return (type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == "next"
             and facts.lookup("next") is None)
+
+
+def _short_circuit(test: cst.BaseExpression) -> bool | None:
+    """The value of ``True or x`` (``(True or a) or b``), ``False and x``: decided by literals
+    as Python evaluates it left to right; None when a non-literal part decides."""
+    if isinstance(test, cst.BooleanOperation):
+        left = _short_circuit(test.left)
+        if left is None:
+            return None
+        if left == isinstance(test.operator, cst.Or):
+            return left
+        return _short_circuit(test.right)
+    value = F.literal_value(test)
+    return None if value is F.NOT_A_LITERAL else bool(value)
 
 
 def _leaves_after_one(block: cst.BaseSuite) -> bool:

@@ -216,7 +216,7 @@ class GraphAccumulation(Rule):
         else:  # outs = torch.cat([outs, out])
             others = concatenated_onto(node.value, accumulator, self.facts)
         if others:
-            self._candidate(node, target, others, running=running)
+            self._candidate(node, target, others, running=running, rebinds=True)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -239,10 +239,17 @@ class GraphAccumulation(Rule):
 
     # ----- shared logic --------------------------------------------------------------------
     def _candidate(self, node: cst.CSTNode, accumulator: cst.BaseExpression,
-                   value: cst.BaseExpression | list[cst.BaseExpression], running: bool = False) -> None:
+                   value: cst.BaseExpression | list[cst.BaseExpression], running: bool = False,
+                   rebinds: bool = False) -> None:
         """``running``: the old value is scaled (``ema = m * ema + (1 - m) * x``), a running
-        average: in a method called once per step, ML102's (it reports the update itself)."""
+        average: in a method called once per step, ML102's (it reports the update itself).
+        ``rebinds``: ``x = torch.cat([x, new])`` binds a new object to the name; a local that held
+        what an attribute holds (``x = self.cache``) no longer does, the attribute is unchanged."""
         facts = self.facts
+        if rebinds and facts.loop is None and type(accumulator) is cst.Name \
+                and accumulator.value in facts.function.bindings and facts.function is not facts.module_scope \
+                and not _declared_outside(facts.function.node, accumulator.value, self._checker.source):
+            return  # a local rebound per call: it dies with the call
         values = value if isinstance(value, list) else [value]
         loop = facts.loop
         function = facts.function
@@ -2861,3 +2868,11 @@ def _empty_container(value: cst.BaseExpression) -> bool:
     if isinstance(value, (cst.List, cst.Dict, cst.Set)):
         return not value.elements
     return isinstance(value, cst.Call) and not value.args and dotted_name(value.func) in _EMPTY_CONTAINERS
+
+
+def _declared_outside(function: cst.CSTNode, name: str, source: str) -> bool:
+    """Is ``name`` declared ``global`` or ``nonlocal`` in ``function``?"""
+    if "global" not in source and "nonlocal" not in source:
+        return False
+    return any(isinstance(node, (cst.Global, cst.Nonlocal)) and any(item.name.value == name for item in node.names)
+               for node in descendants(function))
