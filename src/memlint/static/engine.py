@@ -570,7 +570,7 @@ class FileChecker:
         every other path a number)."""
         if node.orelse is not None or not _always_leaves(node.body):
             return
-        tested = self.facts._tensor_test(node.test)
+        tested = self.facts.tensor_test(node.test)
         if tested is None or not tested[1] or "." in tested[0]:
             return
         bindings = self.facts.scope.bindings

@@ -850,7 +850,9 @@ class Loop:
     # (stages, layers, heads) unless it draws data, backpropagates or steps an optimizer
     counts_in_module_method: bool = False
     # What the body does, for telling steps by behaviour (see runs_steps):
-    bounded: bool = False  # over a literal (``for i in [2]:``, ``range(3)``): a fixed few iterations
+    # over a literal (``for i in [2]:``, ``range(3)``), or a body that ends with an unconditional
+    # ``break``: a fixed few iterations (one)
+    bounded: bool = False
     runs_model: bool = False  # a module is called in the body
     # a loop nested in the body (in the same function) calls a module in each of its iterations:
     # one iteration here is a whole pass of forward passes (a video's windows, an episode)
@@ -3629,7 +3631,7 @@ class Facts:
         if node_type is cst.BooleanOperation:
             return GraphValue.combine((self._graph(node.left), self._graph(node.right)))
         if node_type is cst.IfExp:
-            tested = self._tensor_test(node.test)
+            tested = self.tensor_test(node.test)
             if tested is not None:  # v.item() if torch.is_tensor(v) else v: the plain branch is no tensor
                 name, is_tensor = tested
                 plain = node.orelse if is_tensor else node.body
@@ -3687,11 +3689,11 @@ class Facts:
             return value
         return UNKNOWN_VALUE
 
-    def _tensor_test(self, test: cst.BaseExpression) -> "tuple[str, bool] | None":
+    def tensor_test(self, test: cst.BaseExpression) -> "tuple[str, bool] | None":
         """``torch.is_tensor(v)`` / ``isinstance(v, torch.Tensor)``: ("v", True); under ``not``:
         ("v", False); None for any other test."""
         if type(test) is cst.UnaryOperation and isinstance(test.operator, cst.Not):
-            inner = self._tensor_test(test.expression)
+            inner = self.tensor_test(test.expression)
             return (inner[0], not inner[1]) if inner is not None else None
         if type(test) is not cst.Call or not test.args:
             return None
