@@ -1168,7 +1168,7 @@ class FileChecker:
                 facts.calls_into.setdefault(id(definition), []).append(
                     F.FunctionCall(function, loops, facts.call_arguments(node, definition, callees[1]), starred,
                                    facts.grad_off, facts.argument_classes(node, definition, callees[1]),
-                                   len(function.training_sites)))
+                                   len(function.training_sites), self.assign_targets))
                 for loop in loops:
                     self._loop_callees[id(loop)].append(id(definition))
                 key = facts.definition_keys.get(id(definition))

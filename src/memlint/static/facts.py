@@ -787,6 +787,7 @@ class FunctionCall:
     # container of instances of ("[Meter]": ``{"loss": Meter(), ...}``)
     classes: "dict[str, str]" = field(default_factory=dict)
     training_sites_before: int = 0  # the caller's training sites walked before the call
+    results: frozenset[str] = frozenset()  # the names the call's result is bound to (``rgb = render(...)``)
 
 
 class Pending(Exception):

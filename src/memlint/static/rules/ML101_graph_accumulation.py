@@ -123,14 +123,12 @@ class GraphAccumulation(Rule):
         # before such a statement does not reach the next iteration
         self._dropped_in: dict[tuple[int, str], list[int]] = {}
         self._order = 0
-        # id() of a plain function of this module -> (caller, names its result is bound to) per call
-        self._plain_calls: dict[int, list[tuple[FunctionScope, frozenset[str]]]] = {}
 
     def _result_backpropagated_by_a_caller(self, function: FunctionScope) -> bool:
         """Does a caller in this module backpropagate what a call of ``function`` returns
         (``rgb = render(...); loss = mse(rgb, target); loss.backward()``)?"""
-        return any(names and caller.is_backpropagated(names)
-                   for caller, names in self._plain_calls.get(id(function.node), ()))
+        return any(site.results and site.caller.is_backpropagated(site.results)
+                   for site in self.facts.calls_into.get(id(function.node), ()))
 
     def _note_trimmed(self, name: str | None) -> None:
         if name is not None:
@@ -220,9 +218,6 @@ class GraphAccumulation(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if type(func) is cst.Name and func.value in self.facts.module_functions:
-            self._plain_calls.setdefault(id(self.facts.module_functions[func.value]), []).append(
-                (self.facts.function, frozenset(self._checker.assign_targets)))
         if isinstance(func, cst.Attribute):
             if func.attr.value in ("pop", "popleft"):
                 self._note_trimmed(dotted_name(func.value))  # a queue that drops what it keeps

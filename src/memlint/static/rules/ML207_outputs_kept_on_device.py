@@ -116,8 +116,6 @@ class OutputsKeptOnDevice(Rule):
         self._returns_output: set[int] = set()  # id() of functions returning a model output, not on the CPU
         # function id -> local containers it fills with model outputs (``results[i].append(y_hat[i])``)
         self._filled: dict[int, set[str]] = {}
-        # id() of a plain function of this module -> (caller, names its result is bound to) per call
-        self._plain_calls: dict[int, list[tuple[FunctionScope, frozenset[str]]]] = {}
         # function id -> local name -> the value it was first bound to (``samples = []``)
         self._first_values: dict[int, dict[str, cst.BaseExpression]] = {}
         self._hooks: set[int] = set()  # id() of Lightning predict hooks that keep what they are given
@@ -270,9 +268,6 @@ class OutputsKeptOnDevice(Rule):
     # ----- where data goes ---------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if type(func) is cst.Name and func.value in self.facts.module_functions:
-            self._plain_calls.setdefault(id(self.facts.module_functions[func.value]), []).append(
-                (self.facts.function, frozenset(self._checker.assign_targets)))
         self._helper_call(node)
         self._note_handed(node)
         self._note_module_inputs(node)
@@ -619,8 +614,8 @@ class OutputsKeptOnDevice(Rule):
         bound_to, method, graph_free_here = method_output
         if isinstance(bound_to, cst.FunctionDef):  # a plain function of this module
             scope = self.facts.function_scopes.get(id(bound_to))
-            if any(caller.is_backpropagated(names, through_attributes=True)
-                   for caller, names in self._plain_calls.get(id(bound_to), ()) if names):
+            if any(site.results and site.caller.is_backpropagated(site.results, through_attributes=True)
+                   for site in self.facts.calls_into.get(id(bound_to), ())):
                 return False  # its result is backpropagated elsewhere (loss = forward_dict["loss"]): losses
         else:
             cls = bound_to if isinstance(bound_to, ClassInfo) else self.facts.instance_class(bound_to)
