@@ -488,11 +488,7 @@ class HookRegisteredInLoop(Rule):
                 for call in own:
                     self._report_own_registration(call, target)
             return
-        # a callee whose hooks are its own code (not functions it is given) registers the same
-        # hooks whatever else varies (``render_vis(net, objective_for(channel))``): a loop over
-        # settings repeats them on the same module as a loop over steps does
-        own_hooks = not self._hooks_given(target, 3)
-        if self._repeating_loop(site, None, list(site.args), needs_all=True, any_loop=own_hooks) is None:
+        if self._repeating_loop(site, None, list(site.args), needs_all=True) is None:
             return
         self.report(
             site.node,
@@ -620,32 +616,6 @@ class HookRegisteredInLoop(Rule):
                     if self._registers(scope, depth - 1, seen):
                         return True
         return False
-
-    def _hooks_given(self, function: FunctionScope, depth: int, seen: set[int] | None = None) -> bool:
-        """Does a registration of ``function`` (or of this module's code it calls) register a
-        hook it was given (a parameter, or an attribute set from one), rather than its own
-        function or method?"""
-        seen = seen if seen is not None else set()
-        if id(function) in seen:
-            return False
-        seen.add(id(function))
-        for _, _, call in self._registrations.get(id(function), ()):
-            positional = [arg.value for arg in call.args if arg.keyword is None]
-            hook = positional[0] if positional else None
-            if hook is None or any(self._given(name, function) for name in names_in(hook)
-                                   if not (name.startswith("self.") and self._own_method_name(name, function))):
-                return True
-        if depth:
-            for callee in function.callees:
-                for scope in self.facts.callee_scopes(callee, function):
-                    if self._hooks_given(scope, depth - 1, seen):
-                        return True
-        return False
-
-    def _own_method_name(self, name: str, function: FunctionScope) -> bool:
-        """``self.hook_fn``: a method of the function's own class."""
-        info = function.class_info
-        return info is not None and name.count(".") == 1 and self.facts.find_method(info, name.split(".")[1]) is not None
 
     def _own_attribute_registrations(self, method: FunctionScope) -> list[cst.Call]:
         """The registrations of ``method``, not under a state guard, on something its object
@@ -1269,9 +1239,9 @@ class Net(nn.Module):
         return self.body(x)
 """, line=14),
     ]
-    # A helper that hooks every layer through a recursive closure, called once per setting: the
-    # hooks are the helper's own (a method of its class), so the varying setting does not make the
-    # loop a setup loop; a helper that closes its objects in a finally removes them.
+    # A helper that hooks every layer through a recursive closure, called on every batch; the same
+    # helper closing its objects in a finally (through a method of a class the call cannot name)
+    # removes them.
     INVALID += [
         Invalid("""
 import torch
@@ -1304,9 +1274,9 @@ def render_vis(model, objective, steps=64):
         optimizer.step()
     return image.detach()
 
-def run(net, objectives):
-    for channel in range(512):
-        render_vis(net, objectives[channel])
+def run(net, objective, loader):
+    for batch in loader:
+        render_vis(net, objective)
 """, line=34),
     ]
 
@@ -1355,9 +1325,9 @@ def render_vis(model, objective, steps=64):
             module_hook.close()
     return image.detach()
 
-def run(net, objectives):
-    for channel in range(512):
-        render_vis(net, objectives[channel])
+def run(net, objective, loader):
+    for batch in loader:
+        render_vis(net, objective)
 """,
     ]
 
