@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.static.facts import ClassScope, Graph, constant_key, dotted_name
+from memlint.static.facts import FUNCTIONAL_LOSS_WORDS, ClassScope, Graph, constant_key, dotted_name
 from memlint.static.rule import Invalid, Rule
 from memlint.static.rules.ML101_graph_accumulation import source_of
 
@@ -118,6 +118,8 @@ class EpochEndOutputsKept(Rule):
         graph = self.facts.graph_value(value).state
         if graph is not Graph.CARRIES and self._made_on_cpu(value):
             return False  # torch.tensor(metric).view(1), x.cpu(), x.numpy(): no device memory kept
+        if graph is not Graph.CARRIES and self._detached_loss(value):
+            return False  # scalar_loss.detach(): one number per step, no graph
         if graph is not Graph.NONE:
             return True
         if isinstance(value, cst.Name) and depth < 3:
@@ -126,6 +128,32 @@ class EpochEndOutputsKept(Rule):
                 return self._holds_tensor(node, depth + 1)
             return False
         return isinstance(value, (cst.Call, cst.Subscript, cst.Attribute))
+
+    def _detached_loss(self, value: cst.BaseExpression) -> bool:
+        """``scalar_loss.detach()`` where ``scalar_loss`` is a loss (a loss module's call, a
+        functional loss, or a ``.mean()`` / ``.sum()`` of a value): a detached scalar per step."""
+        detached = False
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                and value.func.attr.value in _SHAPING_METHODS:
+            detached |= value.func.attr.value == "detach"
+            value = value.func.value
+        if not detached:
+            return False
+        if isinstance(value, cst.Name):  # every value the name is given here (one per branch)
+            values = self.facts.function.stored_values.get(value.value, ())
+            return bool(values) and all(self._a_loss(stored) or self._made_on_cpu(stored) for stored in values)
+        return self._a_loss(value)
+
+    def _a_loss(self, value: cst.BaseExpression) -> bool:
+        if not isinstance(value, cst.Call):
+            return False
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("mean", "sum") and not value.args:
+            return True
+        qualified = self.facts.qualified_name(func) or ""
+        return self.facts.is_loss_module_call(value) or (
+            qualified.startswith("torch.nn.functional.")
+            and any(word in qualified.rsplit(".", 1)[-1] for word in FUNCTIONAL_LOSS_WORDS))
 
     def _made_on_cpu(self, value: cst.BaseExpression) -> bool:
         """``x.cpu()``, ``x.numpy()``, ``torch.tensor(v)`` / ``torch.as_tensor(v)`` with no
@@ -150,6 +178,23 @@ class EpochEndOutputsKept(Rule):
         )
 
     VALID = [
+        # the extra losses returned detached: one number per step, no graph
+        """
+import torch
+import pytorch_lightning as pl
+class Forecaster(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        preds = self(batch["x"])
+        scalar_loss = self.criterion(preds[:, :2], batch["y"][:, :2])
+        if self.has_vectors:
+            vector_loss = self.criterion(preds[:, 2:], batch["y"][:, 2:])
+        else:
+            vector_loss = torch.tensor(0.0)
+        loss = scalar_loss + vector_loss
+        return {"loss": loss, "scalar_loss": scalar_loss.detach(), "vector_loss": vector_loss.detach()}
+    def training_epoch_end(self, outputs):
+        print(torch.stack([o["scalar_loss"] for o in outputs]).mean())
+""",
         # per-sample metrics made on the host (torch.tensor of a number, .cpu()) in a container
         """
 from collections import defaultdict
