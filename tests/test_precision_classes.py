@@ -3385,3 +3385,50 @@ def test_a_literal_that_decides_by_short_circuit_and_a_local_rebound_by_a_join()
     kept = cached.replace("            candidate_k = torch.cat([k, candidate_k])\n",
                           "            self.candidate_k_cache = torch.cat([k, self.candidate_k_cache])\n")
     assert [line for line, code in findings(kept) if code == "ML101"] == [20]
+
+
+_CONFIG_GLOBAL = """
+import argparse
+
+import torch
+from tqdm import tqdm
+
+
+def criterion(out_1, out_2, tau_plus, batch_size):
+    out = torch.cat([out_1, out_2], dim=0)
+    N = batch_size * 2 - 2
+    return (out.sum() / N).mean()
+
+
+def train(net, data_loader, train_optimizer):
+    net.train()
+    total_loss, total_num, train_bar = 0.0, 0, tqdm(data_loader)
+    for pos_1, pos_2, target in train_bar:
+        feature_1, out_1 = net(pos_1)
+        feature_2, out_2 = net(pos_2)
+        loss = criterion(out_1, out_2, tau_plus, batch_size)
+        train_optimizer.zero_grad()
+        loss.backward()
+        train_optimizer.step()
+        total_num += batch_size
+        total_loss += loss.item() * batch_size
+    return total_loss / total_num
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--batch_size", default=256, type=int)
+    args = parser.parse_args()
+    tau_plus = args.tau_plus
+    batch_size, epochs = args.batch_size, args.epochs
+"""
+
+
+def test_a_global_read_from_the_command_line_carries_no_graph():
+    """``batch_size, epochs = args.batch_size, args.epochs`` under ``__main__`` (walked after the
+    functions that read it): a number the loss is computed with, not a graph, so counting it per
+    step keeps nothing. Bound to a parameter instead, what is counted carries its graph."""
+    assert [code for _, code in findings(_CONFIG_GLOBAL) if code == "ML101"] == []
+    scale = _CONFIG_GLOBAL.replace("batch_size, epochs = args.batch_size, args.epochs",
+                                   "batch_size, epochs = torch.nn.Parameter(torch.ones(())), args.epochs")
+    assert [line for line, code in findings(scale) if code == "ML101"] == [24, 25]

@@ -155,6 +155,11 @@ class FileChecker:
         self._statement.append(module)
         self._find_plain_functions(module)
         self._index_definitions(module)
+        if "args" in self.source or "cfg" in self.source or "opt" in self.source or "config" in self.source:
+            # module-level numbers read from the configuration (``batch_size = args.batch_size`` under
+            # ``if __name__ == "__main__":``), known before the functions that read them are decided
+            self.facts.module_scope.configuration_names = F.bound_once_to(
+                module, lambda value: F.is_configuration_value(value, self.facts))
         for statement in module.body:
             self._walk(statement)
         self.facts.module_done = True

@@ -1071,6 +1071,9 @@ class FunctionScope(Scope):
         # Names bound here only ever to values without a graph (computed under no_grad,
         # constants, fresh tensors): nothing derived through them carries a graph from before.
         self.bound_without_graph: set[str] = set()
+        # (the module's scope) names the module binds once, to a configuration value (see
+        # is_configuration_value), anywhere in its top-level code: set before the walk
+        self.configuration_names: set[str] = set()
         self.bound_with_graph: set[str] = set()  # ... and names bound at least once to one that may
         self.return_graph = Graph.NONE  # the most graph any ``return`` here hands back
         self.is_generator = False
@@ -1160,12 +1163,27 @@ class FunctionScope(Scope):
         constants = self.bound_without_graph - self.bound_with_graph
         skip = self.inputs | constants | CONFIG_NAMES | modules | self._configuration_values(constants) | self.counts
         skip |= self._attributes_of_inputs()  # args.lr, __C.GRAD_ACCU_STEPS, batch.labels: not the loss's graph
+        skip |= self._global_configuration()  # batch_size = args.batch_size at the top of the script
         if through_elements:
             skip -= self.element_targets
         sources = set(self.backward_names) - self._backpropagated_only_in_cleared_slots()
         if through_attributes:
             sources |= {name.rpartition(".")[0] for name in self.backward_names if name.count(".") >= 2}
         return self.derives_from(sources, names, skip=skip | set(besides))
+
+    def _global_configuration(self) -> set[str]:
+        """Module-level names this function reads without binding them that the module computes
+        only from configuration (``batch_size, epochs = args.batch_size, args.epochs`` under
+        ``if __name__ == "__main__":``) or binds only without a graph: numbers a loss may be
+        scaled by, never a graph."""
+        module = self.parent
+        while module is not None and module.parent is not None:
+            module = module.parent
+        if not isinstance(module, FunctionScope) or module is self or module.name != "<module>":
+            return set()
+        constants = module.bound_without_graph - module.bound_with_graph
+        found = constants | module._configuration_values(constants) | module.configuration_names
+        return {name for name in found if name not in self.bindings}
 
     def _attributes_of_inputs(self) -> frozenset[str]:
         """The dotted names this function reads off its inputs or a configuration namespace
@@ -4214,6 +4232,18 @@ def constant_names(scope: cst.CSTNode, nested_declarations: bool = True, walrus:
             if finder.counts[name] == 1 and name not in finder.declared}
 
 
+def is_configuration_value(value: cst.BaseExpression, facts: "Facts") -> bool:
+    """``args.batch_size``, ``cfg.train.lr``, a number, or ``int(...)`` / ``float(...)`` of one: a
+    value read from the command line or a configuration, never a tensor with a graph."""
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("int", "float") \
+            and len(value.args) == 1:
+        return is_configuration_value(value.args[0].value, facts)
+    name = dotted_name(value) if isinstance(value, cst.Attribute) else None
+    return name is not None and name.split(".", 1)[0] in CONFIG_NAMES
+
+
 def bound_once_to(scope: cst.CSTNode, accepts: "Callable[[cst.BaseExpression], bool]") -> set[str]:
     """The names of a function (or of a module's top level) bound exactly once, by a plain
     assignment whose value ``accepts`` takes (``device = torch.device("cuda")``), and by nothing
@@ -4341,6 +4371,12 @@ class _Bindings:
                 self.targets(target.target)
             if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
                 self.values[node.targets[0].target.value] = node.value
+            elif len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Tuple) \
+                    and isinstance(node.value, cst.Tuple) \
+                    and len(node.targets[0].target.elements) == len(node.value.elements):
+                for element, value in zip(node.targets[0].target.elements, node.value.elements):
+                    if isinstance(element.value, cst.Name):  # a, b = args.a, args.b
+                        self.values[element.value.value] = value.value
                 value = _signed_literal(node.value)
                 if value is not NOT_A_LITERAL:
                     self.literal[node.targets[0].target.value] = value
