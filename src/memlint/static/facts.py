@@ -4371,15 +4371,15 @@ class _Bindings:
                 self.targets(target.target)
             if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
                 self.values[node.targets[0].target.value] = node.value
+                value = _signed_literal(node.value)
+                if value is not NOT_A_LITERAL:
+                    self.literal[node.targets[0].target.value] = value
             elif len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Tuple) \
                     and isinstance(node.value, cst.Tuple) \
                     and len(node.targets[0].target.elements) == len(node.value.elements):
                 for element, value in zip(node.targets[0].target.elements, node.value.elements):
                     if isinstance(element.value, cst.Name):  # a, b = args.a, args.b
                         self.values[element.value.value] = value.value
-                value = _signed_literal(node.value)
-                if value is not NOT_A_LITERAL:
-                    self.literal[node.targets[0].target.value] = value
         elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
             self.targets(node.target)
         elif isinstance(node, cst.Del):
