@@ -3432,3 +3432,43 @@ def test_a_global_read_from_the_command_line_carries_no_graph():
     scale = _CONFIG_GLOBAL.replace("batch_size, epochs = args.batch_size, args.epochs",
                                    "batch_size, epochs = torch.nn.Parameter(torch.ones(())), args.epochs")
     assert [line for line, code in findings(scale) if code == "ML101"] == [24, 25]
+
+
+_ROWS_OF_ONE_STEP = """
+import torch
+from torch import nn
+
+
+class Conv(nn.Module):
+    def __init__(self, sk, rm):
+        super().__init__()
+        self.model_sk = sk
+        self.model_rm = rm
+
+    def generate(self, roles, context, n):
+        generated_response = []
+        former = None
+        hidden_all = []
+        for i in range(n):
+            hidden_all = []
+            context_iters = context.unsqueeze(1)
+            for turn, it in enumerate(context_iters):
+                outputs = self.model_sk(it, former) if roles[turn] == 0 else self.model_rm(it, former)
+                last, former = outputs.logits, outputs.past_key_values
+                hidden_all.append(last)
+            preds = torch.cat(hidden_all, dim=0)[:, -1, :].argmax(dim=-1)
+            context = preds.unsqueeze(1)
+            generated_response.append(preds)
+        return torch.stack(generated_response, dim=1)
+"""
+
+
+def test_a_loop_over_the_rows_of_one_tensor_runs_no_steps():
+    """``for turn, it in enumerate(context.unsqueeze(1))`` (through a local): the rows of one
+    decoding step's input, one per batch item; a list emptied at every decoding step holds one
+    step's outputs. Over a loader the parameter hands in, the inner loop runs steps, and the list
+    kept through it is reported."""
+    assert [code for _, code in findings(_ROWS_OF_ONE_STEP) if code == "ML101"] == []
+    batches = _ROWS_OF_ONE_STEP.replace("enumerate(context_iters)", "enumerate(loader)").replace(
+        "def generate(self, roles, context, n):", "def generate(self, roles, context, n, loader):")
+    assert [line for line, code in findings(batches) if code == "ML101"] == [22]

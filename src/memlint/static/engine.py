@@ -569,6 +569,18 @@ class FileChecker:
 
         self._compound(node, body)
 
+    def _rows_of_a_local_tensor(self, iterable: cst.BaseExpression) -> bool:
+        """``for turn, row in enumerate(rows)`` with ``rows = context.unsqueeze(1)`` bound once in this
+        function: the loop walks the rows of one tensor (the parts of one value), one per batch item."""
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
+                and iterable.func.value in ("enumerate", "reversed") and len(iterable.args) >= 1:
+            iterable = iterable.args[0].value
+        if not isinstance(iterable, cst.Name):
+            return False
+        values = self.facts.function.stored_values.get(iterable.value, ())
+        return len(values) == 1 and isinstance(values[0], cst.Call) and isinstance(values[0].func, cst.Attribute) \
+            and values[0].func.attr.value in _ROW_VIEWS
+
     def _narrow_after_tensor_guard(self, node: cst.If) -> None:
         """``if torch.is_tensor(loss): break`` (or ``return`` / ``continue`` / ``raise``): after the
         ``if``, ``loss`` is no tensor, so it carries no graph (a NaN path hands back the loss,
@@ -901,7 +913,7 @@ class FileChecker:
                         parameters_of=_parameters_owner(node.iter),
                         walks_steps=F.walks_steps((node.iter, node.target)),
                         mentions_epoch=F.mentions_epoch((node.iter, node.target)),
-                        over_parts=F.is_parts_of_a_value(node.iter),
+                        over_parts=F.is_parts_of_a_value(node.iter) or self._rows_of_a_local_tensor(node.iter),
                         bounded=_is_literal_iterable(node.iter) or _leaves_after_one(node.body),
                         counts_in_module_method=(_is_range(node.iter, facts) or _over_own_submodules(node.iter, facts))
                         and _in_module_method(facts))
@@ -1955,6 +1967,12 @@ def _draws_from_an_iterator(value: cst.BaseExpression, facts: Facts) -> bool:
     """``next(loader_iter)``, ``next(iter(loader))``: the builtin ``next`` (not shadowed)."""
     return (type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == "next"
             and facts.lookup("next") is None)
+
+
+# Tensor methods whose result is the same tensor (or its pieces) seen another way: a loop over it
+# walks the rows of one value.
+_ROW_VIEWS = frozenset({"unsqueeze", "view", "reshape", "split", "chunk", "unbind", "tensor_split", "flatten",
+                        "transpose", "permute", "squeeze"})
 
 
 def _short_circuit(test: cst.BaseExpression) -> bool | None:

@@ -939,6 +939,8 @@ class Loop:
             return True
         if self.bounded or (self.within_a_step is not None and self.within_a_step()):
             return False
+        if self.over_parts:
+            return False  # the rows or chunks of one value (a batch's items, a decoding step's turns)
         if self.draws:
             return True  # batch = next(it): whatever it counts, it pulls batches
         if self.callees_train is not None and self.callees_train():
