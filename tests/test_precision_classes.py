@@ -3472,3 +3472,34 @@ def test_a_loop_over_the_rows_of_one_tensor_runs_no_steps():
     batches = _ROWS_OF_ONE_STEP.replace("enumerate(context_iters)", "enumerate(loader)").replace(
         "def generate(self, roles, context, n):", "def generate(self, roles, context, n, loader):")
     assert [line for line, code in findings(batches) if code == "ML101"] == [22]
+
+
+def test_a_state_dict_whose_slots_are_moved_to_the_cpu_one_by_one_is_a_cpu_save(tmp_path):
+    """``for key in state.keys(): state[key] = state[key].cpu()`` before ``torch.save(state, ...)``
+    (the project's only saver): its checkpoints hold CPU tensors, so a rank's load without
+    ``map_location`` puts nothing on GPU 0. Without the loop the load is reported."""
+    loader = """
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def main(model, path, local_rank):
+            dist.init_process_group("nccl")
+            torch.cuda.set_device(local_rank)
+            model.load_state_dict(torch.load(path))
+            model = DDP(model.cuda(), device_ids=[local_rank])
+            return model
+    """
+    saver = """
+        import torch
+
+        def save_model(model, filename):
+            model_state = model.state_dict()
+            for key in model_state.keys():  # always save it to the CPU
+                model_state[key] = model_state[key].cpu()
+            torch.save(model_state, filename)
+    """
+    write(tmp_path, {"pyproject.toml": "", "pkg/__init__.py": "", "pkg/train.py": loader, "pkg/io.py": saver})
+    assert [code for _, code in project_findings(tmp_path, "pkg/train.py") if code == "ML203"] == []
+    write(tmp_path, {"pkg/io.py": saver.replace("model_state[key] = model_state[key].cpu()", "pass")})
+    assert [code for _, code in project_findings(tmp_path, "pkg/train.py") if code == "ML203"] == ["ML203"]

@@ -1364,8 +1364,39 @@ class FileChecker:
                 return True  # model.cpu(); ...model.state_dict() (or model.module.state_dict())
             return saved.func.attr.value == "state_dict" and self._built_here_on_the_cpu(receiver)
         if isinstance(saved, cst.Name):
+            if self._slots_moved_to_cpu(saved.value, function):
+                return True  # for key in state.keys(): state[key] = state[key].cpu()
             values = function.stored_values.get(saved.value, ())
             return bool(values) and all(self._moved_to_cpu(value, depth + 1) for value in values)
+        return False
+
+    @staticmethod
+    def _slots_moved_to_cpu(name: str, function: F.FunctionScope) -> bool:
+        """Does a loop of ``function`` over ``name``'s keys rewrite every slot as its own copy on
+        the CPU (``for key in state.keys(): state[key] = state[key].cpu()``)?"""
+        if not isinstance(function.node, cst.FunctionDef):
+            return False
+        for node in F.descendants(function.node):
+            if not isinstance(node, cst.For) or not isinstance(node.target, cst.Name):
+                continue
+            iterable = node.iter
+            if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
+                    and iterable.func.attr.value == "keys" and not iterable.args:
+                iterable = iterable.func.value
+            if dotted_name(iterable) != name:
+                continue
+            key = node.target.value
+            for statement in F.descendants(node.body):
+                if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+                    continue
+                target = statement.targets[0].target
+                if isinstance(target, cst.Subscript) and dotted_name(target.value) == name \
+                        and F.names_in(target.slice[0].slice.value if isinstance(target.slice[0].slice, cst.Index)
+                                       else target) == {key} \
+                        and isinstance(statement.value, cst.Call) and isinstance(statement.value.func, cst.Attribute) \
+                        and (statement.value.func.attr.value == "cpu"
+                             or (statement.value.func.attr.value == "to" and _mentions_cpu(statement.value))):
+                    return True
         return False
 
     def _built_here_on_the_cpu(self, receiver: cst.BaseExpression) -> bool:
