@@ -4214,6 +4214,15 @@ def constant_names(scope: cst.CSTNode, nested_declarations: bool = True, walrus:
     same wherever they are read. Statements are walked, not expressions: ``nested_declarations``
     False (the source has no ``global``/``nonlocal``) skips nested functions and classes, and
     ``walrus`` False (no ``:=`` in the source) skips looking into expressions at all."""
+    finder = _scope_bindings(scope, nested_declarations, walrus)
+    if finder.unread:
+        return {}
+    return {name: value for name, value in finder.literal.items()
+            if finder.counts[name] == 1 and name not in finder.declared}
+
+
+def _scope_bindings(scope: cst.CSTNode, nested_declarations: bool, walrus: bool) -> "_Bindings":
+    """Every binding of a name by a function (its parameters included) or a module's top level."""
     finder = _Bindings(nested_declarations)
     if isinstance(scope, cst.FunctionDef):
         for param in all_parameters(scope.params):
@@ -4228,10 +4237,7 @@ def constant_names(scope: cst.CSTNode, nested_declarations: bool = True, walrus:
             statement.visit(named)
         for name in named.names:
             finder.count(name)
-    if finder.unread:
-        return {}
-    return {name: value for name, value in finder.literal.items()
-            if finder.counts[name] == 1 and name not in finder.declared}
+    return finder
 
 
 def is_configuration_value(value: cst.BaseExpression, facts: "Facts") -> bool:
@@ -4250,19 +4256,7 @@ def bound_once_to(scope: cst.CSTNode, accepts: "Callable[[cst.BaseExpression], b
     """The names of a function (or of a module's top level) bound exactly once, by a plain
     assignment whose value ``accepts`` takes (``device = torch.device("cuda")``), and by nothing
     else (see :func:`constant_names`)."""
-    finder = _Bindings(True)
-    if isinstance(scope, cst.FunctionDef):
-        for param in all_parameters(scope.params):
-            finder.count(param.name.value)
-        body = scope.body.body if isinstance(scope.body, cst.IndentedBlock) else scope.body.body
-    else:
-        body = scope.body
-    finder.statements(body)
-    named = _NamedExpressions()
-    for statement in body:
-        statement.visit(named)
-    for name in named.names:
-        finder.count(name)
+    finder = _scope_bindings(scope, True, True)
     if finder.unread:
         return set()
     return {name for name, value in finder.values.items()
