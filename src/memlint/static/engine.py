@@ -95,6 +95,19 @@ class FileChecker:
             cst.SimpleStatementLine: self._statement_line,
         }
 
+    def _result_names(self, call: cst.Call) -> frozenset[str]:
+        """The names ``call``'s own result is bound to: the targets of the statement when the call
+        is its whole value (``rgb = render(...)``), none when it sits inside another expression
+        (``loss = loss_fn(render(...), y)`` binds the loss, not the render)."""
+        statement = self._statement[-1] if self._statement else None
+        if isinstance(statement, cst.SimpleStatementLine):
+            small = statement.body[0] if len(statement.body) == 1 else None
+            if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is call:
+                return self.assign_targets
+        if isinstance(statement, (cst.Assign, cst.AnnAssign)) and statement.value is call:
+            return self.assign_targets
+        return frozenset()
+
     # ----- API for rules ---------------------------------------------------------------------
     @property
     def assign_targets(self) -> frozenset[str]:
@@ -1185,7 +1198,7 @@ class FileChecker:
                 facts.calls_into.setdefault(id(definition), []).append(
                     F.FunctionCall(function, loops, facts.call_arguments(node, definition, callees[1]), starred,
                                    facts.grad_off, facts.argument_classes(node, definition, callees[1]),
-                                   len(function.training_sites), self.assign_targets))
+                                   len(function.training_sites), self._result_names(node)))
                 for loop in loops:
                     self._loop_callees[id(loop)].append(id(definition))
                 key = facts.definition_keys.get(id(definition))

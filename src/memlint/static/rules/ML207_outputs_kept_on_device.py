@@ -614,9 +614,9 @@ class OutputsKeptOnDevice(Rule):
         bound_to, method, graph_free_here = method_output
         if isinstance(bound_to, cst.FunctionDef):  # a plain function of this module
             scope = self.facts.function_scopes.get(id(bound_to))
-            if any(site.results and site.caller.is_backpropagated(site.results, through_attributes=True)
-                   for site in self.facts.calls_into.get(id(bound_to), ())):
-                return False  # its result is backpropagated elsewhere (loss = forward_dict["loss"]): losses
+            if any(_backpropagated_as_a_loss(site.caller, name)
+                   for site in self.facts.calls_into.get(id(bound_to), ()) for name in site.results):
+                return False  # its result is what another call backpropagates (loss = forward_dict["loss"]): losses
         else:
             cls = bound_to if isinstance(bound_to, ClassInfo) else self.facts.instance_class(bound_to)
             scope = self.facts.find_method(cls, method) if cls is not None else None
@@ -1440,6 +1440,27 @@ def invert(frames, encoder):
         latents.append(encoder(frame.cuda()))
     return latents
 """, line=7),
+        # a helper whose outputs the training step computes its loss from (not a loss itself)
+        Invalid("""
+import torch
+def apply_model(model, x_num, mixup=False):
+    return model(x_num.cuda(), mixup=mixup)
+
+def train(model, loss_fn, optimizer, loader):
+    for x_num, y in loader:
+        preds, masks = apply_model(model, x_num, mixup=True)
+        loss = loss_fn(preds, y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+@torch.no_grad()
+def evaluate(model, loader):
+    predictions = []
+    for x_num, y in loader:
+        predictions.append(apply_model(model, x_num))
+    return torch.cat(predictions).cpu().numpy()
+""", line=18),
         # rebound in one branch only: on the other path the name still holds the device output
         Invalid("""
 import torch
@@ -1706,6 +1727,15 @@ def _walks_loader(loop: Loop, first_values: dict[str, cst.BaseExpression]) -> bo
     loaders = [name for name in names if any(word in name.lower() for word in _LOADER_WORDS)]
     return any(not _is_list_display(first_values.get(name)) and not _is_range(first_values.get(name))
                for name in loaders)
+
+
+def _backpropagated_as_a_loss(caller: FunctionScope, name: str) -> bool:
+    """Is what ``name`` holds itself backpropagated by ``caller``, whole (``out.backward()``) or
+    through constant slots (``loss = out["loss"] / k; loss.backward()``), not merely something
+    computed from it (``loss_fn(out, y).backward()``: ``out`` is an output)?"""
+    if name in caller.backward_places:
+        return True
+    return bool(caller.backpropagated_slots(name))
 
 
 def _reads_the_loss(value: cst.BaseExpression) -> bool:
