@@ -172,7 +172,8 @@ class FileChecker:
             # module-level numbers read from the configuration (``batch_size = args.batch_size`` under
             # ``if __name__ == "__main__":``), known before the functions that read them are decided
             self.facts.module_scope.configuration_names = F.bound_once_to(
-                module, lambda value: F.is_configuration_value(value, self.facts))
+                module, lambda value: F.is_configuration_value(value, self.facts),
+                "global" in self.source or "nonlocal" in self.source, ":=" in self.source)
         for statement in module.body:
             self._walk(statement)
         self.facts.module_done = True
@@ -670,12 +671,16 @@ class FileChecker:
             scope = function.node if isinstance(function.node, cst.FunctionDef) else self.module
             key = ("names", id(scope))
             if key not in self._device_holders:
-                self._device_holders[key] = F.bound_once_to(scope, is_device)
+                self._device_holders[key] = F.bound_once_to(
+                    scope, is_device, "global" in self.source or "nonlocal" in self.source, ":=" in self.source)
             return node.value in self._device_holders[key]
         info = facts.class_info
         if info is None or not (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)
                                 and node.value.value == "self"):
             return False
+        binding = info.attributes.get(f"self.{node.attr.value}")
+        if binding is None or not isinstance(binding.node, cst.BaseExpression) or not is_device(binding.node):
+            return False  # (cheap first: the binding seen so far is no torch.device)
         key = ("attribute", id(info.node), node.attr.value)
         if key not in self._device_holders:
             values = F.attribute_values(info.node, node.attr.value)

@@ -4252,11 +4252,13 @@ def is_configuration_value(value: cst.BaseExpression, facts: "Facts") -> bool:
     return name is not None and name.split(".", 1)[0] in CONFIG_NAMES
 
 
-def bound_once_to(scope: cst.CSTNode, accepts: "Callable[[cst.BaseExpression], bool]") -> set[str]:
+def bound_once_to(scope: cst.CSTNode, accepts: "Callable[[cst.BaseExpression], bool]",
+                  nested_declarations: bool = True, walrus: bool = True) -> set[str]:
     """The names of a function (or of a module's top level) bound exactly once, by a plain
     assignment whose value ``accepts`` takes (``device = torch.device("cuda")``), and by nothing
-    else (see :func:`constant_names`)."""
-    finder = _scope_bindings(scope, True, True)
+    else (see :func:`constant_names`, and its two flags, which let a caller that knows the source
+    has no ``global``/``nonlocal`` or ``:=`` skip the walks they need)."""
+    finder = _scope_bindings(scope, nested_declarations, walrus)
     if finder.unread:
         return set()
     return {name for name, value in finder.values.items()
