@@ -2660,23 +2660,28 @@ def test_5_a_method_that_steps_its_optimizer_once_runs_per_step():
     assert findings(source.format(fed="fake_B.detach()")) == []
 
 
+# Every rank of a DDP program loads a checkpoint without map_location (ML203, unless the project's
+# savers write CPU state).
+_RANK_LOADS_A_CHECKPOINT = """
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def main(model, path, local_rank):
+        dist.init_process_group("nccl")
+        torch.cuda.set_device(local_rank)
+        model.load_state_dict(torch.load(path))
+        model = DDP(model.cuda(), device_ids=[local_rank])
+        return model
+"""
+
+
 def test_4_checkpoints_the_project_writes_from_the_cpu(tmp_path):
     """Every ``torch.save`` of the project writes state moved to the CPU (a dict of ``v.cpu()``, or
     a model moved with ``model.cpu()`` first, in another module): a rank's ``torch.load`` of them
     restores CPU tensors, so ML203 stays quiet. One saver of the project writing the model's own
     state (device tensors, as far as can be told) brings the finding back."""
-    loader = """
-        import torch
-        import torch.distributed as dist
-        from torch.nn.parallel import DistributedDataParallel as DDP
-
-        def main(model, path, local_rank):
-            dist.init_process_group("nccl")
-            torch.cuda.set_device(local_rank)
-            model.load_state_dict(torch.load(path))
-            model = DDP(model.cuda(), device_ids=[local_rank])
-            return model
-    """
+    loader = _RANK_LOADS_A_CHECKPOINT
     saver = """
         import torch
 
@@ -3478,18 +3483,7 @@ def test_a_state_dict_whose_slots_are_moved_to_the_cpu_one_by_one_is_a_cpu_save(
     """``for key in state.keys(): state[key] = state[key].cpu()`` before ``torch.save(state, ...)``
     (the project's only saver): its checkpoints hold CPU tensors, so a rank's load without
     ``map_location`` puts nothing on GPU 0. Without the loop the load is reported."""
-    loader = """
-        import torch
-        import torch.distributed as dist
-        from torch.nn.parallel import DistributedDataParallel as DDP
-
-        def main(model, path, local_rank):
-            dist.init_process_group("nccl")
-            torch.cuda.set_device(local_rank)
-            model.load_state_dict(torch.load(path))
-            model = DDP(model.cuda(), device_ids=[local_rank])
-            return model
-    """
+    loader = _RANK_LOADS_A_CHECKPOINT
     saver = """
         import torch
 

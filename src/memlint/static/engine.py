@@ -172,7 +172,7 @@ class FileChecker:
             # module-level numbers read from the configuration (``batch_size = args.batch_size`` under
             # ``if __name__ == "__main__":``), known before the functions that read them are decided
             self.facts.module_scope.configuration_names = F.bound_once_to(
-                module, lambda value: F.is_configuration_value(value, self.facts),
+                module, F.is_configuration_value,
                 "global" in self.source or "nonlocal" in self.source, ":=" in self.source)
         for statement in module.body:
             self._walk(statement)

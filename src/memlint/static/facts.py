@@ -4240,14 +4240,14 @@ def _scope_bindings(scope: cst.CSTNode, nested_declarations: bool, walrus: bool)
     return finder
 
 
-def is_configuration_value(value: cst.BaseExpression, facts: "Facts") -> bool:
+def is_configuration_value(value: cst.BaseExpression) -> bool:
     """``args.batch_size``, ``cfg.train.lr``, a number, or ``int(...)`` / ``float(...)`` of one: a
     value read from the command line or a configuration, never a tensor with a graph."""
     if isinstance(value, (cst.Integer, cst.Float)):
         return True
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("int", "float") \
             and len(value.args) == 1:
-        return is_configuration_value(value.args[0].value, facts)
+        return is_configuration_value(value.args[0].value)
     name = dotted_name(value) if isinstance(value, cst.Attribute) else None
     return name is not None and name.split(".", 1)[0] in CONFIG_NAMES
 
