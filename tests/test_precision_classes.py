@@ -3497,3 +3497,157 @@ def test_a_state_dict_whose_slots_are_moved_to_the_cpu_one_by_one_is_a_cpu_save(
     assert [code for _, code in project_findings(tmp_path, "pkg/train.py") if code == "ML203"] == []
     write(tmp_path, {"pkg/io.py": saver.replace("model_state[key] = model_state[key].cpu()", "pass")})
     assert [code for _, code in project_findings(tmp_path, "pkg/train.py") if code == "ML203"] == ["ML203"]
+
+# ----- code that raises before the flagged line runs ---------------------------------------------
+def test_a_name_bound_nowhere_stops_the_rest_of_its_block():
+    """``os.listdir(sw_path)`` with ``sw_path`` defined nowhere raises NameError: the load after it
+    in the same branch never runs. After a name that is bound, or one read only on a path that
+    may not be taken (``'runs' or sw_path``), it is still reported."""
+    template = """
+        import os
+        import torch
+        from model import Net
+
+        model = Net().cuda()
+        if os.environ.get("RESUME"):
+            {first}
+            saved = [name for name in os.listdir({folder}) if name.endswith(".ckpt")]
+            {last}
+            model.load_state_dict(state["model"])
+    """
+    load = 'state = torch.load("last.ckpt")'
+    assert findings(template.format(first="pass", folder="sw_path", last=load)) == []
+    assert findings(template.format(first="sw_path = 'runs'", folder="sw_path", last=load)) == [(10, "ML203")]
+    # a builtin, or a name only a branch reads (``a or sw_path``), is no certain NameError
+    assert findings(template.format(first="pass", folder="'runs' or sw_path", last=load)) == [(10, "ML203")]
+
+
+def test_a_star_import_of_the_project_is_read_for_the_names_it_brings(tmp_path):
+    """``from utils import *`` of a project module that binds ``sw_path``: no NameError; of one that
+    does not: the rest of the block never runs; of a module outside the project: unknown."""
+    main = """
+        import os
+        import torch
+        from utils import *
+
+        model = make_model().cuda()
+        if os.environ.get("RESUME"):
+            saved = os.listdir(sw_path)
+            state = torch.load(os.path.join(sw_path, saved[-1]))
+            model.load_state_dict(state)
+    """
+    write(tmp_path, {"train.py": main, "utils.py": "def make_model():\n    pass\n"})
+    assert project_findings(tmp_path, "train.py") == []
+    write(tmp_path, {"utils.py": "sw_path = 'runs'\n\ndef make_model():\n    pass\n"})
+    assert project_findings(tmp_path, "train.py") == [(8, "ML203")]
+    write(tmp_path, {"utils.py": "from .paths import *\n\ndef make_model():\n    pass\n",
+                     "paths.py": "sw_path = 'runs'\n"})
+    # ``.paths`` from a module outside any package cannot be resolved: unknown, so reported
+    assert project_findings(tmp_path, "train.py") == [(8, "ML203")]
+    write(tmp_path, {"train.py": main.replace("from utils import *", "from torchvision.models import *")})
+    assert project_findings(tmp_path, "train.py") == [(8, "ML203")]
+
+
+def test_a_class_whose_init_always_raises_never_runs_its_methods():
+    """``GINConv`` imported nowhere (its import commented out): ``__init__`` raises NameError, so no
+    instance exists and ``relocate`` never wraps anything; a subclass of it in the module, or the
+    import restored, bring the finding back."""
+    source = """
+        import torch
+        from torch import nn
+        {import_line}
+
+        class DeepGraphConv(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.conv1 = GINConv(nn.Linear(dim, dim))
+                self.head = nn.Linear(dim, 2)
+
+            def relocate(self):
+                if torch.cuda.device_count() > 1:
+                    self.conv1 = nn.DataParallel(self.conv1, device_ids=list(range(torch.cuda.device_count())))
+        {subclass}
+    """
+    assert findings(source.format(import_line="# from torch_geometric.nn import GINConv", subclass="")) == []
+    assert findings(source.format(import_line="from torch_geometric.nn import GINConv", subclass="")) == [(14, "ML206")]
+    subclass = ("\n        class Other(DeepGraphConv):\n            def __init__(self):\n"
+                "                nn.Module.__init__(self)\n")
+    assert findings(source.format(import_line="# none", subclass=subclass)) == [(14, "ML206")]
+
+
+def test_a_call_that_cannot_fit_its_callee_stops_the_script(tmp_path):
+    """``Net()`` whose ``__init__`` calls ``Encoder(num_features, dim)`` without the third argument
+    its signature requires raises TypeError: the evaluation after it in the script never runs,
+    though another module's ``test`` is named like it. With the argument passed, it is reported."""
+    gin = """
+        import torch
+        from torch import nn
+
+        class Encoder(nn.Module):
+            def __init__(self, num_features, dim, num_gc_layers):
+                super().__init__()
+                self.layers = nn.ModuleList(nn.Linear(dim, dim) for _ in range(num_gc_layers))
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.encoder = Encoder(8, 16{extra})
+                self.fc = nn.Linear(16, 2)
+
+        def test(model, loader):
+            model.eval()
+            correct = 0
+            for data, target in loader:
+                output = model(data)
+                correct += int((output.argmax(1) == target).sum().item())
+            return correct
+
+        if __name__ == "__main__":
+            model = Net()
+            for epoch in range(10):
+                print(test(model, []))
+    """
+    write(tmp_path, {
+        "gin.py": gin.format(extra=""),
+        "deepinfomax.py": "from gin import Encoder\n\ndef test():\n    return Encoder\n",
+    })
+    assert project_findings(tmp_path, "gin.py") == []
+    write(tmp_path, {"gin.py": gin.format(extra=", 3")})
+    assert project_findings(tmp_path, "gin.py") == [(19, "ML201")]
+    # another module that takes ``test`` from gin may run it
+    write(tmp_path, {"gin.py": gin.format(extra=""), "run.py": "from gin import test\nprint(test(None, []))\n"})
+    assert project_findings(tmp_path, "gin.py") == [(19, "ML201")]
+
+
+def test_a_module_of_a_package_nothing_imports_never_runs(tmp_path):
+    """A ``networks_other.py`` left beside the networks the scripts import: nothing can run what it
+    defines. An import of it, a configuration file naming it, a dynamic import anywhere in the
+    project, or its own ``__main__`` bring the finding back."""
+    write(tmp_path, {
+        "train.py": "from module.networks import Net\n\nif __name__ == '__main__':\n    Net()\n",
+        "module/__init__.py": "",
+        "module/networks.py": "from torch import nn\n\nclass Net(nn.Module):\n    pass\n",
+        "module/networks_other.py": """
+            from torch import nn
+
+            class ResnetGenerator(nn.Module):
+                def __init__(self, gpu_ids):
+                    super().__init__()
+                    self.model = nn.Linear(4, 4)
+                    if gpu_ids:
+                        self.model = nn.DataParallel(self.model, gpu_ids)
+        """,
+    })
+    assert project_findings(tmp_path, "module/networks_other.py") == []
+    write(tmp_path, {"eval.py": "from module.networks_other import ResnetGenerator\n\nnet = ResnetGenerator([0, 1])\n"})
+    assert project_findings(tmp_path, "module/networks_other.py") == [(8, "ML206")]
+    (tmp_path / "eval.py").unlink()
+    write(tmp_path, {"run.sh": "python -c 'import module.networks_other'\n"})
+    assert project_findings(tmp_path, "module/networks_other.py") == [(8, "ML206")]
+    (tmp_path / "run.sh").unlink()
+    write(tmp_path, {"hub.py": "import importlib\n\ndef load(name):\n    return importlib.import_module(name)\n"})
+    assert project_findings(tmp_path, "module/networks_other.py") == [(8, "ML206")]
+    (tmp_path / "hub.py").unlink()
+    assert project_findings(tmp_path, "module/networks_other.py") == []
+    (tmp_path / "pyproject.toml").write_text("")
+    assert project_findings(tmp_path, "module/networks_other.py") == [(8, "ML206")]

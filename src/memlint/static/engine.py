@@ -21,6 +21,7 @@ import libcst as cst
 from memlint.static import facts as F
 from memlint.static.frameworks import PLAIN, ClassKinds, external_kinds
 from memlint.static.outline import resolve_relative
+from memlint.static.raising import NOTHING, RaisingCode, find_raising_code, star_imports_in
 from memlint.static.facts import (
     Binding, ClassInfo, ClassScope, Facts, FunctionScope, GradMode, Graph, GraphValue, Kind, Loop, ModeChange,
     NO_GRAPH, REBOUND, child_fields, dotted_name, names_in,
@@ -60,6 +61,10 @@ class FileChecker:
         self._imported_by_name: bool | None = None  # see _never_run
         self._imported_by_nobody = False  # see _never_run
         self._in_an_unused_package: bool | None = None  # see _never_run
+        self._module_nobody_imports: bool | None = None  # see _never_run
+        self._raising: RaisingCode = NOTHING  # code after a name bound nowhere (memlint.static.raising)
+        self._raising_with_calls: RaisingCode | None = None  # also after calls that cannot fit: see _raising_code
+        self._dead_nodes: frozenset[int] | None = None  # id() of every node of _raising_code's dead statements
         self._definition_nodes: dict[int, frozenset[int]] = {}  # id() of a top-level def -> its nodes' ids
         self._statement_code: dict[int, str] = {}  # id() of a top-level statement -> its code (top_level_naming)
         self._loop_callees: dict[int, list[object]] = {}  # id(loop) -> what its body calls (see _run_loop)
@@ -93,6 +98,7 @@ class FileChecker:
             cst.Return: self._return,
             cst.Yield: self._yield,
             cst.SimpleStatementLine: self._statement_line,
+            cst.IndentedBlock: self._indented_block,
         }
 
     def _result_names(self, call: cst.Call) -> frozenset[str]:
@@ -168,17 +174,47 @@ class FileChecker:
         self._statement.append(module)
         self._find_plain_functions(module)
         self._index_definitions(module)
+        if not self.path.endswith(".ipynb"):
+            # names bound nowhere (rare, cheap to find): what follows them is not walked at all
+            self._raising = find_raising_code(module, self.source, self.path, self._star_imported_names(), calls=False)
         if "args" in self.source or "cfg" in self.source or "opt" in self.source or "config" in self.source:
             # module-level numbers read from the configuration (``batch_size = args.batch_size`` under
             # ``if __name__ == "__main__":``), known before the functions that read them are decided
             self.facts.module_scope.configuration_names = F.bound_once_to(
                 module, F.is_configuration_value,
                 "global" in self.source or "nonlocal" in self.source, ":=" in self.source)
-        for statement in module.body:
-            self._walk(statement)
+        self._walk_all(module.body)
         self.facts.module_done = True
         self._run_deferred(self.facts.module_scope)
         return self._filtered_reports()
+
+    def _star_imported_names(self) -> frozenset[str] | None:
+        """Every name this module's ``from x import *`` may bring in, through the project's modules
+        (and their own star imports); None when one names a module outside the project."""
+        if "import *" not in self.source:
+            return frozenset()
+        project = self.facts.project
+        if project is None:
+            return None
+        names: set[str] = set()
+        todo = [(self.facts.module_name, self.facts.is_package, written) for written in star_imports_in(self.source)]
+        seen: set[str] = set()
+        while todo:
+            here, is_package, written = todo.pop()
+            level = len(written) - len(written.lstrip("."))
+            target = resolve_relative(here, is_package, level, written.lstrip(".") or None)
+            if target is None or len(seen) > 8:
+                return None
+            if target in seen:
+                continue
+            seen.add(target)
+            exported = project.star_exports(target)
+            if exported is None:
+                return None
+            found, stars, target_is_package = exported
+            names |= found
+            todo.extend((target, target_is_package, more) for more in stars)
+        return frozenset(names)
 
     def module_summary(self) -> ModuleSummary:
         """What this module's functions and methods do, for the other modules of the project
@@ -255,7 +291,11 @@ class FileChecker:
         Project.imported_only_by_name, Project.named_elsewhere). A leftover generator class in a
         module the project imports one helper from: what would happen if it ran is not a finding.
         Likewise anything in a package folder of an unpackaged repository that nothing outside it
-        imports (Project.in_a_package_nobody_imports)."""
+        imports (Project.in_a_package_nobody_imports), in a module of a package that nothing
+        imports (Project.a_module_nobody_imports), and a method of a class whose ``__init__``
+        always raises (``memlint.static.raising``)."""
+        if self._after_what_always_raises(node) or self._in_a_class_never_made(node):
+            return True
         project = self.facts.project
         if project is None or not self.facts.module_name or "globals()" in self.source or "sys.modules" in self.source:
             return False
@@ -265,6 +305,10 @@ class FileChecker:
             self._in_an_unused_package = project.in_a_package_nobody_imports(project.file_of_path(self.path))
         if self._in_an_unused_package:
             return True  # vendored code nothing imports (Project.in_a_package_nobody_imports)
+        if self._module_nobody_imports is None:
+            self._module_nobody_imports = project.a_module_nobody_imports(project.file_of_path(self.path))
+        if self._module_nobody_imports:
+            return True
         if self._imported_by_name is None:
             module = project.file_of_path(self.path)
             # imported by nobody: no other module can name what it defines
@@ -279,6 +323,48 @@ class FileChecker:
         if id(top) not in self._unrun:
             self._unrun[id(top)] = self._unreachable(top)
         return self._unrun[id(top)]
+
+    def _raising_code(self) -> RaisingCode:
+        """What always raises in this module, calls whose arguments cannot fit their callee
+        included (read only when a report asks: it reads every statement)."""
+        if self._raising_with_calls is None:
+            self._raising_with_calls = NOTHING if self.path.endswith(".ipynb") else \
+                find_raising_code(self.module, self.source, self.path, self._star_imported_names())
+        return self._raising_with_calls
+
+    def _after_what_always_raises(self, node: cst.CSTNode) -> bool:
+        """Is ``node`` in a statement that runs only after one that always raises (see
+        ``memlint.static.raising``)?"""
+        dead = self._raising_code().dead_statements
+        if not dead:
+            return False
+        if self._dead_nodes is None:
+            self._dead_nodes = frozenset(id(n) for statement in self._statements_with_ids(dead)
+                                         for n in F.descendants(statement))
+        return id(node) in self._dead_nodes
+
+    def _statements_with_ids(self, ids: set[int]) -> list[cst.CSTNode]:
+        return [n for n in F.descendants(self.module) if id(n) in ids]
+
+    def _in_a_class_never_made(self, node: cst.CSTNode) -> bool:
+        """Is ``node`` in a method (not a static or class method) of a top-level class whose
+        ``__init__`` always raises (``GINConv`` bound nowhere, a call that does not fit its
+        callee), that no class of the project derives from? No instance of it ever exists."""
+        never_made = self._raising_code().classes_never_made
+        if not never_made:
+            return False
+        top = self._top_level_definition(node)
+        if not isinstance(top, cst.ClassDef) or top.name.value not in never_made:
+            return False
+        method = next((statement for statement in F.block_statements(top.body)
+                       if isinstance(statement, cst.FunctionDef) and id(node) in self._node_ids(statement)), None)
+        if method is None or method.name.value == "__init__" or any(
+                (F.dotted_name(d.decorator) or "").rsplit(".", 1)[-1] in ("staticmethod", "classmethod")
+                for d in method.decorators):
+            return False
+        project = self.facts.project
+        return project is None or not self.facts.module_name \
+            or not project.subclassed_elsewhere(top.name.value, project.file_of_path(self.path))
 
     def _in_a_method_nothing_calls(self, node: cst.CSTNode) -> bool:
         """Is ``node`` in a method of a plain class (no base but ``object``, or only the project's
@@ -361,11 +447,34 @@ class FileChecker:
             if statement is node or id(statement) in seen:
                 continue
             if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                if self._named_only_where_nothing_runs(statement, name):
+                    continue
                 return False  # named by module-level code, which runs on import
             if not self._unreachable(statement, seen):
                 return False
         project = self.facts.project
-        return self._imported_by_nobody or not project.named_elsewhere(name, project.file_of_path(self.path))
+        module = project.file_of_path(self.path)
+        return self._imported_by_nobody or not project.named_elsewhere(name, module) \
+            or not project.taken_from_elsewhere(name, module)
+
+    def _named_only_where_nothing_runs(self, statement: cst.BaseStatement, name: str) -> bool:
+        """Does ``statement`` name ``name`` only in code after a statement that always raises
+        (``test(test_loader)`` after ``model = Net()`` whose ``__init__`` raises TypeError)?"""
+        dead = self._raising_code().dead_statements
+        if not dead:
+            return False
+        names = []
+        inside_dead: set[int] = set()
+        stack = [(statement, False)]
+        while stack:
+            current, is_dead = stack.pop()
+            is_dead = is_dead or id(current) in dead
+            if type(current) is cst.Name and current.value == name:
+                names.append(current)
+                if is_dead:
+                    inside_dead.add(id(current))
+            stack.extend((child, is_dead) for child in F.expression_children(current))
+        return bool(names) and len(inside_dead) == len(names)
 
     def top_level_naming(self, name: str) -> list[cst.BaseStatement]:
         """The module's top-level statements whose code names ``name`` as a whole word (in a
@@ -469,8 +578,16 @@ class FileChecker:
         self._failed_rules.add(rule)
 
     def _walk_all(self, nodes: Iterable[cst.CSTNode]) -> None:
+        dead = self._raising.dead_statements
         for node in nodes:
+            if dead and id(node) in dead:
+                return  # after a statement that always raises (memlint.static.raising): never runs
             self._walk(node)
+
+    def _indented_block(self, block: cst.IndentedBlock) -> None:
+        self._enter(block)
+        self._walk_all(block.body)
+        self._exit(block)
 
     def _walk_block(self, block: cst.BaseSuite) -> None:
         if isinstance(block, cst.IndentedBlock):

@@ -39,6 +39,7 @@ from memlint.static.engine import FileChecker
 from memlint.static.facts import related_classes
 from memlint.static.frameworks import PLAIN, ClassKinds, external_kinds
 from memlint.static.outline import ClassOutline, FunctionOutline, ModuleOutline, outline_of
+from memlint.static.raising import module_level_names
 from memlint.static.cache import code_fingerprint, summary_folder
 from memlint.static.source import UncheckableFile, content_digest, decode_source, file_digest, parse, read_bytes
 from memlint.static.summaries import MODULE_CODE, PINS_ONE_GPU, SAVES_CPU_STATE, SAVES_DEVICE_STATE, ModuleSummary
@@ -820,6 +821,93 @@ class Project:
         reads.update((path, file_digest(path) or "") for path, _ in self._configuration_texts or ())
         reads[LISTING + self.root] = listing_digest(self.root)
         return reads
+
+    def a_module_nobody_imports(self, module: ModuleFile) -> bool:
+        """Is ``module`` a module of a package folder (an ``__init__.py`` beside it) of a repository
+        not packaged for others and run through programs, itself no program, that no other module
+        imports in any form, in a project that imports nothing by a computed name (``importlib``,
+        ``__import__``), and that no configuration file or notebook names? Nothing can run what it
+        defines: a leftover ``networks_other.py`` beside the networks the scripts import. Unknown:
+        False. A True answer reads every file of the project."""
+        stem = module.name.rsplit(".", 1)[-1]
+        if module.is_package or not stem.isidentifier() or stem == "__main__" or not self.unpackaged() \
+                or not os.path.exists(os.path.join(os.path.dirname(module.path), "__init__.py")) \
+                or self._is_a_program(module.path):
+            return False
+        files = self._project_files()
+        if files is None or not any(self._is_a_program(path) for path in files if path != module.path):
+            return False
+        if not self.imported_by_nobody(module):
+            return False
+        for path in files:
+            text = self._cached_text(path)
+            if text is None or any(word in text for word in ("import_module", "__import__", "importlib", "runpy",
+                                                             "load_source", "spec_from_file_location")):
+                return False
+        if self._configuration_mentions(stem) or self._notebooks_mention(stem):
+            return False
+        reads = {path: file_digest(path) or "" for path in files}
+        reads.update((path, file_digest(path) or "") for path, _ in self._configuration_texts or ())
+        reads[LISTING + self.root] = listing_digest(self.root)
+        self._note(reads)
+        return True
+
+    def taken_from_elsewhere(self, name: str, module: ModuleFile) -> bool:
+        """Can another module of the project reach ``name`` of ``module``? Not when every other
+        module that imports ``module`` names what it takes (``from gin import Encoder``: no
+        ``import gin``, no ``import *``), none takes ``name``, and no configuration file names it:
+        ``gin.test`` is then reached only from ``gin`` itself, whatever other modules call their
+        own ``test``. True when that cannot be read. A False answer reads every file of the project."""
+        stem = module.name.rsplit(".", 1)[-1]
+        files = self._project_files()
+        mentioning = self.modules_mentioning(stem) if stem else None
+        if files is None or mentioning is None or module.path.endswith("__init__.py"):
+            return True
+        for importer in mentioning:
+            if importer.path == module.path:
+                continue
+            outline = self.outline(importer)
+            if outline is None or any(star.rsplit(".", 1)[-1] == stem for star in outline.star_imports):
+                return True
+            for qualified in outline.imports.values():
+                parts = qualified.split(".")
+                if parts[-1] == stem or (len(parts) >= 2 and parts[-2] == stem and parts[-1] == name):
+                    return True
+        if self._configuration_mentions(name):
+            return True
+        reads = {path: file_digest(path) or "" for path in files}
+        reads.update((path, file_digest(path) or "") for path, _ in self._configuration_texts or ())
+        reads[LISTING + self.root] = listing_digest(self.root)
+        self._note(reads)
+        return False
+
+    def star_exports(self, name: str) -> tuple[frozenset[str], tuple[str, ...], bool] | None:
+        """What ``from <name> import *`` may bring in from the project's module ``name``: the names
+        its top level binds, the modules it star-imports in turn (as written) and whether it is a
+        package. None for a module outside the project or one that binds names dynamically."""
+        module = self.module_file(name)
+        text = self._cached_text(module.path) if module is not None else None
+        exported = module_level_names(text, module.path) if text is not None else None
+        if exported is None:
+            return None
+        self._note({module.path: file_digest(module.path) or ""})
+        return exported[0], exported[1], module.is_package
+
+    def subclassed_elsewhere(self, name: str, module: ModuleFile) -> bool:
+        """Does a class of another module of the project name ``name`` among its bases (a
+        subclass whose own ``__init__`` may make instances that run the methods it inherits)?
+        True when that cannot be read."""
+        mentioning = self.modules_mentioning(name)
+        if mentioning is None:
+            return True
+        for other in mentioning:
+            if other.path == module.path:
+                continue
+            outline = self.outline(other)
+            if outline is None or any(base.rsplit(".", 1)[-1] == name
+                                      for cls in outline.classes.values() for base in cls.bases):
+                return True
+        return False
 
     def _is_a_program(self, path: str) -> bool:
         """Is the module at ``path`` a program (``if __name__ == "__main__":``, or it parses a

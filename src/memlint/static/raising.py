@@ -1,0 +1,441 @@
+"""Code that always raises before it gets anywhere, read from the module alone.
+
+Two things make a statement raise whenever it runs, whatever the data:
+
+- it evaluates a name bound nowhere in the module (not assigned, imported, defined or a
+  parameter in any scope, and not a builtin): ``os.listdir(sw_path)`` with ``sw_path``
+  defined nowhere raises ``NameError``;
+- it calls a function or class of the same module with arguments its signature cannot take
+  (``Encoder(num_features, dim)`` when ``__init__`` needs a third): ``TypeError``.
+
+The rest of the statement's block then never runs. A function whose body raises before it can
+return always raises, so its callers raise too, and a class whose ``__init__`` always raises
+never has an instance: its methods never run. The engine does not walk what never runs, like a
+branch behind ``if False:`` (see ``FileChecker``).
+
+Only what is certain counts: the operands after the first of ``and`` / ``or``, the branches of
+``a if c else b``, a lambda's body and a comprehension's element are not evaluated for sure, and
+a module that may bind names without saying so (``from x import *``, ``exec``, ``globals()``,
+``builtins``) is left alone. The first pass is Python's own ``symtable`` (cheap); the tree is
+read only when a name is bound nowhere or a call of the module's own may not fit.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+import symtable
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+# Names a module may use without binding them that still resolve when it runs: module
+# attributes, and what tools install as builtins (kernprof's ``@profile``, gettext's ``_``,
+# IPython's ``display``).
+_PROVIDED = frozenset(dir(builtins)) | frozenset({
+    "__file__", "__name__", "__doc__", "__spec__", "__loader__", "__package__", "__path__",
+    "__cached__", "__builtins__", "__annotations__", "__class__", "__module__", "__qualname__",
+    "__dict__", "WindowsError", "profile", "_", "display", "get_ipython", "__IPYTHON__", "reveal_type",
+})
+
+# Text that means names may be bound in ways ``symtable`` cannot see.
+_DYNAMIC_BINDING = ("exec(", "globals()", "locals()", "vars()", "builtins", "sys.modules",
+                    "get_ipython", "setattr(")
+
+
+@dataclass
+class RaisingCode:
+    """What in one module never runs because something before it always raises."""
+
+    # id() of every statement that never runs: the statements after an always-raising one in
+    # its block.
+    dead_statements: set[int] = field(default_factory=set)
+    # Names of the module's top-level classes whose ``__init__`` always raises and that no
+    # class of the module derives from.
+    classes_never_made: set[str] = field(default_factory=set)
+
+    def __bool__(self) -> bool:
+        return bool(self.dead_statements or self.classes_never_made)
+
+
+NOTHING = RaisingCode()
+
+
+def names_bound_nowhere(source: str, path: str = "<module>",
+                        star_imported: frozenset[str] | None = None) -> frozenset[str]:
+    """The names the module reads that nothing in it binds, in any scope, and that are no
+    builtin. ``star_imported``: what its ``from x import *`` bring in (None: unknown). Empty when
+    unknown (a syntax error, a module that binds names dynamically)."""
+    if any(word in source for word in _DYNAMIC_BINDING) or ("import *" in source and star_imported is None):
+        return frozenset()
+    try:
+        table = symtable.symtable(source, path, "exec")
+    except (SyntaxError, ValueError, RecursionError):
+        return frozenset()
+    bound: set[str] = set(star_imported or ())
+    read: set[str] = set()
+    stack = [table]
+    while stack:
+        scope = stack.pop()
+        stack.extend(scope.get_children())
+        is_module = scope.get_type() == "module"
+        for symbol in scope.get_symbols():
+            name = symbol.get_name()
+            if symbol.is_assigned() or symbol.is_imported() or symbol.is_parameter() or symbol.is_namespace():
+                bound.add(name)
+            elif symbol.is_referenced() and (is_module or symbol.is_global()):
+                read.add(name)
+    return frozenset(read - bound - _PROVIDED)
+
+
+def module_level_names(source: str, path: str = "<module>") -> tuple[frozenset[str], tuple[str, ...]] | None:
+    """What ``from <this module> import *`` may bring in: every name its top level binds (a
+    superset: ``__all__`` and underscores are not read), and the modules it star-imports in turn
+    (``from .b import *``, as written). None when unknown."""
+    if any(word in source for word in _DYNAMIC_BINDING):
+        return None
+    try:
+        table = symtable.symtable(source, path, "exec")
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    names = frozenset(symbol.get_name() for symbol in table.get_symbols()
+                      if symbol.is_assigned() or symbol.is_imported() or symbol.is_namespace())
+    return names, tuple(star_imports_in(source))
+
+
+def star_imports_in(source: str) -> list[str]:
+    """The modules ``from x import *`` names, as written (``.utils``, ``pkg.models``)."""
+    return re.findall(r"^\s*from\s+([\w.]+)\s+import\s+\*", source, re.MULTILINE)
+
+
+def find_raising_code(module: cst.Module, source: str, path: str = "<module>",
+                      star_imported: frozenset[str] | None = None, calls: bool = True) -> RaisingCode:
+    """Which statements of ``module`` never run (see the module's docstring). ``calls=False``
+    reads only names bound nowhere: cheap enough for every module (the call signatures need a
+    read of every statement)."""
+    unbound = names_bound_nowhere(source, path, star_imported)
+    signatures = _signatures(module) if calls and not any(word in source for word in _DYNAMIC_BINDING) else {}
+    if "import *" in source:
+        signatures = {name: s for name, s in signatures.items() if star_imported is not None and name not in star_imported}
+    if not unbound and not signatures:
+        return NOTHING
+    reader = _Reader(unbound, signatures)
+    return reader.read(module)
+
+
+@dataclass(frozen=True)
+class _Signature:
+    """What a call of a top-level function (or of a class, through its ``__init__``) may pass."""
+
+    positional: tuple[str, ...]  # filled by position, in order (``self`` left out for a class)
+    required: frozenset[str]  # parameters without a default
+    keyword_only: frozenset[str]
+    star_args: bool
+    star_kwargs: bool
+
+    def refuses(self, call: cst.Call) -> bool:
+        """Does Python raise TypeError for ``call``, whatever the values?"""
+        given = 0
+        named: set[str] = set()
+        for arg in call.args:
+            if arg.star:
+                return False  # f(*xs) / f(**kw): the count is not known
+            if arg.keyword is None:
+                given += 1
+            else:
+                named.add(arg.keyword.value)
+        if given > len(self.positional) and not self.star_args:
+            return True
+        filled = set(self.positional[:given])
+        if filled & named:
+            return True  # the same parameter twice
+        parameters = set(self.positional) | self.keyword_only
+        if not self.star_kwargs and named - parameters:
+            return True
+        return bool(self.required - filled - named)
+
+
+def _signature(function: cst.FunctionDef, bound: bool) -> _Signature | None:
+    if function.decorators or function.asynchronous:
+        return None
+    params = function.params
+    positional = [*params.posonly_params, *params.params]
+    required = {p.name.value for p in positional if p.default is None}
+    required |= {p.name.value for p in params.kwonly_params if p.default is None}
+    names = tuple(p.name.value for p in positional)
+    if bound:
+        if not names:
+            return None
+        required.discard(names[0])
+        names = names[1:]
+    return _Signature(
+        positional=names,
+        required=frozenset(required),
+        keyword_only=frozenset(p.name.value for p in params.kwonly_params),
+        star_args=isinstance(params.star_arg, cst.Param),
+        star_kwargs=params.star_kwarg is not None,
+    )
+
+
+def _signatures(module: cst.Module) -> dict[str, _Signature]:
+    """The top-level functions and plain classes (bases the module's own or none, no decorator,
+    no metaclass, an ``__init__`` of their own and no ``__new__``) that the module binds once,
+    by name."""
+    counts: dict[str, int] = {}
+    found: dict[str, _Signature] = {}
+    for statement in module.body:
+        for name in _top_level_bindings(statement):
+            counts[name] = counts.get(name, 0) + 1
+        if isinstance(statement, cst.FunctionDef):
+            signature = _signature(statement, bound=False)
+            if signature is not None:
+                found[statement.name.value] = signature
+        elif isinstance(statement, cst.ClassDef) and not statement.decorators \
+                and not any(arg.keyword is not None for arg in statement.bases):
+            methods = {s.name.value: s for s in _block(statement.body) if isinstance(s, cst.FunctionDef)}
+            init = methods.get("__init__")
+            if init is not None and "__new__" not in methods and "__call__" not in methods:
+                signature = _signature(init, bound=True)
+                if signature is not None:
+                    found[statement.name.value] = signature
+    return {name: signature for name, signature in found.items() if counts.get(name) == 1}
+
+
+def _top_level_bindings(statement: cst.CSTNode) -> list[str]:
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return [statement.name.value]
+    names = []
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                names.extend(n.value for target in small.targets for n in _names(target.target))
+            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                names.extend(n.value for n in _names(small.target))
+            elif isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    bound = alias.asname.name if alias.asname is not None else alias.name
+                    names.extend(n.value for n in _names(bound))
+                    if isinstance(bound, cst.Attribute):
+                        names.append(_leftmost(bound))
+    else:
+        # a binding under a compound statement (``try: from x import Encoder``): counted twice,
+        # so that no signature is trusted for it
+        return [name for name in _all_bound_names(statement)] * 2
+    return names
+
+
+def _all_bound_names(statement: cst.CSTNode) -> list[str]:
+    names = []
+    stack = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            names.append(node.name.value)
+            continue
+        if isinstance(node, cst.AssignTarget):
+            names.extend(n.value for n in _names(node.target))
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            names.extend(n.value for n in _names(node.target))
+        elif isinstance(node, cst.ImportAlias):
+            bound = node.asname.name if node.asname is not None else node.name
+            names.extend(n.value for n in _names(bound))
+        stack.extend(node.children)
+    return names
+
+
+def _names(target: cst.CSTNode) -> list[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for element in target.elements for n in _names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _names(target.value)
+    if isinstance(target, cst.AsName):
+        return _names(target.name)
+    return []
+
+
+def _leftmost(node: cst.BaseExpression) -> str:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else ""
+
+
+def _block(body: cst.BaseSuite) -> list[cst.BaseStatement]:
+    return list(body.body) if isinstance(body, cst.IndentedBlock) else []
+
+
+def evaluated(node: cst.CSTNode):
+    """The expressions certainly evaluated when ``node`` is (a name, a call), in no order."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, (cst.Lambda, cst.SimpleString, cst.Integer, cst.Float)):
+            continue
+        if isinstance(current, cst.BooleanOperation):
+            stack.append(current.left)
+        elif isinstance(current, cst.IfExp):
+            stack.append(current.test)
+        elif isinstance(current, cst.Comparison):
+            stack.append(current.left)
+            if current.comparisons:
+                stack.append(current.comparisons[0].comparator)
+        elif isinstance(current, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            stack.append(current.for_in.iter)
+        elif isinstance(current, cst.Attribute):
+            stack.append(current.value)
+        elif isinstance(current, cst.Call):
+            stack.append(current.func)
+            stack.extend(arg.value for arg in current.args)
+        elif isinstance(current, cst.Subscript):
+            stack.append(current.value)
+            for element in current.slice:
+                part = element.slice
+                if isinstance(part, cst.Index):
+                    stack.append(part.value)
+                elif isinstance(part, cst.Slice):
+                    stack.extend(p for p in (part.lower, part.upper, part.step) if p is not None)
+        elif isinstance(current, cst.BinaryOperation):
+            stack.extend((current.left, current.right))
+        elif isinstance(current, cst.UnaryOperation):
+            stack.append(current.expression)
+        elif isinstance(current, (cst.Tuple, cst.List, cst.Set)):
+            stack.extend(element.value for element in current.elements)
+        elif isinstance(current, cst.Dict):
+            for element in current.elements:
+                if isinstance(element, cst.DictElement):
+                    stack.extend((element.key, element.value))
+                else:
+                    stack.append(element.value)
+        elif isinstance(current, cst.FormattedString):
+            stack.extend(part.expression for part in current.parts
+                         if isinstance(part, cst.FormattedStringExpression))
+        elif isinstance(current, cst.ConcatenatedString):
+            stack.extend((current.left, current.right))
+        elif isinstance(current, (cst.Await, cst.NamedExpr)):
+            stack.append(current.expression if isinstance(current, cst.Await) else current.value)
+
+
+def _header_expressions(statement: cst.CSTNode) -> list[cst.CSTNode]:
+    """What running ``statement`` evaluates for sure, before (or without) any block of its own."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        found: list[cst.CSTNode] = []
+        for small in statement.body:
+            if isinstance(small, (cst.Expr, cst.Return)) and small.value is not None:
+                found.append(small.value)
+            elif isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+                found.append(small.value)
+            elif isinstance(small, cst.AugAssign):
+                found.append(small.value)
+            elif isinstance(small, cst.Assert):
+                found.append(small.test)
+        return found
+    if isinstance(statement, (cst.If, cst.While)):
+        return [statement.test]
+    if isinstance(statement, cst.For):
+        return [statement.iter]
+    if isinstance(statement, cst.With):
+        return [item.item for item in statement.items]
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return [decorator.decorator for decorator in statement.decorators]
+    return []
+
+
+class _Reader:
+    def __init__(self, unbound: frozenset[str], signatures: dict[str, _Signature]) -> None:
+        self.unbound = unbound
+        self.signatures = signatures
+        self.always_raising: set[str] = set()  # top-level names whose call always raises
+        self.found = RaisingCode()
+
+    def read(self, module: cst.Module) -> RaisingCode:
+        # calls of always-raising functions raise too: read again until nothing new is found
+        for _ in range(4):
+            known = len(self.always_raising)
+            self.found = RaisingCode()
+            self._block(list(module.body))
+            for statement in module.body:
+                self._definitions(statement)
+            if len(self.always_raising) == known:
+                break
+        subclassed = {_leftmost(arg.value) for statement in module.body if isinstance(statement, cst.ClassDef)
+                      for arg in statement.bases}
+        self.found.classes_never_made = {
+            statement.name.value for statement in module.body
+            if isinstance(statement, cst.ClassDef) and statement.name.value in self.always_raising
+            and statement.name.value not in subclassed
+        }
+        return self.found if self.found else NOTHING
+
+    def _definitions(self, statement: cst.CSTNode) -> None:
+        """Note the top-level functions, and classes through ``__init__``, whose body raises
+        before anything can return."""
+        if isinstance(statement, cst.FunctionDef):
+            if statement.name.value in self.signatures and self._body_always_raises(statement):
+                self.always_raising.add(statement.name.value)
+        elif isinstance(statement, cst.ClassDef) and statement.name.value in self.signatures:
+            init = next((s for s in _block(statement.body)
+                         if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+            if init is not None and self._body_always_raises(init):
+                self.always_raising.add(statement.name.value)
+
+    def _body_always_raises(self, function: cst.FunctionDef) -> bool:
+        body = _block(function.body)
+        for index, statement in enumerate(body):
+            if self._raises(statement):
+                return not any(_may_leave(earlier) for earlier in body[:index])
+        return False
+
+    def _block(self, body: list[cst.BaseStatement]) -> None:
+        for index, statement in enumerate(body):
+            self._inner_blocks(statement)
+            if self._raises(statement):
+                self.found.dead_statements.update(id(later) for later in body[index + 1:])
+                return
+
+    def _inner_blocks(self, statement: cst.CSTNode) -> None:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            self._block(_block(statement.body))
+        elif isinstance(statement, (cst.If, cst.For, cst.While, cst.With)):
+            self._block(_block(statement.body))
+            orelse = statement.orelse if isinstance(statement, (cst.If, cst.For, cst.While)) else None
+            while isinstance(orelse, cst.If):
+                self._block(_block(orelse.body))
+                orelse = orelse.orelse
+            if isinstance(orelse, cst.Else):
+                self._block(_block(orelse.body))
+        elif isinstance(statement, cst.Try):
+            self._block(_block(statement.body))
+            for handler in statement.handlers:
+                self._block(_block(handler.body))
+            for part in (statement.orelse, statement.finalbody):
+                if part is not None:
+                    self._block(_block(part.body))
+
+    def _raises(self, statement: cst.CSTNode) -> bool:
+        for expression in _header_expressions(statement):
+            for node in evaluated(expression):
+                if isinstance(node, cst.Name) and node.value in self.unbound:
+                    return True
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+                    name = node.func.value
+                    if name in self.always_raising:
+                        return True
+                    signature = self.signatures.get(name)
+                    if signature is not None and signature.refuses(node):
+                        return True
+        return False
+
+
+def _may_leave(statement: cst.CSTNode) -> bool:
+    """Could ``statement`` return or yield (at any depth, outside nested definitions)?"""
+    stack = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Return, cst.Yield)):
+            return True
+        if node is not statement and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(node.children)
+    return False

@@ -1,0 +1,131 @@
+"""memlint.static.raising: which code always raises, read from the module alone."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from memlint.static.raising import find_raising_code, names_bound_nowhere
+
+
+def dead_lines(source: str) -> list[str]:
+    """The first line of each statement that never runs."""
+    source = textwrap.dedent(source).lstrip()
+    module = cst.parse_module(source)
+    found = find_raising_code(module, source)
+    return sorted(module.code_for_node(node).strip().splitlines()[0] for node in _statements(module)
+                  if id(node) in found.dead_statements)
+
+
+def _statements(module: cst.Module):
+    stack = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BaseStatement):
+            yield node
+        stack.extend(node.children)
+
+
+@pytest.mark.parametrize("source, unbound", [
+    ("print(x)\n", {"x"}),
+    ("x = 1\nprint(x)\n", set()),
+    ("def f():\n    y = 1\nprint(y)\n", set()),  # bound in some scope: not certain
+    ("def f():\n    global z\n    z = 1\nprint(z)\n", set()),
+    ("try:\n    import apex\nexcept ImportError:\n    pass\nprint(apex)\n", set()),
+    ("print(len([]), __file__, profile)\n", set()),  # builtins, module attributes, kernprof's @profile
+    ("from x import *\nprint(y)\n", set()),  # unknown without the star import's names
+    ("exec('w = 1')\nprint(w)\n", set()),
+    ("print([v for v in range(3)])\n", set()),
+])
+def test_names_bound_nowhere(source, unbound):
+    assert names_bound_nowhere(source) == frozenset(unbound)
+
+
+def test_the_rest_of_the_block_after_a_name_bound_nowhere():
+    assert dead_lines("""
+        import os
+        if os.environ.get("A"):
+            files = os.listdir(missing)
+            load(files)
+            more(files)
+        after()
+    """) == ["load(files)", "more(files)"]
+
+
+def test_names_read_only_on_some_paths_raise_nothing_for_sure():
+    for expression in ("a or missing", "missing if a else b", "lambda: missing", "[missing for a in b]",
+                       "a < b < missing"):
+        assert dead_lines(f"a = b = 1\nx = {expression}\nafter()\n") == [], expression
+    for expression in ("missing or a", "[a for a in missing]", "f'{missing}'", "{'k': missing}", "x[missing]"):
+        assert dead_lines(f"a = x = 1\ny = {expression}\nafter()\n") == ["after()"], expression
+
+
+@pytest.mark.parametrize("call, refused", [
+    ("Encoder(1, 2)", True),  # a required parameter missing
+    ("Encoder(1, 2, 3)", False),
+    ("Encoder(1, 2, num_layers=3)", False),
+    ("Encoder(1, 2, 3, 4, 5)", True),  # too many positional arguments
+    ("Encoder(1, 2, 3, dim=2)", True),  # one parameter twice
+    ("Encoder(1, 2, 3, width=4)", True),  # no such parameter
+    ("Encoder(*args)", False),  # the count is unknown
+    ("Encoder(1, **options)", False),
+])
+def test_a_call_that_cannot_fit_the_signature(call, refused):
+    source = f"""
+        args = options = ()
+
+        class Encoder:
+            def __init__(self, features, dim, num_layers, scale=1.0):
+                self.dim = dim
+
+        model = {call}
+        after()
+    """
+    assert dead_lines(source) == (["after()"] if refused else [])
+
+
+def test_signatures_that_cannot_be_trusted_are_not_read():
+    # defined twice, decorated, or with star arguments: no certain TypeError
+    for definition in ("def f(a):\n    pass\ndef f(a, b):\n    pass\n",
+                       "@register\ndef f(a, b):\n    pass\n",
+                       "def f(a, *rest):\n    pass\n"):
+        assert dead_lines(f"register = print\n{definition}f(1, 2)\nafter()\n") == [], definition
+
+
+def test_a_function_whose_body_raises_makes_its_callers_raise():
+    assert dead_lines("""
+        def build():
+            prepare()
+            return Missing()
+
+        def check():
+            if flag:
+                return 1
+            return Missing()
+
+        flag = prepare = None
+        first = second = print
+        check()
+        first()
+        build()
+        second()
+    """) == ["second()"]
+
+
+def test_a_class_whose_init_raises_is_never_made():
+    source = textwrap.dedent("""
+        class Net:
+            def __init__(self):
+                self.conv = GINConv()
+
+            def relocate(self):
+                pass
+
+        class Plain:
+            def __init__(self):
+                self.conv = 1
+    """)
+    found = find_raising_code(cst.parse_module(source), source)
+    assert found.classes_never_made == {"Net"}
