@@ -252,6 +252,12 @@ HALVES = HALVES + ("sealed26", "dev44")
 HALVES = HALVES + ("dev45", "dev46")
 HALVES = HALVES + ("dev47", "dev48")  # twenty-six more, likewise (random.Random(2026112728))
 HALVES = HALVES + ("dev49", "dev50")  # twenty-six more, likewise (random.Random(2026112729))
+# Twenty-six more repositories nobody here had opened (2026-11-27, seventh session; detection, GANs,
+# summarisation RL, dialogue, audio-visual, offline RL, time series, semi-supervised medical
+# segmentation, knowledge graphs, TTS, routing, recommendation, self-supervised, traffic, instruction
+# following RL, adapters, few-shot, point clouds, tabular diffusion), sorted, shuffled with
+# random.Random(2026112730); even places sealed27 (run once at the end of the session), odd dev51.
+HALVES = HALVES + ("sealed27", "dev51")
 SPLIT_SEED = 22  # the number, fixed before the split was drawn
 # Not training or evaluation code: unit tests, documentation, packaging, CI.
 NOT_TRAINING = ("tests/*", "*/tests/*", "test/*", "*/test/*", "docs/*", "doc/*", "setup.py", ".github/*",
@@ -2316,6 +2322,58 @@ REPOS: tuple[FreshRepo, ...] = (
           "Collection of DQN, policy gradient, A2C, DDPG, PPO, SAC and TD3 training scripts on gym tasks", "dev49"),
     _repo("brain-inspired-replay", "GMvandeVen/brain-inspired-replay", "1a030f75666c656416e1ca02466758ca32cf2fe4",
           "Brain-inspired generative replay for class/task-incremental continual learning with EWC, SI, LwF ...", "dev50"),
+    _repo("DF-GAN", "tobran/DF-GAN", "78f14fd72cb70172d2067791c9df386f03f5124b",
+          "DF-GAN text-to-image synthesis GAN with deep fusion blocks, generator/discriminator training on C...", "sealed27"),
+    _repo("babyai", "mila-iqia/babyai", "65fb0cb6f816532a65014bf034a758244e2d5ae7",
+          "BabyAI grounded-language gridworld platform with imitation learning and PPO RL training of agents", "dev51"),
+    _repo("CrossDomainFewShot", "hytseng0509/CrossDomainFewShot", "57cc8410a1adcf61d75dfe984f0fdfeea4fb083d",
+          "Cross-domain few-shot classification with learned feature-wise transformation layers, metric-base...", "sealed27"),
+    _repo("tabsyn", "hengruizhang98/tabsyn", "6110ad90114cbf51055ee59b5ebbefcea8ab3902",
+          "TabSyn tabular data synthesis: VAE + latent score-based diffusion training, with CoDi/STaSy/GOGGL...", "dev51"),
+    _repo("LargeST", "liuxu77/LargeST", "b7c6ff5f7f0c10051ed10a319b2cfe58021312f9",
+          "LargeST benchmark: spatio-temporal traffic forecasting baselines (DCRNN, STGCN, GWNet...) with sh...", "sealed27"),
+    _repo("attention-learn-to-route", "wouterkool/attention-learn-to-route", "c9abf41ac2f878a55b20dc7e829bc942bb999631",
+          "Attention model trained with REINFORCE (rollout baseline) for TSP/VRP/orienteering routing problems", "dev51"),
+    _repo("ST-PlusPlus", "LiheYoung/ST-PlusPlus", "f4e7a571fe59f4254fe12a5073da1231d29d0a79",
+          "ST++ semi-supervised semantic segmentation via selective self-training with DeepLabv3+/PSPNet tra...", "sealed27"),
+    _repo("VICRegL", "facebookresearch/VICRegL", "803ae4c8cd1649a820f03afb4793763e95317620",
+          "VICRegL self-supervised local+global feature learning pretraining (ResNet/ConvNeXt) with linear e...", "dev51"),
+    _repo("compacter", "rabeehk/compacter", "e123daaaee59488e305297b9685c084edc07b5c0",
+          "Compacter parameter-efficient T5 fine-tuning with hypercomplex adapters via HF Seq2Seq Trainer su...", "sealed27"),
+    _repo("AStarNet", "DeepGraphLearning/AStarNet", "4ebefdcafd73bcba7ce5754d3f6cd60cf340ec93",
+          "A*Net scalable path-based knowledge-graph reasoning GNN trained with TorchDrug engine", "dev51"),
+    _repo("RandLA-Net-pytorch", "tsunghan-wu/RandLA-Net-pytorch", "75adeacdb796db07e69ba990c36409c5d3ee886b",
+          "RandLA-Net large-scale point-cloud semantic segmentation on SemanticKITTI, PyTorch training loop", "sealed27"),
+    _repo("KGCL-SIGIR22", "yuh-yang/KGCL-SIGIR22", "89c8d062e1fd100132bee7745131fc67b808467d",
+          "KGCL knowledge-graph contrastive learning for recommendation (LightGCN + KG augmentation) trainin...", "dev51"),
+    _repo("DTC", "Luoxd1996/DTC", "2525b9ccba84d7872fe22328b8b3298e7eafdc12",
+          "Dual-task consistency semi-supervised 3D medical image segmentation (V-Net with level-set head) o...", "sealed27"),
+    _repo("PointDSC", "XuyangBai/PointDSC", "b009d536ac10b570853833f2178397c154745da9",
+          "PointDSC deep spatial-consistency outlier rejection for point-cloud registration, trainer on 3DMa...", "dev51"),
+    _repo("Transformer-TTS", "soobinseo/Transformer-TTS", "87bd9c9afdf98320b3168e73e2b7db14a7fc4b7a",
+          "Transformer-based text-to-speech (mel transformer + postnet) with separate training loops on LJSp...", "sealed27"),
+    _repo("fast_abs_rl", "ChenRocks/fast_abs_rl", "a3cd65016082ab842be4e42b0b26b7bc046f4ad5",
+          "Fast abstractive summarization: extractor/abstractor seq2seq training plus actor-critic RL senten...", "dev51"),
+    _repo("Large-Time-Series-Model", "thuml/Large-Time-Series-Model", "1ff8d1afc073182e6d46022069ff32470ab47945",
+          "Timer: generative pre-trained transformer for time series with forecasting, imputation and anomal...", "sealed27"),
+    _repo("learning-tsp", "chaitjo/learning-tsp", "bb28f5795924d99f7e7d945695e884f8d1f7df45",
+          "GNN/transformer encoders for learning TSP routing, trained with supervised and REINFORCE rollouts", "dev51"),
+    _repo("GPT2-chitchat", "yangjianxin1/GPT2-chitchat", "9066954a7896ec1ce058517bc48934394672901a",
+          "Chinese GPT-2 chit-chat dialogue model fine-tuning with custom training loop", "sealed27"),
+    _repo("cav-mae", "YuanGongND/cav-mae", "68fe8c2a3917dc2926e41f796bfdcb331a64b42c",
+          "Contrastive audio-visual masked autoencoder pretraining and audio-visual classification fine-tuning", "dev51"),
+    _repo("CORL", "corl-team/CORL", "eeeeef2671235fcce3a3eb255576a207d78840e6",
+          "Single-file offline and offline-to-online RL algorithms (IQL, CQL, AWAC, TD3+BC, DT) with trainin...", "sealed27"),
+    _repo("Multitask-Recommendation-Library", "easezyc/Multitask-Recommendation-Library", "8c6529c8525ef9c9d2c05794291cdcde1e4f1541",
+          "Multi-task CTR/CVR recommendation models (MMoE, PLE, AITM, MetaHeac) with training loop on AliExp...", "dev51"),
+    _repo("UnsupervisedScalableRepresentationLearningTimeSeries", "White-Link/UnsupervisedScalableRepresentationLearningTimeSeries", "4aff59229113368ace606ad76e149a7916daa6f9",
+          "Unsupervised time-series representation learning with causal dilated CNN encoder and triplet loss...", "sealed27"),
+    _repo("self_supervised", "untitled-ai/self_supervised", "6d14ca0402ecc13feda9b3a9fdc056fd1ac24473",
+          "PyTorch Lightning implementations of MoCo/BYOL-style self-supervised pretraining with linear clas...", "dev51"),
+    _repo("UTNet", "yhygao/UTNet", "6bdcc97e2364d127e1d2d20e307f935c8fffbff0",
+          "UTNet hybrid CNN-transformer for medical image segmentation with training script on cardiac MRI (...", "sealed27"),
+    _repo("yolov7-pytorch", "bubbliiiing/yolov7-pytorch", "170bf5bc5fb5e89ef9b9ed83a05329d4ce49395e",
+          "YOLOv7 object detector reimplementation with full training loop, EMA, mixed precision and VOC/COC...", "dev51"),
 )
 BY_NAME = {repo.name: repo for repo in REPOS}
 
