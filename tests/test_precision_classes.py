@@ -2272,7 +2272,7 @@ def test_an_offset_advanced_by_command_line_values_carries_no_graph(tmp_path):
 
             import numpy as np
             import torch
-            from utils import batchify, get_batch
+            from utils import batchify, get_batch, load
 
             parser = argparse.ArgumentParser()
             parser.add_argument("--bptt", type=int, default=70)
@@ -3499,7 +3499,7 @@ def test_a_state_dict_whose_slots_are_moved_to_the_cpu_one_by_one_is_a_cpu_save(
     assert [code for _, code in project_findings(tmp_path, "pkg/train.py") if code == "ML203"] == ["ML203"]
 
 # ----- code that raises before the flagged line runs ---------------------------------------------
-def test_a_name_bound_nowhere_stops_the_rest_of_its_block():
+def test_a_name_bound_nowhere_stops_the_rest_of_its_block(tmp_path):
     """``os.listdir(sw_path)`` with ``sw_path`` defined nowhere raises NameError: the load after it
     in the same branch never runs. After a name that is bound, or one read only on a path that
     may not be taken (``'runs' or sw_path``), it is still reported."""
@@ -3516,10 +3516,18 @@ def test_a_name_bound_nowhere_stops_the_rest_of_its_block():
             model.load_state_dict(state["model"])
     """
     load = 'state = torch.load("last.ckpt")'
-    assert findings(template.format(first="pass", folder="sw_path", last=load)) == []
-    assert findings(template.format(first="sw_path = 'runs'", folder="sw_path", last=load)) == [(10, "ML203")]
-    # a builtin, or a name only a branch reads (``a or sw_path``), is no certain NameError
-    assert findings(template.format(first="pass", folder="'runs' or sw_path", last=load)) == [(10, "ML203")]
+
+    def found(**parts) -> list[tuple[int, str]]:
+        write(tmp_path, {"model.py": "from torch import nn\n\nclass Net(nn.Module):\n    pass\n",
+                         "train.py": template.format(**parts)})
+        return project_findings(tmp_path, "train.py")
+
+    assert found(first="pass", folder="sw_path", last=load) == []
+    assert found(first="sw_path = 'runs'", folder="sw_path", last=load) == [(9, "ML203")]
+    # a name only a branch reads (``a or sw_path``) is no certain NameError
+    assert found(first="pass", folder="'runs' or sw_path", last=load) == [(9, "ML203")]
+    # a file joined to no other module of a project (a snippet, a script being written): not read
+    assert findings(template.format(first="pass", folder="sw_path", last=load)) == [(10, "ML203")]
 
 
 def test_a_star_import_of_the_project_is_read_for_the_names_it_brings(tmp_path):
@@ -3548,7 +3556,7 @@ def test_a_star_import_of_the_project_is_read_for_the_names_it_brings(tmp_path):
     assert project_findings(tmp_path, "train.py") == [(8, "ML203")]
 
 
-def test_a_class_whose_init_always_raises_never_runs_its_methods():
+def test_a_class_whose_init_always_raises_never_runs_its_methods(tmp_path):
     """``GINConv`` imported nowhere (its import commented out): ``__init__`` raises NameError, so no
     instance exists and ``relocate`` never wraps anything; a subclass of it in the module, or the
     import restored, bring the finding back."""
@@ -3568,11 +3576,17 @@ def test_a_class_whose_init_always_raises_never_runs_its_methods():
                     self.conv1 = nn.DataParallel(self.conv1, device_ids=list(range(torch.cuda.device_count())))
         {subclass}
     """
-    assert findings(source.format(import_line="# from torch_geometric.nn import GINConv", subclass="")) == []
-    assert findings(source.format(import_line="from torch_geometric.nn import GINConv", subclass="")) == [(14, "ML206")]
+
+    def found(**parts) -> list[tuple[int, str]]:
+        write(tmp_path, {"models/__init__.py": "", "models/dgcn.py": source.format(**parts),
+                         "main.py": "from models.dgcn import DeepGraphConv\n\nDeepGraphConv(8).relocate()\n"})
+        return project_findings(tmp_path, "models/dgcn.py")
+
+    assert found(import_line="# from torch_geometric.nn import GINConv", subclass="") == []
+    assert found(import_line="from torch_geometric.nn import GINConv", subclass="") == [(13, "ML206")]
     subclass = ("\n        class Other(DeepGraphConv):\n            def __init__(self):\n"
                 "                nn.Module.__init__(self)\n")
-    assert findings(source.format(import_line="# none", subclass=subclass)) == [(14, "ML206")]
+    assert found(import_line="# none", subclass=subclass) == [(13, "ML206")]
 
 
 def test_a_call_that_cannot_fit_its_callee_stops_the_script(tmp_path):
@@ -3651,3 +3665,113 @@ def test_a_module_of_a_package_nothing_imports_never_runs(tmp_path):
     assert project_findings(tmp_path, "module/networks_other.py") == []
     (tmp_path / "pyproject.toml").write_text("")
     assert project_findings(tmp_path, "module/networks_other.py") == [(8, "ML206")]
+
+
+def test_a_call_method_whose_instances_another_module_calls_only_under_no_grad(tmp_path):
+    """``RLExtractor.__call__`` runs its network with grad on, but the only instance the project
+    makes is a local of ``decode()`` that calls it inside ``with torch.no_grad():``: no graph is
+    recorded. Called outside the block, or handed to other code (whose calls are unknown), it is
+    reported."""
+    decoding = """
+        import torch
+
+        class RLExtractor:
+            def __init__(self, path):
+                self._net = torch.load(path, map_location="cpu")
+
+            def __call__(self, article):
+                self._net.eval()
+                indices = self._net(article)
+                return indices.tolist()
+    """
+    decode = """
+        import torch
+        from decoding import RLExtractor
+
+        def decode(path, articles):
+            extractor = RLExtractor(path)
+            results = []
+            {block}
+            return results
+    """
+    inside = "with torch.no_grad():\n                for article in articles:\n                    results.append(extractor(article))"
+    outside = "for article in articles:\n                results.append(extractor(article))"
+    handed = "with torch.no_grad():\n                results.append(run(extractor, articles))"
+    write(tmp_path, {"decoding.py": decoding, "decode.py": decode.format(block=inside)})
+    assert project_findings(tmp_path, "decoding.py") == []
+    write(tmp_path, {"decode.py": decode.format(block=outside)})
+    assert project_findings(tmp_path, "decoding.py") == [(9, "ML201")]
+    write(tmp_path, {"decode.py": decode.format(block=handed)})
+    assert project_findings(tmp_path, "decoding.py") == [(9, "ML201")]
+
+
+def test_data_parallel_whose_output_is_backpropagated_as_it_comes_out_computes_the_loss_in_forward():
+    """``loss, acc = audio_model(a, v)`` then ``loss.sum().backward()``: the wrapped ``forward``
+    computes the loss (what the class does is read from the training code, not from its name), so
+    only the replicas' losses are gathered: info about speed. A criterion applied to the output
+    outside ``forward`` keeps the warning."""
+    source = """
+        import torch
+        from torch import nn
+        from models import CAVMAE
+
+        def train(args, loader):
+            audio_model = CAVMAE()
+            audio_model = nn.DataParallel(audio_model)
+            audio_model = audio_model.cuda()
+            optimizer = torch.optim.Adam(audio_model.parameters())
+            for a, v, y in loader:
+                {step}
+                optimizer.zero_grad()
+                loss.sum().backward()
+                optimizer.step()
+    """
+    severity = {f.code: f.severity for f in check_source(textwrap.dedent(source.format(
+        step="loss, acc = audio_model(a.cuda(), v.cuda())")), "train.py", default_codes())}
+    assert severity == {"ML206": "info"}
+    severity = {f.code: f.severity for f in check_source(textwrap.dedent(source.format(
+        step="out = audio_model(a.cuda(), v.cuda()); loss = nn.functional.cross_entropy(out, y.cuda())")),
+        "train.py", default_codes())}
+    assert severity == {"ML206": "warning"}
+
+
+def test_a_branch_behind_a_constructor_flag_no_construction_changes_never_runs(tmp_path):
+    """``if self.iter_opt: ... else: loss.backward(retain_graph=True)`` with ``iter_opt=True`` by
+    default, stored once by ``__init__``, and the only construction in the repository leaving it
+    at that default: the ``else`` branch never runs. A construction passing the flag (by keyword
+    or position), another assignment of the attribute, a subclass, or a packaged project (whose
+    users construct it elsewhere) bring the finding back."""
+    model = """
+        import torch
+
+        class Goggle:
+            def __init__(self, net, epochs=10, iter_opt=True):
+                self.net = net
+                self.epochs = epochs
+                self.iter_opt = iter_opt
+                self.optimiser = torch.optim.Adam(net.parameters())
+
+            def fit(self, loader):
+                for data in loader:
+                    if self.iter_opt:
+                        loss = self.net(data).mean()
+                        loss.backward()
+                    else:
+                        loss = self.net(data).mean()
+                        loss.backward(retain_graph=True)
+                    self.optimiser.step()
+    """
+    write(tmp_path, {"goggle.py": model, "main.py": "from goggle import Goggle\n\nGoggle(None, epochs=5).fit([])\n"})
+    assert project_findings(tmp_path, "goggle.py") == []
+    (tmp_path / "main.py").unlink()
+    others = ["from goggle import Goggle\n\nargs = ()\nGoggle(None, iter_opt=False).fit([])\n",
+              "from goggle import Goggle\n\nGoggle(None, 5, False).fit([])\n",
+              "from goggle import Goggle\n\nargs = ()\nGoggle(*args).fit([])\n",
+              "from goggle import Goggle\n\nmodel = Goggle(None)\nmodel.iter_opt = False\nmodel.fit([])\n",
+              "from goggle import Goggle\n\nclass Other(Goggle):\n    pass\n\nOther(None).fit([])\n"]
+    for number, other in enumerate(others):  # a new file each time: the project's file listing changes
+        write(tmp_path, {f"main{number}.py": other})
+        assert project_findings(tmp_path, "goggle.py") == [(17, "ML103")], other
+        (tmp_path / f"main{number}.py").unlink()
+    write(tmp_path, {"main.py": "from goggle import Goggle\n\nGoggle(None).fit([])\n", "pyproject.toml": ""})
+    assert project_findings(tmp_path, "goggle.py") == [(17, "ML103")]

@@ -62,8 +62,8 @@ class FileChecker:
         self._imported_by_nobody = False  # see _never_run
         self._in_an_unused_package: bool | None = None  # see _never_run
         self._module_nobody_imports: bool | None = None  # see _never_run
-        self._raising: RaisingCode = NOTHING  # code after a name bound nowhere (memlint.static.raising)
-        self._raising_with_calls: RaisingCode | None = None  # also after calls that cannot fit: see _raising_code
+        self._raising: RaisingCode | None = None  # code after what always raises: see _raising_code
+        self._constructor_defaults: dict[tuple[str, str], object] = {}  # see _constructor_default
         self._dead_nodes: frozenset[int] | None = None  # id() of every node of _raising_code's dead statements
         self._definition_nodes: dict[int, frozenset[int]] = {}  # id() of a top-level def -> its nodes' ids
         self._statement_code: dict[int, str] = {}  # id() of a top-level statement -> its code (top_level_naming)
@@ -98,7 +98,6 @@ class FileChecker:
             cst.Return: self._return,
             cst.Yield: self._yield,
             cst.SimpleStatementLine: self._statement_line,
-            cst.IndentedBlock: self._indented_block,
         }
 
     def _result_names(self, call: cst.Call) -> frozenset[str]:
@@ -174,9 +173,6 @@ class FileChecker:
         self._statement.append(module)
         self._find_plain_functions(module)
         self._index_definitions(module)
-        if not self.path.endswith(".ipynb"):
-            # names bound nowhere (rare, cheap to find): what follows them is not walked at all
-            self._raising = find_raising_code(module, self.source, self.path, self._star_imported_names(), calls=False)
         if "args" in self.source or "cfg" in self.source or "opt" in self.source or "config" in self.source:
             # module-level numbers read from the configuration (``batch_size = args.batch_size`` under
             # ``if __name__ == "__main__":``), known before the functions that read them are decided
@@ -325,12 +321,18 @@ class FileChecker:
         return self._unrun[id(top)]
 
     def _raising_code(self) -> RaisingCode:
-        """What always raises in this module, calls whose arguments cannot fit their callee
-        included (read only when a report asks: it reads every statement)."""
-        if self._raising_with_calls is None:
-            self._raising_with_calls = NOTHING if self.path.endswith(".ipynb") else \
-                find_raising_code(self.module, self.source, self.path, self._star_imported_names())
-        return self._raising_with_calls
+        """What always raises in this module (see ``memlint.static.raising``), read only when a
+        report asks: most modules report nothing, and the answer reads every statement."""
+        if self._raising is None:
+            project = self.facts.project
+            # Only in a module joined to a repository: a snippet or an example leaves its names
+            # undefined on purpose (``model(x)`` in a rule's example), a script being written has not
+            # imported them yet.
+            joined = project is not None and bool(self.facts.module_name) and not self.path.endswith(".ipynb") \
+                and project.joined_to_the_project(project.file_of_path(self.path))
+            self._raising = find_raising_code(self.module, self.source, self.path, self._star_imported_names()) \
+                if joined else NOTHING
+        return self._raising
 
     def _after_what_always_raises(self, node: cst.CSTNode) -> bool:
         """Is ``node`` in a statement that runs only after one that always raises (see
@@ -578,16 +580,8 @@ class FileChecker:
         self._failed_rules.add(rule)
 
     def _walk_all(self, nodes: Iterable[cst.CSTNode]) -> None:
-        dead = self._raising.dead_statements
         for node in nodes:
-            if dead and id(node) in dead:
-                return  # after a statement that always raises (memlint.static.raising): never runs
             self._walk(node)
-
-    def _indented_block(self, block: cst.IndentedBlock) -> None:
-        self._enter(block)
-        self._walk_all(block.body)
-        self._exit(block)
 
     def _walk_block(self, block: cst.BaseSuite) -> None:
         if isinstance(block, cst.IndentedBlock):
@@ -745,8 +739,63 @@ class FileChecker:
         if not any(name in bindings and isinstance(bindings[name].node, cst.BaseExpression)
                    and F.literal_value(bindings[name].node) is not F.NOT_A_LITERAL
                    for name in F.names_in(test)):
-            return None
+            return self._constructor_default_test(test)
         return F.constant_test(test, self._constant_names())
+
+    def _constructor_default_test(self, test: cst.BaseExpression) -> bool | None:
+        """``if self.iter_opt:`` in a method of a class whose ``__init__`` stores a parameter with
+        a literal default (``self.iter_opt = iter_opt``, ``iter_opt=True``) that nothing else
+        assigns and that no construction in the project passes (``Project.never_passed``): the
+        attribute always holds the default, so the test is constant."""
+        function = self.facts.function
+        info = function.class_info if function is not None else None
+        project = self.facts.project
+        if info is None or project is None or "self." not in self.module.code_for_node(test):
+            return None
+        attributes = {name for name in (F.dotted_name(n) for n in F.descendants(test)
+                                        if type(n) is cst.Attribute) if name and name.startswith("self.")
+                      and name.count(".") == 1}
+        constants = {}
+        for attribute in attributes:
+            value = self._constructor_default(info, attribute[5:])
+            if value is F.NOT_A_LITERAL:
+                return None
+            constants[attribute] = value
+        return F.constant_test(test, constants) if constants else None
+
+    def _constructor_default(self, info: F.ClassInfo, attribute: str) -> object:
+        key = (info.name, attribute)
+        known = self._constructor_defaults.get(key)
+        if known is None:
+            known = self._constructor_defaults[key] = self._find_constructor_default(info, attribute)
+        return known
+
+    def _find_constructor_default(self, info: F.ClassInfo, attribute: str) -> object:
+        stores = re.findall(rf"\.{re.escape(attribute)}\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)", self.source)
+        if len(stores) != 1 or "setattr(" in self.source or "__dict__" in self.source:
+            return F.NOT_A_LITERAL
+        init = next((statement for statement in F.block_statements(info.node.body)
+                     if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__"), None)
+        if init is None:
+            return F.NOT_A_LITERAL
+        stored = next((small for statement in F.block_statements(init.body)
+                       if isinstance(statement, cst.SimpleStatementLine) for small in statement.body
+                       if isinstance(small, cst.Assign) and len(small.targets) == 1
+                       and F.dotted_name(small.targets[0].target) == f"self.{attribute}"), None)
+        if stored is None or not isinstance(stored.value, cst.Name):
+            return F.NOT_A_LITERAL
+        parameter = stored.value.value
+        defaults = F.literal_defaults(init)
+        if parameter not in defaults or any(isinstance(n, (cst.AssignTarget, cst.AugAssign))
+                                            and parameter in F.names_in(n.target) for n in F.descendants(init)):
+            return F.NOT_A_LITERAL  # rebound in __init__ before it is stored
+        positional = [p.name.value for p in (*init.params.posonly_params, *init.params.params)][1:]
+        index = positional.index(parameter) if parameter in positional else None
+        project = self.facts.project
+        if not self.facts.module_name or not project.never_passed(
+                info.name, parameter, index, attribute, project.file_of_path(self.path)):
+            return F.NOT_A_LITERAL
+        return defaults[parameter]
 
     def _device_compared_to_string(self, test: cst.BaseExpression) -> bool | None:
         """``if self.device == "cuda":`` where ``self.device`` only ever holds a ``torch.device``:

@@ -4171,16 +4171,19 @@ def value_with_defaults(test: cst.BaseExpression, defaults: dict[str, object]) -
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         value = value_with_defaults(test.expression, defaults)
         return NOT_A_LITERAL if value is NOT_A_LITERAL else not value
-    if isinstance(test, cst.Name):
-        return bool(defaults[test.value]) if test.value in defaults else NOT_A_LITERAL
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
+    if isinstance(test, (cst.Name, cst.Attribute)):
+        key = dotted_name(test)
+        return bool(defaults[key]) if key in defaults else NOT_A_LITERAL
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+            and isinstance(test.left, (cst.Name, cst.Attribute)):
         target = test.comparisons[0]
         compare = _COMPARE.get(type(target.operator))
         right = _signed_literal(target.comparator)
-        if compare is None or test.left.value not in defaults or right is NOT_A_LITERAL:
+        key = dotted_name(test.left)
+        if compare is None or key not in defaults or right is NOT_A_LITERAL:
             return NOT_A_LITERAL
         try:
-            return bool(compare(defaults[test.left.value], right))
+            return bool(compare(defaults[key], right))
         except TypeError:
             return NOT_A_LITERAL
     return NOT_A_LITERAL

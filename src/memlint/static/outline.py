@@ -315,3 +315,99 @@ def _dotted(node: ast.expr) -> str | None:
     if isinstance(node, ast.Subscript):  # Generic[T], nn.Module subclass with a type parameter
         return _dotted(node.value)
     return None
+
+
+def instances_only_called(text: str, class_name: str) -> list[tuple[str, str, int]] | None:
+    """Every instance of the class ``class_name`` the module makes, as (function, local name, how
+    many times the function calls it) — when each is bound to a local name of a function that
+    only ever calls it (``extractor = RLExtractor(path)`` ... ``extractor(article)``): its
+    ``__call__`` then runs only at those calls. None when some mention of the class is anything
+    else (an instance passed on, returned, stored, made at module level; a subclass; an
+    annotation): who calls it is not known."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    found = []
+    for node in ast.walk(tree):
+        mentioned = (isinstance(node, ast.Name) and node.id == class_name) \
+            or (isinstance(node, ast.Attribute) and node.attr == class_name)
+        if not mentioned or isinstance(parents.get(id(node)), ast.Attribute):
+            continue  # ``pkg.RLExtractor``: the Attribute itself is the mention
+        call = parents.get(id(node))
+        assign = parents.get(id(call)) if call is not None else None
+        if not (isinstance(call, ast.Call) and call.func is node and isinstance(assign, ast.Assign)
+                and assign.value is call and len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name)):
+            return None
+        function = parents.get(id(assign))
+        while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            function = parents.get(id(function))
+        if function is None:
+            return None  # made by module-level code: any importer may call it
+        name = assign.targets[0].id
+        calls = _only_called(function, name, parents)
+        if calls is None:
+            return None
+        found.append((function.name, name, calls))
+    return found
+
+
+def _only_called(function: ast.AST, name: str, parents: dict[int, ast.AST]) -> int | None:
+    """How many times ``function`` calls its local ``name``, when it binds it once and uses it
+    only as the function of a call, none inside a nested definition; else None."""
+    stores = calls = 0
+    for node in ast.walk(function):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return None
+        if not (isinstance(node, ast.Name) and node.id == name):
+            continue
+        owner = parents.get(id(node))
+        while owner is not None and owner is not function:
+            if isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+                                  ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                return None
+            owner = parents.get(id(owner))
+        if isinstance(node.ctx, ast.Store):
+            stores += 1
+        elif isinstance(parents.get(id(node)), ast.Call) and parents[id(node)].func is node:
+            calls += 1
+        else:
+            return None
+    return calls if stores == 1 else None
+
+
+def constructions_leave(text: str, class_name: str, parameter: str, index: int | None) -> bool:
+    """Does every mention of the class ``class_name`` in the module construct it without passing
+    ``parameter`` (by keyword, or by position ``index`` counted after ``self``; None: keyword
+    only)? A mention that is no call (a subclass, a registry, a class handed on) or a call with
+    ``*args`` / ``**kwargs`` may pass it: False. ``super(Name, self)`` is no construction."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    for node in ast.walk(tree):
+        mentioned = (isinstance(node, ast.Name) and node.id == class_name) \
+            or (isinstance(node, ast.Attribute) and node.attr == class_name)
+        if not mentioned or isinstance(parents.get(id(node)), ast.Attribute):
+            continue
+        call = parents.get(id(node))
+        if not isinstance(call, ast.Call):
+            return False
+        if call.func is not node:
+            if isinstance(call.func, ast.Name) and call.func.id == "super" and call.args and call.args[0] is node:
+                continue
+            return False
+        if any(isinstance(arg, ast.Starred) for arg in call.args) \
+                or any(keyword.arg is None or keyword.arg == parameter for keyword in call.keywords):
+            return False
+        if index is not None and len(call.args) > index:
+            return False
+    return True

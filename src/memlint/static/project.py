@@ -38,7 +38,9 @@ from memlint.static.discovery import CONFIGURATION_SUFFIXES, LISTING, listing_di
 from memlint.static.engine import FileChecker
 from memlint.static.facts import related_classes
 from memlint.static.frameworks import PLAIN, ClassKinds, external_kinds
-from memlint.static.outline import ClassOutline, FunctionOutline, ModuleOutline, outline_of
+from memlint.static.outline import (
+    ClassOutline, FunctionOutline, ModuleOutline, constructions_leave, instances_only_called, outline_of,
+)
 from memlint.static.raising import module_level_names
 from memlint.static.cache import code_fingerprint, summary_folder
 from memlint.static.source import UncheckableFile, content_digest, decode_source, file_digest, parse, read_bytes
@@ -539,17 +541,23 @@ class Project:
         if len(_seen) > 8:
             return False
         seen = _seen | {name}
-        sites = [(site.mode, site.caller.name, site.inherited) for site in local_sites.get(name, ())
-                 if site.self_class is None or local_related is None or local_related(site.self_class)]
-        if any(mode.value == "on" and not inherited for mode, _, inherited in sites):
-            return False  # called here with grad on, explicitly: no need to read further
-        summaries = self._other_summaries(name, here, plain_function=not owner)
-        if summaries is None or None in summaries:
-            return False
-        for summary in summaries:
-            sites.extend((mode, caller, inherited) for mode, caller, inherited, self_class
-                         in summary.call_sites.get(name, ())
-                         if not (owner and self_class) or related_classes(owner, self_class, self._ancestor_list))
+        if name == "__call__" and owner:
+            instance_sites = self.instance_call_sites(owner, here, local_sites)
+            if instance_sites is None:
+                return False
+            sites = instance_sites
+        else:
+            sites = [(site.mode, site.caller.name, site.inherited) for site in local_sites.get(name, ())
+                     if site.self_class is None or local_related is None or local_related(site.self_class)]
+            if any(mode.value == "on" and not inherited for mode, _, inherited in sites):
+                return False  # called here with grad on, explicitly: no need to read further
+            summaries = self._other_summaries(name, here, plain_function=not owner)
+            if summaries is None or None in summaries:
+                return False
+            for summary in summaries:
+                sites.extend((mode, caller, inherited) for mode, caller, inherited, self_class
+                             in summary.call_sites.get(name, ())
+                             if not (owner and self_class) or related_classes(owner, self_class, self._ancestor_list))
         if not sites:
             return False
         for mode, caller, inherited in sites:
@@ -560,6 +568,43 @@ class Project:
                 continue
             return False
         return True
+
+    def instance_call_sites(self, owner: str, here: ModuleFile,
+                            local_sites: dict[str, list]) -> list[tuple[object, str, bool]] | None:
+        """The calls of the instances of the class ``owner`` (qualified) that run its ``__call__``,
+        as (grad mode, calling function, inherited), when every module that names the class makes
+        its instances only as locals it then only calls (``extractor = RLExtractor(path)`` ...
+        ``extractor(article)``, see ``outline.instances_only_called``). None when some instance may
+        reach other code, or none is made in the project (it is called from outside: unknown)."""
+        name = owner.rsplit(".", 1)[-1]
+        modules = self.modules_mentioning(name)
+        if not modules:
+            return None
+        sites: list[tuple[object, str, bool]] = []
+        made = False
+        for module in modules:
+            text = self._cached_text(module.path)
+            instances = instances_only_called(text, name) if text is not None else None
+            if instances is None:
+                return None
+            if not instances:
+                continue
+            made = True
+            if module.path == here.path:
+                table = {callee: [(site.mode, site.caller.name, site.inherited) for site in found]
+                         for callee, found in local_sites.items()}
+            else:
+                summary = self.summary(module)
+                if summary is None:
+                    return None
+                table = {callee: [(mode, caller, inherited) for mode, caller, inherited, _ in found]
+                         for callee, found in summary.call_sites.items()}
+            for function, local, count in instances:
+                calls = [site for site in table.get(local, ()) if site[1] == function]
+                if len(calls) != count:
+                    return None
+                sites.extend(calls)
+        return sites if made else None
 
     def _ancestor_list(self, qualified: str) -> list[str]:
         return list(self.ancestors(qualified))
@@ -892,6 +937,50 @@ class Project:
             return None
         self._note({module.path: file_digest(module.path) or ""})
         return exported[0], exported[1], module.is_package
+
+    def never_passed(self, class_name: str, parameter: str, index: int | None, attribute: str,
+                     here: ModuleFile) -> bool:
+        """In a repository not packaged for others, does every construction of the class
+        ``class_name`` (of ``here``) leave its ``__init__`` parameter ``parameter`` (position
+        ``index`` after ``self``) at its default, and does no other module assign ``.attribute``?
+        Every mention of the class must be such a construction (see
+        ``outline.constructions_leave``). A True answer reads every file of the project."""
+        if not self.unpackaged():
+            return False
+        files = self._project_files()
+        mentioning = self.modules_mentioning(class_name)
+        assigning = self.modules_mentioning(attribute)
+        if files is None or mentioning is None or assigning is None:
+            return False
+        for module in mentioning:
+            text = self._cached_text(module.path)
+            if text is None or not constructions_leave(text, class_name, parameter, index):
+                return False
+        store = re.compile(rf"\.{re.escape(attribute)}\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)")
+        for module in assigning:
+            text = self._cached_text(module.path)
+            if module.path != here.path and (text is None or store.search(text) or "setattr(" in text):
+                return False
+        if self._configuration_mentions(parameter):
+            return False  # a configuration file may construct it (``_target_`` with the parameter)
+        reads = {path: file_digest(path) or "" for path in files}
+        reads.update((path, file_digest(path) or "") for path, _ in self._configuration_texts or ())
+        reads[LISTING + self.root] = listing_digest(self.root)
+        self._note(reads)
+        return True
+
+    def joined_to_the_project(self, module: ModuleFile) -> bool:
+        """Does ``module`` import another module of the project, or another import it? Then it is a
+        part of a repository that runs as a whole, not a snippet or a lone script."""
+        outline = self.outline(module)
+        if outline is None:
+            return False
+        for qualified in (*outline.imports.values(), *outline.star_imports):
+            for candidate in (qualified, qualified.rsplit(".", 1)[0]):
+                found = self.module_file(candidate)
+                if found is not None and found.path != module.path:
+                    return True
+        return not self.imported_by_nobody(module)
 
     def subclassed_elsewhere(self, name: str, module: ModuleFile) -> bool:
         """Does a class of another module of the project name ``name`` among its bases (a

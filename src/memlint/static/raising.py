@@ -10,8 +10,8 @@ Two things make a statement raise whenever it runs, whatever the data:
 
 The rest of the statement's block then never runs. A function whose body raises before it can
 return always raises, so its callers raise too, and a class whose ``__init__`` always raises
-never has an instance: its methods never run. The engine does not walk what never runs, like a
-branch behind ``if False:`` (see ``FileChecker``).
+never has an instance: its methods never run. The engine drops what a rule reports in code that
+never runs (``FileChecker._never_run``); it reads this module only for a file with a report.
 
 Only what is certain counts: the operands after the first of ``and`` / ``or``, the branches of
 ``a if c else b``, a lambda's body and a comprehension's element are not evaluated for sure, and
@@ -109,12 +109,10 @@ def star_imports_in(source: str) -> list[str]:
 
 
 def find_raising_code(module: cst.Module, source: str, path: str = "<module>",
-                      star_imported: frozenset[str] | None = None, calls: bool = True) -> RaisingCode:
-    """Which statements of ``module`` never run (see the module's docstring). ``calls=False``
-    reads only names bound nowhere: cheap enough for every module (the call signatures need a
-    read of every statement)."""
+                      star_imported: frozenset[str] | None = None) -> RaisingCode:
+    """Which statements of ``module`` never run (see the module's docstring)."""
     unbound = names_bound_nowhere(source, path, star_imported)
-    signatures = _signatures(module) if calls and not any(word in source for word in _DYNAMIC_BINDING) else {}
+    signatures = _signatures(module) if not any(word in source for word in _DYNAMIC_BINDING) else {}
     if "import *" in source:
         signatures = {name: s for name, s in signatures.items() if star_imported is not None and name not in star_imported}
     if not unbound and not signatures:

@@ -325,7 +325,8 @@ class DataParallel(Rule):
         cls = self.facts.instance_class(wrapped) if wrapped is not None else None
         forward = self.facts.find_method(cls, "forward") if cls is not None else None
         if forward is not None and any(_is_loss(callee) for callee in self.facts.calls_made(forward, depth=1)) \
-                or forward is None and self._project_forward_computes_loss(wrapped):
+                or forward is None and self._project_forward_computes_loss(wrapped) \
+                or _output_backpropagated(function, bound):
             # The documented fix for the imbalance: each replica computes its own loss.
             self.report(
                 node,
@@ -752,6 +753,24 @@ def _call_text(node: cst.Call, name: str) -> str:
         callee = dotted_name(wrapped.func) if isinstance(wrapped, cst.Call) else None
         text = f"{callee}(...)" if callee is not None and len(callee) <= 15 else source_of(wrapped, 20)
     return f"{name}({text})"
+
+
+def _output_backpropagated(function, bound: frozenset[str]) -> bool:
+    """Does this function backpropagate what the wrapper returns, as it comes out (``loss, acc =
+    model(a, v)`` ... ``scaler.scale(loss.sum()).backward()``)? Then ``forward`` computes the
+    loss, whatever the class: only the replicas' losses are gathered. A criterion applied to the
+    output (``loss = criterion(model(x), y)``) binds another name."""
+    names = {name for name in bound if "." not in name}
+    backpropagated = getattr(function, "backward_names", None)
+    if not names or not backpropagated or not isinstance(getattr(function, "node", None), cst.FunctionDef):
+        return False
+    for part in descendants(function.node.body):
+        if isinstance(part, cst.Assign) and isinstance(part.value, cst.Call) \
+                and dotted_name(part.value.func) in names:
+            results = {element for target in part.targets for element in names_in(target.target)}
+            if results & backpropagated:
+                return True
+    return False
 
 
 def _unwrapped_at_once(call: cst.Call, function, bound: frozenset[str]) -> bool:
