@@ -1247,3 +1247,19 @@ def test_a_plain_function_is_called_only_by_modules_that_import_it(tmp_path):
     (tmp_path / "other.py").write_text(
         "import torch\nfrom utils import evaluate\n\n\nif __name__ == '__main__':\n    print(evaluate(model, batches))\n")
     assert lines() == [6]
+
+
+def test_a_root_found_while_a_module_is_checked_goes_after_that_modules_root(tmp_path):
+    """Two scripts' folders each hold a ``dataclass.py``: while ``pretraining/train.py`` is checked,
+    finding the other folder (a search of the project's files adds its root) must not make
+    ``from dataclass import *`` resolve to the other folder's module."""
+    for folder, name in (("pretraining", "Corpus"), ("story", "Story")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "dataclass.py").write_text(f"class {name}:\n    pass\n")
+        (tmp_path / folder / "train.py").write_text("from dataclass import *\n")
+    (tmp_path / "pyproject.toml").write_text("")
+    project = project_for(str(tmp_path / "pretraining" / "train.py"))
+    with project.looking_from(str(tmp_path / "pretraining" / "train.py")):
+        project.file_of_path(str(tmp_path / "story" / "train.py"))  # adds story/ as an import root
+        found = project.module_file("dataclass")
+    assert found is not None and found.path == str((tmp_path / "pretraining" / "dataclass.py").resolve())

@@ -411,3 +411,28 @@ def constructions_leave(text: str, class_name: str, parameter: str, index: int |
         if index is not None and len(call.args) > index:
             return False
     return True
+
+
+def imports_name_from(text: str, stem: str, name: str) -> bool:
+    """May the module's code (imports at any depth, in functions and branches too) reach ``name``
+    of the module whose last dotted part is ``stem``: ``from ...stem import name`` (or ``*``), or
+    the module itself imported (``import pkg.stem``, ``from pkg import stem``), whose attributes
+    are open to it? True when the text cannot be parsed or imports by a computed name."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return True
+    if "import_module" in text or "__import__" in text:
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if module == stem or module.endswith("." + stem):
+                if any(alias.name in ("*", name) for alias in node.names):
+                    return True
+            elif any(alias.name == stem for alias in node.names):
+                return True  # from pkg import stem: the module as an object
+        elif isinstance(node, ast.Import):
+            if any(alias.name == stem or alias.name.endswith("." + stem) for alias in node.names):
+                return True
+    return False

@@ -22,6 +22,7 @@ whose summaries read it.
 
 from __future__ import annotations
 
+import ast
 import os
 import pickle
 import io
@@ -39,7 +40,8 @@ from memlint.static.engine import FileChecker
 from memlint.static.facts import related_classes
 from memlint.static.frameworks import PLAIN, ClassKinds, external_kinds
 from memlint.static.outline import (
-    ClassOutline, FunctionOutline, ModuleOutline, constructions_leave, instances_only_called, outline_of,
+    ClassOutline, FunctionOutline, ModuleOutline, constructions_leave, imports_name_from, instances_only_called,
+    outline_of,
 )
 from memlint.static.raising import module_level_names
 from memlint.static.cache import code_fingerprint, summary_folder
@@ -164,6 +166,7 @@ class Project:
     def __init__(self, root: str) -> None:
         self.root = root
         self._search: list[str] = []  # import roots, most specific first
+        self._looking: list[str] = []  # the roots of the modules being checked (see looking_from)
         self._files: dict[str, ModuleFile | None] = {}  # module name -> its file
         for candidate in (root, os.path.join(root, "src")):
             self.add_import_root(candidate)
@@ -186,7 +189,8 @@ class Project:
     def add_import_root(self, folder: str) -> None:
         folder = os.path.abspath(folder)
         if folder not in self._search and os.path.isdir(folder):
-            self._search.insert(0, folder)
+            # first, unless a module is being checked (looking_from): its own root stays first
+            self._search.insert(1 if self._looking else 0, folder)
             self._files.clear()
 
     # ----- what a result depends on -------------------------------------------------------------
@@ -241,9 +245,11 @@ class Project:
         if place:
             self._search.insert(0, self._search.pop(place))
             self._files.clear()
+        self._looking.append(folder)
         try:
             yield
         finally:
+            self._looking.pop()
             if place and folder in self._search:  # back where it was, after what was added meanwhile
                 self._search.remove(folder)
                 self._search.insert(min(place, len(self._search)), folder)
@@ -877,13 +883,16 @@ class Project:
         stem = module.name.rsplit(".", 1)[-1]
         if module.is_package or not stem.isidentifier() or stem == "__main__" or not self.unpackaged() \
                 or not os.path.exists(os.path.join(os.path.dirname(module.path), "__init__.py")) \
-                or self._is_a_program(module.path):
+                or self._runs_on_its_own(module.path):
             return False
         files = self._project_files()
         if files is None or not any(self._is_a_program(path) for path in files if path != module.path):
             return False
         if not self.imported_by_nobody(module):
             return False
+        package = self._cached_text(os.path.join(os.path.dirname(module.path), "__init__.py"))
+        if package is None or any(word in package for word in ("__all__", "glob", "listdir", "pkgutil", "scandir")):
+            return False  # ``from .train import *`` of a package whose __all__ lists every module in its folder
         for path in files:
             text = self._cached_text(path)
             if text is None or any(word in text for word in ("import_module", "__import__", "importlib", "runpy",
@@ -900,7 +909,8 @@ class Project:
     def taken_from_elsewhere(self, name: str, module: ModuleFile) -> bool:
         """Can another module of the project reach ``name`` of ``module``? Not when every other
         module that imports ``module`` names what it takes (``from gin import Encoder``: no
-        ``import gin``, no ``import *``), none takes ``name``, and no configuration file names it:
+        ``import gin``, no ``import *``, at any depth of its code), none takes ``name``, and no
+        configuration file names it:
         ``gin.test`` is then reached only from ``gin`` itself, whatever other modules call their
         own ``test``. True when that cannot be read. A False answer reads every file of the project."""
         stem = module.name.rsplit(".", 1)[-1]
@@ -911,14 +921,10 @@ class Project:
         for importer in mentioning:
             if importer.path == module.path:
                 continue
-            outline = self.outline(importer)
-            if outline is None or any(star.rsplit(".", 1)[-1] == stem for star in outline.star_imports):
+            text = self._cached_text(importer.path)
+            if text is None or imports_name_from(text, stem, name):
                 return True
-            for qualified in outline.imports.values():
-                parts = qualified.split(".")
-                if parts[-1] == stem or (len(parts) >= 2 and parts[-2] == stem and parts[-1] == name):
-                    return True
-        if self._configuration_mentions(name):
+        if self._configuration_mentions(name) or self._notebooks_mention(name):
             return True
         reads = {path: file_digest(path) or "" for path in files}
         reads.update((path, file_digest(path) or "") for path, _ in self._configuration_texts or ())
@@ -997,6 +1003,21 @@ class Project:
                                       for cls in outline.classes.values() for base in cls.bases):
                 return True
         return False
+
+    def _runs_on_its_own(self, path: str) -> bool:
+        """May the module at ``path`` be run as a script: a program (see :meth:`_is_a_program`), a
+        reader of ``sys.argv``, or top-level code that calls something as a statement or runs a
+        loop, a ``with`` or a ``try`` (``main_timer.run()`` at the end of ``bin/grownet.py``)?"""
+        text = self._cached_text(path)
+        if text is None or self._is_a_program(path) or "sys.argv" in text:
+            return True
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError):
+            return True
+        return any(isinstance(statement, (ast.For, ast.While, ast.With, ast.Try, ast.AsyncFor, ast.AsyncWith))
+                   or isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+                   for statement in tree.body)
 
     def _is_a_program(self, path: str) -> bool:
         """Is the module at ``path`` a program (``if __name__ == "__main__":``, or it parses a
