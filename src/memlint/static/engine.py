@@ -750,7 +750,7 @@ class FileChecker:
         function = self.facts.function
         info = function.class_info if function is not None else None
         project = self.facts.project
-        if info is None or project is None or "self." not in self.module.code_for_node(test):
+        if info is None or project is None:
             return None
         attributes = {name for name in (F.dotted_name(n) for n in F.descendants(test)
                                         if type(n) is cst.Attribute) if name and name.startswith("self.")
