@@ -129,3 +129,41 @@ def test_a_class_whose_init_raises_is_never_made():
     """)
     found = find_raising_code(cst.parse_module(source), source)
     assert found.classes_never_made == {"Net"}
+
+
+COMMAND_LINE = """
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dataname", type=str, default="adult")
+    parser.add_argument("-g", "--gpu-index", type=int, default=0)
+    parser.add_argument("steps", type=int)
+    parser.add_argument("--lr", dest="learning_rate", type=float)
+    group = parser.add_argument_group("extra")
+    group.add_argument("--seed", type=int, default=0)
+    {more}
+    args = parser.parse_args()
+    args.device = "cpu"
+
+    def run(args):
+        return args.anything
+
+    if __name__ == "__main__":
+        fields = (args.dataname, args.gpu_index, args.steps, args.learning_rate, args.seed, args.device)
+        {read}
+        after()
+"""
+
+
+def test_a_field_the_command_line_never_defines_raises():
+    assert dead_lines(COMMAND_LINE.format(more="", read="epoch = args.epoch")) == ["after()"]
+    assert dead_lines(COMMAND_LINE.format(more="", read="epoch = args.seed")) == []
+    # set_defaults, an option added by a helper, or sub-commands may add fields unseen
+    for more in ("parser.set_defaults(epoch=3)", "from options import add_model_args; add_model_args(parser)",
+                 "commands = parser.add_subparsers()"):
+        assert dead_lines(COMMAND_LINE.format(more=more, read="epoch = args.epoch")) == [], more
+
+
+def test_a_function_whose_own_parameter_has_the_namespaces_name_is_not_read():
+    source = COMMAND_LINE.format(more="", read="epoch = run(args)")
+    assert dead_lines(source) == []

@@ -6,7 +6,10 @@ Two things make a statement raise whenever it runs, whatever the data:
   parameter in any scope, and not a builtin): ``os.listdir(sw_path)`` with ``sw_path``
   defined nowhere raises ``NameError``;
 - it calls a function or class of the same module with arguments its signature cannot take
-  (``Encoder(num_features, dim)`` when ``__init__`` needs a third): ``TypeError``.
+  (``Encoder(num_features, dim)`` when ``__init__`` needs a third): ``TypeError``;
+- it reads a field the module's command line never defines (``args.epoch`` when the one
+  ``argparse`` parser adds only ``--dataname`` and ``--gpu``, and nothing else sets it):
+  ``AttributeError``.
 
 The rest of the statement's block then never runs. A function whose body raises before it can
 return always raises, so its callers raise too, and a class whose ``__init__`` always raises
@@ -115,10 +118,102 @@ def find_raising_code(module: cst.Module, source: str, path: str = "<module>",
     signatures = _signatures(module) if not any(word in source for word in _DYNAMIC_BINDING) else {}
     if "import *" in source:
         signatures = {name: s for name, s in signatures.items() if star_imported is not None and name not in star_imported}
-    if not unbound and not signatures:
+    namespace = command_line_fields(module, source)
+    if not unbound and not signatures and namespace is None:
         return NOTHING
-    reader = _Reader(unbound, signatures)
+    reader = _Reader(unbound, signatures, namespace)
     return reader.read(module)
+
+
+def command_line_fields(module: cst.Module, source: str) -> tuple[str, frozenset[str]] | None:
+    """The module's command line, when it is fully known: the name its parsed arguments are
+    bound to at the top level (``args = parser.parse_args()``) and every field they can have (each
+    ``add_argument``'s ``dest``, ``set_defaults``, ``args.x = ...``). None when anything may add
+    fields unseen: a second parser, the parser handed to a function (``add_model_args(parser)``),
+    sub-commands, ``parse_known_args``, an option name that is no literal, ``setattr``/``vars``."""
+    if "ArgumentParser" not in source or any(word in source for word in (
+            "add_subparsers", "parse_known_args", "setattr(", "vars(", "__dict__", "Namespace(", "fromfile")):
+        return None
+    parsers: list[str] = []
+    parsed: list[str] = []
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
+                    and isinstance(small.value, cst.Call):
+                func = small.value.func
+                name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+                if name == "ArgumentParser":
+                    parsers.append(small.targets[0].target.value)
+                elif name == "parse_args" and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                        and not small.value.args:
+                    parsed.append(small.targets[0].target.value)
+    if len(parsers) != 1 or len(parsed) != 1 or source.count("ArgumentParser(") != 1:
+        return None
+    parser, namespace = parsers[0], parsed[0]
+    groups = {parser}
+    fields: set[str] = set()
+    for node in _descendants(module):
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Attribute) \
+                and node.value.func.attr.value in ("add_argument_group", "add_mutually_exclusive_group") \
+                and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            groups.add(node.targets[0].target.value)
+    for node in _descendants(module):
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in groups:
+                if func.attr.value == "add_argument":
+                    dest = _destination(node)
+                    if dest is None:
+                        return None
+                    fields.add(dest)
+                elif func.attr.value == "set_defaults":
+                    if any(arg.keyword is None for arg in node.args):
+                        return None
+                    fields.update(arg.keyword.value for arg in node.args)
+            elif any(isinstance(arg.value, cst.Name) and arg.value.value in groups | {namespace} for arg in node.args):
+                return None  # add_model_args(parser), update(args): fields may be added unseen
+        elif isinstance(node, cst.AssignTarget) or isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            target = node.target
+            for element in (target.elements if isinstance(target, (cst.Tuple, cst.List)) else (target,)):
+                if isinstance(element, (cst.Element, cst.StarredElement)):
+                    element = element.value
+                if isinstance(element, cst.Attribute) and isinstance(element.value, cst.Name) \
+                        and element.value.value == namespace:
+                    fields.add(element.attr.value)
+    rebound = sum(1 for node in _descendants(module) if isinstance(node, cst.AssignTarget)
+                  and isinstance(node.target, cst.Name) and node.target.value == namespace)
+    if rebound != 1:
+        return None
+    return namespace, frozenset(fields)
+
+
+def _destination(call: cst.Call) -> str | None:
+    """The field ``parser.add_argument(...)`` fills: ``dest=``, else the first long option
+    (``--num-epochs``: ``num_epochs``), else the first option or the positional name."""
+    strings = []
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value == "dest":
+                return arg.value.evaluated_value if isinstance(arg.value, cst.SimpleString) else None
+            continue
+        if arg.star or not isinstance(arg.value, cst.SimpleString):
+            return None
+        strings.append(arg.value.evaluated_value)
+    if not strings:
+        return None
+    long = [s for s in strings if s.startswith("--")]
+    chosen = long[0] if long else strings[0]
+    return chosen.lstrip("-").replace("-", "_")
+
+
+def _descendants(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
 
 
 @dataclass(frozen=True)
@@ -341,9 +436,12 @@ def _header_expressions(statement: cst.CSTNode) -> list[cst.CSTNode]:
 
 
 class _Reader:
-    def __init__(self, unbound: frozenset[str], signatures: dict[str, _Signature]) -> None:
+    def __init__(self, unbound: frozenset[str], signatures: dict[str, _Signature],
+                 namespace: tuple[str, frozenset[str]] | None = None) -> None:
         self.unbound = unbound
         self.signatures = signatures
+        self.namespace = namespace
+        self.shadowed = 0  # inside functions that bind the namespace's name themselves
         self.always_raising: set[str] = set()  # top-level names whose call always raises
         self.found = RaisingCode()
 
@@ -393,7 +491,12 @@ class _Reader:
                 return
 
     def _inner_blocks(self, statement: cst.CSTNode) -> None:
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        if isinstance(statement, cst.FunctionDef):
+            shadows = self.namespace is not None and _binds(statement, self.namespace[0])
+            self.shadowed += shadows
+            self._block(_block(statement.body))
+            self.shadowed -= shadows
+        elif isinstance(statement, cst.ClassDef):
             self._block(_block(statement.body))
         elif isinstance(statement, (cst.If, cst.For, cst.While, cst.With)):
             self._block(_block(statement.body))
@@ -416,6 +519,10 @@ class _Reader:
             for node in evaluated(expression):
                 if isinstance(node, cst.Name) and node.value in self.unbound:
                     return True
+                if self.namespace is not None and not self.shadowed and isinstance(node, cst.Attribute) \
+                        and isinstance(node.value, cst.Name) and node.value.value == self.namespace[0] \
+                        and node.attr.value not in self.namespace[1]:
+                    return True  # args.epoch: a field the command line never defines
                 if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
                     name = node.func.value
                     if name in self.always_raising:
@@ -424,6 +531,21 @@ class _Reader:
                     if signature is not None and signature.refuses(node):
                         return True
         return False
+
+
+def _binds(function: cst.FunctionDef, name: str) -> bool:
+    """Does ``function`` bind ``name`` itself (a parameter, an assignment, a loop target)?"""
+    params = function.params
+    if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
+        return True
+    if any(isinstance(p, cst.Param) and p.name.value == name for p in (params.star_arg, params.star_kwarg)):
+        return True
+    for node in _descendants(function.body):
+        if isinstance(node, (cst.AssignTarget, cst.For, cst.AsName, cst.AugAssign, cst.AnnAssign)):
+            target = node.name if isinstance(node, cst.AsName) else node.target
+            if any(n.value == name for n in _names(target)):
+                return True
+    return False
 
 
 def _may_leave(statement: cst.CSTNode) -> bool:
