@@ -324,20 +324,12 @@ def instances_only_called(text: str, class_name: str) -> list[tuple[str, str, in
     ``__call__`` then runs only at those calls. None when some mention of the class is anything
     else (an instance passed on, returned, stored, made at module level; a subclass; an
     annotation): who calls it is not known."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _parsed(text)
+    if tree is None:
         return None
-    parents: dict[int, ast.AST] = {}
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
+    parents = _parents(tree)
     found = []
-    for node in ast.walk(tree):
-        mentioned = (isinstance(node, ast.Name) and node.id == class_name) \
-            or (isinstance(node, ast.Attribute) and node.attr == class_name)
-        if not mentioned or isinstance(parents.get(id(node)), ast.Attribute):
-            continue  # ``pkg.RLExtractor``: the Attribute itself is the mention
+    for node in _mentions(tree, class_name):
         call = parents.get(id(node))
         assign = parents.get(id(call)) if call is not None else None
         if not (isinstance(call, ast.Call) and call.func is node and isinstance(assign, ast.Assign)
@@ -385,19 +377,11 @@ def constructions_leave(text: str, class_name: str, parameter: str, index: int |
     ``parameter`` (by keyword, or by position ``index`` counted after ``self``; None: keyword
     only)? A mention that is no call (a subclass, a registry, a class handed on) or a call with
     ``*args`` / ``**kwargs`` may pass it: False. ``super(Name, self)`` is no construction."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _parsed(text)
+    if tree is None:
         return False
-    parents: dict[int, ast.AST] = {}
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
-    for node in ast.walk(tree):
-        mentioned = (isinstance(node, ast.Name) and node.id == class_name) \
-            or (isinstance(node, ast.Attribute) and node.attr == class_name)
-        if not mentioned or isinstance(parents.get(id(node)), ast.Attribute):
-            continue
+    parents = _parents(tree)
+    for node in _mentions(tree, class_name):
         call = parents.get(id(node))
         if not isinstance(call, ast.Call):
             return False
@@ -418,9 +402,8 @@ def imports_name_from(text: str, stem: str, name: str) -> bool:
     of the module whose last dotted part is ``stem``: ``from ...stem import name`` (or ``*``), or
     the module itself imported (``import pkg.stem``, ``from pkg import stem``), whose attributes
     are open to it? True when the text cannot be parsed or imports by a computed name."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _parsed(text)
+    if tree is None:
         return True
     if "import_module" in text or "__import__" in text:
         return True
@@ -436,3 +419,27 @@ def imports_name_from(text: str, stem: str, name: str) -> bool:
             if any(alias.name == stem or alias.name.endswith("." + stem) for alias in node.names):
                 return True
     return False
+
+
+def _parsed(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def _parents(tree: ast.AST) -> dict[int, ast.AST]:
+    """id() of each node -> the node it is a child of."""
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    return parents
+
+
+def _mentions(tree: ast.AST, name: str):
+    """The expressions naming ``name``: ``Name`` or ``pkg.Name`` (also as the object of an
+    attribute: ``Name.from_pretrained(...)`` is a mention that is no plain construction)."""
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Name) and node.id == name) or (isinstance(node, ast.Attribute) and node.attr == name):
+            yield node

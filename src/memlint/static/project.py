@@ -868,10 +868,7 @@ class Project:
             return None
         if not any(self._is_a_program(path) for path in files if not path.startswith(folder + os.sep)):
             return None  # a library: its users are outside the repository
-        reads = {path: file_digest(path) or "" for path in files}
-        reads.update((path, file_digest(path) or "") for path, _ in self._configuration_texts or ())
-        reads[LISTING + self.root] = listing_digest(self.root)
-        return reads
+        return self._every_file(files)
 
     def a_module_nobody_imports(self, module: ModuleFile) -> bool:
         """Is ``module`` a module of a package folder (an ``__init__.py`` beside it) of a repository
@@ -900,10 +897,7 @@ class Project:
                 return False
         if self._configuration_mentions(stem) or self._notebooks_mention(stem):
             return False
-        reads = {path: file_digest(path) or "" for path in files}
-        reads.update((path, file_digest(path) or "") for path, _ in self._configuration_texts or ())
-        reads[LISTING + self.root] = listing_digest(self.root)
-        self._note(reads)
+        self._note(self._every_file(files))
         return True
 
     def taken_from_elsewhere(self, name: str, module: ModuleFile) -> bool:
@@ -926,10 +920,7 @@ class Project:
                 return True
         if self._configuration_mentions(name) or self._notebooks_mention(name):
             return True
-        reads = {path: file_digest(path) or "" for path in files}
-        reads.update((path, file_digest(path) or "") for path, _ in self._configuration_texts or ())
-        reads[LISTING + self.root] = listing_digest(self.root)
-        self._note(reads)
+        self._note(self._every_file(files))
         return False
 
     def star_exports(self, name: str) -> tuple[frozenset[str], tuple[str, ...], bool] | None:
@@ -969,10 +960,7 @@ class Project:
                 return False
         if self._configuration_mentions(parameter):
             return False  # a configuration file may construct it (``_target_`` with the parameter)
-        reads = {path: file_digest(path) or "" for path in files}
-        reads.update((path, file_digest(path) or "") for path, _ in self._configuration_texts or ())
-        reads[LISTING + self.root] = listing_digest(self.root)
-        self._note(reads)
+        self._note(self._every_file(files))
         return True
 
     def joined_to_the_project(self, module: ModuleFile) -> bool:
@@ -1019,6 +1007,14 @@ class Project:
                    or isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
                    for statement in tree.body)
 
+    def _every_file(self, files: list[str]) -> dict[str, str]:
+        """What an answer that read the whole project depends on: every module, every
+        configuration file read, and the project's file listing (a new file may change it)."""
+        reads = {path: file_digest(path) or "" for path in files}
+        reads.update((path, file_digest(path) or "") for path, _ in self._configuration_texts or ())
+        reads[LISTING + self.root] = listing_digest(self.root)
+        return reads
+
     def _is_a_program(self, path: str) -> bool:
         """Is the module at ``path`` a program (``if __name__ == "__main__":``, or it parses a
         command line)? A repository that holds programs is run through them."""
@@ -1057,10 +1053,7 @@ class Project:
                 return True  # named in code (not only in a comment or prose), or as a string of its own
         if self._configuration_mentions(name):
             return True
-        reads = {path: file_digest(path) or "" for path in files}
-        reads.update((path, file_digest(path) or "") for path, _ in self._configuration_texts or ())
-        reads[LISTING + self.root] = listing_digest(self.root)
-        self._note(reads)
+        self._note(self._every_file(files))
         return False
 
     def reachable_by_name(self, name: str, module: ModuleFile) -> bool:
@@ -1089,10 +1082,7 @@ class Project:
                 receiver = match.group(2)
                 if receiver is None or receiver not in modules:
                     return True  # gan.load(...), self.load, "load", callbacks=[load]
-        reads = {path: file_digest(path) or "" for path in files}
-        reads.update((path, file_digest(path) or "") for path, _ in self._configuration_texts or ())
-        reads[LISTING + self.root] = listing_digest(self.root)
-        self._note(reads)
+        self._note(self._every_file(files))
         return False
 
     def _configuration_mentions(self, word: str) -> bool:
