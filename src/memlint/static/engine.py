@@ -63,7 +63,8 @@ class FileChecker:
         self._in_an_unused_package: bool | None = None  # see _never_run
         self._module_nobody_imports: bool | None = None  # see _never_run
         self._raising: RaisingCode | None = None  # code after what always raises: see _raising_code
-        self._constructor_defaults: dict[tuple[str, str], object] = {}  # see _constructor_default
+        self._constructor_flags: dict[tuple[str, str], tuple | None] = {}  # see _constructor_flag
+        self._flag_branches: list[tuple[cst.CSTNode, tuple]] = []  # see _note_constructor_flag_branch
         self._dead_nodes: frozenset[int] | None = None  # id() of every node of _raising_code's dead statements
         self._definition_nodes: dict[int, frozenset[int]] = {}  # id() of a top-level def -> its nodes' ids
         self._statement_code: dict[int, str] = {}  # id() of a top-level statement -> its code (top_level_naming)
@@ -290,7 +291,8 @@ class FileChecker:
         imports (Project.in_a_package_nobody_imports), in a module of a package that nothing
         imports (Project.a_module_nobody_imports), and a method of a class whose ``__init__``
         always raises (``memlint.static.raising``)."""
-        if self._after_what_always_raises(node) or self._in_a_class_never_made(node):
+        if self._after_what_always_raises(node) or self._in_a_class_never_made(node) \
+                or (self._flag_branches and self._in_a_branch_no_construction_takes(node)):
             return True
         project = self.facts.project
         if project is None or not self.facts.module_name or "globals()" in self.source or "sys.modules" in self.source:
@@ -679,6 +681,8 @@ class FileChecker:
             self._walk(node.test)
             # a branch a constant test turns off never runs: it is not walked (no facts, no findings)
             taken = self._constant_branch(node.test)
+            if taken is None and "self." in self.source:
+                self._note_constructor_flag_branch(node)
             if taken is not False:
                 facts.branch_path.append((id(node), "body"))
                 self._walk_block(node.body)
@@ -739,63 +743,78 @@ class FileChecker:
         if not any(name in bindings and isinstance(bindings[name].node, cst.BaseExpression)
                    and F.literal_value(bindings[name].node) is not F.NOT_A_LITERAL
                    for name in F.names_in(test)):
-            return self._constructor_default_test(test)
+            return None
         return F.constant_test(test, self._constant_names())
 
-    def _constructor_default_test(self, test: cst.BaseExpression) -> bool | None:
-        """``if self.iter_opt:`` in a method of a class whose ``__init__`` stores a parameter with
-        a literal default (``self.iter_opt = iter_opt``, ``iter_opt=True``) that nothing else
-        assigns and that no construction in the project passes (``Project.never_passed``): the
-        attribute always holds the default, so the test is constant."""
+    def _note_constructor_flag_branch(self, node: cst.If) -> None:
+        """``if self.iter_opt: ... else: ...`` in a method of a class whose ``__init__`` stores a
+        parameter with a literal default (``self.iter_opt = iter_opt``, ``iter_opt=True``) that
+        nothing else in the module assigns: note the branch the default turns off. Whether any
+        construction in the project passes the parameter is read only when a report falls in that
+        branch (``_in_a_branch_no_construction_takes``)."""
         function = self.facts.function
         info = function.class_info if function is not None else None
-        project = self.facts.project
-        if info is None or project is None:
-            return None
-        attributes = {name for name in (F.dotted_name(n) for n in F.descendants(test)
+        if info is None or self.facts.project is None or not self.facts.module_name:
+            return
+        attributes = {name for name in (F.dotted_name(n) for n in F.descendants(node.test)
                                         if type(n) is cst.Attribute) if name and name.startswith("self.")
                       and name.count(".") == 1}
-        constants = {}
+        constants, flags = {}, []
         for attribute in attributes:
-            value = self._constructor_default(info, attribute[5:])
-            if value is F.NOT_A_LITERAL:
-                return None
-            constants[attribute] = value
-        return F.constant_test(test, constants) if constants else None
+            flag = self._constructor_flag(info, attribute[5:])
+            if flag is None:
+                return
+            constants[attribute] = flag[1]
+            flags.append((info.name, flag[0], flag[2], attribute[5:]))
+        taken = F.constant_test(node.test, constants) if constants else None
+        off = node.body if taken is False else node.orelse if taken is True else None
+        if off is not None:
+            self._flag_branches.append((off, tuple(flags)))
 
-    def _constructor_default(self, info: F.ClassInfo, attribute: str) -> object:
+    def _constructor_flag(self, info: F.ClassInfo, attribute: str) -> tuple[str, object, int | None] | None:
+        """(parameter, its literal default, its position after ``self``) when ``__init__`` stores
+        ``self.<attribute>`` from that parameter and the module assigns the attribute nowhere else."""
         key = (info.name, attribute)
-        known = self._constructor_defaults.get(key)
-        if known is None:
-            known = self._constructor_defaults[key] = self._find_constructor_default(info, attribute)
-        return known
+        if key not in self._constructor_flags:
+            self._constructor_flags[key] = self._find_constructor_flag(info, attribute)
+        return self._constructor_flags[key]
 
-    def _find_constructor_default(self, info: F.ClassInfo, attribute: str) -> object:
+    def _find_constructor_flag(self, info: F.ClassInfo, attribute: str) -> tuple[str, object, int | None] | None:
         stores = re.findall(rf"\.{re.escape(attribute)}\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)", self.source)
         if len(stores) != 1 or "setattr(" in self.source or "__dict__" in self.source:
-            return F.NOT_A_LITERAL
+            return None
         init = next((statement for statement in F.block_statements(info.node.body)
                      if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__"), None)
         if init is None:
-            return F.NOT_A_LITERAL
+            return None
         stored = next((small for statement in F.block_statements(init.body)
                        if isinstance(statement, cst.SimpleStatementLine) for small in statement.body
                        if isinstance(small, cst.Assign) and len(small.targets) == 1
                        and F.dotted_name(small.targets[0].target) == f"self.{attribute}"), None)
         if stored is None or not isinstance(stored.value, cst.Name):
-            return F.NOT_A_LITERAL
+            return None
         parameter = stored.value.value
         defaults = F.literal_defaults(init)
         if parameter not in defaults or any(isinstance(n, (cst.AssignTarget, cst.AugAssign))
                                             and parameter in F.names_in(n.target) for n in F.descendants(init)):
-            return F.NOT_A_LITERAL  # rebound in __init__ before it is stored
+            return None  # rebound in __init__ before it is stored
         positional = [p.name.value for p in (*init.params.posonly_params, *init.params.params)][1:]
-        index = positional.index(parameter) if parameter in positional else None
+        return parameter, defaults[parameter], positional.index(parameter) if parameter in positional else None
+
+    def _in_a_branch_no_construction_takes(self, node: cst.CSTNode) -> bool:
+        """Is ``node`` in a branch that a constructor flag's default turns off (see
+        ``_note_constructor_flag_branch``), when no construction of the class in the repository
+        passes the flag, nothing else assigns it and nothing subclasses the class
+        (``Project.never_passed``)? It never runs."""
         project = self.facts.project
-        if not self.facts.module_name or not project.never_passed(
-                info.name, parameter, index, attribute, project.file_of_path(self.path)):
-            return F.NOT_A_LITERAL
-        return defaults[parameter]
+        for branch, flags in self._flag_branches:
+            if id(node) not in self._node_ids(branch):
+                continue
+            here = project.file_of_path(self.path)
+            if all(project.never_passed(cls, parameter, index, attribute, here)
+                   for cls, parameter, index, attribute in flags):
+                return True
+        return False
 
     def _device_compared_to_string(self, test: cst.BaseExpression) -> bool | None:
         """``if self.device == "cuda":`` where ``self.device`` only ever holds a ``torch.device``:
