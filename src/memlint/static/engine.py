@@ -756,9 +756,9 @@ class FileChecker:
         info = function.class_info if function is not None else None
         if info is None or self.facts.project is None or not self.facts.module_name:
             return
-        attributes = {name for name in (F.dotted_name(n) for n in F.descendants(node.test)
-                                        if type(n) is cst.Attribute) if name and name.startswith("self.")
-                      and name.count(".") == 1}
+        attributes = _flag_attributes(node.test)
+        if not attributes:
+            return
         constants, flags = {}, []
         for attribute in attributes:
             flag = self._constructor_flag(info, attribute[5:])
@@ -2240,6 +2240,22 @@ def _leaves_after_one(block: cst.BaseSuite) -> bool:
             continue  # an inner loop's continue is its own
         stack.extend(current.children)
     return True
+
+
+def _flag_attributes(test: cst.BaseExpression) -> set[str] | None:
+    """The ``self.<name>`` a test reads when it is only such reads, negated, compared with a
+    literal, or joined by ``and`` / ``or`` (the tests F.value_with_defaults decides); else None."""
+    if type(test) is cst.Attribute:
+        value = test.value
+        return {f"self.{test.attr.value}"} if type(value) is cst.Name and value.value == "self" else None
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        return _flag_attributes(test.expression)
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
+        return _flag_attributes(test.left)
+    if type(test) is cst.BooleanOperation:
+        left, right = _flag_attributes(test.left), _flag_attributes(test.right)
+        return left | right if left is not None and right is not None else None
+    return None
 
 
 def _always_leaves(block: cst.BaseSuite) -> bool:
