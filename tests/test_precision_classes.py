@@ -3311,7 +3311,9 @@ def test_a_name_rebound_to_its_own_value_as_a_number_carries_no_graph():
     a number, however unknown the divisor; storing it keeps nothing. Rebound to the tensor
     itself, scaled, it is reported."""
     assert [code for _, code in findings(_LOSS_TO_NUMBER) if code == "ML101"] == []
-    scaled = _LOSS_TO_NUMBER.replace("loss.item() / params.train_window", "loss / params.train_window")
+    # kept in a dict (a numpy array would convert it to a number)
+    scaled = _LOSS_TO_NUMBER.replace("loss.item() / params.train_window", "loss / params.train_window") \
+        .replace("np.zeros(len(train_loader))", "{}")
     assert [line for line, code in findings(scaled) if code == "ML101"] == [17]
 
 
@@ -3776,3 +3778,96 @@ def test_a_branch_behind_a_constructor_flag_no_construction_changes_never_runs(t
         (tmp_path / f"main{number}.py").unlink()
     write(tmp_path, {"main.py": "from goggle import Goggle\n\nGoggle(None).fit([])\n", "pyproject.toml": ""})
     assert project_findings(tmp_path, "goggle.py") == [(17, "ML103")]
+
+
+def test_a_module_of_the_project_without_parameters_passes_on_only_what_its_inputs_carry(tmp_path):
+    """A hand-written Dice loss (no parameters, in another module) fed one-hot maps of a detached
+    prediction returns no graph, so the running weights rebuilt from it each call chain nothing
+    (ML102 quiet). Fed the prediction's softmax, it carries the prediction's graph: reported."""
+    loss = """
+        import torch
+        from torch import nn
+
+        class SoftDiceLoss(nn.Module):
+            def __init__(self, smooth=1.0):
+                super().__init__()
+                self.smooth = smooth
+
+            def forward(self, x, y):
+                inter = (x * y).sum(0)
+                return (2 * inter + self.smooth) / (x.sum(0) + y.sum(0) + self.smooth)
+    """
+    train = """
+        import torch
+        from loss import SoftDiceLoss
+
+        class DiffDW:
+            def __init__(self, num_cls):
+                self.dice_func = SoftDiceLoss(smooth=1e-8)
+                self.dice_weight = torch.ones(num_cls).cuda()
+
+            def cal_weights(self, pred, label):
+                x_onehot = torch.zeros(pred.shape).cuda()
+                x_onehot.scatter_(1, torch.argmax(pred, dim=1, keepdim=True), 1)
+                y_onehot = torch.zeros(pred.shape).cuda()
+                y_onehot.scatter_(1, label, 1)
+                cur_dice = self.dice_func({first}, y_onehot)
+                self.dice_weight = 0.9 * self.dice_weight + 0.1 * (1.0 - cur_dice)
+                return self.dice_weight
+
+        def main(model, loader, optimizer):
+            diffdw = DiffDW(4)
+            for image, label in loader:
+                output = model(image)
+                weight = diffdw.cal_weights(output, label)
+                loss = (output * weight).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+    """
+    write(tmp_path, {"loss.py": loss, "train.py": train.format(first="x_onehot")})
+    assert project_findings(tmp_path, "train.py") == []
+    write(tmp_path, {"train.py": train.format(first="pred.softmax(1)")})
+    assert (15, "ML102") in project_findings(tmp_path, "train.py")
+
+
+def test_a_loss_written_into_a_numpy_array_keeps_no_graph():
+    """``record = np.zeros(n)`` then ``record[i] = loss``: numpy stores a number in a preallocated
+    slot; no graph is kept and nothing grows. The same write into a dict keeps every step's graph."""
+    source = """
+        import numpy as np
+        import torch.nn.functional as F
+
+        def train(model, loader, optimizer, n):
+            record = {made}
+            for i, (x, y) in enumerate(loader):
+                loss = F.cross_entropy(model(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                record[i] = loss
+            return record
+    """
+    assert findings(source.format(made="np.zeros((n,))")) == []
+    assert [code for _, code in findings(source.format(made="{}"))] == ["ML101"]
+
+
+def test_what_follows_an_unconditional_raise_never_runs():
+    """A ``raise`` statement ends its block in any file: the accumulation after it never runs.
+    Behind an ``if``, the raise leaves the rest reachable, and it is reported."""
+    source = """
+        import torch.nn.functional as F
+
+        def train(model, loader, optimizer):
+            total = 0
+            for x, y in loader:
+                loss = F.cross_entropy(model(x), y)
+                loss.backward()
+                optimizer.step()
+                {raise_line}
+                total += loss
+            return total
+    """
+    assert findings(source.format(raise_line='raise RuntimeError("training is not supported here")')) == []
+    guarded = 'if not loss.isfinite(): raise RuntimeError("diverged")'
+    assert [code for _, code in findings(source.format(raise_line=guarded))] == ["ML101"]

@@ -167,3 +167,14 @@ def test_a_field_the_command_line_never_defines_raises():
 def test_a_function_whose_own_parameter_has_the_namespaces_name_is_not_read():
     source = COMMAND_LINE.format(more="", read="epoch = run(args)")
     assert dead_lines(source) == []
+
+
+def test_a_raise_statement_ends_its_block_even_in_a_snippet():
+    source = "def save(model):\n    raise RuntimeError('not supported')\n    model.save()\n"
+    module = cst.parse_module(source)
+    found = find_raising_code(module, source, complete=False)
+    assert [module.code_for_node(n).strip() for n in _statements(module) if id(n) in found.dead_statements] \
+        == ["model.save()"]
+    # a snippet's undefined names are not read
+    snippet = "model = Net()\nrun(model)\n"
+    assert not find_raising_code(cst.parse_module(snippet), snippet, complete=False)

@@ -332,8 +332,8 @@ class FileChecker:
             # imported them yet.
             joined = project is not None and bool(self.facts.module_name) and not self.path.endswith(".ipynb") \
                 and project.joined_to_the_project(project.file_of_path(self.path))
-            self._raising = find_raising_code(self.module, self.source, self.path, self._star_imported_names()) \
-                if joined else NOTHING
+            self._raising = find_raising_code(self.module, self.source, self.path,
+                                              self._star_imported_names() if joined else None, complete=joined)
         return self._raising
 
     def _after_what_always_raises(self, node: cst.CSTNode) -> bool:

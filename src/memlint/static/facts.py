@@ -2109,7 +2109,8 @@ class Facts:
 
     def holds_a_tensor_made_here(self, node: cst.BaseExpression) -> bool:
         """Is ``node`` a name of this function bound to a tensor it allocated (``torch.zeros(...)``,
-        ``torch.empty_like(x)``, ``x.new_zeros(...)``): writes into it overwrite its slots."""
+        ``torch.empty_like(x)``, ``x.new_zeros(...)``) or a numpy array (``np.zeros(n)``): writes into
+        it overwrite its slots."""
         binding = self.lookup(node.value) if type(node) is _NAME else None
         value = binding.node if binding is not None else None
         for _ in range(3):
@@ -3864,14 +3865,25 @@ class Facts:
             # (an abstract ``forward``, a stub a subclass overrides, says nothing of what runs)
             forward = [method for method in self.methods_of(class_name, "forward") if not is_stub(method)]
             if forward:
+                if self._makes_no_parameters(f"{self.module_name}.{class_name}" if self.module_name else ""):
+                    return GraphValue.combine(self._graph(arg.value) for arg in call.args)
                 return self._call_result(call, forward, True, module_call=True, eval_mode=in_eval)
         owner = self.project_instance_class(module)
+        if owner is not None and self._makes_no_parameters(owner):
+            # a module without parameters (a hand-written Dice loss): no weights of its own record
+            # a graph; what it returns carries what its inputs carry
+            return GraphValue.combine(self._graph(arg.value) for arg in call.args)
         key = self.project.method_owner(owner, "forward") if owner is not None else None
         if key is not None:
             pending = self._pending_project_call(call, key, bound=True, module_call=True, eval_mode=in_eval)
             if pending is not None:
                 return pending
         return CARRIES_VALUE
+
+    def _makes_no_parameters(self, qualified: str) -> bool:
+        """Does the project's class ``qualified`` hold no parameter or submodule, through its bases
+        (``Project.without_parameters``)? False when unknown."""
+        return bool(qualified) and self.project is not None and self.project.without_parameters(qualified)
 
     def _container_read(self, call: cst.Call, method: str) -> GraphValue | None:
         """``d.get("k", default)``, ``d.pop("k")``, ``d.values()``, ``d.items()``: what the
@@ -3914,7 +3926,9 @@ _DISTRIBUTION_METHODS = frozenset({"sample", "rsample", "log_prob", "entropy", "
 # Functions and methods that allocate a tensor of a given shape.
 _ALLOCATING_FUNCTIONS = frozenset(f"torch.{name}" for name in (
     "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "rand", "randn",
-    "rand_like", "randn_like"))
+    "rand_like", "randn_like")) | frozenset(f"numpy.{name}" for name in (
+    # a numpy array: its slots are overwritten, and what is written becomes a number
+    "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like"))
 _ALLOCATING_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full", "clone", "zero_"})
 # What makes a loop's body a step's work (see Loop.runs_steps).
 _WORK = frozenset({"module_call", "backward", "optimizer_step"})

@@ -11,7 +11,7 @@ Two things make a statement raise whenever it runs, whatever the data:
   ``argparse`` parser adds only ``--dataname`` and ``--gpu``, and nothing else sets it):
   ``AttributeError``.
 
-The rest of the statement's block then never runs. A function whose body raises before it can
+So does a ``raise`` statement. The rest of the statement's block then never runs. A function whose body raises before it can
 return always raises, so its callers raise too, and a class whose ``__init__`` always raises
 never has an instance: its methods never run. The engine drops what a rule reports in code that
 never runs (``FileChecker._never_run``); it reads this module only for a file with a report.
@@ -112,14 +112,20 @@ def star_imports_in(source: str) -> list[str]:
 
 
 def find_raising_code(module: cst.Module, source: str, path: str = "<module>",
-                      star_imported: frozenset[str] | None = None) -> RaisingCode:
-    """Which statements of ``module`` never run (see the module's docstring)."""
+                      star_imported: frozenset[str] | None = None, complete: bool = True) -> RaisingCode:
+    """Which statements of ``module`` never run (see the module's docstring). ``complete`` False
+    (a snippet, a file joined to no project): only what follows a ``raise`` statement, since a
+    snippet leaves names undefined on purpose."""
+    if not complete:
+        if "raise " not in source:
+            return NOTHING
+        return _Reader(frozenset(), {}, None).read(module)
     unbound = names_bound_nowhere(source, path, star_imported)
     signatures = _signatures(module) if not any(word in source for word in _DYNAMIC_BINDING) else {}
     if "import *" in source:
         signatures = {name: s for name, s in signatures.items() if star_imported is not None and name not in star_imported}
     namespace = command_line_fields(module, source)
-    if not unbound and not signatures and namespace is None:
+    if not unbound and not signatures and namespace is None and "raise " not in source:
         return NOTHING
     reader = _Reader(unbound, signatures, namespace)
     return reader.read(module)
@@ -515,6 +521,8 @@ class _Reader:
                     self._block(_block(part.body))
 
     def _raises(self, statement: cst.CSTNode) -> bool:
+        if isinstance(statement, cst.SimpleStatementLine) and any(isinstance(small, cst.Raise) for small in statement.body):
+            return True  # raise RuntimeError("...") as a statement of the block
         for expression in _header_expressions(statement):
             for node in evaluated(expression):
                 if isinstance(node, cst.Name) and node.value in self.unbound:
