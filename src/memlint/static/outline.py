@@ -11,6 +11,7 @@ classes to a framework class, what an imported name is (a class, a function, a m
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass, field
 
 from memlint.static.tensor_api import TENSOR_API
@@ -421,7 +422,9 @@ def imports_name_from(text: str, stem: str, name: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=16)
 def _parsed(text: str) -> ast.Module | None:
+    """The module's tree (the project's modules are read again for each question: kept a while)."""
     try:
         return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
