@@ -3871,3 +3871,55 @@ def test_what_follows_an_unconditional_raise_never_runs():
     assert findings(source.format(raise_line='raise RuntimeError("training is not supported here")')) == []
     guarded = 'if not loss.isfinite(): raise RuntimeError("diverged")'
     assert [code for _, code in findings(source.format(raise_line=guarded))] == ["ML101"]
+
+
+def test_a_loss_of_the_project_given_no_module_holds_no_parameters(tmp_path):
+    """``SoftDiceLoss(smooth=1e-8)`` whose ``__init__`` keeps an ``apply_nonlin=None`` it calls when
+    given: built without it, the loss holds no parameter, and one-hot inputs give no graph (ML102
+    quiet). Built with a layer, its output is the layer's graph: reported."""
+    write(tmp_path, {
+        "loss.py": """
+            from torch import nn
+
+            class SoftDiceLoss(nn.Module):
+                def __init__(self, apply_nonlin=None, smooth=1.0):
+                    super().__init__()
+                    self.apply_nonlin = apply_nonlin
+                    self.smooth = smooth
+
+                def forward(self, x, y):
+                    if self.apply_nonlin is not None:
+                        x = self.apply_nonlin(x)
+                    return (2 * (x * y).sum(0) + self.smooth) / (x.sum(0) + y.sum(0) + self.smooth)
+        """,
+        "train.py": """
+            import torch
+            from torch import nn
+            from loss import SoftDiceLoss
+
+            class Weights:
+                def __init__(self, num_cls):
+                    self.dice_func = SoftDiceLoss({given}smooth=1e-8)
+                    self.dice_weight = torch.ones(num_cls).cuda()
+
+                def update(self, pred, label):
+                    x_onehot = torch.zeros(pred.shape).cuda()
+                    x_onehot.scatter_(1, torch.argmax(pred, dim=1, keepdim=True), 1)
+                    cur_dice = self.dice_func(x_onehot, label)
+                    self.dice_weight = 0.9 * self.dice_weight + 0.1 * (1.0 - cur_dice)
+                    return self.dice_weight
+
+            def main(model, loader, optimizer):
+                weights = Weights(4)
+                for image, label in loader:
+                    output = model(image)
+                    loss = (output * weights.update(output.detach(), label)).mean()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+        """.replace("{given}", ""),
+    })
+    assert [code for _, code in project_findings(tmp_path, "train.py") if code == "ML102"] == []
+    train = tmp_path / "train.py"
+    train.write_text(train.read_text().replace("SoftDiceLoss(smooth=1e-8)", "SoftDiceLoss(nn.Linear(4, 4), smooth=1e-8)"))
+    assert [code for _, code in project_findings(tmp_path, "train.py") if code == "ML102"] == ["ML102"]

@@ -3869,7 +3869,7 @@ class Facts:
                     return GraphValue.combine(self._graph(arg.value) for arg in call.args)
                 return self._call_result(call, forward, True, module_call=True, eval_mode=in_eval)
         owner = self.project_instance_class(module)
-        if owner is not None and self._makes_no_parameters(owner):
+        if owner is not None and (self._makes_no_parameters(owner) or self._given_no_module(module, owner)):
             # a module without parameters (a hand-written Dice loss): no weights of its own record
             # a graph; what it returns carries what its inputs carry
             return GraphValue.combine(self._graph(arg.value) for arg in call.args)
@@ -3879,6 +3879,35 @@ class Facts:
             if pending is not None:
                 return pending
         return CARRIES_VALUE
+
+    def _given_no_module(self, module: cst.BaseExpression, owner: str) -> bool:
+        """Was the project's class ``owner``, whose only modules are objects handed to its
+        ``__init__`` (``SoftDiceLoss(apply_nonlin=None)``: ``self.apply_nonlin = apply_nonlin``),
+        built here without any (``self.dice_func = SoftDiceLoss(smooth=1e-8)``, the parameter left
+        at its default ``None`` or given ``None``)? It then holds no parameter."""
+        passed_in = self.project.modules_passed_in(owner) if self.project is not None else ()
+        definition = self.project.definition(owner) if passed_in else None
+        init = definition.class_outline.methods.get("__init__") if definition is not None else None
+        dotted = dotted_name(module)
+        binding = self.lookup(dotted) if dotted is not None else None
+        built = without_self_returning_calls(binding.node) if binding is not None else None
+        if init is None or init.has_star_args or type(built) is not cst.Call \
+                or any(arg.star for arg in built.args):
+            return False
+        positional, _ = init.parameters(bound=True)
+        for parameter in passed_in:
+            given = next((arg.value for arg in built.args if arg.keyword is not None and arg.keyword.value == parameter),
+                         None)
+            if given is None and parameter in positional:
+                index = positional.index(parameter)
+                plain = [arg for arg in built.args if arg.keyword is None]
+                given = plain[index].value if index < len(plain) else None
+            if given is None:
+                if parameter not in init.none_defaults:
+                    return False
+            elif not (type(given) is _NAME and given.value == "None"):
+                return False
+        return True
 
     def _makes_no_parameters(self, qualified: str) -> bool:
         """Does the project's class ``qualified`` hold no parameter or submodule, through its bases

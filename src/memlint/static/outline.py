@@ -24,6 +24,7 @@ class FunctionOutline:
     positional: tuple[str, ...] = ()  # the parameters a positional argument fills, in order
     keyword_only: tuple[str, ...] = ()
     has_star_args: bool = False
+    none_defaults: frozenset[str] = frozenset()  # the parameters whose default is ``None``
 
     @property
     def is_static(self) -> bool:
@@ -292,13 +293,18 @@ def _is_data(value: ast.expr, imported: set[str]) -> bool:
 def _function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionOutline:
     args = node.args
     decorators = tuple(text for text in (_dotted(_callee(d)) for d in node.decorator_list) if text)
-    return FunctionOutline(node.name, decorators, tuple(a.arg for a in (*args.posonlyargs, *args.args)),
-                           tuple(a.arg for a in args.kwonlyargs), args.vararg is not None)
+    positional = [*args.posonlyargs, *args.args]
+    with_defaults = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) \
+        + [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    none_defaults = frozenset(a.arg for a, d in with_defaults if isinstance(d, ast.Constant) and d.value is None)
+    return FunctionOutline(node.name, decorators, tuple(a.arg for a in positional),
+                           tuple(a.arg for a in args.kwonlyargs), args.vararg is not None, none_defaults)
 
 
 def _qualified(function: FunctionOutline, outline: ModuleOutline) -> FunctionOutline:
     return FunctionOutline(function.name, tuple(outline.qualify(d) for d in function.decorators),
-                           function.positional, function.keyword_only, function.has_star_args)
+                           function.positional, function.keyword_only, function.has_star_args,
+                           function.none_defaults)
 
 
 def _callee(node: ast.expr) -> ast.expr:
