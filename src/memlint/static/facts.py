@@ -3865,17 +3865,15 @@ class Facts:
             # (an abstract ``forward``, a stub a subclass overrides, says nothing of what runs)
             forward = [method for method in self.methods_of(class_name, "forward") if not is_stub(method)]
             if forward:
-                if self._makes_no_parameters(f"{self.module_name}.{class_name}" if self.module_name else ""):
-                    return GraphValue.combine(self._graph(arg.value) for arg in call.args)
-                return self._call_result(call, forward, True, module_call=True, eval_mode=in_eval)
+                # a module without parameters (a hand-written Dice loss): no weights of its own
+                # record a graph, so what its forward returns is not floored to one
+                weights = not self._makes_no_parameters(f"{self.module_name}.{class_name}" if self.module_name else "")
+                return self._call_result(call, forward, True, module_call=weights, eval_mode=in_eval)
         owner = self.project_instance_class(module)
-        if owner is not None and (self._makes_no_parameters(owner) or self._given_no_module(module, owner)):
-            # a module without parameters (a hand-written Dice loss): no weights of its own record
-            # a graph; what it returns carries what its inputs carry
-            return GraphValue.combine(self._graph(arg.value) for arg in call.args)
         key = self.project.method_owner(owner, "forward") if owner is not None else None
         if key is not None:
-            pending = self._pending_project_call(call, key, bound=True, module_call=True, eval_mode=in_eval)
+            weights = not (self._makes_no_parameters(owner) or self._given_no_module(module, owner))
+            pending = self._pending_project_call(call, key, bound=True, module_call=weights, eval_mode=in_eval)
             if pending is not None:
                 return pending
         return CARRIES_VALUE
