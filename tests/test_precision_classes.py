@@ -3667,6 +3667,11 @@ def test_a_module_of_a_package_nothing_imports_never_runs(tmp_path):
     assert project_findings(tmp_path, "module/networks_other.py") == []
     (tmp_path / "pyproject.toml").write_text("")
     assert project_findings(tmp_path, "module/networks_other.py") == [(8, "ML206")]
+    # no program outside the package: a library whose packaging files are missing, used elsewhere
+    (tmp_path / "pyproject.toml").unlink()
+    (tmp_path / "train.py").unlink()
+    write(tmp_path, {"module/cli.py": "from module.networks import Net\n\nif __name__ == '__main__':\n    Net()\n"})
+    assert project_findings(tmp_path, "module/networks_other.py") == [(8, "ML206")]
 
 
 def test_a_call_method_whose_instances_another_module_calls_only_under_no_grad(tmp_path):

@@ -872,8 +872,9 @@ class Project:
 
     def a_module_nobody_imports(self, module: ModuleFile) -> bool:
         """Is ``module`` a module of a package folder (an ``__init__.py`` beside it) of a repository
-        not packaged for others and run through programs, itself no program, that no other module
-        imports in any form, in a project that imports nothing by a computed name (``importlib``,
+        not packaged for others and run through programs outside that package, itself no program,
+        that no other module imports in any form, in a project that imports nothing by a computed
+        name (``importlib``,
         ``__import__``), and that no configuration file or notebook names? Nothing can run what it
         defines: a leftover ``networks_other.py`` beside the networks the scripts import. Unknown:
         False. A True answer reads every file of the project."""
@@ -883,8 +884,12 @@ class Project:
                 or self._runs_on_its_own(module.path):
             return False
         files = self._project_files()
-        if files is None or not any(self._is_a_program(path) for path in files if path != module.path):
-            return False
+        folder = os.path.dirname(os.path.realpath(module.path))
+        while os.path.exists(os.path.join(os.path.dirname(folder), "__init__.py")):
+            folder = os.path.dirname(folder)  # the top package
+        if files is None or not any(self._is_a_program(path) for path in files
+                                    if not os.path.realpath(path).startswith(folder + os.sep)):
+            return False  # no program outside the package: a library, whose users are elsewhere
         if not self.imported_by_nobody(module):
             return False
         package = self._cached_text(os.path.join(os.path.dirname(module.path), "__init__.py"))
