@@ -178,3 +178,20 @@ def test_a_raise_statement_ends_its_block_even_in_a_snippet():
     # a snippet's undefined names are not read
     snippet = "model = Net()\nrun(model)\n"
     assert not find_raising_code(cst.parse_module(snippet), snippet, complete=False)
+
+
+def test_a_class_called_through_its_metaclass_has_no_signature_to_read():
+    source = """
+        import enum
+
+        class Mode(enum.Enum):
+            TRAIN = (1, "train")
+
+            def __init__(self, number, label):
+                self.label = label
+
+        mode = Mode((1, "train"))
+        print(mode)
+    """
+    assert dead_lines(source) == []  # a member looked up by value, not __init__(number, label)
+    assert dead_lines(source.replace("enum.Enum", "object")) == ["print(mode)"]

@@ -276,10 +276,14 @@ def _signature(function: cst.FunctionDef, bound: bool) -> _Signature | None:
     )
 
 
+# Bases whose metaclass decides what calling the class does (``Color(1)`` looks a member up).
+_CALLED_THROUGH_A_METACLASS = frozenset({"Enum", "IntEnum", "Flag", "IntFlag", "StrEnum", "NamedTuple",
+                                         "TypedDict", "Protocol", "type", "ABCMeta"})
+
+
 def _signatures(module: cst.Module) -> dict[str, _Signature]:
-    """The top-level functions and plain classes (bases the module's own or none, no decorator,
-    no metaclass, an ``__init__`` of their own and no ``__new__``) that the module binds once,
-    by name."""
+    """The top-level functions, and the classes with an ``__init__`` of their own (no ``__new__``,
+    no decorator, no metaclass, no enum-like base), that the module binds once, by name."""
     counts: dict[str, int] = {}
     found: dict[str, _Signature] = {}
     for statement in module.body:
@@ -290,7 +294,8 @@ def _signatures(module: cst.Module) -> dict[str, _Signature]:
             if signature is not None:
                 found[statement.name.value] = signature
         elif isinstance(statement, cst.ClassDef) and not statement.decorators \
-                and not any(arg.keyword is not None for arg in statement.bases):
+                and not any(arg.keyword is not None for arg in statement.bases) \
+                and not any(_last_name(arg.value) in _CALLED_THROUGH_A_METACLASS for arg in statement.bases):
             methods = {s.name.value: s for s in _block(statement.body) if isinstance(s, cst.FunctionDef)}
             init = methods.get("__init__")
             if init is not None and "__new__" not in methods and "__call__" not in methods:
@@ -352,6 +357,12 @@ def _names(target: cst.CSTNode) -> list[cst.Name]:
     if isinstance(target, cst.AsName):
         return _names(target.name)
     return []
+
+
+def _last_name(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return node.value if isinstance(node, cst.Name) else ""
 
 
 def _leftmost(node: cst.BaseExpression) -> str:
