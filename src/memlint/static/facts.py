@@ -3889,17 +3889,13 @@ class Facts:
         dotted = dotted_name(module)
         binding = self.lookup(dotted) if dotted is not None else None
         built = without_self_returning_calls(binding.node) if binding is not None else None
-        if init is None or init.has_star_args or type(built) is not cst.Call \
-                or any(arg.star for arg in built.args):
+        if init is None or init.has_star_args or type(built) is not cst.Call:
             return False
         positional, _ = init.parameters(bound=True)
         for parameter in passed_in:
-            given = next((arg.value for arg in built.args if arg.keyword is not None and arg.keyword.value == parameter),
-                         None)
-            if given is None and parameter in positional:
-                index = positional.index(parameter)
-                plain = [arg for arg in built.args if arg.keyword is None]
-                given = plain[index].value if index < len(plain) else None
+            given = argument_for(built, positional, parameter)
+            if given is False:
+                return False  # hidden in *args / **kwargs
             if given is None:
                 if parameter not in init.none_defaults:
                     return False
@@ -4228,6 +4224,19 @@ def value_with_defaults(test: cst.BaseExpression, defaults: dict[str, object]) -
         except TypeError:
             return NOT_A_LITERAL
     return NOT_A_LITERAL
+
+
+def argument_for(call: cst.Call, positional: list[str], parameter: str) -> "cst.BaseExpression | None | bool":
+    """What ``call`` passes for ``parameter`` (``positional``: the names its positional arguments
+    fill, in order): the expression, None when it passes nothing (the default), False when a
+    ``*args``/``**kwargs`` hides it."""
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            return False
+        if (arg.keyword is not None and arg.keyword.value == parameter) \
+                or (arg.keyword is None and position < len(positional) and positional[position] == parameter):
+            return arg.value
+    return None
 
 
 def all_parameters(params: cst.Parameters) -> list[cst.Param]:

@@ -331,7 +331,7 @@ def instances_only_called(text: str, class_name: str) -> list[tuple[str, str, in
     ``__call__`` then runs only at those calls. None when some mention of the class is anything
     else (an instance passed on, returned, stored, made at module level; a subclass; an
     annotation): who calls it is not known."""
-    tree = _parsed(text)
+    tree = parsed_text(text)
     if tree is None:
         return None
     parents = _parents(tree)
@@ -384,7 +384,7 @@ def constructions_leave(text: str, class_name: str, parameter: str, index: int |
     ``parameter`` (by keyword, or by position ``index`` counted after ``self``; None: keyword
     only)? A mention that is no call (a subclass, a registry, a class handed on) or a call with
     ``*args`` / ``**kwargs`` may pass it: False. ``super(Name, self)`` is no construction."""
-    tree = _parsed(text)
+    tree = parsed_text(text)
     if tree is None:
         return False
     parents = _parents(tree)
@@ -409,7 +409,7 @@ def imports_name_from(text: str, stem: str, name: str) -> bool:
     of the module whose last dotted part is ``stem``: ``from ...stem import name`` (or ``*``), or
     the module itself imported (``import pkg.stem``, ``from pkg import stem``), whose attributes
     are open to it? True when the text cannot be parsed or imports by a computed name."""
-    tree = _parsed(text)
+    tree = parsed_text(text)
     if tree is None:
         return True
     if "import_module" in text or "__import__" in text:
@@ -429,7 +429,7 @@ def imports_name_from(text: str, stem: str, name: str) -> bool:
 
 
 @functools.lru_cache(maxsize=16)
-def _parsed(text: str) -> ast.Module | None:
+def parsed_text(text: str) -> ast.Module | None:
     """The module's tree (the project's modules are read again for each question: kept a while)."""
     try:
         return ast.parse(text)

@@ -41,7 +41,7 @@ from memlint.static.facts import related_classes
 from memlint.static.frameworks import PLAIN, ClassKinds, external_kinds
 from memlint.static.outline import (
     ClassOutline, FunctionOutline, ModuleOutline, constructions_leave, imports_name_from, instances_only_called,
-    outline_of,
+    outline_of, parsed_text,
 )
 from memlint.static.raising import module_level_names
 from memlint.static.cache import code_fingerprint, summary_folder
@@ -1004,9 +1004,8 @@ class Project:
         text = self._cached_text(path)
         if text is None or self._is_a_program(path) or "sys.argv" in text:
             return True
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError):
+        tree = parsed_text(text)
+        if tree is None:
             return True
         return any(isinstance(statement, (ast.For, ast.While, ast.With, ast.Try, ast.AsyncFor, ast.AsyncWith))
                    or isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)

@@ -159,39 +159,41 @@ def command_line_fields(module: cst.Module, source: str) -> tuple[str, frozenset
         return None
     parser, namespace = parsers[0], parsed[0]
     groups = {parser}
-    fields: set[str] = set()
-    for node in _descendants(module):
+    calls: list[cst.Call] = []
+    targets: list[cst.BaseExpression] = []
+    for node in _descendants(module):  # one walk; the groups are known only at its end
+        if isinstance(node, cst.Call):
+            calls.append(node)
+        elif isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
+            targets.append(node.target)
         if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Attribute) \
                 and node.value.func.attr.value in ("add_argument_group", "add_mutually_exclusive_group") \
                 and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             groups.add(node.targets[0].target.value)
-    for node in _descendants(module):
-        if isinstance(node, cst.Call):
-            func = node.func
-            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in groups:
-                if func.attr.value == "add_argument":
-                    dest = _destination(node)
-                    if dest is None:
-                        return None
-                    fields.add(dest)
-                elif func.attr.value == "set_defaults":
-                    if any(arg.keyword is None for arg in node.args):
-                        return None
-                    fields.update(arg.keyword.value for arg in node.args)
-            elif any(isinstance(arg.value, cst.Name) and arg.value.value in groups | {namespace} for arg in node.args):
-                return None  # add_model_args(parser), update(args): fields may be added unseen
-        elif isinstance(node, cst.AssignTarget) or isinstance(node, (cst.AugAssign, cst.AnnAssign)):
-            target = node.target
-            for element in (target.elements if isinstance(target, (cst.Tuple, cst.List)) else (target,)):
-                if isinstance(element, (cst.Element, cst.StarredElement)):
-                    element = element.value
-                if isinstance(element, cst.Attribute) and isinstance(element.value, cst.Name) \
-                        and element.value.value == namespace:
-                    fields.add(element.attr.value)
-    rebound = sum(1 for node in _descendants(module) if isinstance(node, cst.AssignTarget)
-                  and isinstance(node.target, cst.Name) and node.target.value == namespace)
-    if rebound != 1:
-        return None
+    if sum(1 for target in targets if isinstance(target, cst.Name) and target.value == namespace) != 1:
+        return None  # the parsed arguments rebound
+    fields: set[str] = set()
+    for node in calls:
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in groups:
+            if func.attr.value == "add_argument":
+                dest = _destination(node)
+                if dest is None:
+                    return None
+                fields.add(dest)
+            elif func.attr.value == "set_defaults":
+                if any(arg.keyword is None for arg in node.args):
+                    return None
+                fields.update(arg.keyword.value for arg in node.args)
+        elif any(isinstance(arg.value, cst.Name) and arg.value.value in groups | {namespace} for arg in node.args):
+            return None  # add_model_args(parser), update(args): fields may be added unseen
+    for target in targets:
+        for element in (target.elements if isinstance(target, (cst.Tuple, cst.List)) else (target,)):
+            if isinstance(element, (cst.Element, cst.StarredElement)):
+                element = element.value
+            if isinstance(element, cst.Attribute) and isinstance(element.value, cst.Name) \
+                    and element.value.value == namespace:
+                fields.add(element.attr.value)
     return namespace, frozenset(fields)
 
 
@@ -306,44 +308,39 @@ def _signatures(module: cst.Module) -> dict[str, _Signature]:
 
 
 def _top_level_bindings(statement: cst.CSTNode) -> list[str]:
-    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-        return [statement.name.value]
-    names = []
-    if isinstance(statement, cst.SimpleStatementLine):
-        for small in statement.body:
-            if isinstance(small, cst.Assign):
-                names.extend(n.value for target in small.targets for n in _names(target.target))
-            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
-                names.extend(n.value for n in _names(small.target))
-            elif isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
-                for alias in small.names:
-                    bound = alias.asname.name if alias.asname is not None else alias.name
-                    names.extend(n.value for n in _names(bound))
-                    if isinstance(bound, cst.Attribute):
-                        names.append(_leftmost(bound))
-    else:
-        # a binding under a compound statement (``try: from x import Encoder``): counted twice,
-        # so that no signature is trusted for it
-        return [name for name in _all_bound_names(statement)] * 2
-    return names
+    """The names a top-level statement binds; a binding under a compound statement (``try: from x
+    import Encoder``) counts twice, so that no signature is trusted for it."""
+    names = _bound_names(statement)
+    return names if isinstance(statement, (cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef)) else names * 2
 
 
-def _all_bound_names(statement: cst.CSTNode) -> list[str]:
+def _bound_names(node: cst.CSTNode, into_definitions: bool = False) -> list[str]:
+    """The names bound in ``node``: assigned, loop targets, ``with``/``except ... as``, imported
+    (``import a.b`` binds ``a``), defined; the bodies of nested definitions only with
+    ``into_definitions``."""
     names = []
-    stack = [statement]
+    stack = [node]
     while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            names.append(node.name.value)
-            continue
-        if isinstance(node, cst.AssignTarget):
-            names.extend(n.value for n in _names(node.target))
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-            names.extend(n.value for n in _names(node.target))
-        elif isinstance(node, cst.ImportAlias):
-            bound = node.asname.name if node.asname is not None else node.name
-            names.extend(n.value for n in _names(bound))
-        stack.extend(node.children)
+        current = stack.pop()
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            names.append(current.name.value)
+            if not into_definitions:
+                continue
+        targets: list[cst.CSTNode] = []
+        if isinstance(current, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For)):
+            targets.append(current.target)
+        elif isinstance(current, cst.WithItem) and current.asname is not None:
+            targets.append(current.asname.name)
+        elif isinstance(current, cst.ExceptHandler) and current.name is not None:
+            targets.append(current.name.name)
+        elif isinstance(current, cst.ImportAlias):
+            bound = current.asname.name if current.asname is not None else current.name
+            targets.append(bound)
+            if isinstance(bound, cst.Attribute):
+                names.append(_leftmost(bound))
+        for target in targets:
+            names.extend(n.value for n in _names(target))
+        stack.extend(current.children)
     return names
 
 
@@ -553,18 +550,14 @@ class _Reader:
 
 
 def _binds(function: cst.FunctionDef, name: str) -> bool:
-    """Does ``function`` bind ``name`` itself (a parameter, an assignment, a loop target)?"""
+    """Does ``function`` (or a function nested in it) bind ``name`` itself: a parameter, an
+    assignment, a loop target?"""
     params = function.params
     if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
         return True
     if any(isinstance(p, cst.Param) and p.name.value == name for p in (params.star_arg, params.star_kwarg)):
         return True
-    for node in _descendants(function.body):
-        if isinstance(node, (cst.AssignTarget, cst.For, cst.AsName, cst.AugAssign, cst.AnnAssign)):
-            target = node.name if isinstance(node, cst.AsName) else node.target
-            if any(n.value == name for n in _names(target)):
-                return True
-    return False
+    return name in _bound_names(function.body, into_definitions=True)
 
 
 def _may_leave(statement: cst.CSTNode) -> bool:

@@ -44,7 +44,7 @@ import libcst as cst
 from memlint.static.engine import is_optimizer_step
 from memlint.static.facts import (
     NOT_A_LITERAL, AUTOGRAD_FUNCTIONS, FUNCTIONAL_LOSS_WORDS, GRAPH_ENDING_FUNCTIONS, GRAPH_ENDING_METHODS, FunctionScope, Graph, GradMode, Kind, Loop, descendants, dotted_name, expression_children,
-    all_parameters, literal_value, names_in, reaches, without_comments, without_self_returning_calls,
+    all_parameters, argument_for, literal_value, names_in, reaches, without_comments, without_self_returning_calls,
 )
 from memlint.static.fixes import no_grad_fix
 from memlint.static.rule import Invalid, Rule
@@ -105,19 +105,6 @@ def _values_bound(function: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
 def _parameter_names(function: cst.CSTNode) -> set[str]:
     parameters = getattr(function, "params", None)
     return {p.name.value for p in all_parameters(parameters)} if isinstance(parameters, cst.Parameters) else set()
-
-
-def _argument_for(call: cst.Call, positional: list[str], parameter: str) -> "cst.BaseExpression | None | bool":
-    """What ``call`` passes for ``parameter`` (``positional``: the names its positional arguments
-    fill, in order): the expression, None when it passes nothing (the default), False when a
-    ``*args``/``**kwargs`` hides it."""
-    for position, arg in enumerate(call.args):
-        if arg.star:
-            return False
-        if (arg.keyword is not None and arg.keyword.value == parameter) \
-                or (arg.keyword is None and position < len(positional) and positional[position] == parameter):
-            return arg.value
-    return None
 
 
 @dataclass
@@ -803,7 +790,7 @@ class GradEnabledInference(Rule):
             return None  # also named without a call (a callback), or a second definition
         given: list[cst.CSTNode] = []
         for site, caller in calls:
-            value = _argument_for(site, positional, parameter)
+            value = argument_for(site, positional, parameter)
             if value is None or value is False:
                 return None  # its default, or hidden in *args
             if isinstance(value, cst.Name):
@@ -851,7 +838,7 @@ class GradEnabledInference(Rule):
             return True
         init = outline.methods.get("__init__")
         positional, _ = init.parameters(bound=True) if init is not None else ([], [])
-        value = _argument_for(built, positional, decider)
+        value = argument_for(built, positional, decider)
         if value is False:
             return False  # hidden in *args
         return value is None or literal_value(value) is False  # not passed: its default, False
@@ -1426,7 +1413,7 @@ class GradEnabledInference(Rule):
             return False
         positional, _ = init.parameters(bound=True)
         for parameter in passed_in:
-            value = _argument_for(built, positional, parameter)
+            value = argument_for(built, positional, parameter)
             if value is None or value is False:
                 return False  # its default (not read), or hidden in *args
             if isinstance(value, cst.Name):
