@@ -3927,3 +3927,264 @@ def test_a_loss_of_the_project_given_no_module_holds_no_parameters(tmp_path):
     train = tmp_path / "train.py"
     train.write_text(train.read_text().replace("SoftDiceLoss(smooth=1e-8)", "SoftDiceLoss(nn.Linear(4, 4), smooth=1e-8)"))
     assert [code for _, code in project_findings(tmp_path, "train.py") if code == "ML102"] == ["ML102"]
+
+
+# ----- 2. what an environment returns for an action read down to a number carries no graph --------
+# (the networks live in another module: the update's loss is known only once its forward is)
+ACTOR_WORKER = """
+    import torch
+    import torch.multiprocessing as mp
+    from torch.distributions import Categorical
+
+    from models import PolicyNetwork
+
+
+    class Worker(mp.Process):
+        def __init__(self, env, optimizer):
+            super().__init__()
+            self.env = env
+            self.network = PolicyNetwork(4, 2)
+            self.optimizer = optimizer
+
+        def get_action(self, state):
+            with torch.no_grad():
+                logits = self.network.forward(torch.FloatTensor(state))
+            return Categorical(logits=logits).sample().cpu().detach().item()
+
+        def compute_loss(self, trajectory):
+            states = torch.FloatTensor([step[0] for step in trajectory])
+            rewards = torch.FloatTensor([step[2] for step in trajectory])
+            return -(self.network.forward(states).sum(-1) * rewards).mean()
+
+        def update(self, trajectory):
+            loss = self.compute_loss(trajectory)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+        def run(self, episodes):
+            state = self.env.reset()
+            trajectory = []
+            episode_reward = 0
+            for episode in range(episodes):
+                action = self.get_action(state)
+                next_state, reward, done, _ = self.env.step(action)
+                trajectory.append([state, action, reward, next_state, done])
+                episode_reward += reward
+                if done:
+                    print(episode_reward)
+                    self.update(trajectory)
+                    trajectory = []
+                    episode_reward = 0
+                    state = self.env.reset()
+                else:
+                    state = next_state
+"""
+POLICY_NETWORK = """
+    from torch import nn
+
+
+    class PolicyNetwork(nn.Module):
+        def __init__(self, inputs, actions):
+            super().__init__()
+            self.layer = nn.Linear(inputs, actions)
+
+        def forward(self, state):
+            return self.layer(state)
+"""
+
+
+def test_what_an_environment_returns_for_a_number_carries_no_graph(tmp_path):
+    write(tmp_path, {"worker.py": ACTOR_WORKER, "models.py": POLICY_NETWORK})
+    assert project_findings(tmp_path, "worker.py") == []
+
+
+def test_a_reward_the_update_computes_from_the_network_is_still_a_graph(tmp_path):
+    # the same loop keeping what a forward of the network computed (the value, not the reward)
+    source = ACTOR_WORKER.replace("episode_reward += reward",
+                                  "episode_reward += self.network.forward(torch.FloatTensor(state)).max()")
+    write(tmp_path, {"worker.py": source, "models.py": POLICY_NETWORK})
+    assert (39, "ML101") in project_findings(tmp_path, "worker.py")
+
+
+# ----- a branch of a shared function that only calls under no_grad take -------------------------
+# (``marginal`` is True only where evaluation runs under no_grad; training calls it with the default)
+SHARED_TEST = """
+    import torch
+
+
+    def test_classifier(model, loader, marginal=False):
+        model.eval()
+        errors = []
+        for images, labels in loader:
+            if marginal:
+                outputs = 0
+                for turn in range(4):
+                    outputs = outputs + model(torch.rot90(images, turn, (2, 3))) / 4.0
+            else:
+                outputs = model(images)
+            errors.append((outputs.argmax(1) != labels).float().mean().item())
+        model.train()
+        return sum(errors) / len(errors)
+"""
+SHARED_TRAIN = """
+    import torch
+
+    from evals import test_classifier
+
+
+    def train(model, loader, test_loader, optimizer, epochs):
+        for epoch in range(epochs):
+            for images, labels in loader:
+                loss = torch.nn.functional.cross_entropy(model(images), labels)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            print(epoch, test_classifier(model, test_loader))
+"""
+SHARED_EVAL = """
+    import torch
+
+    from evals import test_classifier
+
+
+    def main(model, test_loader):
+        with torch.no_grad():
+            print(test_classifier(model, test_loader, marginal=True))
+"""
+
+
+def test_a_branch_only_the_no_grad_calls_of_other_modules_take(tmp_path):
+    write(tmp_path, {"evals.py": SHARED_TEST, "train.py": SHARED_TRAIN, "eval.py": SHARED_EVAL})
+    # the else branch runs in training's call, with grad on: reported; the marginal one is not
+    assert project_findings(tmp_path, "evals.py") == [(13, "ML201")]
+
+
+def test_a_branch_a_call_with_grad_on_takes_is_reported(tmp_path):
+    train = SHARED_TRAIN.replace("test_classifier(model, test_loader)", "test_classifier(model, test_loader, True)")
+    write(tmp_path, {"evals.py": SHARED_TEST, "train.py": train, "eval.py": SHARED_EVAL})
+    # (and now no call takes the else branch with grad on)
+    assert project_findings(tmp_path, "evals.py") == [(11, "ML201")]
+
+
+def test_a_branch_a_call_with_grad_on_may_take_is_reported(tmp_path):
+    # a flag that is no literal, or a function handed on to be called unseen: either branch may run
+    train = SHARED_TRAIN.replace("test_classifier(model, test_loader)",
+                                 "test_classifier(model, test_loader, marginal=epoch > 3)")
+    write(tmp_path, {"evals.py": SHARED_TEST, "train.py": train, "eval.py": SHARED_EVAL})
+    assert (11, "ML201") in project_findings(tmp_path, "evals.py")
+    handed = SHARED_TRAIN + "\n\ndef evaluate_later(callbacks):\n    callbacks.append(test_classifier)\n"
+    write(tmp_path, {"evals.py": SHARED_TEST, "train.py": handed, "eval.py": SHARED_EVAL})
+    assert (11, "ML201") in project_findings(tmp_path, "evals.py")
+
+
+def test_a_branch_only_the_no_grad_calls_of_the_same_module_take():
+    source = textwrap.dedent(SHARED_TEST) + textwrap.dedent("""
+
+
+        def train(model, loader, test_loader, optimizer):
+            for images, labels in loader:
+                loss = torch.nn.functional.cross_entropy(model(images), labels)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            print(test_classifier(model, test_loader))
+            with torch.no_grad():
+                print(test_classifier(model, test_loader, marginal=True))
+    """)
+    assert findings(source) == [(14, "ML201")]
+    assert findings(source.replace("print(test_classifier(model, test_loader))",
+                                   "print(test_classifier(model, test_loader, marginal=True))")) == [(12, "ML201")]
+    assert findings(source.replace("print(test_classifier(model, test_loader))",
+                                   "print(test_classifier(model, test_loader, marginal=len(loader) > 1))")) \
+        == [(12, "ML201"), (14, "ML201")]
+
+
+# ----- 6. a file the project writes holding a run's arguments, read back without map_location -----
+RUN_ARGS = """
+    from dataclasses import dataclass, field
+    from typing import Optional
+
+
+    @dataclass
+    class DataArguments:
+        dataset_name: Optional[str] = field(default="nq")
+        max_seq_length: int = 128
+        use_less_data: bool = False
+"""
+EXPERIMENT = """
+    import os
+
+    import torch
+
+    from run_args import DataArguments
+
+
+    class Experiment:
+        def __init__(self, data_args: DataArguments, model, output_dir):
+            self.data_args = data_args
+            self.model = model
+            self.output_dir = output_dir
+
+        def train(self):
+            torch.save(self.data_args, os.path.join(self.output_dir, "data_args.bin"))
+"""
+ANALYZE = """
+    import os
+
+    import torch
+
+
+    def load_experiment(checkpoint):
+        local_rank = int(os.environ["LOCAL_RANK"])
+        data_args = torch.load(os.path.join(checkpoint, "data_args.bin"))
+        return data_args, local_rank
+"""
+
+
+def test_a_run_s_arguments_the_project_saves_under_that_name_hold_no_device_tensor(tmp_path):
+    write(tmp_path, {"run_args.py": RUN_ARGS, "experiment.py": EXPERIMENT, "analyze.py": ANALYZE})
+    assert project_findings(tmp_path, "analyze.py") == []
+
+
+def test_a_file_name_the_project_also_saves_a_model_under_is_still_reported(tmp_path):
+    experiment = EXPERIMENT + (
+        "\n    def save_weights(self):\n"
+        "        torch.save(self.model.state_dict(), os.path.join(self.output_dir, 'data_args.bin'))\n")
+    write(tmp_path, {"run_args.py": RUN_ARGS, "experiment.py": experiment, "analyze.py": ANALYZE})
+    assert project_findings(tmp_path, "analyze.py") == [(8, "ML203")]
+
+
+def test_a_dataclass_with_a_tensor_field_or_another_file_name_is_still_reported(tmp_path):
+    with_tensor = RUN_ARGS.replace("use_less_data: bool = False", "class_weights: torch.Tensor = None")
+    write(tmp_path, {"run_args.py": with_tensor, "experiment.py": EXPERIMENT, "analyze.py": ANALYZE})
+    assert project_findings(tmp_path, "analyze.py") == [(8, "ML203")]
+    write(tmp_path, {"run_args.py": RUN_ARGS, "experiment.py": EXPERIMENT,
+                     "analyze.py": ANALYZE.replace("data_args.bin", "model_args.bin")})
+    assert project_findings(tmp_path, "analyze.py") == [(8, "ML203")]
+
+
+def test_a_parsed_command_line_saved_by_the_script_holds_no_device_tensor(tmp_path):
+    script = """
+        import argparse
+        import os
+
+        import torch
+
+
+        def main(model):
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--out", default="runs")
+            args = parser.parse_args()
+            torch.save(args, os.path.join(args.out, "run_state.pt"))
+
+
+        def load_run(folder):
+            local_rank = int(os.environ["LOCAL_RANK"])
+            saved = torch.load(os.path.join(folder, "run_state.pt"))
+            return saved, local_rank
+    """
+    write(tmp_path, {"train.py": script})
+    assert project_findings(tmp_path, "train.py") == []
+    write(tmp_path, {"train.py": script.replace("torch.save(args,", "torch.save({'args': args, 'model': model.state_dict()},")})
+    assert project_findings(tmp_path, "train.py") == [(16, "ML203")]

@@ -20,7 +20,7 @@ import libcst as cst
 
 from memlint.static import facts as F
 from memlint.static.frameworks import PLAIN, ClassKinds, external_kinds
-from memlint.static.outline import resolve_relative
+from memlint.static.outline import only_called_by_name, resolve_relative
 from memlint.static.raising import NOTHING, RaisingCode, find_raising_code, star_imports_in
 from memlint.static.facts import (
     Binding, ClassInfo, ClassScope, Facts, FunctionScope, GradMode, Graph, GraphValue, Kind, Loop, ModeChange,
@@ -65,6 +65,7 @@ class FileChecker:
         self._raising: RaisingCode | None = None  # code after what always raises: see _raising_code
         self._constructor_flags: dict[tuple[str, str], tuple | None] = {}  # see _constructor_flag
         self._flag_branches: list[tuple[cst.CSTNode, tuple]] = []  # see _note_constructor_flag_branch
+        self._parameter_branches: list[tuple[cst.If, F.FunctionScope]] = []  # see _note_parameter_branch
         self._dead_nodes: frozenset[int] | None = None  # id() of every node of _raising_code's dead statements
         self._definition_nodes: dict[int, frozenset[int]] = {}  # id() of a top-level def -> its nodes' ids
         self._statement_code: dict[int, str] = {}  # id() of a top-level statement -> its code (top_level_naming)
@@ -253,6 +254,7 @@ class FileChecker:
                 for name, sites in facts.call_sites.items()
             }
             summary.literal_calls = {name: tuple(calls) for name, calls in facts.literal_calls.items()}
+            summary.saved_files = dict(facts.saved_files)
         finally:
             facts.exporting = False
         return summary
@@ -275,6 +277,8 @@ class FileChecker:
                 if _inside_function_of(report.function, maybe_off) and not getattr(report.function, "has_backward", False):
                     continue
                 if self._only_called_without_grad_in_project(report.function):
+                    continue
+                if self._parameter_branches and self._in_a_branch_no_call_with_grad_takes(report):
                     continue
             kept.append((rule, report))
         return kept
@@ -683,6 +687,8 @@ class FileChecker:
             taken = self._constant_branch(node.test)
             if taken is None and "self." in self.source:
                 self._note_constructor_flag_branch(node)
+            if taken is None:
+                self._note_parameter_branch(node)
             if taken is not False:
                 facts.branch_path.append((id(node), "body"))
                 self._walk_block(node.body)
@@ -815,6 +821,93 @@ class FileChecker:
                    for cls, parameter, index, attribute in flags):
                 return True
         return False
+
+    def _note_parameter_branch(self, node: cst.If) -> None:
+        """``if marginal:`` in a top-level function whose test reads only its parameters (never
+        rebound): which branch runs is the caller's choice. Read only when a report that needs
+        grad falls in one (``_in_a_branch_no_call_with_grad_takes``)."""
+        function = self.facts.function
+        if function is None or function is self.facts.module_scope or function.parent is not self.facts.module_scope:
+            return
+        names = F.names_in(node.test)
+        if names and all(name in function.parameters and isinstance(getattr(function.bindings.get(name), "node", None),
+                                                                     cst.Param) for name in names):
+            self._parameter_branches.append((node, function))
+
+    def _in_a_branch_no_call_with_grad_takes(self, report) -> bool:
+        """Is the report in a branch of a shared function that every call made with grad on turns
+        off (``test_classifier(model, loader)`` in training, ``marginal=False`` by default, and
+        ``test_classifier(..., marginal=True)`` only under ``no_grad``)? Every call must be in
+        view: this module's and the project's, the function never handed on uncalled."""
+        function = report.function
+        wanted: list[tuple[cst.BaseExpression, bool]] = []
+        for branch, scope in self._parameter_branches:
+            if scope is not function:
+                continue
+            if id(report.node) in self._node_ids(branch.body):
+                wanted.append((branch.test, True))
+            elif branch.orelse is not None and id(report.node) in self._node_ids(branch.orelse):
+                wanted.append((branch.test, False))
+        if not wanted:
+            return False
+        calls = self._values_of_calls_with_grad(function)
+        if calls is None:
+            return False
+        return all(any(F.value_with_defaults(test, values) is not F.NOT_A_LITERAL
+                       and bool(F.value_with_defaults(test, values)) is not expected for test, expected in wanted)
+                   for values in calls)
+
+    def _values_of_calls_with_grad(self, function: F.FunctionScope) -> list[dict[str, object]] | None:
+        """For each call of the top-level ``function`` made with grad on, in this module and in the
+        other modules of the project, the literal value each parameter gets (passed or default;
+        left out when unknown). None when some call may not be in view: the function is named
+        other than in calls, a call passes ``*args``, a call by its name does not resolve to it,
+        or nothing in the project calls it."""
+        facts = self.facts
+        name = function.name
+        definition = function.node
+        if not isinstance(definition, cst.FunctionDef) or not only_called_by_name(self.source, name, own=True):
+            return None
+        positional = [param.name.value for param in (*definition.params.posonly_params, *definition.params.params)]
+        defaults = {param.name.value: F.literal_value(param.default)
+                    for param in F.all_parameters(definition.params) if param.default is not None}
+
+        def values_of(passed: dict[str, object]) -> dict[str, object]:
+            values = {key: value for key, value in defaults.items() if key not in passed}
+            values.update(passed)
+            return {key: value for key, value in values.items() if value is not F.NOT_A_LITERAL}
+
+        sites = facts.calls_into.get(id(definition), [])
+        if len(sites) != len(facts.call_sites.get(name, ())):
+            return None  # a call by this name that is not this function's (a method of that name)
+        calls, total = [], len(sites)
+        for site in sites:
+            if site.starred or site.call is None:
+                return None
+            if site.no_grad or not facts.may_run_with_grad(site.caller):
+                continue
+            passed = {parameter: F.literal_value(argument)
+                      for parameter, argument in facts.argument_nodes(site.call, definition, False).items()}
+            calls.append(values_of(passed))
+        project = facts.project
+        if project is not None and facts.module_name:
+            here = project.file_of_path(self.path)
+            found = project.calls_with_grad_from_elsewhere(facts.module_name, name, here)
+            if found is None:
+                return None
+            elsewhere, made = found
+            total += made
+            for call in elsewhere:
+                if "*" in call:
+                    return None
+                passed = {}
+                for key, value in call.items():
+                    parameter = positional[key] if isinstance(key, int) and key < len(positional) else key
+                    if not isinstance(parameter, str):
+                        return None  # more positional arguments than the function takes
+                    passed[parameter] = F.NOT_A_LITERAL if value is Ellipsis else value
+                calls.append(values_of(passed))
+        return calls if total else None
 
     def _device_compared_to_string(self, test: cst.BaseExpression) -> bool | None:
         """``if self.device == "cuda":`` where ``self.device`` only ever holds a ``torch.device``:
@@ -1388,7 +1481,8 @@ class FileChecker:
                 facts.calls_into.setdefault(id(definition), []).append(
                     F.FunctionCall(function, loops, facts.call_arguments(node, definition, callees[1]), starred,
                                    facts.grad_off, facts.argument_classes(node, definition, callees[1]),
-                                   len(function.training_sites), self._result_names(node)))
+                                   len(function.training_sites), self._result_names(node),
+                                   node if not callees[1] else None))
                 for loop in loops:
                     self._loop_callees[id(loop)].append(id(definition))
                 key = facts.definition_keys.get(id(definition))
@@ -1398,9 +1492,7 @@ class FileChecker:
                 and (dotted_name(func) or ".").split(".", 1)[0] in facts.imports.aliases:
             function.call_keys.add(qualified)  # maybe another module of the project: resolved when asked
             if not facts.in_no_grad:
-                literals = F.literal_arguments(node)
-                if literals:
-                    facts.literal_calls.setdefault(qualified, []).append(literals)
+                facts.literal_calls.setdefault(qualified, []).append(F.literal_arguments(node))
             for loop in facts.loops_in_function():
                 self._loop_callees[id(loop)].append(qualified)
         if method == "numpy" and not node.args and function is not None:
@@ -1519,7 +1611,12 @@ class FileChecker:
             saved = node.args[0].value if node.args and node.args[0].keyword is None and not node.args[0].star \
                 else next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "obj"), None)
             if saved is not None:
-                effects.add(SAVES_CPU_STATE if self._moved_to_cpu(saved) else SAVES_DEVICE_STATE)
+                on_cpu = self._moved_to_cpu(saved)
+                effects.add(SAVES_CPU_STATE if on_cpu else SAVES_DEVICE_STATE)
+                file_name = F.file_name_written(F.argument_at(node, 1, "f"))
+                if file_name is not None:
+                    self.facts.saved_files[file_name] = self.facts.saved_files.get(file_name, True) and (
+                        on_cpu or self._holds_no_tensor(saved))
 
     def _attributes_holding_a_module(self, name: str, function: FunctionScope) -> None:
         """``self.netG = netG.to(device)`` earlier, then ``Adam(netG.parameters())``: the attribute
@@ -1531,6 +1628,40 @@ class FileChecker:
                 binding = self.facts.lookup(place)
                 if binding is not None and binding.kind is Kind.VALUE:
                     binding.kind = Kind.MODULE
+
+    def _holds_no_tensor(self, saved: cst.BaseExpression) -> bool:
+        """Is what ``torch.save`` writes a run's arguments, holding no tensor: the namespace
+        ``parser.parse_args()`` returns, or an instance of a plain-field ``@dataclass`` of the
+        project (a parameter annotated with it, or ``self.x`` that ``__init__`` sets from one)?"""
+        facts = self.facts
+        function = facts.function
+        name = dotted_name(saved)
+        if name is None or function is None:
+            return False
+        if name.startswith("self.") and name.count(".") == 1 and function.class_info is not None:
+            init = function.class_info.methods.get("__init__")
+            stored = init.stored_values.get(name) if init is not None else None
+            if not stored or len(stored) != 1 or type(stored[0]) is not cst.Name:
+                return False
+            return self._annotated_plain_record(init.node, stored[0].value)
+        binding = facts.lookup(name)
+        if binding is not None and isinstance(binding.node, cst.Call) and isinstance(binding.node.func, cst.Attribute) \
+                and binding.node.func.attr.value == "parse_args":
+            return True
+        return "." not in name and self._annotated_plain_record(function.node, name)
+
+    def _annotated_plain_record(self, definition: cst.CSTNode, parameter: str) -> bool:
+        project = self.facts.project
+        if project is None or not isinstance(definition, cst.FunctionDef):
+            return False
+        for param in F.all_parameters(definition.params):
+            if param.name.value == parameter and param.annotation is not None:
+                qualified = self.facts.qualified_name(param.annotation.annotation)
+                if qualified and "." not in qualified and self.facts.module_name:
+                    qualified = f"{self.facts.module_name}.{qualified}"  # a class of this module
+                found = project.definition(qualified) if qualified else None
+                return found is not None and found.kind == "class" and found.outline.classes[found.name].plain_record
+        return False
 
     def _moved_to_cpu(self, saved: cst.BaseExpression, depth: int = 0) -> bool:
         """Is every tensor ``torch.save`` writes on the CPU? Moved there in the expression

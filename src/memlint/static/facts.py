@@ -788,6 +788,7 @@ class FunctionCall:
     classes: "dict[str, str]" = field(default_factory=dict)
     training_sites_before: int = 0  # the caller's training sites walked before the call
     results: frozenset[str] = frozenset()  # the names the call's result is bound to (``rgb = render(...)``)
+    call: "cst.Call | None" = None  # the call itself, for a plain function (not a method through ``self``)
 
 
 class Pending(Exception):
@@ -1785,6 +1786,9 @@ class Facts:
         self.call_sites: dict[str, list[CallSite]] = {}
         # calls into other modules with grad on and literal arguments (see ModuleSummary.literal_calls)
         self.literal_calls: dict[str, list[tuple[tuple["int | str", object], ...]]] = {}
+        # file name -> does every ``torch.save`` of this module to a path ending in it write no
+        # device tensor (see ModuleSummary.saved_files)
+        self.saved_files: dict[str, bool] = {}
         self.frozen_modules: set[str] = set()  # names with requires_grad_(False) anywhere
         # Calls handing a module to a function (freeze(self.backbone)): see frozen_by_helpers
         self.modules_handed: list[tuple[cst.Call, "FunctionScope"]] = []
@@ -2522,9 +2526,12 @@ class Facts:
         carried: set[str] = set()
         for callee in callees[0]:
             summary = self.summaries.get(id(callee))
-            if summary is None or summary.pending:
+            if summary is None:
                 return None
-            carried |= _all_names(summary)  # (OPAQUE: unknown for a reason other than the arguments)
+            names = _all_names_with_pending(summary)
+            if names is None:
+                return None
+            carried |= names  # (OPAQUE: unknown for a reason other than the arguments)
         positional = _parameters(callees[0][0], callees[1])[0] if len(callees[0]) == 1 else None
         if positional is None:
             return None
@@ -4111,6 +4118,28 @@ def _all_names(value: "GraphValue") -> set[str]:
     return names
 
 
+def _all_names_with_pending(value: "GraphValue") -> set[str] | None:
+    """The names a value may carry a graph from, also through the calls of its that are not
+    resolved yet (what their arguments carry: a call of another module's forward on a tensor
+    built from data carries nothing of the caller's parameters); None when a pending call may
+    take more than its arguments show (starred, or a method of a parameter)."""
+    names = set(value.names)
+    for call in value.pending:
+        if call.starred or isinstance(call.callee, ParameterMethod):
+            return None
+        for _, argument in call.arguments:
+            inner = _all_names_with_pending(argument)
+            if inner is None:
+                return None
+            names |= inner
+    for _, part in value.parts or ():
+        inner = _all_names_with_pending(part)
+        if inner is None:
+            return None
+        names |= inner
+    return names
+
+
 def _bind_arguments(call: cst.Call, positional: list[str],
                     value_of: Callable[[cst.BaseExpression], GraphValue]) -> dict[str, GraphValue]:
     """Parameter name -> what ``call`` passes to it (starred arguments skipped)."""
@@ -4236,6 +4265,33 @@ def argument_for(call: cst.Call, positional: list[str], parameter: str) -> "cst.
         if (arg.keyword is not None and arg.keyword.value == parameter) \
                 or (arg.keyword is None and position < len(positional) and positional[position] == parameter):
             return arg.value
+    return None
+
+
+def argument_at(call: cst.Call, position: int, keyword: str) -> "cst.BaseExpression | None":
+    """The argument a call passes at ``position`` or as ``keyword``; None when it passes none
+    (or a starred argument comes first)."""
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if (arg.keyword is None and index == position) or (arg.keyword is not None and arg.keyword.value == keyword):
+            return arg.value
+    return None
+
+
+def file_name_written(path: "cst.BaseExpression | None") -> str | None:
+    """The last part of a file path when the code writes it out: ``"out/args.bin"``,
+    ``os.path.join(folder, "args.bin")``, ``folder / "args.bin"``: ``args.bin``."""
+    if isinstance(path, cst.Call) and (dotted_name(path.func) or "").endswith("path.join") and path.args \
+            and not path.args[-1].star:
+        path = path.args[-1].value
+    elif isinstance(path, cst.BinaryOperation) and isinstance(path.operator, cst.Divide):
+        path = path.right
+    if isinstance(path, cst.SimpleString):
+        value = path.evaluated_value
+        if isinstance(value, str):
+            name = value.replace("\\", "/").rsplit("/", 1)[-1]
+            return name if "." in name.strip(".") else None
     return None
 
 
@@ -4507,12 +4563,14 @@ def literal_defaults(function: cst.FunctionDef) -> dict[str, object]:
 
 
 def literal_arguments(call: cst.Call) -> tuple[tuple["int | str", object], ...]:
-    """(position or keyword, value) of a call's literal arguments, up to its first starred one."""
+    """(position or keyword, value) of each argument of a call: its value for a literal,
+    ``Ellipsis`` for anything else; a starred argument ends it as ``("*", Ellipsis)``."""
     found: list[tuple["int | str", object]] = []
     for index, arg in enumerate(call.args):
         if arg.star:
+            found.append(("*", Ellipsis))
             break
         value = literal_value(arg.value)
-        if value is not NOT_A_LITERAL:
-            found.append((arg.keyword.value if arg.keyword is not None else index, value))
+        found.append((arg.keyword.value if arg.keyword is not None else index,
+                      Ellipsis if value is NOT_A_LITERAL else value))
     return tuple(found)

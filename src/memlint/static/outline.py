@@ -11,6 +11,7 @@ classes to a framework class, what an imported name is (a class, a function, a m
 from __future__ import annotations
 
 import ast
+import re
 import functools
 from dataclasses import dataclass, field
 
@@ -60,6 +61,10 @@ class ClassOutline:
     # a statement of its own body): "" when always, else the name of the ``__init__`` parameter,
     # False by default, that decides (``InceptionV3(..., requires_grad=False)``); None otherwise.
     frozen_unless: str | None = None
+    # A ``@dataclass`` whose every field is annotated with a plain type (``str``, ``int``,
+    # ``Optional[str]``, ``List[int]``...), and no base: its instances hold no tensor (a run's
+    # arguments, ``torch.save``d beside the checkpoints).
+    plain_record: bool = False
 
 
 @dataclass
@@ -116,7 +121,7 @@ def outline_of(source: str, name: str, is_package: bool) -> ModuleOutline | None
         key: ClassOutline(value.name, tuple(outline.qualify(base) for base in value.bases),
                           {name: _qualified(method, outline) for name, method in value.methods.items()},
                           value.attributes, value.makes_no_parameters, value.holds_only_passed_in,
-                          value.frozen_unless)
+                          value.frozen_unless, value.plain_record)
         for key, value in outline.classes.items()
     }
     outline.functions = {key: _qualified(value, outline) for key, value in outline.functions.items()}
@@ -152,7 +157,8 @@ def _read_block(statements: list[ast.stmt], outline: ModuleOutline) -> None:
             bases = tuple(text for text in (_dotted(base) for base in statement.bases) if text)
             makes_none, passed_in = _makes_no_parameters(statement, set(methods), set(outline.imports))
             outline.classes[statement.name] = ClassOutline(statement.name, bases, methods, frozenset(attributes),
-                                                           makes_none, passed_in, _frozen_unless(statement))
+                                                           makes_none, passed_in, _frozen_unless(statement),
+                                                           _plain_record(statement))
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             outline.functions[statement.name] = _function(statement)
         elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
@@ -167,6 +173,36 @@ def _read_block(statements: list[ast.stmt], outline: ModuleOutline) -> None:
             _read_block(statement.body, outline)
             for handler in statement.handlers:
                 _read_block(handler.body, outline)
+
+
+# Annotations of values that hold no tensor: builtins and the typing wrappers around them.
+_PLAIN_TYPES = frozenset({"str", "int", "float", "bool", "bytes", "None", "Optional", "List", "Dict", "Tuple",
+                          "Union", "Literal", "Sequence", "Set", "list", "dict", "tuple", "set", "Any"})
+
+
+def _plain_record(statement: ast.ClassDef) -> bool:
+    """Is the class a ``@dataclass`` without bases whose fields are all annotated with plain types?"""
+    if statement.bases or not any(_dotted(d.func if isinstance(d, ast.Call) else d) in ("dataclass", "dataclasses.dataclass")
+                                  for d in statement.decorator_list):
+        return False
+    fields = [item for item in statement.body if isinstance(item, ast.AnnAssign)]
+    return bool(fields) and all(_plain_annotation(item.annotation) for item in fields)
+
+
+def _plain_annotation(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value is None or isinstance(node.value, str) and node.value in _PLAIN_TYPES
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return (_dotted(node) or "").rsplit(".", 1)[-1] in _PLAIN_TYPES
+    if isinstance(node, ast.Subscript):
+        if (_dotted(node.value) or "").rsplit(".", 1)[-1] == "Literal":
+            return True  # Literal["mse", "ce"]
+        return _plain_annotation(node.value) and _plain_annotation(node.slice)
+    if isinstance(node, ast.Tuple):
+        return all(_plain_annotation(element) for element in node.elts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _plain_annotation(node.left) and _plain_annotation(node.right)
+    return False
 
 
 # Calls whose result is plain data, never a module: builtins, and torch's lower-case functions
@@ -452,3 +488,13 @@ def _mentions(tree: ast.AST, name: str):
     for node in ast.walk(tree):
         if (isinstance(node, ast.Name) and node.id == name) or (isinstance(node, ast.Attribute) and node.attr == name):
             yield node
+
+
+def only_called_by_name(text: str, name: str, own: bool = False) -> bool:
+    """Is every mention of ``name`` in a module's text a call of it, an import of it or (``own``)
+    its definition? Not when it is handed on (``callbacks.append(evaluate)``), stored, or
+    named in a string or comment."""
+    mentions = len(re.findall(rf"\b{re.escape(name)}\b", text))
+    calls = len(re.findall(rf"(?<![\w.]){re.escape(name)}\s*\(", text))
+    imports = len(re.findall(rf"^[ \t]*from[ \t]+[\w.]+[ \t]+import[^\n(]*\b{re.escape(name)}\b", text, re.MULTILINE))
+    return mentions == calls + imports

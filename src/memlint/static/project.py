@@ -41,7 +41,7 @@ from memlint.static.facts import related_classes
 from memlint.static.frameworks import PLAIN, ClassKinds, external_kinds
 from memlint.static.outline import (
     ClassOutline, FunctionOutline, ModuleOutline, constructions_leave, imports_name_from, instances_only_called,
-    outline_of, parsed_text,
+    only_called_by_name, outline_of, parsed_text,
 )
 from memlint.static.raising import module_level_names
 from memlint.static.cache import code_fingerprint, summary_folder
@@ -667,6 +667,34 @@ class Project:
                     found.extend(dict(call) for call in calls)
         return found
 
+    def calls_with_grad_from_elsewhere(self, module_name: str, function: str, here: ModuleFile
+                                       ) -> tuple[list[dict["int | str", object]], int] | None:
+        """The calls the other modules of the project make of the top-level function ``function``
+        of module ``module_name`` with grad on, each as its arguments by position or keyword
+        (``Ellipsis`` for one that is no literal), and how many calls of it they make in any grad
+        mode. None when some call may be out of view: a module names the function other than to
+        import or call it (handing it on), or calls by its name do not all resolve to it."""
+        summaries = self._other_summaries(function, here, plain_function=True)
+        if summaries is None or None in summaries:
+            return None
+        for module in self.modules_mentioning(function) or ():
+            if module.path != here.path:
+                text = self._cached_text(module.path)
+                if text is None or not only_called_by_name(text, function):
+                    return None
+        found: list[dict["int | str", object]] = []
+        made = 0
+        for summary in summaries:
+            sites = summary.call_sites.get(function, ())
+            with_grad = sum(1 for mode, *_ in sites if mode.value == "on")
+            calls = [dict(call) for qualified, calls in summary.literal_calls.items()
+                     if self._names_function(qualified, module_name, function) for call in calls]
+            if len(calls) != with_grad:
+                return None  # a call by that name that is another function's, or not read
+            found.extend(calls)
+            made += len(sites)
+        return found, made
+
     def called_from_elsewhere(self, module_name: str, function: str, here: ModuleFile) -> bool | None:
         """Does another module of the project call the function ``function`` of module
         ``module_name`` (a call its summary records, through imports and re-exports)? None when
@@ -718,6 +746,27 @@ class Project:
                 cpu |= SAVES_CPU_STATE in function.effects
                 device |= SAVES_DEVICE_STATE in function.effects
         return cpu, device
+
+    def writes_no_device_tensor_to(self, file_name: str, here: str) -> bool | None:
+        """Does every ``torch.save`` of the other modules of the project to a file of that name
+        (``data_args.bin``) write no device tensor (see ModuleSummary.saved_files)? None when
+        none writes one; False when one may write device tensors or cannot be read. ``here``: the
+        module being checked (its own saves are the caller's to read)."""
+        modules = self.modules_mentioning(file_name)
+        if modules is None:
+            return False
+        written = None
+        for module in modules:
+            if module.path == here:
+                continue
+            summary = self.summary(module)
+            if summary is None:
+                return False
+            if file_name in summary.saved_files:
+                if not summary.saved_files[file_name]:
+                    return False
+                written = True
+        return written
 
     def imported_only_by_name(self, module: ModuleFile, _seen: frozenset[str] = frozenset()) -> bool:
         """Is ``module`` imported by other modules of the project, each of which imports names

@@ -92,7 +92,12 @@ class ModuleSummary:
     # entry mode, set by nothing in it, and for ``self.evaluate()`` the qualified name of that
     # ``self``'s class, else ""). See Project.only_called_without_grad.
     call_sites: dict[str, tuple[tuple["GradMode", str, bool, str], ...]] = field(default_factory=dict)
-    # Calls into other modules of the project made with grad on and some literal arguments
-    # (``engine.run_epoch(model, loader, train=False)``): the callee's qualified name as this
-    # module imports it -> for each call, (position or keyword, value) of its literal arguments.
+    # Calls into other modules of the project made with grad on (``engine.run_epoch(model, loader,
+    # train=False)``): the callee's qualified name as this module imports it -> for each call,
+    # (position or keyword, value) of its arguments, ``Ellipsis`` for one that is no literal
+    # (see facts.literal_arguments).
     literal_calls: dict[str, tuple[tuple[tuple["int | str", object], ...], ...]] = field(default_factory=dict)
+    # The files this module ``torch.save``s to a path whose last part is written out
+    # (``os.path.join(out, "data_args.bin")``): file name -> whether every such save writes no
+    # device tensor (state moved to the CPU, a run's arguments).
+    saved_files: dict[str, bool] = field(default_factory=dict)

@@ -437,11 +437,13 @@ class GradEnabledInference(Rule):
             return
         positional = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
         for call in project.literal_calls_of(facts.module_name, function.name, here):
+            if "*" in call or all(value is Ellipsis for value in call.values()):
+                continue  # no literal to read a path from
             passed = {}
             for key, value in call.items():
                 name = positional[key] if isinstance(key, int) and key < len(positional) else key
                 if isinstance(name, str):
-                    passed[name] = value
+                    passed[name] = _UNKNOWN if value is Ellipsis else value
             yield function.name, _parameter_literals(passed, node, given_values=True)
 
     def visit_Arg(self, node: cst.Arg) -> None:

@@ -43,7 +43,11 @@ Which loads matter: the result restores a module or optimizer (``model.load_stat
 checkpoint (``ckpt``, ``checkpoint``, ``weights``, ``model``, ``state``, ``optim``,
 ``resume``...). Not flagged: files that hold no device tensors (scheduler, sampler, scaler
 and RNG state, metadata, vocabularies: their names, or the assignments of the names used,
-say so); a file that another branch of the same function loads with ``map_location`` (a
+say so); a file the project writes under the name the load spells out
+(``os.path.join(checkpoint, "data_args.bin")``) with nothing but CPU state or a run's
+arguments (``torch.save(self.data_args, ...)``, ``data_args`` annotated with a plain-field
+``@dataclass`` of the project, or ``parser.parse_args()``), in every module that writes it;
+a file that another branch of the same function loads with ``map_location`` (a
 deliberate choice per branch); per-rank files (``..._rank{rank}.bin``), read back by the rank
 that wrote them, on its own device; XLA code (a ``*xla*`` file or class), which saves through
 ``xm.save`` (CPU tensors); tests (``test_*`` functions and files), which reload what they
@@ -58,7 +62,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import TORCH_LOAD, TORCH_SAVE, dotted_name, names_in, root_name, without_self_returning_calls
+from memlint.static.facts import (
+    TORCH_LOAD, TORCH_SAVE, argument_at, dotted_name, file_name_written, names_in, root_name,
+    without_self_returning_calls,
+)
 from memlint.static.fixes import add_keyword_fix
 from memlint.static.rule import Invalid, Rule
 from memlint.static.summaries import PINS_ONE_GPU, PROCESS_GROUP, SAVES_CPU_STATE, SAVES_DEVICE_STATE
@@ -672,6 +679,20 @@ class LoadWithoutMapLocation(Rule):
             return True
         return "optim" in name.rsplit(".", 1)[-1].lower()
 
+    def _written_without_device_tensors(self, load: _Load) -> bool:
+        """Is the file loaded one the project writes under a name the code spells out
+        (``os.path.join(checkpoint, "data_args.bin")``), every save to which holds no device
+        tensor: CPU state, or a run's arguments (``torch.save(self.data_args, ...)``)?"""
+        file_name = file_name_written(argument_at(load.node, 0, "f"))
+        if file_name is None:
+            return False
+        here = self.facts.saved_files.get(file_name)
+        if here is False:
+            return False
+        project = self.facts.project
+        elsewhere = project.writes_no_device_tensor_to(file_name, self._checker.path) if project is not None else None
+        return elsewhere is not False and (here is True or elsewhere is True)
+
     def _saves(self, effect: str) -> bool:
         """Does a ``torch.save`` of this module write CPU state (SAVES_CPU_STATE: moved there on the
         way, or a model moved there first) or anything else (SAVES_DEVICE_STATE)?"""
@@ -713,6 +734,8 @@ class LoadWithoutMapLocation(Rule):
             return  # the tutorial's round trip: saved by this CPU-only file, to the same path
         if self._project_saves_only_cpu_state():
             return  # every checkpoint the project writes is moved to the CPU first
+        if self._written_without_device_tensors(load):
+            return  # the file the project writes under that name holds no device tensor (a run's arguments)
         code = self._code_text()
         used = _without_imports(code)
         distributed = not load.rank_zero_only and not self._outside_the_spawned_ranks(load) and (
