@@ -4188,3 +4188,120 @@ def test_a_parsed_command_line_saved_by_the_script_holds_no_device_tensor(tmp_pa
     assert project_findings(tmp_path, "train.py") == []
     write(tmp_path, {"train.py": script.replace("torch.save(args,", "torch.save({'args': args, 'model': model.state_dict()},")})
     assert project_findings(tmp_path, "train.py") == [(16, "ML203")]
+
+
+# ----- a helper that calls torch.distributed in a project where nothing launches ranks -----------
+DIST_HELPERS = """
+    import os
+
+    import torch
+    import torch.distributed as dist
+
+
+    def dist_gather(opts, x):
+        if opts.distributed:
+            parts = [torch.zeros_like(x) for _ in range(opts.world_size)]
+            dist.all_gather(parts, x)
+            x = torch.cat(parts, 0)
+        return x
+
+
+    def load_checkpoint(logdir):
+        model_state = torch.load(os.path.join(logdir, "last.model"))
+        optim_state = torch.load(os.path.join(logdir, "last.optim"))
+        return model_state, optim_state
+"""
+SINGLE_PROCESS_MAIN = """
+    import sys
+
+    import torch
+
+    from helpers import load_checkpoint
+
+
+    def main(rank, opts):
+        model_state, optim_state = load_checkpoint(opts.logdir)
+        return model_state, optim_state
+
+
+    if __name__ == "__main__":
+        opts = object()
+        if torch.cuda.device_count() > 1:
+            print("several GPUs are not supported", file=sys.stderr)
+        else:
+            main(0, opts)
+"""
+
+
+def test_a_distributed_helper_in_a_project_that_launches_no_ranks_is_one_process(tmp_path):
+    write(tmp_path, {"helpers.py": DIST_HELPERS, "main.py": SINGLE_PROCESS_MAIN})
+    assert [code for _, code in project_findings(tmp_path, "helpers.py")].count("ML203") == 0
+
+
+def test_a_distributed_helper_in_a_project_that_starts_a_process_group_loads_on_every_rank(tmp_path):
+    launching = SINGLE_PROCESS_MAIN.replace(
+        "            main(0, opts)",
+        "            torch.distributed.init_process_group('nccl')\n            main(0, opts)")
+    write(tmp_path, {"helpers.py": DIST_HELPERS, "main.py": launching})
+    assert [code for _, code in project_findings(tmp_path, "helpers.py")].count("ML203") == 2
+
+
+# ----- what a module computes is no configuration value, even from data and a module object -------
+ADVERSARIAL_SEGMENTATION = """
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.hidden = nn.Linear(8, 8)
+            self.fc = nn.Linear(8, 2)
+
+        def forward(self, x, image):
+            return self.fc(torch.relu(self.hidden(x + image)))
+
+
+    if __name__ == "__main__":
+        model = nn.Linear(8, 8).cuda()
+        D = Discriminator().cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        Dopt = torch.optim.Adam(D.parameters())
+        loader = torch.utils.data.DataLoader(torch.randn(64, 8), batch_size=4)
+        for sampled_batch in loader:
+            volume_batch, label_batch = sampled_batch["image"], sampled_batch["label"]
+            volume_batch, label_batch = volume_batch.cuda(), label_batch.cuda()
+            target = torch.tensor([1, 1, 0, 0]).cuda()
+            model.train()
+            D.eval()
+            outputs = model(volume_batch)
+            supervised_loss = F.mse_loss(outputs, label_batch)
+            d_outputs = D(outputs[2:], volume_batch[2:])
+            loss = supervised_loss + 0.1 * F.cross_entropy(d_outputs, target[:2])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+            model.eval()
+            D.train()
+            with torch.no_grad():
+                outputs = model(volume_batch)
+            d_outputs = D(outputs, volume_batch)
+            d_loss = F.cross_entropy(d_outputs, target)
+            Dopt.zero_grad()
+            d_loss.backward()
+            Dopt.step()
+"""
+
+
+def test_a_discriminator_in_eval_mode_whose_output_the_generator_loss_backpropagates():
+    assert findings(ADVERSARIAL_SEGMENTATION) == []
+
+
+def test_a_discriminator_in_eval_mode_read_only_for_a_number_is_still_reported():
+    # the same loop, the discriminator no longer trained and its output only printed
+    source = ADVERSARIAL_SEGMENTATION.split("            model.eval()")[0].replace(
+        "loss = supervised_loss + 0.1 * F.cross_entropy(d_outputs, target[:2])",
+        "loss = supervised_loss\n            print(F.cross_entropy(d_outputs, target[:2]).item())")
+    assert findings(source) == [(31, "ML201")]

@@ -691,7 +691,10 @@ class FileChecker:
                 self._note_parameter_branch(node)
             if taken is not False:
                 facts.branch_path.append((id(node), "body"))
+                narrowed = self._narrow_in_branch(node.test)
                 self._walk_block(node.body)
+                if narrowed is not None:
+                    self._widen_after_branch(*narrowed)
                 facts.branch_path.pop()
             if node.orelse is not None and taken is not True:
                 facts.branch_path.append((id(node), "else"))
@@ -729,6 +732,25 @@ class FileChecker:
         binding = bindings.get(tested[0])
         if binding is not None and binding.kind is not Kind.MODULE:
             bindings[tested[0]] = dataclasses.replace(binding, graph=F.NO_GRAPH)
+
+    def _narrow_in_branch(self, test: cst.BaseExpression) -> tuple[str, F.Binding, F.Binding] | None:
+        """``if isinstance(x, np.ndarray): return x`` / ``if type(x) == float:``: in the branch, ``x``
+        is no tensor, so it carries no graph (a helper that hands an array back as it is and
+        converts a tensor otherwise). The name, the binding it had and the one put in its place."""
+        name = self.facts.non_tensor_test(test)
+        if name is None:
+            return None
+        bindings = self.facts.scope.bindings
+        binding = bindings.get(name)
+        if binding is None or binding.kind is Kind.MODULE:
+            return None
+        narrowed = bindings[name] = dataclasses.replace(binding, graph=F.NO_GRAPH)
+        return name, binding, narrowed
+
+    def _widen_after_branch(self, name: str, before: F.Binding, narrowed: F.Binding) -> None:
+        bindings = self.facts.scope.bindings
+        if bindings.get(name) is narrowed:  # not rebound in the branch
+            bindings[name] = before
 
     def _constant_branch(self, test: cst.BaseExpression) -> bool | None:
         """Is an ``if`` test always true or always false (see F.constant_test)? The function's

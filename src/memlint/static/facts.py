@@ -1204,16 +1204,19 @@ class FunctionScope(Scope):
 
     def _configuration_values(self, constants: set[str]) -> set[str]:
         """Names computed only from configuration values (``args.lr``, ``cfg.x``), constants and
-        other such names (and themselves: an annealed temperature), never from a tensor."""
+        other such names (and themselves: an annealed temperature), never from a tensor. Not what
+        a module computes (``out = D(x)``: a module object is bound without a graph, its output
+        carries one)."""
         key = len(self.derived_from)
         if self._configuration_cache is not None and self._configuration_cache[0] == key:
             return self._configuration_cache[1]
+        modules = {name for name, binding in self.bindings.items() if binding.kind is Kind.MODULE}
         found: set[str] = set()
         changed = True
         while changed:
             changed = False
             for name, sources in self.derived_from.items():
-                if name in found or not sources:
+                if name in found or not sources or (modules and not modules.isdisjoint(sources)):
                     continue
                 if all(source == name or source in found or source in constants
                        or source.split(".", 1)[0] in CONFIG_NAMES for source in sources):
@@ -3737,6 +3740,25 @@ class Facts:
             return name, True
         return None
 
+    def non_tensor_test(self, test: cst.BaseExpression) -> str | None:
+        """``isinstance(v, np.ndarray)`` / ``type(v) == float`` / ``type(v) is str``: the plain
+        name ``v`` when the test holds only for a value that is no tensor; None otherwise."""
+        if type(test) is cst.Call and test.args and len(test.args) == 2 and not any(arg.star for arg in test.args) \
+                and self.qualified_name(test.func) == "isinstance":
+            subject, kinds = test.args[0].value, test.args[1].value
+            kinds_list = [element.value for element in kinds.elements] if type(kinds) is cst.Tuple else [kinds]
+        elif type(test) is cst.Comparison and len(test.comparisons) == 1 \
+                and isinstance(test.comparisons[0].operator, (cst.Equal, cst.Is)) \
+                and type(test.left) is cst.Call and dotted_name(test.left.func) == "type" and len(test.left.args) == 1:
+            subject, kinds_list = test.left.args[0].value, [test.comparisons[0].comparator]
+        else:
+            return None
+        if type(subject) is not _NAME or not kinds_list:
+            return None
+        if all((self.qualified_name(kind) or "") in _NOT_TENSOR_TYPES for kind in kinds_list):
+            return subject.value
+        return None
+
     def _is_distribution(self, node: cst.BaseExpression) -> bool:
         """``Categorical(probs)``, or a name bound to one: a torch.distributions object."""
         if type(node) is _NAME:
@@ -3950,6 +3972,9 @@ _SCALING_OPERATORS = (cst.Multiply, cst.Divide)
 _PARALLEL_WRAPPERS = frozenset({"DataParallel", "DistributedDataParallel", "FullyShardedDataParallel"})
 # Builtins whose result hands on the elements of their arguments (for i, v in enumerate(values)).
 _PASSING_ELEMENTS = frozenset({"enumerate", "zip", "reversed", "sorted", "list", "tuple", "iter"})
+# Types whose instances are no tensor (``isinstance(x, np.ndarray)``: x carries no graph).
+_NOT_TENSOR_TYPES = frozenset({"numpy.ndarray", "np.ndarray", "numpy.generic", "int", "float", "str", "bool", "bytes",
+                               "numbers.Number", "numbers.Real", "numbers.Integral"})
 # torch.distributions methods: rsample, log_prob, entropy keep the parameters' graph; sample does not.
 _DISTRIBUTION_METHODS = frozenset({"sample", "rsample", "log_prob", "entropy", "cdf", "icdf", "perplexity",
                                    "sample_n"})

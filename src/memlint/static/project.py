@@ -182,6 +182,7 @@ class Project:
         self._too_large = False
         self._texts: dict[str, tuple[str | None, str | None]] = {}  # path -> (digest, text), for searches
         self._mentions: dict[tuple[str, bool], tuple] = {}  # modules_mentioning's answers
+        self._launch_answer: tuple | None = None  # may_launch_ranks's answer, per file listing
         self._configuration_texts: list[tuple[str, str]] | None = None  # (path, text): see _configuration_mentions
         self._notebook_texts: list[str] | None = None  # see _notebooks_mention
         self._dead_packages: dict[str, dict[str, str]] = {}  # package folder -> reads when nobody imports it
@@ -709,6 +710,27 @@ class Project:
                         return True  # ours, or one that cannot be told apart from ours ("mod:f": its own)
         return False
 
+    def may_launch_ranks(self) -> bool:
+        """Can some code of the project run as one process per GPU: does any module start a
+        process group or hand that to something that does (``init_process_group``, DDP/FSDP, a
+        launcher's ``LOCAL_RANK``/``RANK``, ``mp.spawn``, accelerate, a Lightning or Hugging Face
+        ``Trainer``, DeepSpeed, Horovod...)? True when the project cannot be read whole. A helper
+        that calls ``torch.distributed`` in a project where nothing launches ranks runs in one
+        process."""
+        files = self._project_files()
+        if files is None:
+            return True
+        if self._launch_answer is not None and self._launch_answer[0] is files:
+            return self._launch_answer[1]
+        found = False
+        for path in files:
+            text = self._cached_text(path)
+            if text is None or _LAUNCHES_RANKS.search(text):
+                found = True
+                break
+        self._launch_answer = (files, found)
+        return found
+
     def pins_one_gpu(self, here: str) -> bool:
         """Does a function of another module of the project set ``CUDA_VISIBLE_DEVICES`` to one
         computed device per process (``setup_dist()`` doing ``os.environ["CUDA_VISIBLE_DEVICES"] =
@@ -1198,6 +1220,14 @@ class Project:
             elif definition.kind != "class":
                 kinds = kinds.join(ClassKinds(unknown_base=True))  # a class made by a function call
         return kinds
+
+
+# Text that starts (or hands to something that starts) one process per GPU.
+_LAUNCHES_RANKS = re.compile(
+    r"init_process_group|init_distributed|initialize_distributed|DistributedDataParallel|FullyShardedDataParallel"
+    r"|\bFSDP\b|LOCAL_RANK|\bRANK\b|WORLD_SIZE|SLURM_PROCID|OMPI_COMM|\.local_rank\b|\bspawn\s*\(|start_processes"
+    r"|\bAccelerator\b|\bTrainer\b|\bFabric\b|[Dd]eep[Ss]peed|horovod|\bhvd\.|\bstrategy\s*=|\bidist\b"
+    r"|submitit|torchrun|distributed\.launch|distributed\.run|mpi4py|\bray\b|colossalai|megatron")
 
 
 def _text_of(path: str) -> str | None:

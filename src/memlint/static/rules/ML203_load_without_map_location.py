@@ -4,7 +4,8 @@ that runs one process per GPU.
 Without it, every tensor comes back on the device it was saved from: a checkpoint written by
 rank 0 lands on ``cuda:0`` in every process of a DDP job (each rank then holds a full copy on
 GPU 0 and runs it out of memory). Flagged in a file that uses ``torch.distributed`` / DDP /
-``LOCAL_RANK`` (or reads ``args.local_rank``; not a ``--local_rank`` argument only declared),
+``LOCAL_RANK`` (or reads ``args.local_rank``; not a ``--local_rank`` argument only declared; a
+helper's ``torch.distributed`` calls only when something in the project launches ranks),
 starts a process group through a helper
 of the project (not one that starts it only in a branch its own parameter defaults turn off,
 ``if local_rank >= 0:`` with ``local_rank=-1``), builds an ``accelerate.Accelerator`` (``accelerate launch`` runs it once per GPU),
@@ -649,14 +650,17 @@ class LoadWithoutMapLocation(Rule):
         """Does the code use ``torch.distributed`` or a distributed wrapper it imports:
         ``dist.get_rank()``, ``init_process_group(...)``, ``torch.distributed.barrier()`` (``code``:
         without its import lines)? In a helper module the import is enough (its callers are the
-        distributed program); in a script (a ``__main__`` block), which decides how it runs, an
+        distributed program, unless nothing in the project launches ranks); in a script (a
+        ``__main__`` block), which decides how it runs, an
         import alone (``import torch.distributed as dist`` in a single-process inference script,
         never used) is no evidence of one process per GPU."""
         imports = self.facts.imports
         if not imports.uses_distributed:
             return False
         if not _MAIN_BLOCK.search(code):
-            return True
+            # a helper: its callers are the distributed program, if the project has one
+            project = self.facts.project
+            return project is None or project.may_launch_ranks()
         queries = "|".join(_DISTRIBUTED_QUERIES)
         if re.search(rf"\btorch\.distributed\.(?!(?:{queries})\b)\w", code):
             return True

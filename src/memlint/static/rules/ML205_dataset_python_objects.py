@@ -283,7 +283,7 @@ class DatasetPythonObjects(Rule):
 
     def _element_kind(self, element: cst.BaseExpression | None, depth: int = 0) -> str | None:
         """"tensor" / "array" when each stored sample is one (``torch.tensor(x)``,
-        ``np.array(x)``, ``t.numpy()``, a slice of one, a local bound to one: ``points =
+        ``np.array(x)``, ``t.numpy()``, ``x.astype(np.uint8)``, a slice of one, a local bound to one: ``points =
         np.load(path)[:, :6]``): its data is not copied into workers, only its object."""
         if depth > 3 or element is None:
             return None
@@ -295,8 +295,8 @@ class DatasetPythonObjects(Rule):
             return self._element_kind(node, depth + 1) if node is not element else None
         if not isinstance(element, cst.Call):
             return None
-        if isinstance(element.func, cst.Attribute) and element.func.attr.value == "numpy":
-            return "array"
+        if isinstance(element.func, cst.Attribute) and element.func.attr.value in ("numpy", "astype"):
+            return "array"  # (``astype``: numpy's and pandas' method, never a list's or a tensor's)
         qualified = self.facts.qualified_name(element.func) or ""
         if qualified.startswith("torch.") and qualified not in ("torch.load", "torch.jit.load"):
             return "tensor"
@@ -339,6 +339,29 @@ class RoomBlocks(Dataset):
         points = self.room_points[self.room_idxs[idx]]
         return points[np.random.choice(len(points), 4096)]
 loader = DataLoader(RoomBlocks(["a.npy"], 100), batch_size=16, num_workers=4)
+""",
+        # the same with labels converted on the way in (``astype`` gives an array)
+        """
+import pickle
+import numpy as np
+from torch.utils.data import Dataset, DataLoader
+class RoomLabels(Dataset):
+    def __init__(self, path, samples_per_room):
+        with open(path, "rb") as f:
+            label_all = pickle.load(f)
+        self.labels = []
+        room_idxs = []
+        for index in range(len(label_all)):
+            label = label_all[index] - 1
+            self.labels.append(label.astype(np.uint8))
+            room_idxs.extend([index] * samples_per_room)
+        self.room_idxs = np.array(room_idxs)
+    def __len__(self):
+        return len(self.room_idxs)
+    def __getitem__(self, idx):
+        room = self.room_idxs[idx]
+        return self.labels[room][:4096]
+loader = DataLoader(RoomLabels("rooms.pkl", 100), batch_size=16, num_workers=4)
 """,
         # a handful of whole-split tensors (one per hop), each indexed per sample: not a list per sample
         """
