@@ -4305,3 +4305,36 @@ def test_a_discriminator_in_eval_mode_read_only_for_a_number_is_still_reported()
         "loss = supervised_loss + 0.1 * F.cross_entropy(d_outputs, target[:2])",
         "loss = supervised_loss\n            print(F.cross_entropy(d_outputs, target[:2]).item())")
     assert findings(source) == [(31, "ML201")]
+
+
+# ----- 2. a helper that hands an array back as it is and converts a tensor: no graph on any path ---
+TO_NUMPY_LOOP = """
+    import numpy as np
+    import torch
+
+
+    def to_numpy(x):
+        if type(x) == np.ndarray:
+            return x
+        return x.data.numpy()
+
+
+    def train(model, loader, optimizer):
+        losses = []
+        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(to_numpy(loss))
+        return losses
+"""
+
+
+def test_a_helper_returning_its_argument_only_when_it_is_an_array_returns_no_graph():
+    assert findings(TO_NUMPY_LOOP) == []
+    assert findings(TO_NUMPY_LOOP.replace("type(x) == np.ndarray", "isinstance(x, (np.ndarray, float))")) == []
+
+
+def test_a_helper_returning_its_argument_when_it_is_a_list_may_return_a_graph():
+    assert findings(TO_NUMPY_LOOP.replace("type(x) == np.ndarray", "isinstance(x, list)")) == [(19, "ML101")]
