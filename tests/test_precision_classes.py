@@ -4338,3 +4338,44 @@ def test_a_helper_returning_its_argument_only_when_it_is_an_array_returns_no_gra
 
 def test_a_helper_returning_its_argument_when_it_is_a_list_may_return_a_graph():
     assert findings(TO_NUMPY_LOOP.replace("type(x) == np.ndarray", "isinstance(x, list)")) == [(19, "ML101")]
+
+
+# ----- 5. a loop over the terms of one loss: a loss module is no model ------------------------------
+PER_ITERATION_LOSSES = """
+    import torch
+    from torch import nn
+
+
+    def compute_losses(pred_transforms, target):
+        losses = {}
+        num_iter = len(pred_transforms)
+        criterion = nn.MSELoss()
+        for i in range(num_iter):
+            losses["mse_{}".format(i)] = criterion(pred_transforms[i], target)
+        total = [losses[k] * 0.5 ** (num_iter - j - 1) for j, k in enumerate(losses)]
+        losses["total"] = torch.sum(torch.stack(total), dim=0)
+        return losses
+
+
+    def train(model, loader, optimizer):
+        for data, target in loader:
+            optimizer.zero_grad()
+            losses = compute_losses(model(data), target)
+            losses["total"].backward()
+            optimizer.step()
+"""
+
+
+def test_per_iteration_terms_of_one_loss_stored_under_their_keys_are_no_accumulation():
+    assert findings(PER_ITERATION_LOSSES) == []
+
+
+def test_a_loop_over_batches_storing_each_loss_under_a_new_key_is_reported():
+    source = PER_ITERATION_LOSSES.replace(
+        """            losses = compute_losses(model(data), target)
+            losses["total"].backward()""",
+        """            losses = compute_losses(model(data), target)
+            history[len(history)] = losses["total"]
+            losses["total"].backward()""").replace(
+        "    def train(model, loader, optimizer):\\n", "    history = {}\\n\\n\\n    def train(model, loader, optimizer):\\n")
+    assert any(code == "ML101" for _, code in findings(source))

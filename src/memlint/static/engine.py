@@ -1607,11 +1607,11 @@ class FileChecker:
             effects.add(MODULE_CALL)
             if self.facts.is_loss_module_call(node):
                 effects.add(COMPUTES_LOSS)
-            loops = self.facts.loops_in_function()
+            loops = self.facts.loops_in_function() if not self.facts.is_parameterless_torch_module(node.func) else []
             for loop in loops:
-                loop.runs_model = True
+                loop.runs_model = True  # (not a loss or an activation: a loop over its terms runs no model)
             inner = self.facts.loop
-            if inner is not None and not (inner.bounded or inner.over_parts or inner.counts_in_module_method) \
+            if loops and inner is not None and not (inner.bounded or inner.over_parts or inner.counts_in_module_method) \
                     and not names_in(node.func) & inner.target_names:  # not ``for blk in blocks: x = blk(x)``
                 for loop in loops:
                     if loop is not inner:

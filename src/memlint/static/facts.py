@@ -34,7 +34,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 import libcst as cst
 
 from memlint.static.frameworks import PASS_THROUGH_METHODS, PLAIN, ClassKinds, external_kinds
-from memlint.static.tensor_api import TENSOR_API
+from memlint.static.tensor_api import PARAMETERLESS_LAYERS, TENSOR_API
 from memlint.static.triggers import TORCH_PACKAGES
 
 LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning"})
@@ -2222,6 +2222,18 @@ class Facts:
                 return True
         last = name.rsplit(".", 1)[-1].lower()
         return last in _LOSS_MODULE_NAMES or last.endswith(("_criterion", "_loss_fn", "_loss_func", "criterion"))
+
+    def is_parameterless_torch_module(self, module: cst.BaseExpression) -> bool:
+        """Is ``module`` an instance of a torch.nn class that owns no parameter (a loss, an
+        activation, a pooling: ``criterion = nn.MSELoss()``, ``nn.ReLU()(x)``), built where it is
+        called or bound once in view?"""
+        if type(module) is cst.Call:
+            built = module
+        else:
+            name = dotted_name(module)
+            binding = self.lookup(name) if name is not None else None
+            built = getattr(binding, "node", None)
+        return type(built) is cst.Call and self.qualified_name(built.func) in PARAMETERLESS_LAYERS
 
     def is_module_constructor(self, call: cst.Call) -> bool:
         """Does this call build (or wrap) an nn.Module?"""
