@@ -4379,3 +4379,111 @@ def test_a_loop_over_batches_storing_each_loss_under_a_new_key_is_reported():
             losses["total"].backward()""").replace(
         "    def train(model, loader, optimizer):\\n", "    history = {}\\n\\n\\n    def train(model, loader, optimizer):\\n")
     assert any(code == "ML101" for _, code in findings(source))
+
+
+# ----- 3/5. the whole loader as one step: the loss summed over it is backpropagated once after it --
+FULL_BATCH_STEP = """
+    import torch
+
+
+    def train(att_net, classifier, loader, optimizer, epochs):
+        for epoch in range(epochs):
+            edge_weights = torch.tensor([])
+            total_loss, batches = 0, 0
+            for graph in loader:
+                batches += 1
+                edge_weight, rep = att_net(graph)
+                loss = torch.nn.functional.cross_entropy(classifier(rep), graph.y)
+                total_loss += loss
+                edge_weights = torch.cat([edge_weights, edge_weight])
+            total_loss /= batches
+            optimizer.zero_grad()
+            total_loss.backward()
+            optimizer.step()
+            print(epoch, edge_weights.mean().item())
+"""
+
+
+def test_a_loader_gathered_into_one_step_backpropagated_after_it_keeps_one_step():
+    assert findings(FULL_BATCH_STEP) == []
+
+
+def test_the_same_holders_kept_across_per_batch_steps_are_reported():
+    per_batch = FULL_BATCH_STEP.replace(
+        """                edge_weights = torch.cat([edge_weights, edge_weight])
+            total_loss /= batches
+            optimizer.zero_grad()
+            total_loss.backward()
+            optimizer.step()""",
+        """                edge_weights = torch.cat([edge_weights, edge_weight])
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()""")
+    assert findings(per_batch) == [(13, "ML101"), (14, "ML101")]
+
+
+def test_outputs_gathered_by_a_loop_without_backward_beside_a_training_loop_are_reported():
+    # an evaluation loop in the epoch, then the training loop: the backward goes through what the
+    # training loop bound, not what the evaluation loop keeps
+    source = '''
+        import torch
+
+
+        def train(model, loader, val_loader, optimizer, epochs):
+            for epoch in range(epochs):
+                val_outputs = []
+                for x, y in val_loader:
+                    val_outputs.append(model(x))
+                for x, y in loader:
+                    loss = torch.nn.functional.cross_entropy(model(x), y)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                print(epoch, torch.cat(val_outputs).mean().item())
+    '''
+    assert (9, "ML101") in findings(source) or (9, "ML207") in findings(source)
+
+
+# ----- 5. a loop over the discriminators of one step, each with its own optimizer ------------------
+MULTI_DISCRIMINATOR_STEP = """
+    import torch
+
+
+    def train(net_g, nets_d, optimizers_d, optimizer_g, loader, epochs):
+        for epoch in range(epochs):
+            for imgs, noise in loader:
+                fake_imgs = net_g(noise)
+                err_d_total = 0
+                for i in range(len(nets_d)):
+                    nets_d[i].zero_grad()
+                    err_d = torch.nn.functional.softplus(nets_d[i](fake_imgs[i].detach()) - nets_d[i](imgs[i])).mean()
+                    err_d.backward()
+                    optimizers_d[i].step()
+                    err_d_total += err_d
+                err_g = sum(-nets_d[i](fake_imgs[i]).mean() for i in range(len(nets_d)))
+                optimizer_g.zero_grad()
+                err_g.backward()
+                optimizer_g.step()
+                print(err_d_total.item())
+"""
+
+
+def test_a_loop_stepping_each_discriminator_s_optimizer_in_turn_is_within_one_step():
+    assert findings(MULTI_DISCRIMINATOR_STEP) == []
+
+
+def test_a_data_loop_alternating_optimizers_by_a_computed_index_still_runs_steps():
+    source = '''
+        import torch
+
+
+        def train(model, loader, optimizers):
+            total = 0
+            for i, (x, y) in enumerate(loader):
+                loss = torch.nn.functional.mse_loss(model(x), y)
+                loss.backward()
+                optimizers[i % 2].step()
+                total += loss
+            return total.item()
+    '''
+    assert findings(source) == [(11, "ML101")]

@@ -1312,7 +1312,7 @@ class FileChecker:
         loop.within_a_step = lambda: facts.within_a_step(function)
         if loop.walks_steps:
             for outer in facts.loops_in_function():
-                outer.contains_step_loop = True
+                outer.contains_step_loop_by_name = True
         facts.loops.append(loop)
         facts.loop_of_node[id(loop.node)] = loop
         self._alive.append(loop)
@@ -1555,6 +1555,12 @@ class FileChecker:
                 loop.has_optimizer_step = True
             if loops:
                 loops[-1].note_training_inside(loops[:-1])
+                receiver = func.value.value if type(func.value) is cst.Subscript else func.value
+                index = F.subscript_key_name(func.value) if type(func.value) is cst.Subscript else None
+                targets = loops[-1].target_names
+                if (type(func.value) is cst.Subscript and index in targets) or (
+                        type(receiver) is cst.Name and receiver.value in targets):
+                    loops[-1].steps_each_model = True  # optimizers[i].step(): one model of several per iteration
             return
         if method is not None and (method in _FILLING_METHODS or (method.endswith("_") and not method.startswith("_"))):
             _note_filled(function, func.value)  # losses.append(loss), buf.copy_(x): may now hold a graph

@@ -845,7 +845,13 @@ class Loop:
     # Step-loop facts (see walks_steps()): does the header name batches/steps, or epochs?
     walks_steps: bool = False
     mentions_epoch: bool = False
-    contains_step_loop: bool = False  # a loop nested in this one walks steps: this is an epoch loop
+    # a loop nested in this one walks steps by name: this is an epoch loop
+    contains_step_loop_by_name: bool = False
+    # the loops nested in this one that backpropagate or step an optimizer (see note_training_inside)
+    training_inside: "list[Loop]" = field(default_factory=list)
+    # each iteration steps another optimizer, picked by the loop's target (``optimizers[i].step()``,
+    # ``for opt in optimizers: opt.step()``): a loop over the models of one step, not over steps
+    steps_each_model: bool = False
     over_parts: bool = False  # over the parts of one value: ``for chunk in batch.split(n)``
     # ``for i in range(...)`` (or ``for block in self.blocks``, the module's own submodules) in a
     # method of an nn.Module: counts within one forward computation
@@ -896,7 +902,13 @@ class Loop:
         if not self.over_parts:
             for loop in outer:
                 if not loop.walks_steps:
-                    loop.contains_step_loop = True
+                    loop.training_inside.append(self)
+
+    @property
+    def contains_step_loop(self) -> bool:
+        """Does a loop nested in this one walk steps (by name, or by training in each of its
+        iterations, unless each iteration trains another of a few models): this is an epoch loop."""
+        return self.contains_step_loop_by_name or any(not inner.steps_each_model for inner in self.training_inside)
 
     @property
     def runs_every_step(self) -> bool:
@@ -937,7 +949,7 @@ class Loop:
         of one step. The names of the iterable (``loader``, ``batches``) only break the tie
         when what the body calls cannot be read. Complete once the function has been walked."""
         if self.has_backward_pass or self.has_optimizer_step:
-            return True
+            return not self.steps_each_model
         if self.bounded or (self.within_a_step is not None and self.within_a_step()):
             return False
         if self.over_parts:
@@ -1586,6 +1598,14 @@ def subscript_key(node: cst.Subscript) -> "Key | None":
         return None
     index = node.slice[0].slice
     return constant_key(index.value) if type(index) is cst.Index else None
+
+
+def subscript_key_name(node: cst.Subscript) -> str | None:
+    """The name a one-index subscript is indexed by (``optimizers[i]``: ``i``), else None."""
+    if len(node.slice) != 1:
+        return None
+    index = node.slice[0].slice
+    return index.value.value if type(index) is cst.Index and type(index.value) is cst.Name else None
 
 
 _ELEMENT_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp)

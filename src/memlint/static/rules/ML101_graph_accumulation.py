@@ -291,6 +291,10 @@ class GraphAccumulation(Rule):
             step_loop = next((outer for outer in outlived if outer.runs_steps and outer not in micro), None)
             if loop is not None and step_loop is None and not (micro and outlives_call):
                 return  # (a holder that outlives the step function grows once per call of it)
+            if step_loop is not None and self._gathers_one_step(step_loop, rebinding, function):
+                # the whole loader is one step: the loss summed over it is backpropagated once,
+                # after the loop, and the holder starts afresh with the next step
+                return
             if step_loop is not None and not step_loop.trains and any(outer.trains for outer in rebinding) \
                     and self._read_by_the_update(name, place, function):
                 # an episode's rollout, started afresh by the loop that updates on it once the
@@ -404,6 +408,25 @@ class GraphAccumulation(Rule):
             self.at_module_exit(decide)
         else:
             self.at_function_exit(decide)
+
+    def _gathers_one_step(self, loop, rebinding: list, function) -> bool:
+        """Is ``loop`` the gathering of one step over the data (no backward pass or optimizer
+        step of its own) inside a loop that starts the holder afresh and backpropagates, after it,
+        a loss computed from what ``loop`` bound (full-batch training: ``for graph in loader:
+        total += loss(graph)``, then ``total.backward()`` once per epoch)?"""
+        if loop.has_backward or loop.has_optimizer_step:
+            return False
+        if not any(outer.has_backward_pass and outer.has_optimizer_step for outer in rebinding):
+            return False
+
+        inside = {id(node) for node in descendants(loop.node) if isinstance(node, (cst.For, cst.While))}
+
+        def bound_in_loop(name: str) -> bool:
+            binding = function.bindings.get(name)
+            return binding is not None and binding.loop is not None and id(binding.loop.node) in inside
+
+        sources = set(function.backward_names)
+        return any(bound_in_loop(name) for name in visit(sources, lambda name: function.derived_from.get(name, ())))
 
     def _read_by_the_update(self, name: str, place: str, function) -> bool:
         """Does the update read what ``name`` holds: this function backpropagates it (whole, or
