@@ -4487,3 +4487,104 @@ def test_a_data_loop_alternating_optimizers_by_a_computed_index_still_runs_steps
             return total.item()
     '''
     assert findings(source) == [(11, "ML101")]
+
+
+# ----- 6. a DataParallel wrapper read for an attribute of the wrapped model: it never steps --------
+WRAPPED_THEN_READ = """
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = nn.Linear(8, 8)
+            self.fc = nn.Linear(8, 2)
+
+        def forward(self, x):
+            return self.fc(self.encoder(x))
+
+
+    class Trainer:
+        def __init__(self, args, loader):
+            self.args = args
+            self.loader = loader
+            self.model = Net()
+            if args.num_gpu > 1:
+                self.model = nn.DataParallel(self.model, list(range(args.num_gpu)))
+            self.model = self.model.cuda()
+            if args.mode == "pre_train":
+                self.optimizer = torch.optim.SGD(self.model.encoder.parameters(), lr=args.lr)
+            else:
+                self.optimizer = torch.optim.SGD([{"params": self.model.encoder.parameters()},
+                                                  {"params": self.model.fc.parameters()}], lr=args.lr)
+
+        def train(self):
+            for x, y in self.loader:
+                loss = nn.functional.cross_entropy(self.model(x.cuda()), y.cuda())
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+"""
+
+
+def test_a_wrapper_read_for_the_wrapped_model_s_submodule_on_every_path_never_steps():
+    assert findings(WRAPPED_THEN_READ) == []
+
+
+def test_a_wrapper_read_only_through_module_or_on_one_path_is_reported():
+    through_module = WRAPPED_THEN_READ.replace("self.model.encoder.parameters()", "self.model.module.encoder.parameters()")
+    assert [code for _, code in findings(through_module)] == ["ML206"]
+    one_path = WRAPPED_THEN_READ.replace(
+        '''                self.optimizer = torch.optim.SGD([{"params": self.model.encoder.parameters()},
+                                                  {"params": self.model.fc.parameters()}], lr=args.lr)''',
+        '''                self.optimizer = torch.optim.SGD(self.model.parameters(), lr=args.lr)''')
+    assert [code for _, code in findings(one_path)] == ["ML206"]
+
+
+# ----- 4. a model of another module whose forward takes gradients itself (MAML's inner loop) -------
+META_MODEL = """
+    import torch
+    from torch import nn
+
+
+    class MetaModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = nn.Linear(8, 8)
+            self.base = nn.Linear(8, 5)
+
+        def forward(self, inputs):
+            shot, query = inputs
+            return self.meta_forward(shot, query)
+
+        def meta_forward(self, shot, query):
+            weights = list(self.base.parameters())
+            loss = self.base(self.encoder(shot)).logsumexp(-1).mean()
+            grads = torch.autograd.grad(loss, weights)
+            fast = [w - 0.1 * g for w, g in zip(weights, grads)]
+            return nn.functional.linear(self.encoder(query), fast[0], fast[1])
+"""
+META_EVAL = """
+    import torch
+
+    from meta_model import MetaModel
+
+
+    def evaluate(loader):
+        model = MetaModel().cuda()
+        model.eval()
+        accs = []
+        for shot, query, label in loader:
+            logits = model((shot, query))
+            accs.append((logits.argmax(1) == label).float().mean().item())
+        return sum(accs) / len(accs)
+"""
+
+
+def test_a_model_of_another_module_whose_forward_takes_gradients_needs_grad_on(tmp_path):
+    write(tmp_path, {"meta_model.py": META_MODEL, "evaluate.py": META_EVAL})
+    assert project_findings(tmp_path, "evaluate.py") == []
+    plain = META_MODEL.replace("return self.meta_forward(shot, query)", "return self.base(self.encoder(query))")
+    write(tmp_path, {"meta_model.py": plain, "evaluate.py": META_EVAL})
+    assert project_findings(tmp_path, "evaluate.py") == [(11, "ML201")]

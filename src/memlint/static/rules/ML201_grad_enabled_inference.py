@@ -1466,8 +1466,17 @@ class GradEnabledInference(Rule):
         qualified = self._built_from(call)
         if qualified is None and "." not in call.target and call.target in call.function.parameters:
             qualified = facts.parameter_class(call.function, call.target)
-        if qualified is None or qualified not in facts.class_nodes:
+        if qualified is None:
             return False
+        if qualified not in facts.class_nodes:
+            # a class of another module of the project: its forward, or what it calls
+            # (``self.meta_forward(...)``), takes gradients (its summaries say so)
+            project = facts.project
+            definition = facts.project_definition(qualified) if project is not None else None
+            if definition is None or definition.kind != "class":
+                return False
+            key = project.method_owner(definition.qualified, "forward")
+            return key is not None and project.has_effect(key, BACKWARD) is True
         scopes = [facts.function_scopes.get(id(node)) for node in facts.methods_of(qualified, "forward")]
         return any(scope is not None and scope.requires_grad_inputs for scope in scopes)
 

@@ -27,13 +27,16 @@ used and freed; a model made ready for inference before it is wrapped (``.eval()
 made or later (``nn.DataParallel(net).eval()``, ``g.eval()``), in a function that runs no backward
 pass and no optimizer step: a feature extractor, which gathers no loss and holds no gradients.
 a module without parameters (a parameterless torch.nn layer, or a class of the project that
-makes none: a loss spread over the GPUs). Said less (info): a wrapped module of this file, or of another module of the project (its
+makes none: a loss spread over the GPUs); a wrapper the same function reads, on every path after
+wrapping, for an attribute of the wrapped model (``self.model.encoder.parameters()``): DataParallel
+has none, so the program stops there with AttributeError whenever it wraps. Said less (info): a wrapped module of this file, or of another module of the project (its
 summary's ``computes_loss`` effect), whose ``forward`` computes the
 loss, the documented fix for the imbalance (only the losses are gathered).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
@@ -41,6 +44,7 @@ import libcst as cst
 
 from memlint.static.facts import (
     FUNCTIONAL_LOSS_WORDS, block_statements, descendants, dotted_name, is_test_file, names_in, nested_blocks,
+    without_self_returning_calls,
 )
 from memlint.static.rule import Invalid, Rule
 from memlint.static.summaries import COMPUTES_LOSS
@@ -316,6 +320,8 @@ class DataParallel(Rule):
             return  # a feature extractor made ready for inference (eval, frozen, TorchScript)
         if self._never_run(bound) or _unwrapped_at_once(node, function, bound) or _local_never_run(node, function, bound):
             return  # its forward never runs: nothing is scattered, nothing gathered
+        if _reads_what_the_wrapper_lacks(node, function, bound, self._checker.source):
+            return  # self.model.encoder right after wrapping: AttributeError, no step runs through it
         if self._holds_no_parameters(wrapped):
             return  # a loss or metric without parameters, wrapped to spread its work: no replicas of weights,
             # no gradients, its inputs already where the model's outputs were gathered
@@ -798,6 +804,148 @@ def _unwrapped_at_once(call: cst.Call, function, bound: frozenset[str]) -> bool:
                 if not isinstance(later, cst.SimpleStatementLine):
                     return False  # a branch or a loop in between: not read here
             return False
+    return False
+
+
+# What a DataParallel wrapper answers itself (nn.Module's and DataParallel's own attributes);
+# any other attribute of the wrapped model (``encoder``, ``output_dim``) raises AttributeError on it.
+_WRAPPER_ATTRIBUTES = frozenset({
+    "T_destination", "add_module", "apply", "bfloat16", "buffers", "call_super_init", "children", "compile", "cpu",
+    "cuda", "double", "dump_patches", "eval", "extra_repr", "float", "forward", "gather", "get_buffer",
+    "get_extra_state", "get_parameter", "get_submodule", "half", "ipu", "load_state_dict", "modules", "mtia",
+    "named_buffers", "named_children", "named_modules", "named_parameters", "parallel_apply", "parameters",
+    "register_backward_hook", "register_buffer", "register_forward_hook", "register_forward_pre_hook",
+    "register_full_backward_hook", "register_full_backward_pre_hook", "register_load_state_dict_post_hook",
+    "register_load_state_dict_pre_hook", "register_module", "register_parameter", "register_state_dict_post_hook",
+    "register_state_dict_pre_hook", "replicate", "requires_grad_", "scatter", "set_extra_state", "set_submodule",
+    "share_memory", "state_dict", "to", "to_empty", "train", "type", "xpu", "zero_grad", "module", "device_ids",
+    "output_device", "dim", "src_device_obj", "training",
+})
+
+
+def _reads_what_the_wrapper_lacks(call: cst.Call, function, bound: frozenset[str], source: str) -> bool:
+    """Does the function, after wrapping, read an attribute of the wrapped model through the
+    wrapper on every path (``self.model = nn.DataParallel(self.model)`` then, whichever branch
+    runs, ``self.model.encoder.parameters()``)? DataParallel has no such attribute: the program
+    stops there with AttributeError whenever it wraps, before any step. Not when the code sets
+    the attribute on the wrapper, nor inside ``try``."""
+    targets = {name for name in bound if not any(other.startswith(name + ".") for other in bound)}  # not ``self``
+    if len(targets) != 1 or not isinstance(getattr(function, "node", None), cst.FunctionDef):
+        return False
+    target = next(iter(targets))
+    if re.search(rf"{re.escape(target)}\.\w+\s*=[^=]", source):
+        return False  # attributes put on the wrapper
+    after = _statements_after(function.node.body, call)
+    return after is not None and _block_reads_missing(after, target)
+
+
+def _statements_after(body: cst.BaseSuite, call: cst.Call) -> list[cst.BaseStatement] | None:
+    """The statements that run after the one holding ``call`` whenever it runs: the rest of its
+    block, then the rest of each enclosing block (a branch, a loop, a ``with``); None when the
+    call is in a ``try``, a nested definition or is not found."""
+    block = list(body.body) if isinstance(body, cst.IndentedBlock) else []
+    for index, statement in enumerate(block):
+        if not any(part is call for part in descendants(statement)):
+            continue
+        rest = block[index + 1:]
+        if isinstance(statement, cst.SimpleStatementLine):
+            return rest
+        if isinstance(statement, (cst.Try, cst.FunctionDef, cst.ClassDef)) or isinstance(statement, getattr(cst, "TryStar", cst.Try)):
+            return None
+        for inner in _inner_suites(statement):
+            found = _statements_after(inner, call)
+            if found is not None:
+                return found + rest
+        return None
+    return None
+
+
+def _inner_suites(statement: cst.CSTNode) -> list[cst.BaseSuite]:
+    suites = []
+    if isinstance(statement, cst.If):
+        suites.append(statement.body)
+        orelse = statement.orelse
+        while isinstance(orelse, cst.If):
+            suites.append(orelse.body)
+            orelse = orelse.orelse
+        if isinstance(orelse, cst.Else):
+            suites.append(orelse.body)
+    elif isinstance(statement, (cst.For, cst.While, cst.With)):
+        suites.append(statement.body)
+    return suites
+
+
+def _block_reads_missing(block: list[cst.BaseStatement], target: str) -> bool:
+    for statement in block:
+        if _reads_missing(statement, target):
+            return True
+        if _may_leave_or_rebind(statement, target):
+            return False
+    return False
+
+
+def _reads_missing(statement: cst.CSTNode, target: str) -> bool:
+    """Does the statement, whenever it runs, read ``target.<attribute DataParallel lacks>``?"""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return any(_evaluated_reads(small, target) for small in statement.body)
+    if isinstance(statement, cst.If):
+        if _evaluated_reads(statement.test, target):
+            return True
+        branches = _inner_suites(statement)
+        has_else = statement.orelse is not None
+        orelse = statement.orelse
+        while isinstance(orelse, cst.If):
+            has_else = orelse.orelse is not None
+            orelse = orelse.orelse
+        return has_else and all(isinstance(branch, cst.IndentedBlock) and _block_reads_missing(list(branch.body), target)
+                                for branch in branches)
+    if isinstance(statement, cst.For):
+        return _evaluated_reads(statement.iter, target)
+    if isinstance(statement, cst.While):
+        return _evaluated_reads(statement.test, target)
+    if isinstance(statement, cst.With):
+        return any(_evaluated_reads(item.item, target) for item in statement.items) or (
+            isinstance(statement.body, cst.IndentedBlock) and _block_reads_missing(list(statement.body.body), target))
+    return False
+
+
+def _evaluated_reads(node: cst.CSTNode, target: str) -> bool:
+    """A read of ``target.<missing>`` among what evaluating ``node`` certainly evaluates (not a
+    lambda's body, a comprehension's element, the right of ``and``/``or``, a branch of ``a if c else b``)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Attribute) and current.attr.value not in _WRAPPER_ATTRIBUTES \
+                and dotted_name(current.value) == target:
+            return True
+        if isinstance(current, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+            continue
+        if isinstance(current, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            stack.append(current.for_in.iter)
+            continue
+        if isinstance(current, cst.BooleanOperation):
+            stack.append(current.left)
+            continue
+        if isinstance(current, cst.IfExp):
+            stack.append(current.test)
+            continue
+        stack.extend(current.children)
+    return False
+
+
+def _may_leave_or_rebind(statement: cst.CSTNode, target: str) -> bool:
+    """Can the rest of the block be skipped after ``statement`` (a ``return``, ``raise``,
+    ``break``, ``continue`` in it, a ``try``), or does it rebind ``target``?"""
+    for part in descendants(statement):
+        if isinstance(part, (cst.Return, cst.Raise, cst.Break, cst.Continue, cst.Try)):
+            return True
+        if isinstance(part, cst.Assign) and any(dotted_name(t.target) == target for t in part.targets) \
+                and dotted_name(without_self_returning_calls(part.value)) != target:
+            return True  # (``self.model = self.model.cuda()`` keeps the wrapper)
+        if isinstance(part, (cst.AugAssign, cst.AnnAssign)) and dotted_name(part.target) == target:
+            return True
+        if isinstance(part, cst.Del):
+            return True
     return False
 
 
