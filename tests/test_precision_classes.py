@@ -4588,3 +4588,58 @@ def test_a_model_of_another_module_whose_forward_takes_gradients_needs_grad_on(t
     plain = META_MODEL.replace("return self.meta_forward(shot, query)", "return self.base(self.encoder(query))")
     write(tmp_path, {"meta_model.py": plain, "evaluate.py": META_EVAL})
     assert project_findings(tmp_path, "evaluate.py") == [(11, "ML201")]
+
+
+# ----- a module of a folder below the root (no __init__.py) that nothing imports never runs -------
+UNUSED_COPY = """
+    import warnings
+
+    import torch
+
+    warnings.filterwarnings("ignore")
+
+
+    def init_net(net, gpu_ids):
+        if len(gpu_ids) > 0:
+            net.to(gpu_ids[0])
+            net = torch.nn.DataParallel(net, gpu_ids)
+        return net
+"""
+TRAIN_SCRIPT = """
+    import argparse
+
+    import torch
+
+    from networks import define_net
+
+
+    if __name__ == "__main__":
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--epochs", type=int, default=1)
+        args = parser.parse_args()
+        net = define_net()
+"""
+NETWORKS = """
+    import torch
+
+
+    def define_net():
+        return torch.nn.Linear(8, 2)
+"""
+
+
+def test_a_module_of_a_folder_below_the_root_that_nothing_imports_never_runs(tmp_path):
+    (tmp_path / ".git").mkdir()  # the repository's root
+    write(tmp_path, {"core/utils_models.py": UNUSED_COPY, "train.py": TRAIN_SCRIPT, "networks.py": NETWORKS})
+    assert project_findings(tmp_path, "core/utils_models.py") == []
+
+
+def test_such_a_module_that_a_script_imports_or_that_runs_itself_keeps_its_findings(tmp_path):
+    (tmp_path / ".git").mkdir()
+    importing = TRAIN_SCRIPT.replace("from networks import define_net",
+                                     "from networks import define_net\n    from core.utils_models import init_net")
+    write(tmp_path, {"core/utils_models.py": UNUSED_COPY, "train.py": importing, "networks.py": NETWORKS})
+    assert [code for _, code in project_findings(tmp_path, "core/utils_models.py")] == ["ML206"]
+    running = UNUSED_COPY + "\n    init_net(torch.nn.Linear(8, 2), [0, 1])\n"
+    write(tmp_path, {"core/utils_models.py": running, "train.py": TRAIN_SCRIPT, "networks.py": NETWORKS})
+    assert [code for _, code in project_findings(tmp_path, "core/utils_models.py")] == ["ML206"]

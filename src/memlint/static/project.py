@@ -942,7 +942,8 @@ class Project:
         return self._every_file(files)
 
     def a_module_nobody_imports(self, module: ModuleFile) -> bool:
-        """Is ``module`` a module of a package folder (an ``__init__.py`` beside it) of a repository
+        """Is ``module`` a module of a package folder (an ``__init__.py`` beside it, or a folder below
+        the root without one) of a repository
         not packaged for others and run through programs outside that package, itself no program,
         that no other module imports in any form, in a project that imports nothing by a computed
         name (``importlib``,
@@ -950,8 +951,9 @@ class Project:
         defines: a leftover ``networks_other.py`` beside the networks the scripts import. Unknown:
         False. A True answer reads every file of the project."""
         stem = module.name.rsplit(".", 1)[-1]
+        packaged = os.path.exists(os.path.join(os.path.dirname(module.path), "__init__.py"))
         if module.is_package or not stem.isidentifier() or stem == "__main__" or not self.unpackaged() \
-                or not os.path.exists(os.path.join(os.path.dirname(module.path), "__init__.py")) \
+                or not (packaged or self._in_a_subfolder(module.path)) \
                 or self._runs_on_its_own(module.path):
             return False
         files = self._project_files()
@@ -963,7 +965,7 @@ class Project:
             return False  # no program outside the package: a library, whose users are elsewhere
         if not self.imported_by_nobody(module):
             return False
-        package = self._cached_text(os.path.join(os.path.dirname(module.path), "__init__.py"))
+        package = self._cached_text(os.path.join(os.path.dirname(module.path), "__init__.py")) if packaged else ""
         if package is None or any(word in package for word in ("__all__", "glob", "listdir", "pkgutil", "scandir")):
             return False  # ``from .train import *`` of a package whose __all__ lists every module in its folder
         for path in files:
@@ -975,6 +977,13 @@ class Project:
             return False
         self._note(self._every_file(files))
         return True
+
+    def _in_a_subfolder(self, path: str) -> bool:
+        """Is ``path`` in a folder below the project's root (a namespace folder without
+        ``__init__.py``, ``core/utils_models.py``), not beside the scripts at the root?"""
+        root = self.root
+        folder = os.path.dirname(os.path.realpath(path))
+        return root is not None and folder != os.path.realpath(root) and folder.startswith(os.path.realpath(root) + os.sep)
 
     def taken_from_elsewhere(self, name: str, module: ModuleFile) -> bool:
         """Can another module of the project reach ``name`` of ``module``? Not when every other
@@ -1078,8 +1087,15 @@ class Project:
         tree = parsed_text(text)
         if tree is None:
             return True
+        # ``import warnings`` ... ``warnings.filterwarnings("ignore")``: setting a library up, not
+        # running anything of the module's (``fire.Fire(main)`` hands it a function: it runs it)
+        modules = {(alias.asname or alias.name).split(".", 1)[0] for statement in tree.body
+                   if isinstance(statement, ast.Import) for alias in statement.names}
+        defined = {statement.name for statement in tree.body
+                   if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
         return any(isinstance(statement, (ast.For, ast.While, ast.With, ast.Try, ast.AsyncFor, ast.AsyncWith))
                    or isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+                   and not _sets_a_library_up(statement.value, modules, defined)
                    for statement in tree.body)
 
     def _every_file(self, files: list[str]) -> dict[str, str]:
@@ -1220,6 +1236,17 @@ class Project:
             elif definition.kind != "class":
                 kinds = kinds.join(ClassKinds(unknown_base=True))  # a class made by a function call
         return kinds
+
+
+def _sets_a_library_up(call: ast.Call, modules: set[str], defined: set[str]) -> bool:
+    """Is a top-level call one of an imported module's own functions (``warnings.filterwarnings``,
+    ``torch.manual_seed``, ``sys.path.append``) that is handed none of the module's definitions?"""
+    root = call.func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not (isinstance(root, ast.Name) and root.id in modules and isinstance(call.func, ast.Attribute)):
+        return False
+    return not any(isinstance(node, ast.Name) and node.id in defined for node in ast.walk(call))
 
 
 # Text that starts (or hands to something that starts) one process per GPU.
