@@ -2563,9 +2563,12 @@ class Facts:
             summary = self.summaries.get(id(callee))
             if summary is None:
                 return None
-            names = _all_names_with_pending(summary)
-            if names is None:
-                return None
+            if summary.pending:
+                names = _all_names_with_pending(summary)
+                if names is None or OPAQUE in names:
+                    return None  # what the calls not resolved yet make of it is not known
+            else:
+                names = _all_names(summary)
             carried |= names  # (OPAQUE: unknown for a reason other than the arguments)
         positional = _parameters(callees[0][0], callees[1])[0] if len(callees[0]) == 1 else None
         if positional is None:
