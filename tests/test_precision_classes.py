@@ -4643,3 +4643,26 @@ def test_such_a_module_that_a_script_imports_or_that_runs_itself_keeps_its_findi
     running = UNUSED_COPY + "\n    init_net(torch.nn.Linear(8, 2), [0, 1])\n"
     write(tmp_path, {"core/utils_models.py": running, "train.py": TRAIN_SCRIPT, "networks.py": NETWORKS})
     assert [code for _, code in project_findings(tmp_path, "core/utils_models.py")] == ["ML206"]
+
+
+# ----- a shape probe whose output nobody reads (a FLOP counter's forward on an empty tensor) --------
+SHAPE_PROBE = """
+    import torch
+
+
+    def get_model_complexity_info(model, input_res, channel=3):
+        batch = torch.FloatTensor(1, channel, *input_res)
+        model.eval()
+        out = model(batch)
+        flops = sum(getattr(m, "__flops__", 0) for m in model.modules())
+        return flops
+"""
+
+
+def test_a_shape_probe_on_a_made_up_batch_whose_output_nobody_reads():
+    assert findings(SHAPE_PROBE) == []
+
+
+def test_a_probe_that_returns_what_the_model_made_is_reported():
+    source = SHAPE_PROBE.replace("return flops", "return flops, out")
+    assert findings(source) == [(8, "ML201")]

@@ -725,8 +725,8 @@ class Project:
         found = False
         for path in files:
             text = self._cached_text(path)
-            if text is None or _LAUNCHES_RANKS.search(text):
-                found = True
+            if text is None or _LAUNCHES_RANKS.search(_COMMENT.sub("", text)):
+                found = True  # (a comment that mentions LOCAL_RANK starts no process)
                 break
         self._launch_answer = (files, found)
         return found
@@ -1249,6 +1249,7 @@ def _sets_a_library_up(call: ast.Call, modules: set[str], defined: set[str]) -> 
     return not any(isinstance(node, ast.Name) and node.id in defined for node in ast.walk(call))
 
 
+_COMMENT = re.compile(r"#[^\n]*")
 # Text that starts (or hands to something that starts) one process per GPU.
 _LAUNCHES_RANKS = re.compile(
     r"init_process_group|init_distributed|initialize_distributed|DistributedDataParallel|FullyShardedDataParallel"

@@ -71,6 +71,10 @@ _OPTIMIZER_CLASSES = frozenset({
 _TORCH_FACTORIES = frozenset(f"torch.{name}" for name in (
     "randn", "rand", "randint", "zeros", "ones", "full", "empty", "arange", "linspace", "tensor", "eye",
     "randn_like", "rand_like", "zeros_like", "ones_like", "full_like", "randperm"))
+# Legacy typed constructors: given sizes (``torch.FloatTensor(1, 3, 224, 224)``), a tensor of that shape.
+_LEGACY_CONSTRUCTORS = frozenset(f"torch.{name}" for name in (
+    "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",
+    "cuda.FloatTensor", "cuda.DoubleTensor", "cuda.HalfTensor", "cuda.LongTensor"))
 # Methods that collect a value into the container they are called on.
 _COLLECTING_METHODS = frozenset({"append", "extend", "insert", "appendleft", "add"})
 # Calls that take a container and hand back something computed from it (followed by
@@ -697,6 +701,9 @@ class GradEnabledInference(Rule):
             return False
         if (self.facts.qualified_name(value.func) or "") in _TORCH_FACTORIES:
             return True
+        if (self.facts.qualified_name(value.func) or "") in _LEGACY_CONSTRUCTORS and value.args \
+                and type(value.args[0].value) is cst.Integer:
+            return True  # torch.FloatTensor(1, 3, h, w): an uninitialised tensor of that size
         # cnn(torch.ones(shape)): what a module (or a callable given such tensors) makes of made-up
         # tensors only is made up (a shape probe); not torch.load("x.pt"), Image.open("a.jpg"):
         # literal arguments name real data
@@ -900,12 +907,13 @@ class GradEnabledInference(Rule):
         collected = self._collected(call, record)
         if (self._in_test_file or _is_test_function(function)) and collected is None and not self._returned(call, record):
             return  # a test's forward pass: its graph dies with the test
-        if collected is None and not self._returned(call, record) and call.made_up \
-                and (self._run_from_main_block(call) or self._exports(function)) \
-                and (not call.loops or self._never_read(call)):
+        if collected is None and not self._returned(call, record) and call.made_up and (
+                ((self._run_from_main_block(call) or self._exports(function)) and (not call.loops or self._never_read(call)))
+                or (not call.loops and self._never_read(call))):
             # a model file's smoke test (m(torch.randn(2, 50, 384)) under __main__), or the check of an
             # export on example inputs (torch.jit.trace(m, x); assert m(x) == traced(x)): one forward at toy
-            # size; or a timing loop there whose outputs nobody reads, one graph alive at a time
+            # size; or a timing loop there whose outputs nobody reads, one graph alive at a time; or a
+            # shape probe whose output nobody reads (a FLOP counter's forward on torch.zeros(1, 3, h, w))
             return
         backpropagated = id(call.node) in function.backward_nodes or (function.is_backpropagated(
             call.results, through_attributes=True) and not self._killed_before_backward(call, record)) \
