@@ -92,14 +92,14 @@ def test_several_codes_on_one_line_share_one_comment(tmp_path):
 
 
 def test_a_line_ending_inside_a_string_or_a_backslash_gets_the_comment_on_the_statements_last_line(tmp_path):
-    source = "import torch.distributed\n" + loop(
+    source = "import os\nimport torch.distributed\nRANK = os.environ['LOCAL_RANK']\n" + loop(
         "total += \\",
         "    loss",
         'state = torch.load("""',
         'checkpoint.pt""")',
     )
     text, result = add_noqa_to(tmp_path, source)
-    assert text == "import torch.distributed\n" + loop(
+    assert text == "import os\nimport torch.distributed\nRANK = os.environ['LOCAL_RANK']\n" + loop(
         "total += \\",
         "    loss  # noqa: ML101",
         'state = torch.load("""',

@@ -1064,6 +1064,7 @@ def test_a_helper_no_module_of_an_unpackaged_repository_names_is_not_checked(tmp
         import utils.ckpt as ckpt
 
         def main(model, path):
+            torch.distributed.init_process_group("nccl")
             state = ckpt.checkpoint_state(model)
             torch.save(state, path)
     """)

@@ -16,7 +16,7 @@ import libcst as cst
 
 from memlint.static.facts import (
     CONFIG_NAMES, Graph, Kind, Pending, visit, GraphValue, reaches, builds_a_sequence, concatenated_onto, dotted_name, expression_children, names_in, operands,
-    OPAQUE, bounded_container, descendants, parameter_for, place_of, storage_name,
+    OPAQUE, block_statements, bounded_container, descendants, nested_blocks, parameter_for, place_of, storage_name,
 )
 from memlint.static.fixes import call_method, detach_fix, detached_text, graph_accumulation_fix, item_text
 from memlint.static.rule import Invalid, Rule
@@ -89,6 +89,29 @@ def fit(template: str, keep: tuple[str, ...] = (), limit: int = 100, **fields: s
         values[key] = value[: max(7, len(value) - (len(text) - limit) - 3)] + "..."
         text = template.format(**values)
     return text
+
+
+def _backward_after(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    """Does a statement of ``outer``'s body that comes after the loop ``inner`` (in source order,
+    at any depth) call ``.backward(...)``?"""
+    found = False
+
+    def walk(statements) -> bool:
+        nonlocal found
+        for statement in statements:
+            if statement is inner:
+                found = True
+                continue
+            if found:
+                if any(type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "backward"
+                       for node in descendants(statement)):
+                    return True
+            elif any(walk(block) for block in nested_blocks(statement)):
+                return True
+        return False
+
+    body = getattr(outer, "body", None)
+    return isinstance(body, cst.BaseSuite) and walk(block_statements(body))
 
 
 def _wrapped_by_modulo(counter: str, function: cst.CSTNode) -> bool:
@@ -287,7 +310,8 @@ class GraphAccumulation(Rule):
             # The innermost loop whose iteration the accumulator survives that stands for a step:
             # a loop over layers, heads or loss terms within one step is bounded; so is the
             # micro-batch loop of a step (backward per part, one optimizer step after it).
-            micro = [outer for outer in outlived if outer.runs_steps and facts.is_micro_batch_loop(outer, function)]
+            micro = [outer for outer in outlived if (outer.runs_steps and facts.is_micro_batch_loop(outer, function))
+                     or outer.steps_each_model]  # (each model of a step in turn: one step's parts too)
             step_loop = next((outer for outer in outlived if outer.runs_steps and outer not in micro), None)
             if loop is not None and step_loop is None and not (micro and outlives_call):
                 return  # (a holder that outlives the step function grows once per call of it)
@@ -416,8 +440,9 @@ class GraphAccumulation(Rule):
         total += loss(graph)``, then ``total.backward()`` once per epoch)?"""
         if loop.has_backward or loop.has_optimizer_step:
             return False
-        if not any(outer.has_backward_pass and outer.has_optimizer_step for outer in rebinding):
-            return False
+        if not any(outer.has_backward_pass and outer.has_optimizer_step and _backward_after(outer.node, loop.node)
+                   for outer in rebinding):
+            return False  # (a backward before it is another loop's: ``for b in train: ...; for b in val: ...``)
 
         inside = {id(node) for node in descendants(loop.node) if isinstance(node, (cst.For, cst.While))}
 
