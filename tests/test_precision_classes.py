@@ -4669,3 +4669,30 @@ def test_a_shape_probe_on_a_made_up_batch_whose_output_nobody_reads():
 def test_a_probe_that_returns_what_the_model_made_is_reported():
     source = SHAPE_PROBE.replace("return flops", "return flops, out")
     assert findings(source) == [(8, "ML201")]
+
+
+# ----- what the code converts with .numpy() without moving it is on the CPU (ML207) ----------------
+CAT_THEN_NUMPY = """
+    import torch
+
+
+    def test(model, loader):
+        model = model.cuda()
+        model.eval()
+        y_preds = torch.FloatTensor([])
+        with torch.no_grad():
+            for x, y in loader:
+                outputs = model(x.cuda())
+                y_preds = torch.cat([y_preds, outputs], dim=1)
+        y_preds = torch.transpose(y_preds, 0, 1)
+        return y_preds.detach().numpy()
+"""
+
+
+def test_outputs_joined_into_what_the_code_converts_with_numpy_unmoved_are_on_the_cpu():
+    assert findings(CAT_THEN_NUMPY) == []
+
+
+def test_outputs_joined_then_moved_before_numpy_are_kept_on_the_device():
+    assert findings(CAT_THEN_NUMPY.replace("y_preds.detach().numpy()", "y_preds.detach().cpu().numpy()")) \
+        == [(12, "ML207")]

@@ -26,7 +26,9 @@ the batch's whole storage, on any device); and what a Lightning predict
 hook (a callback's or the module's ``on_predict_batch_end``, ``predict_step``) keeps of the
 outputs and batch Lightning hands it, once per batch of ``trainer.predict()`` (Lightning puts
 the batch on the module's device, and moves the predictions it returns to the CPU). Not flagged: ``.cpu()``, ``.item()``, ``.numpy()``,
-``.tolist()``, ``.to("cpu")`` anywhere in the stored value; values reduced per batch
+``.tolist()``, ``.to("cpu")`` anywhere in the stored value; a collection the function later
+converts with ``.numpy()`` without moving it (``y_preds.detach().numpy()``: ``numpy()`` raises on a
+device tensor, so it is on the CPU); values reduced per batch
 (``argmax``, ``sum``, ``mean``, a loss, even one per sample); a module that never moves data off the CPU;
 appending a graph-carrying output (that is ML101's finding, not repeated here); outputs
 kept in Lightning's ``validation_step`` (one step per call, the pattern Lightning's own
@@ -135,6 +137,9 @@ class OutputsKeptOnDevice(Rule):
         # call's callees (``merge_distributed(predicts)``, ``dist.all_gather(out, torch.cat(preds))``)
         self._handed: dict[int, list[tuple[frozenset[str], list[object]]]] = {}
         self._function_of: dict[int, int] = {}  # id() of a pending append -> id() of its function
+        # id() of a function -> the names it converts with .numpy() without moving them first
+        # (``preds.detach().numpy()``): CPU tensors, or the code could not run
+        self._numpy_on_host: dict[int, set[str]] = {}
         # function id -> for each module call in it: the names its arguments read, the ids of the
         # loops around it, whether it is a method of the module rather than its forward (a feature
         # bank the model is run on after the loop that filled it; a context fed back in the loop)
@@ -274,6 +279,10 @@ class OutputsKeptOnDevice(Rule):
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
+        if method == "numpy" and not node.args and self.facts.function is not None:
+            on_host = _numpy_without_moving(func.value)
+            if on_host is not None:
+                self._numpy_on_host.setdefault(id(self.facts.function), set()).add(on_host)
         if method in ("cuda", "to", "prepare") and not self._moves_to_device:
             self._moves_to_device = self._is_device_move(node, method)
         if method in ("clear", "pop", "popleft"):
@@ -651,6 +660,8 @@ class OutputsKeptOnDevice(Rule):
                 continue  # the outputs for the items the caller handed in, returned together
             if loop_id in self._loop_context and _stops_after_a_count(self._loop_context[loop_id][0]):
                 continue  # for i, x in enumerate(loader): ... if i == n - 1: break: a few batches, on purpose
+            if id(node) in self._function_of and target in self._numpy_on_host.get(self._function_of[id(node)], ()):
+                continue  # y_preds.detach().numpy() after the loop: on the CPU (numpy() raises on a device tensor)
             if id(node) in self._function_of and self._gathered(self._function_of[id(node)], target):
                 continue  # handed to a collective (all_gather across ranks): NCCL needs them on the device
             if id(node) in self._function_of and self._run_on_after(self._function_of[id(node)], target, loop_id):
@@ -1707,6 +1718,25 @@ def _returned_values(function: cst.FunctionDef) -> list[cst.BaseExpression]:
 
     function.visit(_Returns())
     return found
+
+
+# Methods that keep a tensor on its device (and so on the CPU, for ``.numpy()`` to work).
+_KEEPING_DEVICE = frozenset({"detach", "contiguous", "float", "double", "half", "long", "int", "view", "reshape",
+                             "squeeze", "unsqueeze", "permute", "transpose", "flatten", "clone", "data"})
+
+
+def _numpy_without_moving(receiver: cst.BaseExpression) -> str | None:
+    """The name ``receiver`` of ``.numpy()`` reads through methods that keep the device
+    (``y_preds.detach().numpy()``: ``y_preds``); None when it is moved on the way (``.cpu()``)."""
+    while True:
+        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) \
+                and receiver.func.attr.value in _KEEPING_DEVICE:
+            receiver = receiver.func.value
+        elif isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
+            receiver = receiver.value
+        else:
+            break
+    return dotted_name(receiver) if isinstance(receiver, (cst.Name, cst.Attribute)) else None
 
 
 def _is_loss_callee(func: cst.BaseExpression) -> bool:
