@@ -4696,3 +4696,45 @@ def test_outputs_joined_into_what_the_code_converts_with_numpy_unmoved_are_on_th
 def test_outputs_joined_then_moved_before_numpy_are_kept_on_the_device():
     assert findings(CAT_THEN_NUMPY.replace("y_preds.detach().numpy()", "y_preds.detach().cpu().numpy()")) \
         == [(12, "ML207")]
+
+
+# ----- 5. a step function's result moved on the way (``.to(device)``) is still what the caller
+# backpropagates: the samples of one forward it stacked into it are that graph's own ---------------
+MC_SAMPLES = """
+    import torch
+
+
+    class Appr:
+        def __init__(self, model, samples, device):
+            self.model = model
+            self.samples = samples
+            self.device = device
+            self.optimizer = torch.optim.Adam(model.parameters())
+
+        def elbo_loss(self, input, target, t):
+            predictions = []
+            for i in range(self.samples):
+                predictions.append(self.model(input, sample=True)[t])
+                self.prior_log(t)
+            outputs = torch.stack(predictions, dim=0).to(self.device)
+            return torch.nn.functional.nll_loss(outputs.mean(0), target, reduction="sum")
+
+        def train_epoch(self, t, loader):
+            for images, targets in loader:
+                loss = self.elbo_loss(images, targets, t).to(self.device)
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+"""
+
+
+def test_samples_stacked_into_a_loss_the_caller_backpropagates_after_moving_it():
+    assert findings(MC_SAMPLES) == []
+
+
+def test_samples_kept_on_the_object_grow_with_every_call():
+    source = MC_SAMPLES.replace(
+        "                predictions.append(self.model(input, sample=True)[t])",
+        "                self.kept.append(self.model(input, sample=True)[t])\n"
+        "                predictions.append(self.kept[-1])")
+    assert "ML101" in [code for _, code in findings(source)]

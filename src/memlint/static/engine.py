@@ -108,10 +108,10 @@ class FileChecker:
         (``loss = loss_fn(render(...), y)`` binds the loss, not the render)."""
         statement = self._statement[-1] if self._statement else None
         if isinstance(statement, cst.SimpleStatementLine):
-            small = statement.body[0] if len(statement.body) == 1 else None
-            if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is call:
-                return self.assign_targets
-        if isinstance(statement, (cst.Assign, cst.AnnAssign)) and statement.value is call:
+            statement = statement.body[0] if len(statement.body) == 1 else None
+        # (``loss = step(...).to(device)``: moved or cast, still the call's result and its graph)
+        if isinstance(statement, (cst.Assign, cst.AnnAssign)) and statement.value is not None \
+                and F.without_self_returning_calls(statement.value) is call:
             return self.assign_targets
         return frozenset()
 
