@@ -4738,3 +4738,38 @@ def test_samples_kept_on_the_object_grow_with_every_call():
         "                self.kept.append(self.model(input, sample=True)[t])\n"
         "                predictions.append(self.kept[-1])")
     assert "ML101" in [code for _, code in findings(source)]
+
+
+# ----- 3. an attribute rebuilt from this call's values before it is added to ------------------------
+REBUILT_EACH_FORWARD = """
+    import torch
+    from torch import nn
+
+
+    class Recommender(nn.Module):
+        def __init__(self, users, dim):
+            super().__init__()
+            self.user_emb = nn.Embedding(users, dim)
+            self.layers = nn.ModuleList([nn.Linear(dim, dim) for _ in range(2)])
+            self.transform = nn.Linear(dim, dim)
+
+        def forward(self, adjacency):
+            embeddings = [self.user_emb.weight]
+            for layer in self.layers:
+                embeddings.append(layer(adjacency @ embeddings[-1]))
+            self.user_embedding = torch.stack(embeddings, dim=1)
+            self.user_embedding = torch.mean(self.user_embedding, dim=1)
+            self.user_embedding = self.user_embedding + self.transform(self.user_embedding)
+            return self.user_embedding
+"""
+
+
+def test_an_attribute_rebuilt_from_this_call_s_values_before_it_is_added_to():
+    assert findings(REBUILT_EACH_FORWARD) == []
+
+
+def test_an_attribute_added_to_without_being_rebuilt_in_the_call_grows():
+    source = REBUILT_EACH_FORWARD.replace(
+        "            self.user_embedding = torch.stack(embeddings, dim=1)\n"
+        "            self.user_embedding = torch.mean(self.user_embedding, dim=1)\n", "")
+    assert [code for _, code in findings(source)] == ["ML101"]

@@ -402,6 +402,8 @@ class GraphAccumulation(Rule):
                 )
 
             info = function.class_info
+            if loop is None and place.startswith("self.") and _made_fresh_before(function.node, node, place):
+                return  # self.emb = torch.stack(parts) earlier in the same call: it holds this call's values only
             if loop is None and info is not None and name.startswith("self.") and function.name == "forward":
                 def unless_emptied() -> None:
                     if name not in self._emptied.get(info.name, ()):
@@ -409,8 +411,6 @@ class GraphAccumulation(Rule):
 
                 self.at_module_exit(unless_emptied)
                 return
-            if loop is None and place.startswith("self.") and _made_fresh_before(function.node, node, place):
-                return  # self.transition = [] earlier in the same call: it holds this call's values only
             if info is not None and place.startswith("self."):
                 # a rollout kept on the object that another method of the class (perhaps defined
                 # below) backpropagates whole and empties, an actor-critic's update: one update's
@@ -2877,7 +2877,8 @@ _EMPTY_CONTAINERS = frozenset({"list", "dict", "set", "collections.OrderedDict",
 
 
 def _made_fresh_before(function: cst.CSTNode, store: cst.CSTNode, place: str) -> bool:
-    """Is ``place`` (``self.transition``) bound to a new empty container (``[]``, ``{}``, ``list()``)
+    """Is ``place`` (``self.transition``) bound to a new empty container (``[]``, ``{}``, ``list()``),
+    or to any value not computed from what it held (``self.user_emb = torch.stack(parts).mean(1)``),
     by a statement that runs before ``store`` on every path to it: earlier in ``store``'s own block
     or in a block around it, within ``function``?"""
     parents: dict[int, cst.CSTNode] = {}
@@ -2901,9 +2902,10 @@ def _made_fresh_before(function: cst.CSTNode, store: cst.CSTNode, place: str) ->
                 break
             if isinstance(statement, cst.SimpleStatementLine) and any(
                     isinstance(small, cst.Assign) and len(small.targets) == 1
-                    and dotted_name(small.targets[0].target) == place and _empty_container(small.value)
+                    and dotted_name(small.targets[0].target) == place
+                    and (_empty_container(small.value) or place not in names_in(small.value))
                     for small in statement.body):
-                return True
+                return True  # (or to a value not computed from what it held: this call's own)
     return False
 
 
