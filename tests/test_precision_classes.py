@@ -4773,3 +4773,49 @@ def test_an_attribute_added_to_without_being_rebuilt_in_the_call_grows():
         "            self.user_embedding = torch.stack(embeddings, dim=1)\n"
         "            self.user_embedding = torch.mean(self.user_embedding, dim=1)\n", "")
     assert [code for _, code in findings(source)] == ["ML101"]
+
+
+# ----- 4. what another module's forward hands back detached is no recurrent graph (ML102) ---------
+MEMORY_MODEL = """
+    import torch
+    from torch import nn
+
+
+    class MemoryModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([nn.Linear(8, 8) for _ in range(2)])
+            self.head = nn.Linear(8, 4)
+
+        def forward(self, obs, memory):
+            h = obs
+            out_memories = []
+            for block in self.blocks:
+                out_memories.append(h.detach())
+                h = torch.relu(block(h + memory.mean()))
+            return self.head(h), torch.stack(out_memories, dim=1)
+"""
+ENJOY = """
+    import torch
+
+    from memory_model import MemoryModel
+
+
+    def enjoy(env, steps):
+        model = MemoryModel()
+        model.eval()
+        memory = torch.zeros(1, steps, 2, 8)
+        obs = env.reset()
+        for t in range(steps):
+            policy, new_memory = model(torch.tensor(obs, dtype=torch.float32), memory[:, t])
+            memory[:, t] = new_memory
+            obs = env.step(policy.argmax().item())
+"""
+
+
+def test_memory_another_module_s_forward_returns_detached_is_fed_back_without_a_graph(tmp_path):
+    write(tmp_path, {"memory_model.py": MEMORY_MODEL, "enjoy.py": ENJOY})
+    assert [code for _, code in project_findings(tmp_path, "enjoy.py")] == ["ML201"]
+    attached = MEMORY_MODEL.replace("out_memories.append(h.detach())", "out_memories.append(h)")
+    write(tmp_path, {"memory_model.py": attached, "enjoy.py": ENJOY})
+    assert sorted(code for _, code in project_findings(tmp_path, "enjoy.py")) == ["ML102", "ML201"]

@@ -225,7 +225,13 @@ class LoopCarriedGraph(Rule):
         root = root_name(value)
         if root is None or root == name or dotted_name(value) == name:
             return None
-        if facts.graph_value(value).state is Graph.NONE:
+        fed_back = facts.graph_value(value)
+        if fed_back.pending:
+            try:  # (what another module's forward returns, read through the project's summaries)
+                fed_back = facts.resolve(fed_back)
+            except Pending:
+                pass
+        if fed_back.state is Graph.NONE:
             return None  # x = logits[:, -1:].argmax(-1): what is fed back carries no graph
         loop = facts.loop
         function = facts.function
