@@ -4819,3 +4819,35 @@ def test_memory_another_module_s_forward_returns_detached_is_fed_back_without_a_
     attached = MEMORY_MODEL.replace("out_memories.append(h.detach())", "out_memories.append(h)")
     write(tmp_path, {"memory_model.py": attached, "enjoy.py": ENJOY})
     assert sorted(code for _, code in project_findings(tmp_path, "enjoy.py")) == ["ML102", "ML201"]
+
+
+# ----- 6. DataParallel around a module container: it has no forward to run -----------------------
+LOSS_CONTAINER = """
+    import torch
+    from torch import nn
+
+
+    class Loss(nn.Module):
+        def __init__(self, n_gpus):
+            super().__init__()
+            self.losses = [nn.L1Loss(), nn.MSELoss()]
+            self.loss_module = nn.ModuleList()
+            for loss in self.losses:
+                self.loss_module.append(loss)
+            self.loss_module.to("cuda")
+            if n_gpus > 1:
+                self.loss_module = nn.DataParallel(self.loss_module, range(n_gpus))
+
+        def forward(self, sr, hr):
+            return sum(loss(sr, hr) for loss in self.losses)
+"""
+
+
+def test_data_parallel_around_a_module_list_runs_no_forward():
+    assert findings(LOSS_CONTAINER) == []
+
+
+def test_data_parallel_around_a_sequential_is_still_reported():
+    source = LOSS_CONTAINER.replace("self.loss_module = nn.ModuleList()", "self.loss_module = nn.Sequential(nn.Linear(4, 4))").replace(
+        "return sum(loss(sr, hr) for loss in self.losses)", "return sum(loss(self.loss_module(sr), hr) for loss in self.losses)")
+    assert [code for _, code in findings(source)] == ["ML206"]

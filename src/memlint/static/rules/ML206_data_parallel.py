@@ -27,7 +27,8 @@ used and freed; a model made ready for inference before it is wrapped (``.eval()
 made or later (``nn.DataParallel(net).eval()``, ``g.eval()``), in a function that runs no backward
 pass and no optimizer step: a feature extractor, which gathers no loss and holds no gradients.
 a module without parameters (a parameterless torch.nn layer, or a class of the project that
-makes none: a loss spread over the GPUs); a wrapper the same function reads, on every path after
+makes none: a loss spread over the GPUs); a module container (``nn.ModuleList``), which has no
+``forward``; a wrapper the same function reads, on every path after
 wrapping, for an attribute of the wrapped model (``self.model.encoder.parameters()``): DataParallel
 has none, so the program stops there with AttributeError whenever it wraps. Said less (info): a wrapped module of this file, or of another module of the project (its
 summary's ``computes_loss`` effect), whose ``forward`` computes the
@@ -56,6 +57,10 @@ DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParal
                            "torch.nn.parallel.data_parallel.data_parallel"})
 
 
+# Module containers without a forward of their own.
+_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.ParameterList",
+                         "torch.nn.ParameterDict", "torch.nn.modules.container.ModuleList",
+                         "torch.nn.modules.container.ModuleDict"})
 # Methods of a module that run no forward: the wrapper's own bookkeeping.
 _MODE_AND_DEVICE = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "bfloat16", "requires_grad_"})
 
@@ -149,6 +154,8 @@ class DataParallel(Rule):
         if info is not None and any(base.endswith("Strategy") for base in info.base_names):
             return  # a framework's "dp" strategy, used only when the user asks for it
         wrapped = node.args[0].value if node.args else None
+        if self._container_without_forward(wrapped):
+            return  # DataParallel(nn.ModuleList(...)): calling it raises (no forward); nothing is ever scattered
         function, bound = self.facts.function, self._checker.assign_targets
         wrapped_name = dotted_name(wrapped) if isinstance(wrapped, (cst.Name, cst.Attribute)) else None
         change = self.facts.mode_of(wrapped_name) if wrapped_name is not None else None
@@ -166,6 +173,19 @@ class DataParallel(Rule):
                        self.facts.loops_in_function())
         self.at_module_exit(lambda: self._decide(node, qualified.rsplit(".", 1)[-1], wrapped, function, bound, frozen,
                                                  place))
+
+    def _container_without_forward(self, wrapped: cst.BaseExpression | None) -> bool:
+        """Is the wrapped module an ``nn.ModuleList`` / ``nn.ModuleDict`` (built here, or the one a
+        name or ``self.x`` is bound to): a container whose ``forward`` raises?"""
+        for _ in range(3):
+            wrapped = without_self_returning_calls(wrapped)
+            if isinstance(wrapped, (cst.Name, cst.Attribute)):
+                name = dotted_name(wrapped)
+                binding = self.facts.lookup(name) if name is not None else None
+                wrapped = binding.node if binding is not None and isinstance(binding.node, cst.BaseExpression) else None
+                continue
+            break
+        return isinstance(wrapped, cst.Call) and self.facts.qualified_name(wrapped.func) in _CONTAINERS
 
     def _before_wrapping(self, name: str, bound: cst.CSTNode | None) -> cst.CSTNode | None:
         """What ``name`` held before another branch wrapped it (``if ddp: model = DDP(model)``
