@@ -30,9 +30,12 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import ClassInfo, data_loader_call, dotted_name, methods_of_class, names_in
+from memlint.static.facts import ClassInfo, data_loader_call, descendants, dotted_name, methods_of_class, names_in
 from memlint.static.rule import Invalid, Rule
 
+# Methods of an array that hand back an array (``np.vstack(x).reshape(...)``).
+_ARRAY_METHODS = frozenset({"reshape", "transpose", "astype", "squeeze", "view", "flatten", "permute", "contiguous",
+                            "float", "long", "int"})
 _LOADERS = frozenset({"json.load", "json.loads", "pickle.load", "pickle.loads", "yaml.load", "yaml.safe_load",
                       "yaml.full_load", "yaml.unsafe_load", "orjson.loads", "ujson.load", "ujson.loads"})
 _BUILDERS = frozenset({"list", "sorted"})
@@ -194,6 +197,8 @@ class DatasetPythonObjects(Rule):
         ):
             return
         attribute = storage.attribute
+        if self._converted_after(storage):
+            return  # self.data = np.vstack(self.data) once the loop is done: one array, not a list of objects
         if self._read_per_sample(storage.info, attribute, direct_only=storage.elements is not None) is False:
             # one entry per file or shard (read by another index): bounded by the file count; for
             # arrays, also one per room or file that a per-sample table points into
@@ -211,6 +216,34 @@ class DatasetPythonObjects(Rule):
             message = f"'{attribute}' holds Python objects ({storage.how}) that workers copy as they read them"
             help = "store the samples in numpy arrays, an arrow table, or one serialized buffer with offsets"
         self.report(storage.node, message, help=help, needs_grad=False)
+
+    def _converted_after(self, storage: _Storage) -> bool:
+        """Does the method that fills the attribute rebind it, in its own top-level statements after
+        the one filling it, to an array or a tensor made by numpy or torch (``self.data =
+        np.vstack(self.data).reshape(-1, 3, 32, 32)``, ``self.targets = np.asarray(self.targets)``)?"""
+        method = next((scope.node for scope in storage.info.methods.values()
+                       if any(node is storage.node for node in descendants(scope.node))), None)
+        if not isinstance(method, cst.FunctionDef) or not isinstance(method.body, cst.IndentedBlock):
+            return False
+        after = False
+        for statement in method.body.body:
+            if not after:
+                after = any(node is storage.node for node in descendants(statement))
+                continue
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                        and dotted_name(small.targets[0].target) == storage.attribute:
+                    value = small.value
+                    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                            and not isinstance(value.func.value, (cst.Name,)) and value.func.attr.value in _ARRAY_METHODS:
+                        value = value.func.value  # np.vstack(x).reshape(...): the array np.vstack made
+                    qualified = self.facts.qualified_name(value.func) if isinstance(value, cst.Call) else None
+                    if qualified is not None and qualified.startswith(("numpy.", "torch.")) \
+                            and qualified not in ("torch.load", "numpy.load"):
+                        return True
+        return False
 
     def _read_per_sample(self, info: ClassInfo, attribute: str, direct_only: bool = False) -> bool | None:
         """Is ``attribute`` read one entry per sample: indexed by ``__getitem__``'s index
@@ -339,6 +372,28 @@ class RoomBlocks(Dataset):
         points = self.room_points[self.room_idxs[idx]]
         return points[np.random.choice(len(points), 4096)]
 loader = DataLoader(RoomBlocks(["a.npy"], 100), batch_size=16, num_workers=4)
+""",
+        # batches gathered in a list, then stacked into one array before __init__ returns
+        """
+import pickle
+import numpy as np
+from torch.utils.data import Dataset, DataLoader
+class Cifar(Dataset):
+    def __init__(self, files):
+        self.data = []
+        self.targets = []
+        for name in files:
+            with open(name, "rb") as f:
+                entry = pickle.load(f, encoding="latin1")
+            self.data.append(entry["data"])
+            self.targets.extend(entry["labels"])
+        self.data = np.vstack(self.data).reshape(-1, 3, 32, 32)
+        self.targets = np.asarray(self.targets)
+    def __len__(self):
+        return len(self.targets)
+    def __getitem__(self, idx):
+        return self.data[idx], self.targets[idx]
+loader = DataLoader(Cifar(["data_batch_1"]), batch_size=64, num_workers=4)
 """,
         # the same with labels converted on the way in (``astype`` gives an array)
         """
