@@ -909,11 +909,11 @@ class GradEnabledInference(Rule):
             return  # a test's forward pass: its graph dies with the test
         if collected is None and not self._returned(call, record) and call.made_up and (
                 ((self._run_from_main_block(call) or self._exports(function)) and (not call.loops or self._never_read(call)))
-                or (not call.loops and self._never_read(call))):
+                or (not call.loops and function is not self.facts.module_scope and self._never_read(call))):
             # a model file's smoke test (m(torch.randn(2, 50, 384)) under __main__), or the check of an
             # export on example inputs (torch.jit.trace(m, x); assert m(x) == traced(x)): one forward at toy
             # size; or a timing loop there whose outputs nobody reads, one graph alive at a time; or a
-            # shape probe whose output nobody reads (a FLOP counter's forward on torch.zeros(1, 3, h, w))
+            # function's shape probe whose output nobody reads (a FLOP counter's forward on torch.zeros(1, 3, h, w))
             return
         backpropagated = id(call.node) in function.backward_nodes or (function.is_backpropagated(
             call.results, through_attributes=True) and not self._killed_before_backward(call, record)) \
