@@ -4863,3 +4863,43 @@ def test_data_parallel_around_a_sequential_is_still_reported():
     source = LOSS_CONTAINER.replace("self.loss_module = nn.ModuleList()", "self.loss_module = nn.Sequential(nn.Linear(4, 4))").replace(
         "return sum(loss(sr, hr) for loss in self.losses)", "return sum(loss(self.loss_module(sr), hr) for loss in self.losses)")
     assert [code for _, code in findings(source)] == ["ML206"]
+
+
+# ----- a function whose only calls are commented out never runs ----------------------------------
+TRAIN_WITH_COMMENTED_EVAL = """
+    import torch
+
+
+    def train(model, loader, test_loader, optimizer):
+        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        # auc = evaluation(model, test_loader)
+
+
+    def evaluation(model, loader):
+        model.eval()
+        scores = []
+        for x, y in loader:
+            scores.append((model(x) - y).abs().mean().item())
+        return sum(scores) / len(scores)
+"""
+MAIN_IMPORTING_TRAIN = """
+    from train import train
+
+
+    if __name__ == "__main__":
+        train(None, [], [], None)
+"""
+
+
+def test_a_function_whose_only_calls_are_commented_out_never_runs(tmp_path):
+    (tmp_path / ".git").mkdir()
+    write(tmp_path, {"train.py": TRAIN_WITH_COMMENTED_EVAL, "main.py": MAIN_IMPORTING_TRAIN})
+    assert project_findings(tmp_path, "train.py") == []
+    called = TRAIN_WITH_COMMENTED_EVAL.replace("        # auc = evaluation(model, test_loader)",
+                                               "        auc = evaluation(model, test_loader)")
+    write(tmp_path, {"train.py": called, "main.py": MAIN_IMPORTING_TRAIN})
+    assert project_findings(tmp_path, "train.py") == [(17, "ML201")]

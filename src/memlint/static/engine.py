@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import io
 import os
 import re
+import tokenize
 from collections import Counter, defaultdict
 from typing import Callable, Iterable, Sequence
 
@@ -492,7 +494,7 @@ class FileChecker:
         for statement in self.module.body:
             code = self._statement_code.get(id(statement))
             if code is None:
-                code = self._statement_code[id(statement)] = self.module.code_for_node(statement)
+                code = self._statement_code[id(statement)] = _without_comments(self.module.code_for_node(statement))
             if pattern.search(code):
                 found.append(statement)
         return found
@@ -2050,6 +2052,19 @@ def _holds_a_dict(node: cst.BaseExpression, facts: Facts) -> bool:
         return True
     return isinstance(value, cst.Call) and (dotted_name(value.func) or "").rsplit(".", 1)[-1] in (
         "dict", "defaultdict", "OrderedDict", "Counter")
+
+
+def _without_comments(code: str) -> str:
+    """A statement's code less its comments (``# eval_auc = evaluation(...)`` calls nothing); as it
+    is when Python cannot tokenize it."""
+    if "#" not in code:
+        return code
+    try:
+        tokens = [token for token in tokenize.generate_tokens(io.StringIO(code).readline)
+                  if token.type != tokenize.COMMENT]
+        return tokenize.untokenize(tokens)
+    except (tokenize.TokenError, IndentationError, SyntaxError, ValueError):
+        return code
 
 
 def _is_main_guard(statement: cst.CSTNode) -> bool:
