@@ -4903,3 +4903,33 @@ def test_a_function_whose_only_calls_are_commented_out_never_runs(tmp_path):
                                                "        auc = evaluation(model, test_loader)")
     write(tmp_path, {"train.py": called, "main.py": MAIN_IMPORTING_TRAIN})
     assert project_findings(tmp_path, "train.py") == [(17, "ML201")]
+
+
+def test_the_outputs_of_the_functional_data_parallel_are_no_wrapper_to_read():
+    source = '''
+        import torch
+        from torch import nn
+
+
+        class Discriminator(nn.Module):
+            def __init__(self, ngpu):
+                super().__init__()
+                self.ngpu = ngpu
+                self.main = nn.Sequential(nn.Linear(8, 8), nn.LeakyReLU(0.2), nn.Linear(8, 1))
+
+            def forward(self, input):
+                if input.is_cuda and self.ngpu > 1:
+                    output = nn.parallel.data_parallel(self.main, input, range(self.ngpu))
+                else:
+                    output = self.main(input)
+                return output.view(-1, 1).squeeze(1)
+
+
+        def train(net, loader, optimizer):
+            for x, y in loader:
+                loss = nn.functional.binary_cross_entropy_with_logits(net(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+    '''
+    assert [code for _, code in findings(source)] == ["ML206"]

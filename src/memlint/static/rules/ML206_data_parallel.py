@@ -340,8 +340,9 @@ class DataParallel(Rule):
             return  # a feature extractor made ready for inference (eval, frozen, TorchScript)
         if self._never_run(bound) or _unwrapped_at_once(node, function, bound) or _local_never_run(node, function, bound):
             return  # its forward never runs: nothing is scattered, nothing gathered
-        if _reads_what_the_wrapper_lacks(node, function, bound, self._checker.source):
+        if name == "DataParallel" and _reads_what_the_wrapper_lacks(node, function, bound, self._checker.source):
             return  # self.model.encoder right after wrapping: AttributeError, no step runs through it
+            # (the functional data_parallel(module, x) returns the outputs: no wrapper to read)
         if self._holds_no_parameters(wrapped):
             return  # a loss or metric without parameters, wrapped to spread its work: no replicas of weights,
             # no gradients, its inputs already where the model's outputs were gathered
