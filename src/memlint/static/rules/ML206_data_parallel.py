@@ -856,47 +856,31 @@ def _reads_what_the_wrapper_lacks(call: cst.Call, function, bound: frozenset[str
     target = next(iter(targets))
     if re.search(rf"{re.escape(target)}\.\w+\s*=[^=]", source):
         return False  # attributes put on the wrapper
-    after = _statements_after(function.node.body, call)
+    after = _statements_after(block_statements(function.node.body), call)
     return after is not None and _block_reads_missing(after, target)
 
 
-def _statements_after(body: cst.BaseSuite, call: cst.Call) -> list[cst.BaseStatement] | None:
+def _statements_after(statements: Sequence[cst.CSTNode], call: cst.Call) -> list[cst.CSTNode] | None:
     """The statements that run after the one holding ``call`` whenever it runs: the rest of its
     block, then the rest of each enclosing block (a branch, a loop, a ``with``); None when the
     call is in a ``try``, a nested definition or is not found."""
-    block = list(body.body) if isinstance(body, cst.IndentedBlock) else []
-    for index, statement in enumerate(block):
+    for index, statement in enumerate(statements):
         if not any(part is call for part in descendants(statement)):
             continue
-        rest = block[index + 1:]
+        rest = list(statements[index + 1:])
         if isinstance(statement, cst.SimpleStatementLine):
             return rest
-        if isinstance(statement, (cst.Try, cst.FunctionDef, cst.ClassDef)) or isinstance(statement, getattr(cst, "TryStar", cst.Try)):
-            return None
-        for inner in _inner_suites(statement):
-            found = _statements_after(inner, call)
+        if not isinstance(statement, (cst.If, cst.For, cst.While, cst.With)):
+            return None  # a try (its handlers may catch), a nested definition
+        for block in nested_blocks(statement):
+            found = _statements_after(block, call)
             if found is not None:
                 return found + rest
         return None
     return None
 
 
-def _inner_suites(statement: cst.CSTNode) -> list[cst.BaseSuite]:
-    suites = []
-    if isinstance(statement, cst.If):
-        suites.append(statement.body)
-        orelse = statement.orelse
-        while isinstance(orelse, cst.If):
-            suites.append(orelse.body)
-            orelse = orelse.orelse
-        if isinstance(orelse, cst.Else):
-            suites.append(orelse.body)
-    elif isinstance(statement, (cst.For, cst.While, cst.With)):
-        suites.append(statement.body)
-    return suites
-
-
-def _block_reads_missing(block: list[cst.BaseStatement], target: str) -> bool:
+def _block_reads_missing(block: list[cst.CSTNode], target: str) -> bool:
     for statement in block:
         if _reads_missing(statement, target):
             return True
@@ -912,21 +896,18 @@ def _reads_missing(statement: cst.CSTNode, target: str) -> bool:
     if isinstance(statement, cst.If):
         if _evaluated_reads(statement.test, target):
             return True
-        branches = _inner_suites(statement)
-        has_else = statement.orelse is not None
         orelse = statement.orelse
         while isinstance(orelse, cst.If):
-            has_else = orelse.orelse is not None
             orelse = orelse.orelse
-        return has_else and all(isinstance(branch, cst.IndentedBlock) and _block_reads_missing(list(branch.body), target)
-                                for branch in branches)
+        return orelse is not None and all(_block_reads_missing(list(block), target)  # every branch, an else too
+                                          for block in nested_blocks(statement))
     if isinstance(statement, cst.For):
         return _evaluated_reads(statement.iter, target)
     if isinstance(statement, cst.While):
         return _evaluated_reads(statement.test, target)
     if isinstance(statement, cst.With):
-        return any(_evaluated_reads(item.item, target) for item in statement.items) or (
-            isinstance(statement.body, cst.IndentedBlock) and _block_reads_missing(list(statement.body.body), target))
+        return any(_evaluated_reads(item.item, target) for item in statement.items) or _block_reads_missing(
+            list(block_statements(statement.body)), target)
     return False
 
 
