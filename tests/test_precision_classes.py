@@ -4933,3 +4933,37 @@ def test_the_outputs_of_the_functional_data_parallel_are_no_wrapper_to_read():
                 optimizer.step()
     '''
     assert [code for _, code in findings(source)] == ["ML206"]
+
+
+# A helper's loop is part of one step when every caller is: forward() calls it once per episode
+# of the batch (in a loop of its own), and the helper keys one prototype per label of that episode.
+_PROTOTYPES_PER_EPISODE = """
+import torch
+from torch import nn
+
+class Prototypes(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embedder = nn.Linear(4, 4)
+
+    def forward(self, batch):
+        supports = self.embedder(batch.supports)
+        return {"prototypes": self.compute_prototypes(supports, batch)}
+
+    def compute_prototypes(self, supports, batch):
+        all_prototypes = []
+        for episode in range(batch.num_episodes):
+            all_prototypes.append(self.episode_prototypes(batch.labels[episode], supports[episode]))
+        return all_prototypes
+
+    def episode_prototypes(self, episode_labels, episode_supports):
+        prototypes = {}
+        for label in episode_labels:
+            prototypes[label.item()] = self.embedder(episode_supports[episode_labels == label]).mean(0)
+        return prototypes
+"""
+
+
+def test_a_helper_called_in_a_loop_of_forward_runs_within_one_step():
+    assert findings(_PROTOTYPES_PER_EPISODE) == []
+

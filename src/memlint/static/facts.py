@@ -3019,7 +3019,8 @@ class Facts:
     def within_a_step(self, function: "FunctionScope", _seen: frozenset[int] = frozenset()) -> bool:
         """Does ``function`` run as part of one step: a per-step method (``forward``,
         ``training_step``), or a function of this module only ever called from such methods
-        (``memory_update`` called by ``forward``)? Its loops walk the parts of one step."""
+        (``memory_update`` called by ``forward``, also from a loop there: a loop of one step walks
+        the parts of that step)? Its loops walk the parts of one step."""
         if function.is_per_step_method:
             return True
         if id(function.node) in _seen or len(_seen) > 6:
@@ -3028,7 +3029,7 @@ class Facts:
         if not sites:
             return False
         seen = _seen | {id(function.node)}
-        return all(not site.loops and site.caller is not self.module_scope and self.within_a_step(site.caller, seen)
+        return all(site.caller is not self.module_scope and self.within_a_step(site.caller, seen)
                    for site in sites)
 
     def project_definition(self, qualified: str | None):
