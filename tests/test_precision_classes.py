@@ -4967,3 +4967,31 @@ class Prototypes(nn.Module):
 def test_a_helper_called_in_a_loop_of_forward_runs_within_one_step():
     assert findings(_PROTOTYPES_PER_EPISODE) == []
 
+
+
+# ML207: a list bound again in each batch of the loader loop collects the crops of that batch only.
+_CROPS_OF_ONE_BATCH = """
+import torch
+
+def init_memory(dataloader, model, crops_for_assign, bank):
+    start = 0
+    with torch.no_grad():
+        for index, inputs in dataloader:
+            outputs = []
+            for crop_idx in crops_for_assign:
+                outputs.append(model(inputs[crop_idx].cuda(non_blocking=True))[0])
+            for k, embeddings in enumerate(outputs):
+                bank[k][start:start + len(index)] = embeddings
+            start += len(index)
+    return bank
+"""
+
+
+def test_a_list_made_again_for_each_batch_keeps_one_batch():
+    assert findings(_CROPS_OF_ONE_BATCH) == []
+
+
+def test_the_same_list_made_once_before_the_loader_loop_is_reported():
+    source = _CROPS_OF_ONE_BATCH.replace("    with torch.no_grad():\n", "    outputs = []\n    with torch.no_grad():\n"
+                                         ).replace("            outputs = []\n", "")
+    assert [code for _, code in findings(source)] == ["ML207"]

@@ -302,6 +302,8 @@ class OutputsKeptOnDevice(Rule):
                 return  # the loop around decides: rows of one output, kept while it walks no loader
             batches = id(batch_loop)
         elif loop is not None and self._over_loader(loop) and facts.outlives_iteration(func.value):
+            if self._made_per_batch(func.value, loop):
+                return  # outputs = [] in each batch: the crops or views of one batch, dropped with it
             batches = id(loop)
         elif _predict_hook_values(facts.function) and facts.outlives_call(func.value):
             batches = id(facts.function)  # Lightning calls it once per batch of the predict loop
@@ -385,6 +387,16 @@ class OutputsKeptOnDevice(Rule):
             return False
         self._by_behaviour[id(loop)] = loop
         return True
+
+    def _made_per_batch(self, holder: cst.BaseExpression, loop: Loop) -> bool:
+        """Is ``holder`` bound again in each iteration of a loop around ``loop`` that walks a
+        loader by name? Then ``loop`` walks the parts of one batch, and what it collects is
+        dropped at the next batch."""
+        outlived = self.facts.outlived_loops(holder)
+        loops = self.facts.loops_in_function()
+        outer = loops[:loops.index(loop)] if loop in loops else []
+        return any(around not in outlived and _walks_loader(around, self._first_values.get(id(self.facts.function), {}))
+                   for around in outer)
 
     def _over_steps(self, loop: Loop) -> bool:
         self._over_loader(loop)
