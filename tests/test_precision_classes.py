@@ -4995,3 +4995,40 @@ def test_the_same_list_made_once_before_the_loader_loop_is_reported():
     source = _CROPS_OF_ONE_BATCH.replace("    with torch.no_grad():\n", "    outputs = []\n    with torch.no_grad():\n"
                                          ).replace("            outputs = []\n", "")
     assert [code for _, code in findings(source)] == ["ML207"]
+
+
+# ML109: random networks of an ensemble, never trained; the fit() in the loop is an
+# IsolationForest's, on their outputs.
+_RANDOM_ENSEMBLE = """
+import torch
+from sklearn.ensemble import IsolationForest
+
+class MLPnet(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = torch.nn.Linear(n, n)
+
+    def forward(self, x):
+        return self.lin(x)
+
+class DIF:
+    def fit(self, X, n_ensemble):
+        self.net_lst, self.forests = [], []
+        for i in range(n_ensemble):
+            net = MLPnet(X.shape[1])
+            x_reduced = net(torch.from_numpy(X).float()).data.numpy()
+            self.net_lst.append(net)
+            self.forests.append(IsolationForest())
+            self.forests[i].fit(x_reduced)
+        return self
+"""
+
+
+def test_networks_kept_beside_a_forest_fitted_on_their_outputs_are_never_trained():
+    assert findings(_RANDOM_ENSEMBLE) == []
+
+
+def test_networks_kept_after_a_trainer_fits_them_are_reported():
+    source = _RANDOM_ENSEMBLE.replace("            self.forests[i].fit(x_reduced)\n",
+                                      "            trainer = Trainer(net, X)\n            trainer.fit()\n")
+    assert [code for _, code in findings(source)] == ["ML109"]

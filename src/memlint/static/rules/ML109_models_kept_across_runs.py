@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import Kind, Loop, collection_name, dotted_name, root_name
+from memlint.static.facts import Kind, Loop, collection_name, dotted_name, names_in, root_name
 from memlint.static.rule import Invalid, Rule
 
 _TRAINING_CALLS = frozenset({"fit", "train", "train_model", "fit_model", "train_one_epoch", "train_epoch",
@@ -68,7 +68,9 @@ class ModelsKeptAcrossRuns(Rule):
 
     def __init__(self, checker) -> None:
         super().__init__(checker)
-        self._training_loops: set[int] = set()  # loops that call fit/train or build an optimizer
+        # loops that call fit/train or build an optimizer, each with the names those calls read
+        # (the receiver and the arguments: what they train)
+        self._training_loops: dict[int, set[str]] = {}
         self._released: set[tuple[int, str]] = set()  # (id(loop), name) deleted or moved off in the loop
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -93,7 +95,9 @@ class ModelsKeptAcrossRuns(Rule):
         if builds_optimizer and not trains and facts.function.name == "__init__":
             return  # a constructor building the object's own heads, each with its optimizer: parts, not runs
         if trains or builds_optimizer:
-            self._training_loops.update(id(loop) for loop in facts.loops_in_function())
+            read = set(names_in(node))
+            for loop in facts.loops_in_function():
+                self._training_loops.setdefault(id(loop), set()).update(read)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -232,9 +236,27 @@ class ModelsKeptAcrossRuns(Rule):
             return value.value  # Trainer(model=model, ...), Learner(dls, model)
         return None
 
+    def _trained_by_a_call(self, name: str, loop: Loop) -> bool:
+        """Does a fit/train call or an optimizer built in ``loop`` take the model ``name``, or
+        an object built with it (``Trainer(model)``), as receiver or argument? (Not an
+        ``IsolationForest(...).fit(features)`` beside a network that is only run.)"""
+        read = self._training_loops.get(id(loop))
+        if not read:
+            return False
+        if name in read:
+            return True
+        for other in read:
+            binding = self.facts.lookup(other)
+            node = binding.node if binding is not None else None
+            if isinstance(node, cst.Call) and other in loop.bound_this_iteration \
+                    and (dotted_name(node.func) or "").rsplit(".", 1)[-1][:1].isupper() \
+                    and any(isinstance(arg.value, cst.Name) and arg.value.value == name for arg in node.args):
+                return True  # trainer = Trainer(model, ...); trainer.fit()
+        return False
+
     def _decide(self, kept: _Kept) -> None:
         loop = kept.loop
-        if not (loop.is_training_loop or id(loop) in self._training_loops):
+        if not (loop.is_training_loop or self._trained_by_a_call(kept.name, loop)):
             return  # an ensemble loaded for inference, models collected without training
         self.report(
             kept.node,
