@@ -5032,3 +5032,62 @@ def test_networks_kept_after_a_trainer_fits_them_are_reported():
     source = _RANDOM_ENSEMBLE.replace("            self.forests[i].fit(x_reduced)\n",
                                       "            trainer = Trainer(net, X)\n            trainer.fit()\n")
     assert [code for _, code in findings(source)] == ["ML109"]
+
+
+# ML201: a model built by a factory from a configuration (its class unknown here) in a project
+# one of whose networks differentiates in its forward (normals from autograd.grad, in a helper).
+_NETWORK_WITH_NORMALS = """
+    import torch
+    from torch import nn
+
+    class ImplicitNetwork(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 1)
+
+        def forward(self, points):
+            points.requires_grad_(True)
+            sdf = self.lin(points)
+            return sdf, self.gradient(points, sdf)
+
+        def gradient(self, points, sdf):
+            return torch.autograd.grad(sdf, points, torch.ones_like(sdf), create_graph=True)[0]
+"""
+_EVALUATE_FROM_CONFIGURATION = """
+    import torch
+    from proj import utils
+
+    def evaluate(conf, loader):
+        model = utils.get_class(conf.model_class)(conf=conf)
+        model.eval()
+        normals = []
+        for points in loader:
+            sdf, normal = model(points)
+            normals.append(normal.detach().cpu())
+        return normals
+"""
+
+
+def test_a_model_built_by_a_factory_may_be_the_project_s_differentiating_network(tmp_path):
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "proj/__init__.py": "",
+        "proj/utils.py": "import importlib\ndef get_class(name):\n    module, _, cls = name.rpartition('.')\n"
+                         "    return getattr(importlib.import_module(module), cls)\n",
+        "proj/network.py": _NETWORK_WITH_NORMALS,
+        "proj/evaluate.py": _EVALUATE_FROM_CONFIGURATION,
+    })
+    assert project_findings(tmp_path, "proj/evaluate.py") == []
+
+
+def test_a_model_built_by_a_factory_in_a_project_without_one_is_reported(tmp_path):
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "proj/__init__.py": "",
+        "proj/utils.py": "import importlib\ndef get_class(name):\n    module, _, cls = name.rpartition('.')\n"
+                         "    return getattr(importlib.import_module(module), cls)\n",
+        "proj/network.py": _NETWORK_WITH_NORMALS.replace("return sdf, self.gradient(points, sdf)",
+                                                        "return sdf, sdf"),
+        "proj/evaluate.py": _EVALUATE_FROM_CONFIGURATION,
+    })
+    assert [code for _, code in project_findings(tmp_path, "proj/evaluate.py")] == ["ML201"]

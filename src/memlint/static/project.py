@@ -46,7 +46,7 @@ from memlint.static.outline import (
 from memlint.static.raising import module_level_names
 from memlint.static.cache import code_fingerprint, summary_folder
 from memlint.static.source import UncheckableFile, content_digest, decode_source, file_digest, parse, read_bytes
-from memlint.static.summaries import MODULE_CODE, PINS_ONE_GPU, SAVES_CPU_STATE, SAVES_DEVICE_STATE, ModuleSummary
+from memlint.static.summaries import BACKWARD, MODULE_CODE, PINS_ONE_GPU, SAVES_CPU_STATE, SAVES_DEVICE_STATE, ModuleSummary
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # A project with more Python files than this is not read whole (a question about all of its
@@ -502,6 +502,25 @@ class Project:
                     count += 1
                     every = every and effect in function.effects
         return count, every
+
+    def some_forward_differentiates(self) -> bool | None:
+        """Does the ``forward`` of some class of the project take gradients (``torch.autograd.grad``
+        or a backward pass, itself or through what it calls: a network computing normals, an
+        inner loop of meta-learning)? A module built by a factory nothing can read (a class named
+        in a configuration) may be that one. None when a module cannot be read."""
+        modules = {module.path: module for word in ("grad", "backward") for module in self.modules_mentioning(word) or ()}
+        if self._project_files() is None:
+            return None
+        found: bool | None = False
+        for module in modules.values():
+            summary = self.summary(module)
+            if summary is None:
+                found = None
+                continue
+            for key in summary.functions:
+                if key.endswith(".forward") and self.has_effect(f"{module.name}:{key}", BACKWARD):
+                    return True
+        return found
 
     def modules_mentioning(self, word: str, called: bool = False) -> list[ModuleFile] | None:
         """The modules of the project (under its root) whose text holds ``word`` as a whole

@@ -1475,7 +1475,10 @@ class GradEnabledInference(Rule):
         if qualified is None and "." not in call.target and call.target in call.function.parameters:
             qualified = facts.parameter_class(call.function, call.target)
         if qualified is None:
-            return False
+            # built by a factory nothing can read (utils.get_class(conf.model_class)(...)): it may
+            # be the project's class whose forward differentiates
+            return self._built_by_a_factory(call) and facts.project is not None \
+                and facts.project.some_forward_differentiates() is not False
         if qualified not in facts.class_nodes:
             # a class of another module of the project: its forward, or what it calls
             # (``self.meta_forward(...)``), takes gradients (its summaries say so)
@@ -1487,6 +1490,13 @@ class GradEnabledInference(Rule):
             return key is not None and project.has_effect(key, BACKWARD) is True
         scopes = [facts.function_scopes.get(id(node)) for node in facts.methods_of(qualified, "forward")]
         return any(scope is not None and scope.requires_grad_inputs for scope in scopes)
+
+    def _built_by_a_factory(self, call: _ModuleCall) -> bool:
+        """Was the module built by calling what another call returned (``get_class(name)(...)``,
+        ``getattr(models, name)(...)``, ``REGISTRY[name](...)``): a class nothing here names?"""
+        binding = self._binding_of(call)
+        built = without_self_returning_calls(binding.node) if binding is not None else None
+        return isinstance(built, cst.Call) and isinstance(built.func, (cst.Call, cst.Subscript))
 
     def _eval_message(self, call: _ModuleCall, collected: _Collection | None) -> tuple[str, str]:
         if collected is not None:
