@@ -5091,3 +5091,44 @@ def test_a_model_built_by_a_factory_in_a_project_without_one_is_reported(tmp_pat
         "proj/evaluate.py": _EVALUATE_FROM_CONFIGURATION,
     })
     assert [code for _, code in project_findings(tmp_path, "proj/evaluate.py")] == ["ML201"]
+
+
+# ML206: a script wraps its encoder and hands it to test(), which runs it only under no_grad and
+# trains a linear probe on the features it gathered (the probe is what test() trains).
+_LINEAR_PROBE_SCRIPT = """
+import torch
+import torch.nn as nn
+
+def linear_probe(features, labels, num_classes):
+    probe = nn.Linear(features.shape[1], num_classes)
+    optimizer = torch.optim.SGD(probe.parameters(), lr=0.1)
+    for _ in range(100):
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(probe(features), labels).backward()
+        optimizer.step()
+    return probe
+
+def test(net, loader):
+    features, labels = [], []
+    with torch.no_grad():
+        for x, y in loader:
+            features.append(net(x).cpu())
+            labels.append(y)
+    return linear_probe(torch.cat(features), torch.cat(labels), 10)
+
+net = Encoder()
+net = nn.DataParallel(net)
+net.load_state_dict(torch.load("encoder.pt", map_location="cpu"))
+net.cuda()
+net.eval()
+test(net, loader)
+"""
+
+
+def test_a_wrapper_handed_to_a_function_that_runs_it_only_without_grad_is_not_trained():
+    assert findings(_LINEAR_PROBE_SCRIPT) == []
+
+
+def test_a_wrapper_handed_to_a_function_that_runs_it_with_grad_and_trains_is_reported():
+    source = _LINEAR_PROBE_SCRIPT.replace("    with torch.no_grad():\n", "    if loader is not None:\n")
+    assert [code for _, code in findings(source)] == ["ML206"]

@@ -74,11 +74,11 @@ class DataParallel(Rule):
         # on (an argument, a return value, another name bound to it)
         self._called: set[str] = set()
         self._handed_on: set[str] = set()
-        # (id(function), name) -> each call in that function given the name: (its place in the
-        # walk, the id()s of the loops around it, its callees)
-        # (id(function), name) -> for each call handed the name: (calls seen before it, its loops,
-        # its callees, the names its result is bound to)
-        self._passed_to: dict[tuple[int, str], list[tuple[int, tuple[int, ...], list[object], frozenset[str]]]] = {}
+        # (id(function), name) -> for each call handed the name: (calls seen before it, the id()s
+        # of its loops, its callees, the names its result is bound to, the argument it is: a
+        # position or a keyword; None after a star)
+        self._passed_to: dict[tuple[int, str], list[tuple[int, tuple[int, ...], list[object], frozenset[str],
+                                                          int | str | None]]] = {}
         self._calls_seen = 0
         self._called_with_grad: set[tuple[int, str]] = set()  # (id(function), name) called with grad on there
 
@@ -134,11 +134,14 @@ class DataParallel(Rule):
             callee = [id(definition) for definition in found[0]] if found is not None else (
                 [qualified] if qualified is not None else [])
             loops = tuple(id(loop.node) for loop in self.facts.loops_in_function())
-            for arg in node.args:
+            starred = False
+            for index, arg in enumerate(node.args):
+                starred |= bool(arg.star)
+                where = arg.keyword.value if arg.keyword is not None else None if starred else index
                 name = dotted_name(arg.value)
                 if name is not None:  # train_one_epoch(loader, model, ...): what may train it
                     self._passed_to.setdefault((id(self.facts.function), name), []).append(
-                        (self._calls_seen, loops, callee, self._checker.assign_targets))
+                        (self._calls_seen, loops, callee, self._checker.assign_targets, where))
             return
         if "DistributedDataParallel" in self._checker.source:
             return  # the code offers DDP too: DataParallel is the fallback the user picks
@@ -257,7 +260,7 @@ class DataParallel(Rule):
         return not any(
             not callee or self.facts.callees_train(callee) is not False
             for (scope_id, name), uses in self._passed_to.items() if name in names and scope_id != id(module_scope)
-            for _, _, callee, _ in uses)
+            for _, _, callee, _, _ in uses)
 
     def _read_by_functions(self, names: frozenset[str]) -> bool:
         """Does a function or class of the module name one of these module-level names?"""
@@ -279,8 +282,36 @@ class DataParallel(Rule):
                                    else self.facts.callees_train(callee)) is not False
                     or (runs and self.facts.callees_work(callee) is not False and function.is_backpropagated(results)))
                    and (seen > place.calls_seen or around in loops)
-                   for seen, loops, callee, results in self._passed_to.get((id(function), name), ()))
+                   and not self._only_run_without_grad_by(callee, where)
+                   for seen, loops, callee, results, where in self._passed_to.get((id(function), name), ()))
             for name in bound)
+
+    def _only_run_without_grad_by(self, callee: list[object], where: int | str | None) -> bool:
+        """Is the callee a function of this module (not a method) that only calls the argument
+        ``where`` under no_grad, never puts it in train mode, keeps it, returns it, or hands it on
+        (``test(net, loader)`` running ``net`` under ``torch.no_grad()``, and training a linear probe
+        on the features)? Whatever else it trains, it does not train that argument."""
+        if where is None or not callee or not all(isinstance(key, int) for key in callee):
+            return False
+        for key in callee:
+            scope = self.facts.function_scopes.get(key)
+            if scope is None or scope.class_info is not None:
+                return False
+            if isinstance(where, int):
+                if where >= len(scope.parameters):
+                    return False
+                parameter = scope.parameters[where]
+            elif where in scope.parameters:
+                parameter = where
+            else:
+                return False
+            if (id(scope), parameter) in self._called_with_grad or (id(scope), parameter) in self._passed_to \
+                    or parameter in scope.returned_names \
+                    or any(change.target == parameter and change.mode == "train" for change in scope.mode_changes) \
+                    or any(parameter in names_in(value) for place, values in scope.stored_values.items() if "." in place
+                           for value in values):
+                return False
+        return True
 
     def _never_run(self, bound: frozenset[str]) -> bool:
         """Is the wrapper, kept on an object (``self.model = DataParallel(self.model)``), never
