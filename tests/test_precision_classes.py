@@ -5132,3 +5132,67 @@ def test_a_wrapper_handed_to_a_function_that_runs_it_only_without_grad_is_not_tr
 def test_a_wrapper_handed_to_a_function_that_runs_it_with_grad_and_trains_is_reported():
     source = _LINEAR_PROBE_SCRIPT.replace("    with torch.no_grad():\n", "    if loader is not None:\n")
     assert [code for _, code in findings(source)] == ["ML206"]
+
+
+# A method only ever called under inference_mode by the modules that can hold its class's
+# instances; another script's model.generate(...) with grad on is a transformers model's (the
+# script reaches nothing of the project), so it does not call this one.
+_DECODER_MODULE = """
+    import torch
+    from torch import nn
+
+    class Decoder(nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def generate(self, input_ids, steps):
+            kv_cache = None
+            tokens = []
+            for _ in range(steps):
+                out = self.model(input_ids, kv_cache=kv_cache)
+                kv_cache = out["kv_cache"]
+                input_ids = out["logits"].argmax(-1)
+                tokens.append(input_ids)
+            return torch.cat(tokens, 1)
+"""
+_GENERATE_UNDER_INFERENCE_MODE = """
+    import torch
+    from proj.decoder import Decoder
+
+    def main(backbone, input_ids):
+        model = Decoder(backbone)
+        with torch.inference_mode():
+            return model.generate(input_ids, 16)
+"""
+_HF_GENERATE = """
+    from transformers import AutoModelForCausalLM
+
+    def main(input_ids):
+        model = AutoModelForCausalLM.from_pretrained("gpt2")
+        return model.generate(input_ids=input_ids, max_new_tokens=8)
+"""
+
+
+def test_a_method_called_under_inference_mode_by_every_module_that_can_hold_its_class(tmp_path):
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "proj/__init__.py": "",
+        "proj/decoder.py": _DECODER_MODULE,
+        "proj/generate.py": _GENERATE_UNDER_INFERENCE_MODE,
+        "proj/hf_generate.py": _HF_GENERATE,
+    })
+    assert project_findings(tmp_path, "proj/decoder.py") == []
+
+
+def test_a_method_called_with_grad_by_a_module_that_imports_its_class_is_reported(tmp_path):
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "proj/__init__.py": "",
+        "proj/decoder.py": _DECODER_MODULE,
+        "proj/generate.py": _GENERATE_UNDER_INFERENCE_MODE,
+        "proj/hf_generate.py": _HF_GENERATE.replace("from transformers import AutoModelForCausalLM",
+                                                    "from transformers import AutoModelForCausalLM\n"
+                                                    "    from proj.generate import Decoder"),
+    })
+    assert [code for _, code in project_findings(tmp_path, "proj/decoder.py")] == ["ML102"]

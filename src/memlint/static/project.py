@@ -96,6 +96,10 @@ class Definition:
 _DYNAMIC_LOOKUP = re.compile(r"(?<![\w.])(?:getattr|globals|locals|eval|exec)\s*\(|__dict__|sys\.modules|import_module")
 
 
+# Ways a module gets objects of classes it never imports: unpickling them.
+_UNPICKLES = re.compile(r"\b(?:torch\.load|load|pickle|dill|joblib|cloudpickle)\b")
+
+
 def _imports_module_named(text: str, stem: str) -> bool:
     """Does ``text`` hold an import statement naming a module ``stem`` (``from models.icarl import
     iCaRL``, ``from . import utils_rd``, ``import utils_rd as u``), at any depth of the code (a
@@ -577,7 +581,7 @@ class Project:
                      if site.self_class is None or local_related is None or local_related(site.self_class)]
             if any(mode.value == "on" and not inherited for mode, _, inherited in sites):
                 return False  # called here with grad on, explicitly: no need to read further
-            summaries = self._other_summaries(name, here, plain_function=not owner)
+            summaries = self._other_summaries(name, here, plain_function=not owner, reaching=bool(owner))
             if summaries is None or None in summaries:
                 return False
             for summary in summaries:
@@ -635,17 +639,41 @@ class Project:
     def _ancestor_list(self, qualified: str) -> list[str]:
         return list(self.ancestors(qualified))
 
-    def _other_summaries(self, word: str, here: ModuleFile,
-                         plain_function: bool = False) -> "list[ModuleSummary | None] | None":
+    def _other_summaries(self, word: str, here: ModuleFile, plain_function: bool = False,
+                         reaching: bool = False) -> "list[ModuleSummary | None] | None":
         """The summaries of the other modules of the project that call ``word`` (None for one that
         cannot be summarised); None when the project is too large to read here. ``plain_function``:
         ``word`` is a function of ``here`` (not a method), so a module that imports nothing from
-        ``here`` (its ``evaluate()`` is its own, or another module's) cannot call it."""
+        ``here`` (its ``evaluate()`` is its own, or another module's) cannot call it.
+        ``reaching``: ``word`` is a method of a class of ``here``, so a module that cannot reach
+        ``here`` through the project's imports (nor unpickle objects) makes no instance of it:
+        its ``model.generate(...)`` is another class's."""
         modules = self.modules_mentioning(word, called=True)
         if modules is None:
             return None
         return [self.summary(module) for module in modules if module.path != here.path
-                and (not plain_function or self._may_import_from(module, here))]
+                and (not plain_function or self._may_import_from(module, here))
+                and (not reaching or self._may_reach(module, here))]
+
+    def _may_reach(self, module: ModuleFile, here: ModuleFile, _seen: frozenset[str] = frozenset()) -> bool:
+        """Can ``module`` get hold of an object of a class ``here`` defines: it imports ``here``
+        (see _may_import_from), or a module of the project that may, at any depth; or it loads
+        pickled objects or looks names up at run time. True when something cannot be read."""
+        if self._may_import_from(module, here) or len(_seen) > 40:
+            return True
+        text = self._cached_text(module.path)
+        outline = self.outline(module)
+        if text is None or outline is None or _UNPICKLES.search(text):
+            return True
+        seen = _seen | {module.path}
+        for qualified in (*outline.imports.values(), *outline.star_imports):
+            for candidate in (qualified, qualified.rpartition(".")[0]):
+                source = self.module_file(candidate) if candidate else None
+                if source is not None:
+                    if source.path not in seen and self._may_reach(source, here, seen):
+                        return True
+                    break
+        return False
 
     def _may_import_from(self, module: ModuleFile, here: ModuleFile, depth: int = 0) -> bool:
         """Can ``module`` reach names of ``here``: an import statement naming ``here``'s module (at
