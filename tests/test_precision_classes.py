@@ -5196,3 +5196,53 @@ def test_a_method_called_with_grad_by_a_module_that_imports_its_class_is_reporte
                                                     "    from proj.generate import Decoder"),
     })
     assert [code for _, code in project_findings(tmp_path, "proj/decoder.py")] == ["ML102"]
+
+
+# A metric module built and called in one expression (TopKAccuracy(k=2)(preds, labels)): its
+# class, in another module, computes under @torch.no_grad(), so the slot it fills holds no graph.
+_TOP_K_ACCURACY = """
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+
+    class TopKAccuracy(nn.Module):
+        def __init__(self, k):
+            super().__init__()
+            self.k = k
+
+        @torch.no_grad()
+        def forward(self, logits, labels):
+            _, idx = torch.topk(F.softmax(logits, dim=1), self.k, dim=1)
+            return labels.view(-1, 1).eq(idx).float().mean()
+"""
+_FILLS_A_SLOT_PER_STEP = """
+    import torch
+    import torch.nn.functional as F
+    from proj.metrics import TopKAccuracy
+
+    def train(model, loader, optimizer, steps):
+        result = {"loss": torch.zeros(steps), "rank@1": torch.zeros(steps)}
+        for i, batch in enumerate(loader):
+            logits, labels = model(batch["x"]), batch["y"]
+            loss = F.cross_entropy(logits, labels)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            result["loss"][i] = loss.detach()
+            result["rank@1"][i] = TopKAccuracy(k=2)(logits, labels)
+        return result
+"""
+
+
+def test_a_module_built_where_it_is_called_is_read_through_its_class_in_another_module(tmp_path):
+    write(tmp_path, {"pyproject.toml": "", "proj/__init__.py": "", "proj/metrics.py": _TOP_K_ACCURACY,
+                     "proj/task.py": _FILLS_A_SLOT_PER_STEP})
+    assert project_findings(tmp_path, "proj/task.py") == []
+
+
+def test_the_same_module_without_no_grad_keeps_the_graph_in_the_slot(tmp_path):
+    write(tmp_path, {"pyproject.toml": "", "proj/__init__.py": "",
+                     "proj/metrics.py": _TOP_K_ACCURACY.replace("        @torch.no_grad()\n", "").replace(
+                         "return labels.view(-1, 1).eq(idx).float().mean()", "return F.softmax(logits, dim=1).mean()"),
+                     "proj/task.py": _FILLS_A_SLOT_PER_STEP})
+    assert [code for _, code in project_findings(tmp_path, "proj/task.py")] == ["ML101"]

@@ -3070,12 +3070,15 @@ class Facts:
     def constructed_by(self, node: cst.BaseExpression) -> str | None:
         """The qualified name of what built the object ``node`` holds: a name or ``self.x`` bound
         to ``X(...)`` (``.to(device)``, ``.cuda()``, ``.eval()`` on the way), or an element of one
-        bound to ``defaultdict(X)``: ``accelerate.Accelerator`` for ``accelerator = Accelerator(...)``."""
+        bound to ``defaultdict(X)``, or ``X(...)`` itself (``TopKAccuracy(k=2)(preds, labels)``):
+        ``accelerate.Accelerator`` for ``accelerator = Accelerator(...)``."""
         element = type(node) is cst.Subscript
-        dotted = dotted_name(node.value if element else node)
-        binding = self.lookup(dotted) if dotted is not None else None
-        value = binding.node if binding is not None else None
-        value = without_self_returning_calls(value)
+        if type(node) is cst.Call:
+            value = without_self_returning_calls(node)
+        else:
+            dotted = dotted_name(node.value if element else node)
+            binding = self.lookup(dotted) if dotted is not None else None
+            value = without_self_returning_calls(binding.node if binding is not None else None)
         for _ in range(3):  # dp_model = DataParallel(model): what it runs is model's class
             if type(value) is not cst.Call or not self.wraps_a_module(value):
                 break
@@ -3340,7 +3343,7 @@ class Facts:
 
     def instance_class_name(self, node: cst.BaseExpression) -> str | None:
         """The class of this module an expression is an instance of: ``self`` in a method,
-        a name or ``self.x`` bound to ``Meter(...)``, ``bucket.setdefault(k, Meter())``, an
+        a name or ``self.x`` bound to ``Meter(...)``, ``Meter(...)`` itself, ``bucket.setdefault(k, Meter())``, an
         element of a container of instances (``meters[k]`` for ``defaultdict(Meter)``,
         ``{k: Meter() for k in names}``)."""
         node_type = type(node)
@@ -3354,6 +3357,8 @@ class Facts:
         if node_type is cst.Call and type(node.func) is _ATTRIBUTE and node.func.attr.value == "setdefault" \
                 and len(node.args) >= 2:
             return self._constructed_class(node.args[1].value)
+        if node_type is cst.Call:
+            return self._constructed_class(node)  # Meter()(x): an instance made where it is called
         if node_type is cst.Subscript:
             dotted = dotted_name(node.value)
             binding = self.lookup(dotted) if dotted is not None else None
