@@ -5246,3 +5246,51 @@ def test_the_same_module_without_no_grad_keeps_the_graph_in_the_slot(tmp_path):
                          "return labels.view(-1, 1).eq(idx).float().mean()", "return F.softmax(logits, dim=1).mean()"),
                      "proj/task.py": _FILLS_A_SLOT_PER_STEP})
     assert [code for _, code in project_findings(tmp_path, "proj/task.py")] == ["ML101"]
+
+
+# ML103: a fixed-point loop differentiates the graph made before it, again every iteration; the
+# name is rebound inside the loop only in the other arm of the if.
+_FIXED_POINT = """
+import torch
+from torch.autograd import grad as torch_grad
+
+def fixed_point(params, hparams, K, fp_map, outer_loss, tol=1e-10, set_grad=True, stochastic=False):
+    params = [w.detach().requires_grad_(True) for w in params]
+    o_loss = outer_loss(params, hparams)
+    grad_outer_w, grad_outer_hparams = get_outer_gradients(o_loss, params, hparams)
+    if not stochastic:
+        w_mapped = fp_map(params, hparams)
+    vs = [torch.zeros_like(w) for w in params]
+    vs_vec = cat_list_to_tensor(vs)
+    for k in range(K):
+        vs_prev_vec = vs_vec
+        if stochastic:
+            w_mapped = fp_map(params, hparams)
+            vs = torch_grad(w_mapped, params, grad_outputs=vs, retain_graph=False)
+        else:
+            vs = torch_grad(w_mapped, params, grad_outputs=vs, retain_graph=True)
+        vs = [v + g for v, g in zip(vs, grad_outer_w)]
+        vs_vec = cat_list_to_tensor(vs)
+        if float(torch.norm(vs_vec - vs_prev_vec)) < tol:
+            break
+    if stochastic:
+        w_mapped = fp_map(params, hparams)
+    grads = torch_grad(w_mapped, hparams, grad_outputs=vs, allow_unused=True)
+    grads = [g + v if g is not None else v for g, v in zip(grads, grad_outer_hparams)]
+    if set_grad:
+        update_tensor_grads(hparams, grads)
+    return grads
+"""
+
+
+def test_a_graph_made_before_the_loop_and_rebound_only_in_the_other_arm_is_differentiated_again():
+    assert findings(_FIXED_POINT) == []
+
+
+def test_the_same_graph_made_again_before_the_call_in_its_own_arm_is_reported():
+    # (and nothing after the loop differentiates the last one)
+    source = _FIXED_POINT.replace(
+        "        else:\n            vs = torch_grad(",
+        "        else:\n            w_mapped = fp_map(params, hparams)\n            vs = torch_grad(").replace(
+        "    grads = torch_grad(w_mapped, hparams, grad_outputs=vs, allow_unused=True)", "    grads = vs")
+    assert [code for _, code in findings(source)] == ["ML103"]

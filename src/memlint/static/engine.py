@@ -1974,6 +1974,7 @@ class FileChecker:
             facts.scope.bindings[target.value] = binding
             for enclosing in facts.loops_in_function():
                 enclosing.bound_this_iteration.add(target.value)
+                enclosing.bound_in_arms.setdefault(target.value, []).append(tuple(facts.branch_path))
             function = facts.function
             derived = facts.graph_names_in(value)
             if target.value in derived or facts.branch_path:

@@ -835,6 +835,8 @@ class Loop:
     iterates_data: bool = False  # over a loader/dataset/steps, not over the parts of one value
     parameters_of: str | None = None  # "model" in "for p in model.parameters()"
     bound_this_iteration: set[str] = field(default_factory=set)
+    # name -> the if/else arms (Facts.branch_path) of each assignment of it in the body
+    bound_in_arms: dict[str, list[tuple[tuple[int, str], ...]]] = field(default_factory=dict)
     target_names: frozenset[str] = frozenset()
     has_backward: bool = False  # a backward pass or torch.autograd.grad
     # a backward pass that fills .grad (not only torch.autograd.grad, which a loop over the
@@ -964,6 +966,13 @@ class Loop:
             return True
         works = self.callees_work() if self.callees_work is not None else None
         return works is not False
+
+
+def in_other_arms(arms: Iterable[tuple[int, str]], other: Iterable[tuple[int, str]]) -> bool:
+    """Are two places (each the if/else arms it is in: Facts.branch_path) in different arms of
+    one ``if``, never both run in one pass?"""
+    taken = dict(arms)
+    return any(taken.get(node, arm) != arm for node, arm in other)
 
 
 @dataclass(frozen=True)

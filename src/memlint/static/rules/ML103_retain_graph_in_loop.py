@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from memlint.static.facts import FunctionScope, Graph, Kind, Loop, backpropagated_expr, names_in, visit
+from memlint.static.facts import FunctionScope, Graph, Kind, Loop, backpropagated_expr, in_other_arms, names_in, visit
 from memlint.static.fixes import remove_keyword_fix
 from memlint.static.rule import Invalid, Rule
 from memlint.static.rules.ML101_graph_accumulation import fit, source_of
@@ -40,8 +40,7 @@ class _Backward:
 
     def excludes(self, other: "_Backward") -> bool:
         """Are the two in different arms of one ``if`` (never both in one iteration)?"""
-        arms = dict(self.branches)
-        return any(arms.get(node, arm) != arm for node, arm in other.branches)
+        return in_other_arms(self.branches, other.branches)
 
 
 class RetainGraphInLoop(Rule):
@@ -106,7 +105,10 @@ class RetainGraphInLoop(Rule):
                 continue
             if record.loops:
                 loop: Loop | None = record.loops[-1]
-                bound = loop.bound_this_iteration
+                # (not a name bound only in another arm of an if: ``if stochastic: w = f(p)``
+                # beside ``else: grad(w, ...)`` reuses the graph made before the loop)
+                bound = {name for name in loop.bound_this_iteration
+                         if not all(in_other_arms(record.branches, arms) for arms in loop.bound_in_arms.get(name, [()]))}
             elif function.is_per_step_method:
                 loop = None  # forward / training_step: one call is one iteration
                 bound = {name for name, b in function.bindings.items() if not isinstance(b.node, cst.Param)}
