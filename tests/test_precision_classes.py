@@ -5294,3 +5294,44 @@ def test_the_same_graph_made_again_before_the_call_in_its_own_arm_is_reported():
         "        else:\n            w_mapped = fp_map(params, hparams)\n            vs = torch_grad(").replace(
         "    grads = torch_grad(w_mapped, hparams, grad_outputs=vs, allow_unused=True)", "    grads = vs")
     assert [code for _, code in findings(source)] == ["ML103"]
+
+
+# ML206: three wrappers made in one branch; the constructor then reads an attribute of the
+# first through its wrapper (AttributeError whenever the branch runs): no step ever runs with
+# any of them, including the two made after it.
+_WRAPS_THEN_READS = """
+import torch
+
+class Trainer:
+    def __init__(self, model, optimizer, multi_gpu=False):
+        self.model = model
+        if multi_gpu:
+            self.generator = torch.nn.DataParallel(self.model.generator)
+            self.discriminator = torch.nn.DataParallel(self.model.discriminator)
+            if self.model.generator_test is not None:
+                self.generator_test = torch.nn.DataParallel(self.model.generator_test)
+            else:
+                self.generator_test = None
+        else:
+            self.generator = self.model.generator
+            self.discriminator = self.model.discriminator
+            self.generator_test = self.model.generator_test
+        self.optimizer = optimizer
+        self.visualize_z = torch.randn(16, self.generator.z_dim)
+
+    def train_step(self, z, x):
+        loss = self.discriminator(self.generator(z)).mean() - self.discriminator(x).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return self.generator_test(z)
+"""
+
+
+def test_wrappers_made_before_a_read_that_stops_the_program_never_scatter():
+    assert findings(_WRAPS_THEN_READS) == []
+
+
+def test_the_same_wrappers_without_the_read_are_reported():
+    source = _WRAPS_THEN_READS.replace("        self.visualize_z = torch.randn(16, self.generator.z_dim)\n", "")
+    assert [code for _, code in findings(source)] == ["ML206", "ML206", "ML206"]

@@ -884,11 +884,39 @@ def _reads_what_the_wrapper_lacks(call: cst.Call, function, bound: frozenset[str
     targets = {name for name in bound if not any(other.startswith(name + ".") for other in bound)}  # not ``self``
     if len(targets) != 1 or not isinstance(getattr(function, "node", None), cst.FunctionDef):
         return False
-    target = next(iter(targets))
-    if re.search(rf"{re.escape(target)}\.\w+\s*=[^=]", source):
-        return False  # attributes put on the wrapper
-    after = _statements_after(block_statements(function.node.body), call)
-    return after is not None and _block_reads_missing(after, target)
+    statements = block_statements(function.node.body)
+    after = _statements_after(statements, call)
+    if after is None:
+        return False
+    # this wrapper, or one made just before it in the same block (``self.generator =
+    # DataParallel(...)`` then ``self.discriminator = DataParallel(...)``): the program stops at
+    # the first read, whichever wrapper it reads
+    for target in (next(iter(targets)), *_wrapped_before(statements, call)):
+        if not re.search(rf"{re.escape(target)}\.\w+\s*=[^=]", source) and _block_reads_missing(after, target):
+            return True  # (not when attributes are put on the wrapper)
+    return False
+
+
+def _wrapped_before(statements: Sequence[cst.CSTNode], call: cst.Call) -> list[str]:
+    """The names bound to ``DataParallel(...)`` by the statements before the one holding ``call``
+    in its block and in each block around it (they run whenever it runs)."""
+    for index, statement in enumerate(statements):
+        if not any(part is call for part in descendants(statement)):
+            continue
+        names = []
+        for earlier in statements[:index]:
+            for small in earlier.body if isinstance(earlier, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Call) \
+                        and (dotted_name(small.value.func) or "").endswith("DataParallel"):
+                    name = dotted_name(small.targets[0].target)
+                    if name is not None:
+                        names.append(name)
+        if not isinstance(statement, cst.SimpleStatementLine):
+            for block in nested_blocks(statement):
+                if any(part is call for inner in block for part in descendants(inner)):
+                    names += _wrapped_before(block, call)
+        return names
+    return []
 
 
 def _statements_after(statements: Sequence[cst.CSTNode], call: cst.Call) -> list[cst.CSTNode] | None:
