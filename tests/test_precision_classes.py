@@ -5335,3 +5335,39 @@ def test_wrappers_made_before_a_read_that_stops_the_program_never_scatter():
 def test_the_same_wrappers_without_the_read_are_reported():
     source = _WRAPS_THEN_READS.replace("        self.visualize_z = torch.randn(16, self.generator.z_dim)\n", "")
     assert [code for _, code in findings(source)] == ["ML206", "ML206", "ML206"]
+
+
+# ML101: labels taken out of the batch (moved to the device on the way) are data, though the
+# training loop's loss was computed from them; keeping them per batch keeps no graph.
+_LABELS_OF_THE_BATCH = """
+import torch
+
+def run(model, data_loader, device, optimizer):
+    for batch in data_loader["train"]:
+        batch = {k: v.to(device) for k, v in batch.items()}
+        labels = batch.pop("labels")
+        optimizer.zero_grad()
+        logits = model(**batch)
+        loss = compute_loss(logits, labels)
+        loss.backward()
+        optimizer.step()
+    golds = []
+    model.eval()
+    for batch in data_loader["val"]:
+        batch = {k: v.to(device) for k, v in batch.items()}
+        labels = batch.pop("labels")
+        with torch.no_grad():
+            logits = model(**batch)
+        golds.append(labels.cpu())
+    return golds
+"""
+
+
+def test_labels_taken_out_of_a_batch_are_data_whatever_loss_they_reach():
+    assert findings(_LABELS_OF_THE_BATCH) == []
+
+
+def test_a_part_taken_out_of_the_model_output_is_still_reported():
+    source = _LABELS_OF_THE_BATCH.replace('        golds.append(labels.cpu())',
+                                          '        golds.append(model(**batch).pop("hidden").cpu())')
+    assert "ML101" in [code for _, code in findings(source)]

@@ -968,6 +968,36 @@ class Loop:
         return works is not False
 
 
+# Methods that move, retype, reshape or take apart a batch: what they return is the batch's data.
+_DATA_METHODS = frozenset({"to", "cuda", "cpu", "pop", "get", "float", "long", "int", "half", "double", "bool",
+                           "view", "reshape", "squeeze", "unsqueeze", "permute", "contiguous", "transpose",
+                           "flatten", "items", "values", "keys", "numpy", "pin_memory", "t"})
+
+
+def _part_of_data(node: cst.CSTNode, roots: set[str]) -> bool:
+    """Is ``node`` a part of one of ``roots`` (loop targets: batches), moved, retyped or
+    reshaped: ``batch["x"].to(device)``, ``data[0].cuda()``, ``{k: v.cuda() for k, v in batch.items()}``?"""
+    node_type = type(node)
+    if node_type is _NAME:
+        return node.value in roots
+    if node_type is _ATTRIBUTE or node_type is cst.Subscript:
+        return _part_of_data(node.value, roots)
+    if node_type is cst.Call:
+        func = node.func
+        return type(func) is _ATTRIBUTE and func.attr.value in _DATA_METHODS and _part_of_data(func.value, roots)
+    if node_type in (cst.DictComp, cst.ListComp, cst.GeneratorExp):
+        inner = set(roots)
+        generator = node.for_in
+        while generator is not None:
+            if not _part_of_data(generator.iter, inner):
+                return False
+            inner |= names_in(generator.target)
+            generator = generator.inner_for_in
+        parts = (node.key, node.value) if node_type is cst.DictComp else (node.elt,)
+        return all(_part_of_data(part, inner) for part in parts)
+    return False
+
+
 def in_other_arms(arms: Iterable[tuple[int, str]], other: Iterable[tuple[int, str]]) -> bool:
     """Are two places (each the if/else arms it is in: Facts.branch_path) in different arms of
     one ``if``, never both run in one pass?"""
@@ -1055,6 +1085,7 @@ class FunctionScope(Scope):
         self.graphless_return = False
         self._configuration_cache: tuple[int, set[str]] | None = None
         self._input_attributes: tuple[int, frozenset[str]] | None = None  # see _attributes_of_inputs
+        self._input_data: tuple[tuple[int, int], frozenset[str]] | None = None  # see _data_of_inputs
         # Used as a decorator, the grad mode this function gives what it decorates: ``@f`` /
         # ``@f(...)`` (see Facts.decorated_grad_mode); set when the walk leaves it.
         self.decorator_grad_mode: "GradMode | None" = None
@@ -1188,6 +1219,7 @@ class FunctionScope(Scope):
         skip = self.inputs | constants | CONFIG_NAMES | modules | self._configuration_values(constants) | self.counts
         skip |= self._attributes_of_inputs()  # args.lr, __C.GRAD_ACCU_STEPS, batch.labels: not the loss's graph
         skip |= self._global_configuration()  # batch_size = args.batch_size at the top of the script
+        skip |= self._data_of_inputs()  # labels = batch.pop("labels"): the batch's own tensor, moved or not
         if through_elements:
             skip -= self.element_targets
         sources = set(self.backward_names) - self._backpropagated_only_in_cleared_slots()
@@ -1222,6 +1254,29 @@ class FunctionScope(Scope):
             if "." in name and name.split(".", 1)[0] in roots and name not in self.derived_from)
         self._input_attributes = (key, found)
         return found
+
+    def _data_of_inputs(self) -> frozenset[str]:
+        """Names this function binds only to parts of its loop targets (the batches it draws),
+        moved or reshaped (``batch = {k: v.to(device) for k, v in batch.items()}``, ``labels =
+        batch.pop("labels")``, ``x = data[0].cuda()``): data, as the batch is. A loss computed from
+        them says nothing of a graph in them."""
+        key = (len(self.derived_from), len(self.stored_values))
+        if self._input_data is not None and self._input_data[0] == key:
+            return self._input_data[1]
+        roots = set(self.inputs) - set(self.parameters) - {"self", "cls"}
+        found: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, values in self.stored_values.items():
+                if name in found or name in roots or "." in name or "[" in name or not values:
+                    continue
+                if all(_part_of_data(value, roots | found) for value in values):
+                    found.add(name)
+                    changed = True
+        result = frozenset(found)
+        self._input_data = (key, result)
+        return result
 
     def _configuration_values(self, constants: set[str]) -> set[str]:
         """Names computed only from configuration values (``args.lr``, ``cfg.x``), constants and
