@@ -5371,3 +5371,32 @@ def test_a_part_taken_out_of_the_model_output_is_still_reported():
     source = _LABELS_OF_THE_BATCH.replace('        golds.append(labels.cpu())',
                                           '        golds.append(model(**batch).pop("hidden").cpu())')
     assert "ML101" in [code for _, code in findings(source)]
+
+
+# ML201: the dry run before an export, on a zeros tensor converted to half precision in a branch
+# (img, model = img.half(), model.half()): still made-up input.
+_EXPORT_DRY_RUN = """
+import torch
+from io import BytesIO
+
+def export(weights, half, load_checkpoint):
+    model = load_checkpoint(weights, map_location="cpu")
+    img = torch.zeros(1, 3, 640, 640)
+    if half:
+        img, model = img.half(), model.half()
+    model.eval()
+    y = model(img)  # dry run
+    with BytesIO() as f:
+        torch.onnx.export(model, img, f)
+        return f.getvalue()
+"""
+
+
+def test_a_dry_run_on_a_converted_made_up_tensor_before_export():
+    assert findings(_EXPORT_DRY_RUN) == []
+
+
+def test_a_forward_on_an_image_read_from_disk_before_export_is_reported():
+    source = _EXPORT_DRY_RUN.replace("    img = torch.zeros(1, 3, 640, 640)", "    img = load_image(weights)").replace(
+        "    y = model(img)  # dry run", "    y = model(img)\n    print(y.argmax())")
+    assert [code for _, code in findings(source)] == ["ML201"]

@@ -206,6 +206,12 @@ class _FunctionRecord:
         field(default_factory=list)
 
 
+def _converts_itself(value: cst.BaseExpression, name: str) -> bool:
+    """``x.half()``, ``x.to(device)``: ``name``'s own value, converted (what it held before decides)."""
+    inner = without_self_returning_calls(value)
+    return inner is not value and isinstance(inner, cst.Name) and inner.value == name
+
+
 class GradEnabledInference(Rule):
     code = "ML201"
 
@@ -683,6 +689,12 @@ class GradEnabledInference(Rule):
             return False
         value = without_self_returning_calls(value)
         if isinstance(value, cst.Name) and value.value in function.bindings:
+            # every value the local is given (``img = torch.zeros(...)``, then ``img, model =
+            # img.half(), model.half()``: the same tensor, converted)
+            stored = [each for each in function.stored_values.get(value.value, ())
+                      if not _converts_itself(each, value.value)]
+            if stored:
+                return all(each is not value and self._made_up(each, function, depth + 1) for each in stored)
             binding = function.bindings[value.value]
             node = binding.node if isinstance(binding.node, cst.BaseExpression) else None
             return node is not value and self._made_up(node, function, depth + 1)
