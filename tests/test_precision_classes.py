@@ -5400,3 +5400,73 @@ def test_a_forward_on_an_image_read_from_disk_before_export_is_reported():
     source = _EXPORT_DRY_RUN.replace("    img = torch.zeros(1, 3, 640, 640)", "    img = load_image(weights)").replace(
         "    y = model(img)  # dry run", "    y = model(img)\n    print(y.argmax())")
     assert [code for _, code in findings(source)] == ["ML201"]
+
+
+# ML201: a few-shot method handed in as a parameter annotated with the project's base class (any
+# subclass may come), one of which fine-tunes inside its forward: it may need grad on.
+_FEW_SHOT_METHODS = """
+    import torch
+    from torch import nn
+
+    class FewShotMethod(nn.Module):
+        def forward(self, model, x_s, x_q, y_s, y_q):
+            raise NotImplementedError
+
+    class SimpleShot(FewShotMethod):
+        def forward(self, model, x_s, x_q, y_s, y_q):
+            with torch.no_grad():
+                return None, (model(x_q) @ model(x_s).t()).argmax(-1)
+
+    class Finetune(FewShotMethod):
+        def __init__(self, steps):
+            super().__init__()
+            self.steps = steps
+
+        def forward(self, model, x_s, x_q, y_s, y_q):
+            head = nn.Linear(8, 5)
+            optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
+            for _ in range(self.steps):
+                optimizer.zero_grad()
+                head(model(x_s)).sum().backward()
+                optimizer.step()
+            return None, head(model(x_q)).argmax(-1)
+"""
+_EVALUATE_A_METHOD = """
+    import torch
+    from proj.methods import FewShotMethod
+
+    def train(loader, model, method: FewShotMethod, optimizer, device):
+        model.train()
+        for i, (x_s, x_q, y_s, y_q) in enumerate(loader):
+            loss, preds_q = method(x_s=x_s.to(device), x_q=x_q.to(device), y_s=y_s, y_q=y_q, model=model)
+            optimizer.zero_grad()
+            loss.mean().backward()
+            optimizer.step()
+            if i % 100 == 0:
+                test(loader, model, method, device)
+
+    def test(loader, model, method: FewShotMethod, device):
+        model.eval()
+        method.eval()
+        test_acc = 0.
+        test_loss = 0.
+        for x_s, x_q, y_s, y_q in loader:
+            loss, preds_q = method(x_s=x_s.to(device), x_q=x_q.to(device), y_s=y_s, y_q=y_q, model=model)
+            test_acc += (preds_q == y_q).float().mean()
+            if loss is not None:
+                test_loss += loss.detach().mean()
+        return test_acc, test_loss
+"""
+
+
+def test_a_method_handed_in_may_be_the_project_s_one_that_fine_tunes_in_its_forward(tmp_path):
+    write(tmp_path, {"pyproject.toml": "", "proj/__init__.py": "", "proj/methods.py": _FEW_SHOT_METHODS,
+                     "proj/evaluate.py": _EVALUATE_A_METHOD})
+    assert project_findings(tmp_path, "proj/evaluate.py") == []
+
+
+def test_a_method_handed_in_where_no_forward_differentiates_is_reported(tmp_path):
+    methods = _FEW_SHOT_METHODS.replace("                head(model(x_s)).sum().backward()\n", "")
+    write(tmp_path, {"pyproject.toml": "", "proj/__init__.py": "", "proj/methods.py": methods,
+                     "proj/evaluate.py": _EVALUATE_A_METHOD})
+    assert [code for _, code in project_findings(tmp_path, "proj/evaluate.py")] == ["ML201"]

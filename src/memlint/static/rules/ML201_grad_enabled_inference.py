@@ -1487,10 +1487,11 @@ class GradEnabledInference(Rule):
         if qualified is None and "." not in call.target and call.target in call.function.parameters:
             qualified = facts.parameter_class(call.function, call.target)
         if qualified is None:
-            # built by a factory nothing can read (utils.get_class(conf.model_class)(...)): it may
-            # be the project's class whose forward differentiates
-            return self._built_by_a_factory(call) and facts.project is not None \
-                and facts.project.some_forward_differentiates() is not False
+            # built by a factory nothing can read (utils.get_class(conf.model_class)(...)), or a
+            # parameter annotated with a class of the project (``method: FSmethod``: any of its
+            # subclasses): it may be the project's class whose forward differentiates
+            return (self._built_by_a_factory(call) or self._annotated_with_a_project_class(call)) \
+                and facts.project is not None and facts.project.some_forward_differentiates() is not False
         if qualified not in facts.class_nodes:
             # a class of another module of the project: its forward, or what it calls
             # (``self.meta_forward(...)``), takes gradients (its summaries say so)
@@ -1502,6 +1503,21 @@ class GradEnabledInference(Rule):
             return key is not None and project.has_effect(key, BACKWARD) is True
         scopes = [facts.function_scopes.get(id(node)) for node in facts.methods_of(qualified, "forward")]
         return any(scope is not None and scope.requires_grad_inputs for scope in scopes)
+
+    def _annotated_with_a_project_class(self, call: _ModuleCall) -> bool:
+        """Is the called module a parameter annotated with a class of the project (or of this
+        file), whose instances may be of any of its subclasses?"""
+        node = getattr(call.function, "node", None)
+        if "." in call.target or not isinstance(node, cst.FunctionDef):
+            return False
+        for param in (*node.params.params, *node.params.kwonly_params, *node.params.posonly_params):
+            if param.name.value == call.target and param.annotation is not None:
+                qualified = self.facts.qualified_name(param.annotation.annotation)
+                if qualified in self.facts.class_nodes:
+                    return True
+                definition = self.facts.project_definition(qualified)
+                return definition is not None and definition.kind == "class"
+        return False
 
     def _built_by_a_factory(self, call: _ModuleCall) -> bool:
         """Was the module built by calling what another call returned (``get_class(name)(...)``,
