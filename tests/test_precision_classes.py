@@ -5470,3 +5470,51 @@ def test_a_method_handed_in_where_no_forward_differentiates_is_reported(tmp_path
     write(tmp_path, {"pyproject.toml": "", "proj/__init__.py": "", "proj/methods.py": methods,
                      "proj/evaluate.py": _EVALUATE_A_METHOD})
     assert [code for _, code in project_findings(tmp_path, "proj/evaluate.py")] == ["ML201"]
+
+
+# A method of a model (an nn.Module) by a name torch never calls, that no code of an unpackaged
+# repository names: relocate() wrapping itself in DataParallel never runs.
+_MODEL_WITH_RELOCATE = """
+    import torch
+    from torch import nn
+
+    class ABMIL(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attention = nn.Linear(16, 1)
+            self.classifier = nn.Linear(16, 4)
+
+        def relocate(self):
+            device = torch.device("cuda")
+            if torch.cuda.device_count() > 1:
+                self.attention = nn.DataParallel(self.attention, device_ids=list(range(torch.cuda.device_count())))
+            self.classifier = self.classifier.to(device)
+
+        def forward(self, h):
+            weights = torch.softmax(self.attention(h), dim=0)
+            return self.classifier((weights * h).sum(0))
+"""
+_TRAIN_ABMIL = """
+    import torch
+    from models.abmil import ABMIL
+
+    def main(loader):
+        model = ABMIL().to("cuda")
+        optimizer = torch.optim.Adam(model.parameters())
+        for h, y in loader:
+            loss = torch.nn.functional.cross_entropy(model(h)[None], y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+"""
+
+
+def test_a_module_method_nothing_in_the_repository_calls_never_runs(tmp_path):
+    write(tmp_path, {"models/__init__.py": "", "models/abmil.py": _MODEL_WITH_RELOCATE, "main.py": _TRAIN_ABMIL})
+    assert project_findings(tmp_path, "models/abmil.py") == []
+
+
+def test_the_same_method_called_by_the_training_script_is_reported(tmp_path):
+    train = _TRAIN_ABMIL.replace('        model = ABMIL().to("cuda")', '        model = ABMIL()\n        model.relocate()')
+    write(tmp_path, {"models/__init__.py": "", "models/abmil.py": _MODEL_WITH_RELOCATE, "main.py": train})
+    assert [code for _, code in project_findings(tmp_path, "models/abmil.py")] == ["ML206"]

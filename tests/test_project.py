@@ -1177,8 +1177,9 @@ def test_a_method_of_a_plain_class_nothing_in_the_repository_calls(tmp_path):
 def test_a_method_nothing_calls_of_a_class_whose_bases_are_the_projects_own(tmp_path):
     """A class whose bases are, through every ancestor, the project's own classes (here one in
     another module) is as plain as one without: no framework calls its methods by name, so an
-    uncalled ``load()`` never runs. A base from outside the project (``nn.Module``) may call
-    methods by name: the finding stays. So does a call of ``load`` in the project's base."""
+    uncalled ``load()`` never runs. A framework base from outside the project (Lightning's
+    ``LightningModule``) may call methods by name: the finding stays; ``nn.Module`` calls only
+    its own attributes' names, not ``load``. A call of ``load`` in the project's base keeps it too."""
     base = textwrap.dedent("""
         class Worker:
             def run(self):
@@ -1187,6 +1188,7 @@ def test_a_method_nothing_calls_of_a_class_whose_bases_are_the_projects_own(tmp_
     gan = textwrap.dedent("""
         import torch
         from torch import nn
+        import lightning.pytorch as pl
         from base import Worker
 
         class GAN(BASE):
@@ -1218,8 +1220,9 @@ def test_a_method_nothing_calls_of_a_class_whose_bases_are_the_projects_own(tmp_
         return [f.line for f in result.findings if f.code == "ML203"]
 
     assert ml203("project_base", "Worker") == []
-    assert ml203("framework_base", "nn.Module") == [15]
-    assert ml203("base_calls_it", "Worker", base + "\n    def resume(self, path):\n        self.load(path)\n") == [15]
+    assert ml203("module_base", "nn.Module") == []
+    assert ml203("framework_base", "pl.LightningModule") == [16]
+    assert ml203("base_calls_it", "Worker", base + "\n    def resume(self, path):\n        self.load(path)\n") == [16]
 
 
 def test_a_plain_function_is_called_only_by_modules_that_import_it(tmp_path):

@@ -29,6 +29,7 @@ from memlint.static.facts import (
     NO_GRAPH, REBOUND, child_fields, dotted_name, names_in,
 )
 from memlint.static.rule import Report, Rule
+from memlint.static.tensor_api import NN_MODULE_ATTRIBUTES
 from memlint.static.summaries import (
     BACKWARD, COLLECTIVE, COMPUTES_LOSS, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PINS_ONE_GPU, PROCESS_GROUP,
     PROCESS_GROUP_ON_REQUEST, REPEATS_MODULE, SAVES_CPU_STATE, SAVES_DEVICE_STATE, SETS_DEVICE,
@@ -385,12 +386,13 @@ class FileChecker:
         GAN's ``load()`` nothing calls."""
         top = self._top_level_definition(node)
         if not isinstance(top, cst.ClassDef) or top.decorators or "getattr(" in self.source \
-                or any(arg.keyword is not None for arg in top.bases) \
-                or not self._only_project_bases(top):
+                or any(arg.keyword is not None for arg in top.bases):
             return False
         method = next((statement for statement in F.block_statements(top.body)
                        if isinstance(statement, cst.FunctionDef) and id(node) in self._node_ids(statement)), None)
         if method is None or method.decorators or method.name.value.startswith("__"):
+            return False
+        if not self._only_project_bases(top, module_may_be_base=method.name.value not in NN_MODULE_ATTRIBUTES):
             return False
         key = id(method)
         if key not in self._unrun:
@@ -399,10 +401,12 @@ class FileChecker:
                 method.name.value, project.file_of_path(self.path))
         return self._unrun[key]
 
-    def _only_project_bases(self, top: cst.ClassDef) -> bool:
+    def _only_project_bases(self, top: cst.ClassDef, module_may_be_base: bool = False) -> bool:
         """Is every base of the class, through its ancestors, ``object``, ``abc.ABC`` or a class
         of the project (``DQNWorker(DistributedWorker)``)? No framework then calls its methods by
-        name: only the project's code can, which ``reachable_by_name`` reads."""
+        name: only the project's code can, which ``reachable_by_name`` reads. ``module_may_be_base``:
+        ``torch.nn.Module`` counts too (for a method by a name torch never calls: not one of its
+        attributes, see ``NN_MODULE_ATTRIBUTES``)."""
         if all(dotted_name(arg.value) in ("object", None) for arg in top.bases):
             return True
         project = self.facts.project
@@ -410,6 +414,8 @@ class FileChecker:
             return False
         for base in project.ancestors(f"{self.facts.module_name}.{top.name.value}"):
             if base in ("object", "builtins.object", "abc.ABC"):
+                continue
+            if module_may_be_base and base in ("torch.nn.Module", "torch.nn.modules.module.Module"):
                 continue
             definition = project.definition(base)
             if definition is None or definition.class_outline is None:

@@ -103,3 +103,25 @@ PARAMETERLESS_LAYERS = frozenset({
     "torch.nn.TripletMarginLoss", "torch.nn.Unfold", "torch.nn.Upsample", "torch.nn.UpsamplingBilinear2d",
     "torch.nn.UpsamplingNearest2d", "torch.nn.ZeroPad1d", "torch.nn.ZeroPad2d", "torch.nn.ZeroPad3d",
 })
+
+
+# The attributes of torch.nn.Module (torch 2.13), without dunders: the names torch itself may call
+# on a module (an override of one of them runs without the project naming it). A method of a
+# module subclass by any other name runs only when some code calls it by that name.
+NN_MODULE_ATTRIBUTES = frozenset({
+    'T_destination', '_apply', '_call_impl', '_compiled_call_impl', '_get_backward_hooks',
+    '_get_backward_pre_hooks', '_get_name', '_load_from_state_dict',
+    '_maybe_warn_non_full_backward_hook', '_named_members', '_register_load_state_dict_pre_hook',
+    '_register_state_dict_hook', '_replicate_for_data_parallel', '_save_to_state_dict', '_slow_forward',
+    '_version', '_wrapped_call_impl', 'add_module', 'apply', 'bfloat16', 'buffers', 'call_super_init',
+    'children', 'compile', 'cpu', 'cuda', 'double', 'dump_patches', 'eval', 'extra_repr', 'float',
+    'forward', 'get_buffer', 'get_extra_state', 'get_parameter', 'get_submodule', 'half', 'ipu',
+    'load_state_dict', 'modules', 'mtia', 'named_buffers', 'named_children', 'named_modules',
+    'named_parameters', 'parameters', 'register_backward_hook', 'register_buffer',
+    'register_forward_hook', 'register_forward_pre_hook', 'register_full_backward_hook',
+    'register_full_backward_pre_hook', 'register_load_state_dict_post_hook',
+    'register_load_state_dict_pre_hook', 'register_module', 'register_parameter',
+    'register_state_dict_post_hook', 'register_state_dict_pre_hook', 'requires_grad_',
+    'set_extra_state', 'set_submodule', 'share_memory', 'state_dict', 'to', 'to_empty', 'train', 'type',
+    'xpu', 'zero_grad'
+})
