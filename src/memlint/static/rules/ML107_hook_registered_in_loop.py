@@ -22,7 +22,8 @@ Flagged (error):
   (one over settings too) when the object is only bound to a local name the next iteration
   rebinds (its hooks outlive it on what it hooked);
 - calling a function of this module that registers hooks on what it is given and never
-  removes them, in such a loop;
+  removes them, in such a loop: reported at the registration when the function makes it
+  itself (the handle to keep and remove), at the call when it is deeper in what it calls;
 - a method hooking a module its object was given (``self.target_layer``) without removing
   the handle before it returns, called in such a loop on the same object: reported at the
   registration;
@@ -489,6 +490,15 @@ class HookRegisteredInLoop(Rule):
                     self._report_own_registration(call, target)
             return
         if self._repeating_loop(site, None, list(site.args), needs_all=True) is None:
+            return
+        direct = [call for names, guarded, call in self._registrations.get(id(target), ())
+                  if not guarded and names is not None and id(call) not in self._with_items
+                  and any(self._given(name, target) for name in names)]
+        if direct:
+            # grad_cam(model, ...) per batch, hooking the layer it is given: reported where the
+            # hook is registered (the handle to keep and remove), as for a method
+            for call in direct:
+                self._report_own_registration(call, target)
             return
         self.report(
             site.node,
@@ -1005,7 +1015,7 @@ def clip_step(model, optimizer, batch):
 def train(model, optimizer, loader):
     for batch in loader:
         clip_step(model, optimizer, batch)
-""", line=14),
+""", line=6),
         # a wrapper built per setting and dropped at the next iteration: its hooks stay on the
         # model it was given (the loop walks settings, not data, and each is a new hook)
         Invalid("""
@@ -1173,7 +1183,7 @@ def explain_all(model, images):
         heatmaps.append((cam.activations * cam.gradients).sum(1).detach().cpu())
     return heatmaps
 """, line=18),
-        # a helper that registers and never removes, called per batch
+        # a helper that registers and never removes, called per batch: reported at the registration
         Invalid("""
 import torch
 def add_probe(model, store):
@@ -1186,7 +1196,7 @@ def evaluate(model, val_loader):
             add_probe(model, store)
             model(batch)
     return store
-""", line=10),
+""", line=4),
         # __del__ removes the hooks, but the hooks are bound methods: the module keeps the object,
         # so __del__ never runs (pytorch-grad-cam#88)
         Invalid("""
