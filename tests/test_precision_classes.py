@@ -5518,3 +5518,34 @@ def test_the_same_method_called_by_the_training_script_is_reported(tmp_path):
     train = _TRAIN_ABMIL.replace('        model = ABMIL().to("cuda")', '        model = ABMIL()\n        model.relocate()')
     write(tmp_path, {"models/__init__.py": "", "models/abmil.py": _MODEL_WITH_RELOCATE, "main.py": train})
     assert [code for _, code in project_findings(tmp_path, "models/abmil.py")] == ["ML206"]
+
+
+# ML206: a helper wraps the model, then freezes every parameter before returning it (a feature
+# extractor for k-NN evaluation): no gradients or optimizer state gather on GPU 0.
+_FROZEN_AFTER_WRAPPING = """
+import torch
+import torch.nn as nn
+from torchvision import models
+
+def get_model(arch):
+    if arch == "resnet18":
+        model = models.resnet18()
+        model.fc = nn.Sequential()
+        model = torch.nn.DataParallel(model).cuda()
+    else:
+        model = models.resnet50(pretrained=True)
+        model.fc = nn.Sequential()
+        model = torch.nn.DataParallel(model).cuda()
+    for param in model.parameters():
+        param.requires_grad = False
+    return model
+"""
+
+
+def test_a_wrapper_whose_parameters_are_all_frozen_before_it_is_returned():
+    assert findings(_FROZEN_AFTER_WRAPPING) == []
+
+
+def test_the_same_wrapper_returned_trainable_is_reported():
+    source = _FROZEN_AFTER_WRAPPING.replace("    for param in model.parameters():\n        param.requires_grad = False\n", "")
+    assert [code for _, code in findings(source)] == ["ML206", "ML206"]

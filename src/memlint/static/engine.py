@@ -1937,6 +1937,8 @@ class FileChecker:
             if name in loop.target_names and loop.parameters_of is not None:
                 self.facts.frozen_modules.add(loop.parameters_of)
                 _note_frozen_parameter(self.facts.function, loop.parameters_of)
+                if self.facts.function is not None:
+                    self.facts.function.frozen_here.add(loop.parameters_of)
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression, graph: GraphValue) -> None:
         facts = self.facts

@@ -1105,6 +1105,7 @@ class FunctionScope(Scope):
         self.requires_grad_inputs = False  # x.requires_grad_() / requires_grad=True / autograd.grad seen
         self.volatile_names: set[str] = set()  # bound to Variable(..., volatile=True) (see is_volatile_variable)
         self.moved_to_cpu: set[str] = set()  # ``model.cpu()`` alone on a line so far (not moved back since)
+        self.frozen_here: set[str] = set()  # ``for p in model.parameters(): p.requires_grad = False`` here
         self.moved_off_cpu: set[str] = set()  # ``model.cuda()`` / ``model.to(device)`` alone on a line so far
         self.has_backward = False
         # Names converted with .numpy() without a detach on the way (mu.cpu().numpy()): numpy()

@@ -366,6 +366,9 @@ class DataParallel(Rule):
         # nn.DataParallel(net).eval() as a mode change of the name) or later (g.eval())
         frozen = frozen or any(_last_change(function.mode_changes[place.mode_changes:], name) in ("eval", "frozen")
                                for name in bound)
+        # ... or every parameter frozen in the function that wraps it (``for p in model.parameters():
+        # p.requires_grad = False`` before it returns the wrapper): no gradients, no optimizer state
+        frozen = frozen or bool(function.frozen_here & bound)
         if frozen and not function.trains_after(place.training_sites, place.loops) \
                 and not self._may_be_trained(bound, function, place):
             return  # a feature extractor made ready for inference (eval, frozen, TorchScript)
