@@ -5549,3 +5549,37 @@ def test_a_wrapper_whose_parameters_are_all_frozen_before_it_is_returned():
 def test_the_same_wrapper_returned_trainable_is_reported():
     source = _FROZEN_AFTER_WRAPPING.replace("    for param in model.parameters():\n        param.requires_grad = False\n", "")
     assert [code for _, code in findings(source)] == ["ML206", "ML206"]
+
+
+# ML101: a number (.item()) scaled by a value of the object's configuration, which the loss was
+# scaled by too before its backward pass: a float per step, no graph.
+_SCALED_BY_THE_CONFIGURATION = """
+import torch
+
+class Engine:
+    def __init__(self, model, optimizer, config):
+        self.model = model
+        self.optimizer = optimizer
+        self.config = config
+
+    def train(self, loader, criterion):
+        tot_loss = 0.0
+        for mixture, src in loader:
+            self.optimizer.zero_grad()
+            estim = torch.nn.parallel.data_parallel(self.model, mixture.cuda(), device_ids=[0])
+            cur_loss_s = criterion(estim, src)
+            tot_loss += cur_loss_s.item() / self.config["model"]["num_spks"]
+            cur_loss = cur_loss_s / self.config["model"]["num_spks"]
+            cur_loss.backward()
+            self.optimizer.step()
+        return tot_loss
+"""
+
+
+def test_a_number_scaled_by_the_object_s_configuration_keeps_no_graph():
+    assert findings(_SCALED_BY_THE_CONFIGURATION) == []
+
+
+def test_the_loss_itself_scaled_by_the_configuration_is_reported():
+    source = _SCALED_BY_THE_CONFIGURATION.replace('tot_loss += cur_loss_s.item() / self.config', 'tot_loss += cur_loss_s / self.config')
+    assert [code for _, code in findings(source)] == ["ML101"]

@@ -113,6 +113,9 @@ FUNCTIONAL_LOSS_WORDS = ("loss", "cross_entropy", "nll", "mse", "l1", "kl_div", 
 CONFIG_NAMES = frozenset({"args", "opt", "opts", "cfg", "config", "conf", "hparams", "hp", "flags", "FLAGS",
                           "options"})
 
+# ... kept on the object (``self.config["model"]["num_spks"]``)
+_SELF_CONFIG_NAMES = frozenset(f"self.{name}" for name in CONFIG_NAMES)
+
 # Variable names that, by near-universal convention in PyTorch code, hold an nn.Module.
 MODULE_NAME_WORDS = frozenset({
     "model", "net", "network", "module", "encoder", "decoder", "backbone", "teacher", "student",
@@ -1217,7 +1220,8 @@ class FunctionScope(Scope):
         # ``temp = max(temp * math.exp(-rate * step), TEMP_MIN)``): a number the model is given.
         modules = {name for name, binding in self.bindings.items() if binding.kind is Kind.MODULE}
         constants = self.bound_without_graph - self.bound_with_graph
-        skip = self.inputs | constants | CONFIG_NAMES | modules | self._configuration_values(constants) | self.counts
+        skip = self.inputs | constants | CONFIG_NAMES | _SELF_CONFIG_NAMES | modules | self._configuration_values(constants) \
+            | self.counts
         skip |= self._attributes_of_inputs()  # args.lr, __C.GRAD_ACCU_STEPS, batch.labels: not the loss's graph
         skip |= self._global_configuration()  # batch_size = args.batch_size at the top of the script
         skip |= self._data_of_inputs()  # labels = batch.pop("labels"): the batch's own tensor, moved or not
