@@ -5583,3 +5583,39 @@ def test_a_number_scaled_by_the_object_s_configuration_keeps_no_graph():
 def test_the_loss_itself_scaled_by_the_configuration_is_reported():
     source = _SCALED_BY_THE_CONFIGURATION.replace('tot_loss += cur_loss_s.item() / self.config', 'tot_loss += cur_loss_s / self.config')
     assert [code for _, code in findings(source)] == ["ML101"]
+
+
+# ML201: a helper method of the model (not its forward) that computes a discriminator's loss and
+# backpropagates it itself; the caller reads only .item() of what it returns.
+_BACKWARD_IN_A_METHOD = """
+import torch
+from torch import nn
+
+class DRIT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.disA = nn.Linear(8, 1)
+        self.disA_opt = torch.optim.Adam(self.disA.parameters())
+
+    def update_D(self, real, fake):
+        self.disA_opt.zero_grad()
+        loss_D = self.backward_D(self.disA, real, fake)
+        self.disA_loss = loss_D.item()
+        self.disA_opt.step()
+
+    def backward_D(self, netD, real, fake):
+        pred_fake = netD(fake.detach())
+        pred_real = netD(real)
+        loss_D = nn.functional.softplus(pred_fake).mean() + nn.functional.softplus(-pred_real).mean()
+        loss_D.backward()
+        return loss_D
+"""
+
+
+def test_a_method_that_backpropagates_its_own_loss_needs_grad():
+    assert findings(_BACKWARD_IN_A_METHOD) == []
+
+
+def test_the_same_method_without_its_backward_pass_is_reported():
+    source = _BACKWARD_IN_A_METHOD.replace("        loss_D.backward()\n", "")
+    assert "ML201" in [code for _, code in findings(source)]

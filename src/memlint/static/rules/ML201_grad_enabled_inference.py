@@ -1386,6 +1386,8 @@ class GradEnabledInference(Rule):
             return  # @torch.no_grad() on the class's forward: the call records nothing
         if self._forward_differentiates(call):
             return  # its forward differentiates (requires_grad=True, autograd.grad): it needs grad on
+        if self._method_backpropagates(call):
+            return  # self.backward_D(netD, real, fake): the method backpropagates what it computes itself
         message, help = finding
         self.report(call.node, message, help=help, fix=no_grad_fix(call.node, self.facts) if fixable else None,
                     function=call.function)
@@ -1518,6 +1520,16 @@ class GradEnabledInference(Rule):
                 definition = self.facts.project_definition(qualified)
                 return definition is not None and definition.kind == "class"
         return False
+
+    def _method_backpropagates(self, call: _ModuleCall) -> bool:
+        """Is the call a method of a module (``self.backward_D(...)``), not its forward, that runs a
+        backward pass itself, directly or through what it calls? Its graph is used where it is made."""
+        func = call.node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value in ("forward", "__call__"):
+            return False
+        found = self.facts.callees(call.node)
+        return found is not None and bool(found[0]) and self.facts.callees_train(
+            [id(definition) for definition in found[0]]) is True
 
     def _built_by_a_factory(self, call: _ModuleCall) -> bool:
         """Was the module built by calling what another call returned (``get_class(name)(...)``,
