@@ -5619,3 +5619,21 @@ def test_a_method_that_backpropagates_its_own_loss_needs_grad():
 def test_the_same_method_without_its_backward_pass_is_reported():
     source = _BACKWARD_IN_A_METHOD.replace("        loss_D.backward()\n", "")
     assert "ML201" in [code for _, code in findings(source)]
+
+
+# ML206: device_ids a one-element slice of the configured GPUs: one device, a pass-through.
+def test_device_ids_sliced_to_one_gpu_make_data_parallel_a_pass_through():
+    source = """
+import torch
+
+def wrap_model(opt, modelG, optimizer, loader):
+    modelG = torch.nn.DataParallel(modelG, device_ids=opt.gpu_ids[0:1])
+    for x, y in loader:
+        loss = (modelG(x) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+    assert findings(source) == []
+    assert [code for _, code in findings(source.replace("opt.gpu_ids[0:1]", "opt.gpu_ids[0:2]"))] == ["ML206"]
+    assert [code for _, code in findings(source.replace("opt.gpu_ids[0:1]", "opt.gpu_ids[1:]"))] == ["ML206"]

@@ -778,6 +778,8 @@ def _device_ids(node: cst.Call, function) -> str | None:
         value = node.args[1].value
     if isinstance(value, (cst.List, cst.Tuple)):
         return "one" if len(value.elements) == 1 else None
+    if isinstance(value, cst.Subscript) and _one_element_slice(value):
+        return "one"  # device_ids=opt.gpu_ids[0:1]
     if isinstance(value, cst.Name) and isinstance(function.node, cst.FunctionDef) \
             and not function.stored_values.get(value.value):
         for param in (*function.node.params.params, *function.node.params.kwonly_params):
@@ -786,6 +788,24 @@ def _device_ids(node: cst.Call, function) -> str | None:
                 if isinstance(default, (cst.List, cst.Tuple)) and len(default.elements) == 1:
                     return value.value
     return None
+
+
+def _one_element_slice(value: cst.Subscript) -> bool:
+    """``ids[0:1]``, ``ids[:1]``, ``ids[k:k + 1]``: a slice of at most one element."""
+    if len(value.slice) != 1 or not isinstance(value.slice[0].slice, cst.Slice):
+        return False
+    part = value.slice[0].slice
+    if part.step is not None:
+        return False
+    lower = part.lower.evaluated_value if isinstance(part.lower, cst.Integer) else 0 if part.lower is None else None
+    upper = part.upper.evaluated_value if isinstance(part.upper, cst.Integer) else None
+    if lower is not None and upper is not None:
+        return 0 <= lower and upper - lower <= 1
+    upper_node = part.upper
+    return isinstance(upper_node, cst.BinaryOperation) and isinstance(upper_node.operator, cst.Add) \
+        and isinstance(upper_node.right, cst.Integer) and upper_node.right.evaluated_value == 1 \
+        and part.lower is not None and cst.Module(body=()).code_for_node(upper_node.left) \
+        == cst.Module(body=()).code_for_node(part.lower)
 
 
 def _last_change(changes, name: str) -> str | None:
