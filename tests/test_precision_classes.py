@@ -5637,3 +5637,38 @@ def wrap_model(opt, modelG, optimizer, loader):
     assert findings(source) == []
     assert [code for _, code in findings(source.replace("opt.gpu_ids[0:1]", "opt.gpu_ids[0:2]"))] == ["ML206"]
     assert [code for _, code in findings(source.replace("opt.gpu_ids[0:1]", "opt.gpu_ids[1:]"))] == ["ML206"]
+
+
+# ML203: an evaluation script that starts a process group of one process (its model needs a
+# group): no other rank loads onto cuda:0.
+_GROUP_OF_ONE = """
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(rank, config):
+    dist.init_process_group("nccl", "env://", rank=0, world_size=1)
+    model = build_model(config).to(rank)
+    model.load_state_dict(torch.load(config.checkpoint)["state_dict"], strict=False)
+    model = DDP(model, device_ids=[rank])
+    evaluate(model, config)
+
+if __name__ == "__main__":
+    mp.spawn(main, nprocs=1, args=(load_config(),))
+"""
+
+
+def _load_severities(source: str) -> list[str]:
+    return [f.severity for f in check_source(textwrap.dedent(source), "train.py", default_codes()) if f.code == "ML203"]
+
+
+def test_a_process_group_of_one_process_loads_on_its_own_gpu():
+    # (one process: at most the hint that a GPU-saved checkpoint comes back beside the model)
+    assert _load_severities(_GROUP_OF_ONE) == ["info"]
+
+
+def test_a_process_group_of_several_processes_is_reported():
+    source = _GROUP_OF_ONE.replace("world_size=1", "world_size=config.world_size").replace(
+        "nprocs=1", "nprocs=torch.cuda.device_count()")
+    assert _load_severities(source) == ["error"]

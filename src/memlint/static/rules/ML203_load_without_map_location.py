@@ -11,7 +11,8 @@ of the project (not one that starts it only in a branch its own parameter defaul
 ``if local_rank >= 0:`` with ``local_rank=-1``), builds an ``accelerate.Accelerator`` (``accelerate launch`` runs it once per GPU),
 or gives a Lightning ``Trainer`` a strategy that runs the script in every rank
 (``strategy="ddp"``, ``"fsdp"``, ``"deepspeed"``; not ``"ddp_spawn"``), unless only the first rank loads (``if rank == 0:``, or ``if rank != 0: return``
-first). In a program of one process the tensors come back on the GPU they were saved from,
+first) or the group is one process (every ``init_process_group`` given ``world_size=1``, every
+``spawn`` ``nprocs=1``). In a program of one process the tensors come back on the GPU they were saved from,
 which in practice is the process's own (a reload of what this run saved, a CPU-saved file, one
 default GPU): at most a transient copy, which depends on the file, so it is not flagged at
 error; a hint (info) when the load restores a model already moved to an accelerator, or an
@@ -742,7 +743,8 @@ class LoadWithoutMapLocation(Rule):
             return  # the file the project writes under that name holds no device tensor (a run's arguments)
         code = self._code_text()
         used = _without_imports(code)
-        distributed = not load.rank_zero_only and not self._outside_the_spawned_ranks(load) and (
+        distributed = not load.rank_zero_only and not self._outside_the_spawned_ranks(load) \
+            and not _a_group_of_one(used) and (
             self._uses_distributed(used) or any(
                 text in used for text in _DISTRIBUTED_TEXT) or _RANKS_LAUNCHED.search(code) is not None
             or _LOCAL_RANK_READ.search(code) is not None
@@ -1365,6 +1367,23 @@ _ACCELERATOR_WORD = re.compile(r"""\b(?:cuda|xpu|mps|npu)\b""")
 _MOVES_TO_ACCELERATOR = re.compile(
     r"\.cuda\(|\.to\((?!\s*(?:dtype\s*=|(?:torch\.)?(?:float|half|double|bfloat16|int|long|bool|uint8|complex)))"
     r"|device\s*=\s*f?['\"](?:cuda|mps|xpu|npu)|\.prepare\(|xla_device|xm\.")
+
+
+_GROUP_STARTS = re.compile(r"\b(init_process_group|spawn)\s*\(")
+
+
+def _a_group_of_one(code: str) -> bool:
+    """Does the code start its process group only for one process: every ``init_process_group(``
+    given ``world_size=1`` and every ``spawn(`` given ``nprocs=1`` (a single-GPU evaluation script
+    that builds a group because its model needs one), with one of them at least?"""
+    found = False
+    for match in _GROUP_STARTS.finditer(code):
+        arguments = code[match.end():match.end() + 400]
+        keyword = "world_size" if match.group(1) == "init_process_group" else "nprocs"
+        if not re.match(rf"[^()]*(?:\([^()]*\)[^()]*)*\b{keyword}\s*=\s*1\b", arguments):
+            return False
+        found = True
+    return found and "LOCAL_RANK" not in code
 
 
 def _rank_test(test: cst.BaseExpression) -> str | None:
