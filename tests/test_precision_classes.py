@@ -5672,3 +5672,57 @@ def test_a_process_group_of_several_processes_is_reported():
     source = _GROUP_OF_ONE.replace("world_size=1", "world_size=config.world_size").replace(
         "nprocs=1", "nprocs=torch.cuda.device_count()")
     assert _load_severities(source) == ["error"]
+
+
+# ML104: hooks store what they see per key; after each forward the object removes its hooks and
+# empties every slot (self.outputs_dict[key] = []): one forward's outputs at a time.
+_EXTRACTOR_EMPTIED_PER_CALL = """
+import torch
+
+class VitExtractor:
+    KEYS = ["block", "qkv"]
+
+    def __init__(self, model):
+        self.model = model
+        self.hook_handlers = []
+        self.outputs_dict = {}
+        self._init_hooks_data()
+
+    def _init_hooks_data(self):
+        for key in VitExtractor.KEYS:
+            self.outputs_dict[key] = []
+
+    def _register_hooks(self):
+        for block in self.model.blocks:
+            self.hook_handlers.append(block.register_forward_hook(self._get_block_hook()))
+
+    def _clear_hooks(self):
+        for handler in self.hook_handlers:
+            handler.remove()
+        self.hook_handlers = []
+
+    def _get_block_hook(self):
+        def _get_block_output(model, input, output):
+            self.outputs_dict["block"].append(output)
+        return _get_block_output
+
+    def get_feature_from_input(self, input_img):
+        self._register_hooks()
+        self.model(input_img)
+        feature = self.outputs_dict["block"]
+        self._clear_hooks()
+        self._init_hooks_data()
+        return feature
+"""
+
+
+def test_hook_stores_a_method_empties_slot_by_slot_after_each_forward():
+    assert findings(_EXTRACTOR_EMPTIED_PER_CALL) == []
+
+
+def test_hook_stores_never_emptied_are_reported():
+    source = _EXTRACTOR_EMPTIED_PER_CALL.replace("        self._init_hooks_data()\n        return feature",
+                                                 "        return feature").replace(
+        "    def _init_hooks_data(self):\n        for key in VitExtractor.KEYS:\n            self.outputs_dict[key] = []\n",
+        "    def _init_hooks_data(self):\n        for key in VitExtractor.KEYS:\n            self.outputs_dict.setdefault(key, [])\n")
+    assert [code for _, code in findings(source)] == ["ML104"]

@@ -47,6 +47,13 @@ _HOOK_KINDS = {
 _CLEARING_METHODS = frozenset({"clear", "pop", "popleft", "popitem"})
 
 
+def _empty_display(value: cst.BaseExpression) -> bool:
+    """``[]``, ``{}``, ``list()``, ``dict()``: a new empty container."""
+    if isinstance(value, (cst.List, cst.Dict)):
+        return not value.elements
+    return isinstance(value, cst.Call) and not value.args and dotted_name(value.func) in ("list", "dict")
+
+
 @dataclass
 class _Store:
     node: cst.CSTNode
@@ -114,6 +121,12 @@ class HookRetainsTensors(Rule):
         for target in node.targets:
             target = target.target
             if isinstance(target, cst.Subscript):
+                root = storage_name(target)
+                function = self.facts.function
+                if root is not None and root.startswith("self.") and _empty_display(node.value) \
+                        and function.name not in ("__init__", "<module>"):
+                    self._cleared.add(root)  # reset by a method, slot by slot: self.outputs[key] = []
+                    continue
                 self._growing_key_store(node, target, node.value)
                 continue
             name = dotted_name(target)
