@@ -5726,3 +5726,36 @@ def test_hook_stores_never_emptied_are_reported():
         "    def _init_hooks_data(self):\n        for key in VitExtractor.KEYS:\n            self.outputs_dict[key] = []\n",
         "    def _init_hooks_data(self):\n        for key in VitExtractor.KEYS:\n            self.outputs_dict.setdefault(key, [])\n")
     assert [code for _, code in findings(source)] == ["ML104"]
+
+
+# ML101: a loop over a dict of losses turns every slot into a number before the loss is added up.
+_EVERY_SLOT_TO_A_NUMBER = """
+import torch
+
+def train_epoch(model, criterion, loader, optimizer):
+    train_loss = 0.0
+    for batch in loader:
+        preds = model(batch["img"])
+        loss_dict = criterion(preds, batch)
+        optimizer.zero_grad()
+        loss_dict["loss"].backward()
+        optimizer.step()
+        loss_str = ""
+        for idx, (key, value) in enumerate(loss_dict.items()):
+            loss_dict[key] = value.item()
+            if key == "loss":
+                continue
+            loss_str += f"{key}: {loss_dict[key]:.4f}"
+        train_loss += loss_dict["loss"]
+    return train_loss
+"""
+
+
+def test_every_slot_of_a_dict_turned_into_a_number_in_a_loop_over_it():
+    assert findings(_EVERY_SLOT_TO_A_NUMBER) == []
+
+
+def test_slots_a_continue_may_skip_are_still_reported():
+    source = _EVERY_SLOT_TO_A_NUMBER.replace("            loss_dict[key] = value.item()\n            if key == \"loss\":\n                continue\n",
+                                             "            if key == \"loss\":\n                continue\n            loss_dict[key] = value.item()\n")
+    assert [code for _, code in findings(source)] == ["ML101"]

@@ -1233,7 +1233,7 @@ class FileChecker:
             # what a parameter holds, unless the loop draws data from it (``for x, y in loader``)
             given = () if F.iterates_data(node.iter) else facts.function.parameters
             iter_graph = _carried_only(facts.in_grad_mode(facts.iteration_value(node.iter), node.iter), given)
-            loop = Loop(node, "for", facts.scope,
+            loop = Loop(node, "for", facts.scope, branch_depth=len(facts.branch_path),
                         iterates_data=F.iterates_data(node.iter) and not self._over_local_lists(node.iter),
                         target_names=frozenset(names_in(node.target)),
                         parameters_of=_parameters_owner(node.iter),
@@ -1841,7 +1841,7 @@ class FileChecker:
                 binding.called = True
 
     def _store(self, container: cst.BaseExpression, value: cst.BaseExpression, graph: GraphValue,
-               key: object = None, derive: bool = True) -> None:
+               key: object = None, derive: bool = True, slot: cst.Subscript | None = None) -> None:
         """``container`` now also holds ``value`` (``losses.append(loss)``, ``stats["loss"] = loss``,
         ``h.setdefault("loss", []).append(loss)``): what is pulled out of it later carries what
         was put in; a constant ``key`` of a dict whose keys are all known updates that part."""
@@ -1866,8 +1866,38 @@ class FileChecker:
         if isinstance(key, str) and old.parts is not None and dotted_name(container) == root:
             parts = [(k, part) for k, part in old.parts if k != key] + [(key, graph)]
             binding.graph = GraphValue.container(parts)
+        elif slot is not None and self._every_slot_in_turn(slot, root):
+            # for key, value in losses.items(): losses[key] = value.item(): every slot rebound
+            binding.graph = GraphValue.container((k, graph) for k, _ in old.parts) if old.parts is not None \
+                else graph.element
         else:
             binding.graph = GraphValue.combine((old.element, graph.element))
+
+    def _every_slot_in_turn(self, container: cst.BaseExpression, root: str) -> bool:
+        """Is ``container`` (a slot) ``root[key]``, stored unconditionally in a loop whose target ``key``
+        walks ``root``'s keys (``for key in d``, ``d.keys()``, ``d.items()``, through ``enumerate`` /
+        ``list``)? After the loop every slot holds what the body put there."""
+        loop = self.facts.loop
+        if loop is None or type(container) is not cst.Subscript or dotted_name(container.value) != root \
+                or len(self.facts.branch_path) != loop.branch_depth or not isinstance(loop.node, cst.For):
+            return False
+        key = F.subscript_key_name(container)
+        if key is None or key not in loop.target_names:
+            return False
+        for statement in F.block_statements(loop.node.body):
+            if any(part is container for part in F.descendants(statement)):
+                break
+            if any(isinstance(part, (cst.Continue, cst.Break, cst.Return, cst.Raise))
+                   for part in F.descendants(statement)):
+                return False  # some keys may skip the store (if key == "loss": continue)
+        walked = loop.node.iter
+        while isinstance(walked, cst.Call) and dotted_name(walked.func) in ("enumerate", "list", "sorted") \
+                and walked.args:
+            walked = walked.args[0].value
+        if isinstance(walked, cst.Call) and isinstance(walked.func, cst.Attribute) \
+                and walked.func.attr.value in ("items", "keys") and not walked.args:
+            walked = walked.func.value
+        return dotted_name(walked) == root
 
     # ----- what a method keeps of its parameters in its object (Facts.stores_of) --------------
     def _keep_in_object(self, container: cst.BaseExpression, value: cst.BaseExpression, appends: bool) -> None:
@@ -1973,7 +2003,7 @@ class FileChecker:
             slot = F.place_of(target)
             if slot is not None and graph.state is Graph.NONE and facts.function is not None:
                 facts.function.graph_free_slots.add(slot)
-            self._store(target.value, value, graph, F.subscript_key(target), derive=False)
+            self._store(target.value, value, graph, F.subscript_key(target), derive=False, slot=target)
             return
         kind = Kind.MODULE if _binds_module(target, value, graph, facts) else Kind.VALUE
         loop = facts.loop

@@ -840,6 +840,7 @@ class Loop:
     bound_this_iteration: set[str] = field(default_factory=set)
     # name -> the if/else arms (Facts.branch_path) of each assignment of it in the body
     bound_in_arms: dict[str, list[tuple[tuple[int, str], ...]]] = field(default_factory=dict)
+    branch_depth: int = 0  # len(Facts.branch_path) at the loop: deeper in its body is conditional
     target_names: frozenset[str] = frozenset()
     has_backward: bool = False  # a backward pass or torch.autograd.grad
     # a backward pass that fills .grad (not only torch.autograd.grad, which a loop over the
