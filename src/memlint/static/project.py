@@ -97,7 +97,7 @@ _DYNAMIC_LOOKUP = re.compile(r"(?<![\w.])(?:getattr|globals|locals|eval|exec)\s*
 
 
 # Ways a module gets objects of classes it never imports: unpickling them.
-_UNPICKLES = re.compile(r"\b(?:torch\.load|load|pickle|dill|joblib|cloudpickle)\b")
+_UNPICKLES = re.compile(r"\b(?:torch\.load|pickle|dill|joblib|cloudpickle)\b")
 
 
 def _imports_module_named(text: str, stem: str) -> bool:
