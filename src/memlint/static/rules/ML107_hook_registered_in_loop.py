@@ -46,6 +46,7 @@ loops over layers.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import libcst as cst
 
@@ -491,9 +492,7 @@ class HookRegisteredInLoop(Rule):
             return
         if self._repeating_loop(site, None, list(site.args), needs_all=True) is None:
             return
-        direct = [call for names, guarded, call in self._registrations.get(id(target), ())
-                  if not guarded and names is not None and id(call) not in self._with_items
-                  and any(self._given(name, target) for name in names)]
+        direct = self._given_registrations(target, lambda name: True)
         if direct:
             # grad_cam(model, ...) per batch, hooking the layer it is given: reported where the
             # hook is registered (the handle to keep and remove), as for a method
@@ -633,10 +632,15 @@ class HookRegisteredInLoop(Rule):
         call does not remove."""
         if method.class_info is None or id(method) in self._state_tested:
             return []
-        return [call for names, guarded, call in self._registrations.get(id(method), ())
+        return [call for call in self._given_registrations(method, lambda name: name.startswith("self."))
+                if self._handles_kept(call, method)]
+
+    def _given_registrations(self, function: FunctionScope, wanted: "Callable[[str], bool]") -> list[cst.Call]:
+        """The registrations ``function`` makes itself, not under a state guard nor as a ``with``
+        item, on something it was given (see _given) whose name ``wanted`` accepts."""
+        return [call for names, guarded, call in self._registrations.get(id(function), ())
                 if not guarded and names is not None and id(call) not in self._with_items
-                and any(name.startswith("self.") and self._given(name, method) for name in names)
-                and self._handles_kept(call, method)]
+                and any(wanted(name) and self._given(name, function) for name in names)]
 
     def _report_own_registration(self, call: cst.Call, method: FunctionScope) -> None:
         if id(call) in self._reported:
