@@ -224,13 +224,18 @@ def _mark_checkout(target: Path) -> None:
 
 
 def source_files(target: Path, repo: Repo) -> tuple[list[str], int]:
-    """The files to check, and how many were skipped for importing a held-out library."""
+    """The files to check, and how many were skipped for importing a held-out library. Not the
+    folders ``memlint check .`` skips in the repository (``.ipynb_checkpoints/``, ``build/``...):
+    the files are named one by one here, and a named file is checked wherever it lies."""
+    from memlint.static.discovery import skip_folder_name
+
     files: set[Path] = set()
     for pattern in repo.include:
         files.update(p for p in target.glob(pattern) if p.is_file() and ".git" not in p.parts)
     kept, held_out = [], 0
     for path in sorted(files):
-        if not _wanted(repo, path.relative_to(target).as_posix()):
+        relative = path.relative_to(target)
+        if not _wanted(repo, relative.as_posix()) or any(skip_folder_name(part) for part in relative.parts[:-1]):
             continue
         if _HELD_OUT_IMPORT.search(path.read_text(encoding="utf-8", errors="replace")):
             held_out += 1
