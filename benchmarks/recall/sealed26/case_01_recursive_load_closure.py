@@ -1,0 +1,46 @@
+# Thread: https://github.com/pytorch/pytorch/issues/20199
+# Reported: calling load_state_dict on a CUDA BiLSTM over and over makes GPU memory climb step after step until Python's cyclic garbage collector happens to run; with an explicit gc.collect() in the loop it stays flat.
+# Confirmed cause: (colesbury, fixed by pytorch/pytorch#20397) load_state_dict defines a recursive inner function `load` that closes over the tensors of `state_dict`; being recursive it also closes over itself, a reference cycle, so the copied tensors are only freed at the next GC cycle instead of when the call returns; the fix sets `load = None` after the call to break the cycle.
+# Class: reference cycle through a recursive closure that captures tensors
+import torch
+from torch import nn
+
+
+def load_state_dict(model, state_dict):
+    """Copy `state_dict` into `model` module by module, like nn.Module.load_state_dict."""
+    state_dict = dict(state_dict)  # shallow copy so the caller's dict is left alone
+    missing_keys = []
+
+    def load(module, prefix=""):  # leak: ANY
+        for name, tensor in list(module._parameters.items()) + list(module._buffers.items()):
+            if tensor is None:
+                continue
+            key = prefix + name
+            if key not in state_dict:
+                missing_keys.append(key)
+                continue
+            with torch.no_grad():
+                tensor.copy_(state_dict[key])
+        for child_name, child in module._modules.items():
+            if child is not None:
+                load(child, prefix + child_name + ".")
+
+    load(model)  # leak: ANY
+    return missing_keys
+
+
+def main():
+    blstm = nn.LSTM(1024, 1024, bidirectional=True).cuda()
+    fake_input = torch.empty(10, 10, 1024, device="cuda").uniform_()
+    for step in range(10000):
+        with torch.no_grad():
+            output, _ = blstm(fake_input)
+        # re-sync the weights from a snapshot each step (e.g. from a target network)
+        snapshot = {k: v.clone() for k, v in blstm.state_dict().items()}
+        load_state_dict(blstm, snapshot)
+        if step % 100 == 0:
+            print(step, torch.cuda.memory_allocated() / 2**20, "MiB")
+
+
+if __name__ == "__main__":
+    main()
