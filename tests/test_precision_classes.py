@@ -7,6 +7,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from memlint.config import Config
 from memlint.static.runner import check_paths
 from memlint.static.source_check import check_source
@@ -1155,9 +1157,11 @@ def test_a_target_network_frozen_by_a_helper_of_another_module_records_no_graph(
 
 
 def test_a_distributed_load_known_only_by_its_name_is_a_warning():
-    """Every rank loads without map_location; where the load is copied into the model the chain
-    is complete (error); where only the file's name says it is a checkpoint (what it holds is
-    used by code not seen here) it is a warning."""
+    """Every rank loads without map_location; where the load is copied into the model and the
+    program writes its checkpoints from the GPU the chain is complete (error); where only the
+    file's name says it is a checkpoint (what it holds is used by code not seen here) it is a
+    warning. So too where nothing in the program saves GPU tensors: the file (a pretrained
+    download, another package's output) may hold CPU tensors, and the finding says so."""
     source = """
         import torch
         import torch.distributed as dist
@@ -1167,9 +1171,18 @@ def test_a_distributed_load_known_only_by_its_name_is_a_warning():
             model.load_state_dict(torch.load(args.weights))
             state = torch.load(args.search_checkpoint)
             searcher.restore(state)
+
+        def save(model, path):
+            torch.save(model.state_dict(), path)
     """
     found = check_source(textwrap.dedent(source), "train.py", default_codes())
     assert sorted((f.line, f.code, f.severity) for f in found) == [(7, "ML203", "error"), (8, "ML203", "warning")]
+    unsaved = textwrap.dedent(source).replace("torch.save(model.state_dict(), path)", "pass")
+    found = check_source(unsaved, "train.py", default_codes())
+    assert sorted((f.line, f.code, f.severity) for f in found) == [(7, "ML203", "warning"), (8, "ML203", "warning")]
+    assert all("nothing here saves GPU tensors" in f.help for f in found)
+    moved = textwrap.dedent(source).replace("model.state_dict()", "{k: v.cpu() for k, v in model.state_dict().items()}")
+    assert [f.code for f in check_source(moved, "train.py", default_codes())] == []
 
 
 _PER_ENVIRONMENT_GRADIENTS = """
@@ -1987,8 +2000,8 @@ def test_a_script_that_only_imports_torch_distributed_runs_one_process():
         severities = [f.severity for f in check_source(textwrap.dedent(source.format(use=use)), "inference.py",
                                                        default_codes())]
         assert "error" not in severities
-    ranked = [f.severity for f in check_source(textwrap.dedent(source.format(use="print(dist.get_rank())")),
-                                                  "inference.py", default_codes())]
+    ranked = [f.severity for f in check_source(textwrap.dedent(source.format(
+        use="print(dist.get_rank()); torch.save(model.state_dict(), 'last.pt')")), "inference.py", default_codes())]
     assert ranked == ["error"]
 
 
@@ -2514,6 +2527,35 @@ def test_2_a_forward_fed_a_volatile_variable_is_legacy_no_grad():
     assert [line for line, code in findings(modern) if code == "ML201"] == [12, 14, 16]
 
 
+def test_2_a_forward_fed_only_the_output_of_a_volatile_forward_is_legacy_no_grad():
+    """In PyTorch before 0.4 volatility propagates: a module's output computed from a volatile
+    ``Variable`` is volatile too, so a classifier fed only the feature extractor's output (bound
+    in a tuple assignment beside a non-volatile label) records no graph either. Not so where the
+    code needs 0.4 (``.item()``), nor when the feature came from a non-volatile input."""
+    source = """
+        import torch
+        import torch.nn.functional as F
+        from torch.autograd import Variable
+
+        def test(G, C1, loader):
+            G.eval()
+            C1.eval()
+            loss = 0
+            for img, label in loader:
+                img, label = img.cuda(), label.long().cuda()
+                img, label = Variable(img, {flag}), Variable(label)
+                feat = G(img)
+                output = C1(feat)
+                loss += F.nll_loss(output, label).data[0]
+            return loss
+    """
+    assert [line for line, code in findings(source.format(flag="volatile=True")) if code == "ML201"] == []
+    assert [line for line, code in findings(source.format(flag="requires_grad=False"))
+            if code == "ML201"] == [13, 14]
+    modern = source.format(flag="volatile=True").replace(".data[0]", ".item()")
+    assert [line for line, code in findings(modern) if code == "ML201"] == [13, 14]
+
+
 def test_6_a_global_teacher_wrapper_the_functions_run_only_under_no_grad():
     """A script's teacher, put in eval mode and wrapped at the top level, that its functions call
     only under ``no_grad`` (in ``train`` and in ``test``, a function of the file that backpropagates
@@ -2725,6 +2767,30 @@ def test_4_checkpoints_the_project_writes_from_the_cpu(tmp_path):
     write(tmp_path, {"pkg/io.py": saver + "\n        def save_raw(model, path):\n            torch.save(model.state_dict(), path)\n"})
     compile((tmp_path / "pkg/io.py").read_text(), "io.py", "exec")
     assert [code for _, code in project_findings(tmp_path, "pkg/train.py") if code == "ML203"] == ["ML203"]
+
+
+@pytest.mark.parametrize("weights, quiet", [
+    ("OrderedDict([[k.split('module.')[-1], v.cpu()] for k, v in state_dict.items()])", True),
+    ("dict((k, v.cpu()) for k, v in state_dict.items())", True),
+    ("OrderedDict([[k.split('module.')[-1], v] for k, v in state_dict.items()])", False),
+])
+def test_4_checkpoints_written_as_pairs_moved_to_the_cpu(tmp_path, weights, quiet):
+    """A state dict rebuilt from (key, value) pairs whose values are moved to the CPU
+    (``OrderedDict([[k, v.cpu()] for k, v in state_dict.items()])``) is CPU state: a rank's load
+    of it restores no device tensor. The same pairs without ``.cpu()`` are the model's own."""
+    saver = f"""
+        from collections import OrderedDict
+        import torch
+
+        def save_model(model, path):
+            state_dict = model.state_dict()
+            weights = {weights}
+            torch.save(weights, path)
+    """
+    write(tmp_path, {"pyproject.toml": "", "pkg/__init__.py": "", "pkg/train.py": _RANK_LOADS_A_CHECKPOINT,
+                     "pkg/io.py": saver})
+    expected = [] if quiet else ["ML203"]
+    assert [code for _, code in project_findings(tmp_path, "pkg/train.py") if code == "ML203"] == expected
 
 
 def test_3_a_sampling_loop_over_timesteps_it_made_hands_its_sequence_back():
@@ -5671,7 +5737,10 @@ def test_a_process_group_of_one_process_loads_on_its_own_gpu():
 def test_a_process_group_of_several_processes_is_reported():
     source = _GROUP_OF_ONE.replace("world_size=1", "world_size=config.world_size").replace(
         "nprocs=1", "nprocs=torch.cuda.device_count()")
-    assert _load_severities(source) == ["error"]
+    assert _load_severities(source) == ["warning"]  # the file's writer is not in view
+    saving = source.replace("    evaluate(model, config)", "    evaluate(model, config)\n"
+                            "    torch.save(model.module.state_dict(), config.checkpoint)")
+    assert _load_severities(saving) == ["error"]
 
 
 # ML104: hooks store what they see per key; after each forward the object removes its hooks and

@@ -11,9 +11,12 @@ def _findings(source: str, *codes: str):
 
 
 def test_ml203_reports_a_program_of_one_process_per_gpu_and_not_one_process():
+    # the program writes its checkpoints from the GPU: what every rank loads holds device tensors
     body = """
 def resume(model, path):
     model.load_state_dict(torch.load(path))
+def save(model):
+    torch.save(model.state_dict(), "last.pt")
 """
     plain = _findings("import torch\n" + body, "ML203")
     distributed = _findings("import torch\nimport torch.distributed as dist\n" + body, "ML203")
@@ -33,9 +36,10 @@ def test_ml203_import_inside_a_function_still_makes_it_an_error():
 import torch
 def resume(model, path):
     model.load_state_dict(torch.load(path))
-def main():
+def main(model):
     import torch.distributed as dist
     dist.init_process_group("nccl")
+    torch.save(model.state_dict(), "last.pt")
 """
     assert [f.severity for f in _findings(source, "ML203")] == ["error"]
 
@@ -130,6 +134,7 @@ import torch.distributed as dist
 def resume(model, rank, path):
     if rank == 0:
         print("resuming")
+        torch.save(model.state_dict(), "before.pt")
     model.load_state_dict(torch.load(path))
 """
     # only the first rank loads: one copy, on the GPU it was saved from

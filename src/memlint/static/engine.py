@@ -1717,8 +1717,16 @@ class FileChecker:
         if isinstance(saved, cst.Dict):
             return all(isinstance(element, cst.DictElement) and self._moved_to_cpu(element.value, depth + 1)
                        for element in saved.elements)
-        if isinstance(saved, cst.Call) and dotted_name(saved.func) == "dict":
-            return all(arg.keyword is not None and self._moved_to_cpu(arg.value, depth + 1) for arg in saved.args)
+        if isinstance(saved, cst.Call) and dotted_name(saved.func) == "dict" and all(arg.keyword is not None
+                                                                              for arg in saved.args):
+            return all(self._moved_to_cpu(arg.value, depth + 1) for arg in saved.args)
+        if isinstance(saved, cst.Call) and self.facts.qualified_name(saved.func) in ("dict", "collections.OrderedDict") \
+                and len(saved.args) == 1 and saved.args[0].keyword is None and not saved.args[0].star:
+            pairs = saved.args[0].value  # OrderedDict([[k, v.cpu()] for k, v in state.items()])
+            if isinstance(pairs, (cst.ListComp, cst.GeneratorExp)) and isinstance(pairs.elt, (cst.List, cst.Tuple)) \
+                    and len(pairs.elt.elements) == 2:
+                return self._moved_to_cpu(pairs.elt.elements[1].value, depth + 1)
+            return False
         if isinstance(saved, cst.Call) and isinstance(saved.func, cst.Attribute):
             if saved.func.attr.value == "cpu" or (saved.func.attr.value == "to" and _mentions_cpu(saved)):
                 return True

@@ -2460,7 +2460,7 @@ class Facts:
                 return True
         function = self.function
         return function is not None and bool(function.volatile_names) and function.derives_from(
-            function.volatile_names, {name for arg in call.args for name in names_in(arg.value)})
+            {name for arg in call.args for name in names_in(arg.value)}, function.volatile_names)
 
     def graph_value(self, node: cst.BaseExpression) -> GraphValue:
         """Does ``node`` carry an autograd graph here? (See :class:`Graph`.) Nothing does with

@@ -708,6 +708,16 @@ class LoadWithoutMapLocation(Rule):
         reads back are of its own making, with device tensors)?"""
         return not self._cpu_only_file and self._saves(SAVES_DEVICE_STATE)
 
+    def _project_saves_device_state(self) -> bool:
+        """Does a ``torch.save`` of the project (this module or another) write state not moved to
+        the CPU (device tensors, as far as can be told)? False when no module that saves can be
+        read."""
+        if self._saves(SAVES_DEVICE_STATE):
+            return True
+        project = self.facts.project
+        elsewhere = project.saved_state(self._checker.path) if project is not None else None
+        return elsewhere is not None and elsewhere[1]
+
     def _project_saves_only_cpu_state(self) -> bool:
         """Does every ``torch.save`` of the project (this module and the others) write state moved
         to the CPU, and one at least? Then the checkpoints it reads back hold no device tensors.
@@ -782,10 +792,17 @@ class LoadWithoutMapLocation(Rule):
         if self._pins_one_gpu():
             return  # CUDA_VISIBLE_DEVICES leaves each process one GPU: cuda:0 is the rank's own
         by_name_only = not load.restores_state
+        # An error needs the file to hold GPU tensors: the project writes checkpoints from the GPU.
+        # A file nothing here writes (a pretrained download, another package's output) may well
+        # hold CPU tensors: then the finding says which link is missing.
+        unknown_writer = not self._project_saves_device_state()
         self.report(load.node, f"{called}() without map_location: every rank loads the checkpoint onto cuda:0",
                     help="pass map_location='cpu' (then move what you need), or map_location=f'cuda:{local_rank}'"
-                    + ("; only the file's name says it holds model or optimizer tensors" if by_name_only else ""),
-                    needs_grad=False, severity="warning" if by_name_only else None,
+                    + ("; only the file's name says it holds model tensors, and nothing here saves GPU tensors"
+                       if by_name_only and unknown_writer else
+                       "; only the file's name says it holds model or optimizer tensors" if by_name_only else
+                       "; nothing here saves GPU tensors: so if the file was saved from one" if unknown_writer else ""),
+                    needs_grad=False, severity="warning" if by_name_only or unknown_writer else None,
                     fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
 
     VALID = [
