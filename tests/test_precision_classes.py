@@ -2554,6 +2554,50 @@ def test_2_a_forward_fed_only_the_output_of_a_volatile_forward_is_legacy_no_grad
             if code == "ML201"] == [13, 14]
     modern = source.format(flag="volatile=True").replace(".data[0]", ".item()")
     assert [line for line, code in findings(modern) if code == "ML201"] == [13, 14]
+    # 0.3's other scalar read, through numpy (an IndexError on a 0-d array since 0.4), beside
+    # numpy's own item(), which says nothing of the torch version
+    numpy_read = textwrap.dedent(source.format(flag="volatile=True")).replace(
+        ".data[0]", ".data.cpu().numpy()[0]") + "\n\ndef count(m):\n    return np.prod(m.size()).item()\n"
+    assert [line for line, code in findings(numpy_read) if code == "ML201"] == []
+
+
+@pytest.mark.parametrize("visible, device_ids, reported", [
+    ("','.join(map(str, gpus))", "[i for i in range(len(gpus))]", False),
+    ("'0'", "None", False),
+    ("','.join(str(g) for g in gpus)", "None", False),
+    ("'0,1'", "None", True),
+    ("os.environ.get('GPUS', '0')", "None", True),
+    ("os.environ.get('GPUS', '0')", "list(range(len(gpus)))", False),
+])
+def test_6_data_parallel_in_a_program_that_sees_one_gpu(visible, device_ids, reported):
+    """A script that makes one GPU visible before anything runs (``CUDA_VISIBLE_DEVICES`` set to
+    one device written out, or to the join of a one-element list) and wraps its model over the
+    devices of that list: DataParallel only calls the module, nothing is scattered (ML206
+    quiet). Two devices written out, or a value read from the environment, is reported."""
+    source = f"""
+        import os
+        gpus = [1]
+        os.environ["CUDA_VISIBLE_DEVICES"] = {visible}
+        import torch
+        import torch.nn as nn
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = nn.DataParallel(model.cuda(), device_ids={device_ids})
+                self.optimizer = torch.optim.Adam(self.model.parameters())
+
+            def train(self, loader):
+                for x, y in loader:
+                    loss = nn.functional.cross_entropy(self.model(x.cuda()), y.cuda())
+                    self.optimizer.zero_grad()
+                    loss.backward()
+                    self.optimizer.step()
+    """
+    found = [code for _, code in findings(source) if code == "ML206"]
+    assert found == (["ML206"] if reported else [])
+    if not reported and device_ids != "None":
+        two = source.replace("gpus = [1]", "gpus = [0, 1]")
+        assert [code for _, code in findings(two) if code == "ML206"] == ["ML206"]
 
 
 def test_6_a_global_teacher_wrapper_the_functions_run_only_under_no_grad():

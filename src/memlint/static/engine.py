@@ -32,7 +32,7 @@ from memlint.static.rule import Report, Rule
 from memlint.static.tensor_api import NN_MODULE_ATTRIBUTES
 from memlint.static.summaries import (
     BACKWARD, COLLECTIVE, COMPUTES_LOSS, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PINS_ONE_GPU, PROCESS_GROUP,
-    PROCESS_GROUP_ON_REQUEST, REPEATS_MODULE, SAVES_CPU_STATE, SAVES_DEVICE_STATE, SETS_DEVICE,
+    PROCESS_GROUP_ON_REQUEST, REPEATS_MODULE, SAVES_CPU_STATE, SAVES_DEVICE_STATE, SEES_ONE_GPU, SETS_DEVICE,
     USES_CURRENT_DEVICE,
     STEP_LOOP, STOPS_MEMORY_HISTORY,
     FunctionSummary, ModuleSummary,
@@ -1376,6 +1376,8 @@ class FileChecker:
                         self.facts.function.effects.add(SETS_DEVICE)
                         if node.value is not None and F.one_visible_device(node.value):
                             self.facts.function.effects.add(PINS_ONE_GPU)
+                        if node.value is not None and F.names_one_device(node.value, self.facts.function):
+                            self.facts.function.effects.add(SEES_ONE_GPU)
         self._exit(node)
         if node.value is not None:
             if len(targets) == 1 and not isinstance(targets[0], cst.Name):
@@ -1617,6 +1619,8 @@ class FileChecker:
                 arg.value for arg in node.args[1:2]]
             if values and F.one_visible_device(values[0]):
                 effects.add(PINS_ONE_GPU)
+            if values and F.names_one_device(values[0], self.facts.function):
+                effects.add(SEES_ONE_GPU)
         elif self.facts.is_module_expr(node.func) and not self.facts.is_module_constructor(node):
             effects.add(MODULE_CALL)
             if self.facts.is_loss_module_call(node):

@@ -246,6 +246,61 @@ def one_visible_device(value: cst.BaseExpression) -> bool:
     return not isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.Integer))
 
 
+def names_one_device(value: cst.BaseExpression, scope: "FunctionScope | None", depth: int = 0) -> bool:
+    """Is a CUDA_VISIBLE_DEVICES value one device written out: ``"0"``, ``1``, or a join of a list
+    of one (``",".join(map(str, gpus))``, ``",".join(str(g) for g in gpus)`` with ``gpus = [1]``
+    bound once in ``scope``)?"""
+    if isinstance(value, cst.Integer):
+        return True
+    if isinstance(value, cst.SimpleString):
+        text = value.evaluated_value
+        return isinstance(text, str) and text.strip() != "" and "," not in text
+    if depth < 3 and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+            and value.func.attr.value == "join" and len(value.args) == 1:
+        joined = value.args[0].value
+        if isinstance(joined, cst.Call) and dotted_name(joined.func) == "map" and len(joined.args) == 2:
+            joined = joined.args[1].value
+        elif isinstance(joined, cst.GeneratorExp) and joined.for_in.inner_for_in is None:
+            joined = joined.for_in.iter
+        return literal_length(joined, scope, depth + 1) == 1
+    if depth < 3 and isinstance(value, cst.Call) and dotted_name(value.func) == "str" and len(value.args) == 1:
+        return names_one_device(value.args[0].value, scope, depth + 1)
+    return False
+
+
+def literal_length(value: cst.BaseExpression, scope: "FunctionScope | None", depth: int = 0) -> int | None:
+    """How many elements a list written out has: ``[0]``, ``(0, 1)``, ``[i for i in range(len(gpus))]``,
+    ``list(range(1))``, or a name ``scope`` binds once to one of those; None when not known."""
+    if depth > 4:
+        return None
+    if isinstance(value, (cst.List, cst.Tuple)):
+        if any(isinstance(element, cst.StarredElement) for element in value.elements):
+            return None
+        return len(value.elements)
+    if isinstance(value, cst.ListComp) and value.for_in.inner_for_in is None and not value.for_in.ifs:
+        return literal_length(value.for_in.iter, scope, depth + 1)
+    if isinstance(value, cst.Call) and len(value.args) == 1 and value.args[0].keyword is None:
+        called = dotted_name(value.func)
+        if called in ("list", "tuple"):
+            return literal_length(value.args[0].value, scope, depth + 1)
+        if called == "range":
+            return literal_count(value.args[0].value, scope, depth + 1)
+    if isinstance(value, cst.Name) and scope is not None:
+        bound = scope.stored_values.get(value.value, ())
+        if len(bound) == 1:
+            return literal_length(bound[0], scope, depth + 1)
+    return None
+
+
+def literal_count(value: cst.BaseExpression, scope: "FunctionScope | None", depth: int = 0) -> int | None:
+    """A count written out: ``1``, ``len(gpus)`` for a list of known length."""
+    if isinstance(value, cst.Integer) and value.value.isdigit():
+        return int(value.value)
+    if isinstance(value, cst.Call) and dotted_name(value.func) == "len" and len(value.args) == 1:
+        return literal_length(value.args[0].value, scope, depth + 1)
+    return None
+
+
 def pins_visible_devices(call: cst.Call, facts: "Facts") -> bool:
     """``os.environ.setdefault("CUDA_VISIBLE_DEVICES", v)``, ``os.environ.update(CUDA_VISIBLE_DEVICES=v)``,
     ``os.putenv("CUDA_VISIBLE_DEVICES", v)``."""

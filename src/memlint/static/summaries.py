@@ -22,6 +22,9 @@ SETS_DEVICE = "sets_device"  # torch.cuda.set_device, a torch.cuda.device contex
 # CUDA_VISIBLE_DEVICES set to one computed device per process (``str(rank % 8)``): each process
 # sees one GPU, so ``cuda:0`` is its own
 PINS_ONE_GPU = "pins_one_gpu"
+# CUDA_VISIBLE_DEVICES set to one device written out (``"0"``, ``",".join(map(str, gpus))`` for
+# ``gpus = [1]``): the whole program sees a single GPU
+SEES_ONE_GPU = "sees_one_gpu"
 PROCESS_GROUP = "process_group"  # torch.distributed.init_process_group
 # ... only in a branch its parameters' defaults turn off (``if local_rank >= 0:`` with
 # ``local_rank=-1``): a process group when a caller asks for one, not a premise of the program

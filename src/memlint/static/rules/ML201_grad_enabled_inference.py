@@ -134,7 +134,7 @@ class _ModuleCall:
     volatile: bool = False  # fed a Variable(..., volatile=True) (see Facts.fed_volatile)
 
 
-_SCALAR_DATA_READ = re.compile(r"\.data\[0\]")
+_SCALAR_DATA_READ = re.compile(r"\.data(?:\.cpu\(\))?(?:\.numpy\(\))?\[0\]")  # loss.data[0], loss.data.cpu().numpy()[0]
 _NEEDS_0_4 = re.compile(r"\.item\(\)|\bno_grad\b")
 
 

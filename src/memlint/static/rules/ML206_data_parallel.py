@@ -28,7 +28,9 @@ made or later (``nn.DataParallel(net).eval()``, ``g.eval()``), in a function tha
 pass and no optimizer step: a feature extractor, which gathers no loss and holds no gradients.
 a module without parameters (a parameterless torch.nn layer, or a class of the project that
 makes none: a loss spread over the GPUs); a module container (``nn.ModuleList``), which has no
-``forward``; a wrapper the same function reads, on every path after
+``forward``; a wrapper over one device (``device_ids`` a list of one, also through a name
+bound to one), or in a program that sets ``CUDA_VISIBLE_DEVICES`` to one device written out; a
+wrapper the same function reads, on every path after
 wrapping, for an attribute of the wrapped model (``self.model.encoder.parameters()``): DataParallel
 has none, so the program stops there with AttributeError whenever it wraps. Said less (info): a wrapped module of this file, or of another module of the project (its
 summary's ``computes_loss`` effect), whose ``forward`` computes the
@@ -44,11 +46,11 @@ from typing import Iterator, Sequence
 import libcst as cst
 
 from memlint.static.facts import (
-    FUNCTIONAL_LOSS_WORDS, block_statements, descendants, dotted_name, is_test_file, names_in, nested_blocks,
-    without_self_returning_calls,
+    FUNCTIONAL_LOSS_WORDS, block_statements, descendants, dotted_name, is_test_file, literal_length, names_in,
+    nested_blocks, without_self_returning_calls,
 )
 from memlint.static.rule import Invalid, Rule
-from memlint.static.summaries import COMPUTES_LOSS
+from memlint.static.summaries import COMPUTES_LOSS, SEES_ONE_GPU
 from memlint.static.tensor_api import PARAMETERLESS_LAYERS
 from memlint.static.rules.ML101_graph_accumulation import source_of
 
@@ -380,9 +382,11 @@ class DataParallel(Rule):
         if self._holds_no_parameters(wrapped):
             return  # a loss or metric without parameters, wrapped to spread its work: no replicas of weights,
             # no gradients, its inputs already where the model's outputs were gathered
-        devices = _device_ids(node, function)
+        devices = _device_ids(node, function, self.facts.module_scope)
         if devices == "one":
             return  # device_ids=[0]: one device, DataParallel only calls the module
+        if any(SEES_ONE_GPU in scope.effects for scope in (self.facts.module_scope, function)):
+            return  # CUDA_VISIBLE_DEVICES = "0" first: the program sees one GPU, DataParallel only calls the module
         cls = self.facts.instance_class(wrapped) if wrapped is not None else None
         forward = self.facts.find_method(cls, "forward") if cls is not None else None
         if forward is not None and any(_is_loss(callee) for callee in self.facts.calls_made(forward, depth=1)) \
@@ -769,15 +773,20 @@ class _Place:
     loops: list
 
 
-def _device_ids(node: cst.Call, function) -> str | None:
-    """``device_ids=[0]`` (a literal list of one): "one"; ``device_ids=gpu_ids`` where ``gpu_ids``
+def _device_ids(node: cst.Call, function, module_scope) -> str | None:
+    """``device_ids=[0]`` (a list of one written out, also ``[i for i in range(len(gpus))]`` for a
+    ``gpus = [0]`` of the function or the module): "one"; ``device_ids=gpu_ids`` where ``gpu_ids``
     is a parameter of the function defaulting to a list of one: its name; None otherwise."""
     value = next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "device_ids"),
                  None)
     if value is None and len(node.args) > 1 and node.args[1].keyword is None:
         value = node.args[1].value
+    if value is None:
+        return None
     if isinstance(value, (cst.List, cst.Tuple)):
         return "one" if len(value.elements) == 1 else None
+    if 1 in (literal_length(value, function), literal_length(value, module_scope)):
+        return "one"
     if isinstance(value, cst.Subscript) and _one_element_slice(value):
         return "one"  # device_ids=opt.gpu_ids[0:1]
     if isinstance(value, cst.Name) and isinstance(function.node, cst.FunctionDef) \
