@@ -2762,6 +2762,31 @@ _RANK_LOADS_A_CHECKPOINT = """
 """
 
 
+@pytest.mark.parametrize("saved, severity", [
+    ("examples", "warning"),  # a dataset cache: no evidence the checkpoints hold GPU tensors
+    ("{'examples': examples, 'vocab': vocab}", "warning"),
+    ("model.state_dict()", "error"),
+    ("{'model': model.module.state_dict(), 'epoch': epoch}", "error"),
+    ("model", "error"),
+])
+def test_4_every_rank_loads_onto_cuda0_is_an_error_when_the_project_saves_gpu_state(tmp_path, saved, severity):
+    """Every rank's ``torch.load`` without ``map_location`` is an error when the project writes
+    a model's or an optimizer's state from the GPU (in another module here); a project that
+    saves only other things (a dataset cache) gives no evidence of what the loaded file holds: a
+    warning."""
+    saver = f"""
+        import torch
+        from torch import nn
+
+        def save(model: nn.Module, examples, vocab, epoch, path):
+            torch.save({saved}, path)
+    """
+    write(tmp_path, {"pyproject.toml": "", "pkg/__init__.py": "", "pkg/train.py": _RANK_LOADS_A_CHECKPOINT,
+                     "pkg/io.py": saver})
+    result = check_paths([str(tmp_path / "pkg/train.py")], Config(), use_cache=False)
+    assert [(f.code, f.severity) for f in result.findings if f.code == "ML203"] == [("ML203", severity)]
+
+
 def test_4_checkpoints_the_project_writes_from_the_cpu(tmp_path):
     """Every ``torch.save`` of the project writes state moved to the CPU (a dict of ``v.cpu()``, or
     a model moved with ``model.cpu()`` first, in another module): a rank's ``torch.load`` of them

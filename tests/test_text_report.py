@@ -290,7 +290,7 @@ def test_full_names_the_rule_pages_and_concise_does_not():
 def test_help_travels_through_json_sarif_github_and_the_cache(tmp_path):
     (tmp_path / "m.py").write_text("import torch\nimport torch.distributed\ntorch.distributed.init_process_group('nccl')\n"
                                    "model = torch.nn.Linear(2, 2)\nmodel.load_state_dict(torch.load('model.pt'))\n"
-                                   "torch.save(state, 'last.pt')\n")
+                                   "torch.save({'optimizer': opt.state_dict()}, 'last.pt')\n")
     (tmp_path / "pyproject.toml").write_text("[tool.memlint]\n")
     (record,) = json.loads(check("--format", "json", "m.py", cwd=tmp_path).stdout)
     assert record["message"] == "torch.load() without map_location: every rank loads the checkpoint onto cuda:0"

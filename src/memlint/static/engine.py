@@ -32,7 +32,8 @@ from memlint.static.rule import Report, Rule
 from memlint.static.tensor_api import NN_MODULE_ATTRIBUTES
 from memlint.static.summaries import (
     BACKWARD, COLLECTIVE, COMPUTES_LOSS, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PINS_ONE_GPU, PROCESS_GROUP,
-    PROCESS_GROUP_ON_REQUEST, REPEATS_MODULE, SAVES_CPU_STATE, SAVES_DEVICE_STATE, SEES_ONE_GPU, SETS_DEVICE,
+    PROCESS_GROUP_ON_REQUEST, REPEATS_MODULE, SAVES_CPU_STATE, SAVES_DEVICE_STATE, SAVES_MODULE_STATE, SEES_ONE_GPU,
+    SETS_DEVICE,
     USES_CURRENT_DEVICE,
     STEP_LOOP, STOPS_MEMORY_HISTORY,
     FunctionSummary, ModuleSummary,
@@ -1653,6 +1654,8 @@ class FileChecker:
             if saved is not None:
                 on_cpu = self._moved_to_cpu(saved)
                 effects.add(SAVES_CPU_STATE if on_cpu else SAVES_DEVICE_STATE)
+                if not on_cpu and self._holds_module_state(saved):
+                    effects.add(SAVES_MODULE_STATE)
                 file_name = F.file_name_written(F.argument_at(node, 1, "f"))
                 if file_name is not None:
                     self.facts.saved_files[file_name] = self.facts.saved_files.get(file_name, True) and (
@@ -1668,6 +1671,33 @@ class FileChecker:
                 binding = self.facts.lookup(place)
                 if binding is not None and binding.kind is Kind.VALUE:
                     binding.kind = Kind.MODULE
+
+    def _holds_module_state(self, saved: cst.BaseExpression, depth: int = 0) -> bool:
+        """Does what ``torch.save`` writes hold a model's or an optimizer's state: a
+        ``.state_dict()``, a module (``torch.save(model, path)``), a dict or a comprehension over
+        one of those, or a name this function bound to one?"""
+        function = self.facts.function
+        if depth > 4 or function is None:
+            return False
+        if isinstance(saved, cst.Call):
+            if isinstance(saved.func, cst.Attribute) and saved.func.attr.value == "state_dict":
+                return True
+            if dotted_name(saved.func) == "dict":
+                return any(self._holds_module_state(arg.value, depth + 1) for arg in saved.args)
+            return False
+        if isinstance(saved, cst.Dict):
+            return any(isinstance(element, cst.DictElement) and self._holds_module_state(element.value, depth + 1)
+                       for element in saved.elements)
+        if isinstance(saved, (cst.DictComp, cst.ListComp)):
+            return any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                       and node.func.attr.value == "state_dict" for node in F.descendants(saved))
+        if isinstance(saved, (cst.Name, cst.Attribute)):
+            if self.facts.is_module_expr(saved):
+                return True
+            if isinstance(saved, cst.Name):
+                return any(self._holds_module_state(value, depth + 1)
+                           for value in function.stored_values.get(saved.value, ()))
+        return False
 
     def _holds_no_tensor(self, saved: cst.BaseExpression) -> bool:
         """Is what ``torch.save`` writes a run's arguments, holding no tensor: the namespace

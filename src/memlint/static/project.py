@@ -46,7 +46,9 @@ from memlint.static.outline import (
 from memlint.static.raising import module_level_names
 from memlint.static.cache import code_fingerprint, summary_folder
 from memlint.static.source import UncheckableFile, content_digest, decode_source, file_digest, parse, read_bytes
-from memlint.static.summaries import BACKWARD, MODULE_CODE, PINS_ONE_GPU, SAVES_CPU_STATE, SAVES_DEVICE_STATE, ModuleSummary
+from memlint.static.summaries import (
+    BACKWARD, MODULE_CODE, PINS_ONE_GPU, SAVES_CPU_STATE, SAVES_DEVICE_STATE, SAVES_MODULE_STATE, ModuleSummary,
+)
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # A project with more Python files than this is not read whole (a question about all of its
@@ -792,15 +794,16 @@ class Project:
                 return True
         return False
 
-    def saved_state(self, here: str, beside: bool = False) -> tuple[bool, bool] | None:
+    def saved_state(self, here: str, beside: bool = False) -> tuple[bool, bool, bool] | None:
         """Do the other modules of the project (``beside``: those in the folder of ``here``)
-        ``torch.save`` state moved to the CPU, and anything else (see SAVES_CPU_STATE,
-        SAVES_DEVICE_STATE)? None when a module that may save cannot be read, or the project is
-        too large to list. ``here``: the module being checked."""
+        ``torch.save`` state moved to the CPU, anything else, and of that a model's or an
+        optimizer's own state (see SAVES_CPU_STATE, SAVES_DEVICE_STATE, SAVES_MODULE_STATE)? None
+        when a module that may save cannot be read, or the project is too large to list. ``here``:
+        the module being checked."""
         modules = self.modules_mentioning("save")
         if modules is None:
             return None
-        cpu = device = False
+        cpu = device = module_state = False
         folder = os.path.dirname(os.path.realpath(here))
         for module in modules:
             if module.path == here or (beside and os.path.dirname(os.path.realpath(module.path)) != folder):
@@ -814,7 +817,8 @@ class Project:
             for function in summary.functions.values():
                 cpu |= SAVES_CPU_STATE in function.effects
                 device |= SAVES_DEVICE_STATE in function.effects
-        return cpu, device
+                module_state |= SAVES_MODULE_STATE in function.effects
+        return cpu, device, module_state
 
     def writes_no_device_tensor_to(self, file_name: str, here: str) -> bool | None:
         """Does every ``torch.save`` of the other modules of the project to a file of that name

@@ -47,6 +47,9 @@ STEP_LOOP = "step_loop"  # holds a loop that runs training or evaluation steps
 REPEATS_MODULE = "repeats_module"
 SAVES_CPU_STATE = "saves_cpu_state"  # torch.save of state moved to the CPU (``{k: v.cpu() ...}``, ``model.cpu()`` first)
 SAVES_DEVICE_STATE = "saves_device_state"  # torch.save of anything else: device tensors, as far as can be told
+# ... and of those, what is shown to be a model's or an optimizer's own state (``model.state_dict()``,
+# a dict holding one, the module itself), not moved to the CPU: the checkpoints hold GPU tensors
+SAVES_MODULE_STATE = "saves_module_state"
 STOPS_MEMORY_HISTORY = "stops_memory_history"  # torch.cuda.memory._record_memory_history(enabled=None)
 
 MODULE_CODE = "<module>"  # the key of the module's top-level statements among its functions

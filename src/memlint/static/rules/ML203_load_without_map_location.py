@@ -70,7 +70,7 @@ from memlint.static.facts import (
 )
 from memlint.static.fixes import add_keyword_fix
 from memlint.static.rule import Invalid, Rule
-from memlint.static.summaries import PINS_ONE_GPU, PROCESS_GROUP, SAVES_CPU_STATE, SAVES_DEVICE_STATE
+from memlint.static.summaries import PINS_ONE_GPU, PROCESS_GROUP, SAVES_CPU_STATE, SAVES_DEVICE_STATE, SAVES_MODULE_STATE
 
 # Words in the file argument or the assigned name that say what is loaded.
 _CHECKPOINT_WORDS = ("ckpt", "checkpoint", "weight", "model", "state", "pretrained", "resume", "snapshot",
@@ -709,14 +709,15 @@ class LoadWithoutMapLocation(Rule):
         return not self._cpu_only_file and self._saves(SAVES_DEVICE_STATE)
 
     def _project_saves_device_state(self) -> bool:
-        """Does a ``torch.save`` of the project (this module or another) write state not moved to
-        the CPU (device tensors, as far as can be told)? False when no module that saves can be
-        read."""
-        if self._saves(SAVES_DEVICE_STATE):
+        """Does a ``torch.save`` of the project (this module or another) write a model's or an
+        optimizer's state not moved to the CPU (SAVES_MODULE_STATE: its checkpoints hold GPU
+        tensors)? Not a save of anything else (a dataset cache, results): False when no module that
+        saves can be read."""
+        if self._saves(SAVES_MODULE_STATE):
             return True
         project = self.facts.project
         elsewhere = project.saved_state(self._checker.path) if project is not None else None
-        return elsewhere is not None and elsewhere[1]
+        return elsewhere is not None and elsewhere[2]
 
     def _project_saves_only_cpu_state(self) -> bool:
         """Does every ``torch.save`` of the project (this module and the others) write state moved
