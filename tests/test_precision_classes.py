@@ -175,6 +175,43 @@ def test_4_set_device_done_by_a_helper_of_another_module(tmp_path):
     assert project_findings(tmp_path, "dist_train/main.py") == []
 
 
+def test_4_set_device_done_by_the_entry_point_before_it_builds_the_trainer(tmp_path):
+    """The process group is started in a trainer's ``__init__``; the only program that builds
+    the trainer sets the device first (``run.py``): the constructor's callers are found by the
+    class's name. A program that builds it without setting the device brings the finding back."""
+    trainer = """
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        class Trainer:
+            def __init__(self, model, local_rank):
+                dist.init_process_group(backend="nccl", init_method="env://")
+                self.model = DDP(model.cuda(), device_ids=[local_rank])
+                torch.cuda.synchronize()
+    """
+    run = """
+        import argparse
+        import torch
+        from otrans.trainer import Trainer
+
+        def main(args):
+            trainer = Trainer(torch.nn.Linear(2, 2), args.local_rank)
+
+        if __name__ == "__main__":
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--local_rank", type=int, default=0)
+            args = parser.parse_args()
+            {set_device}
+            main(args)
+    """
+    files = {"pyproject.toml": "", "otrans/__init__.py": "", "otrans/trainer.py": trainer}
+    write(tmp_path, {**files, "run.py": run.format(set_device="torch.cuda.set_device(args.local_rank)")})
+    assert [code for _, code in project_findings(tmp_path, "otrans/trainer.py") if code == "ML301"] == []
+    write(tmp_path, {"run.py": run.format(set_device="print(args)")})
+    assert [code for _, code in project_findings(tmp_path, "otrans/trainer.py") if code == "ML301"] == ["ML301"]
+
+
 # ----- 5. loops that are not steps ---------------------------------------------------------------------
 def test_5_loops_that_are_not_steps():
     source = """
@@ -1935,6 +1972,30 @@ def test_a_package_no_module_outside_it_imports_never_runs_in_a_repository_not_p
     assert project_findings(tmp_path, "modules/functions.py") == [(7, "ML206")]
 
 
+def test_a_subpackage_no_module_outside_it_imports_never_runs(tmp_path):
+    """The same for a subpackage of a package the scripts do import (``lib/models/dcn``, a
+    vendored extension nothing outside it imports): its own package is imported, the subpackage
+    is not. An import of the subpackage from the package around it brings it back."""
+    write(tmp_path, {
+        "train.py": """
+            import torch
+            from lib.models.net import Net
+
+            if __name__ == "__main__":
+                net = Net()
+        """,
+        "lib/__init__.py": "",
+        "lib/models/__init__.py": "",
+        "lib/models/net.py": "from torch import nn\n\nclass Net(nn.Module):\n    pass\n",
+        "lib/models/dcn/__init__.py": "from .functions import Stat\n",
+        "lib/models/dcn/functions.py": _VENDORED["modules/functions.py"],
+    })
+    assert project_findings(tmp_path, "lib/models/dcn/functions.py") == []
+    (tmp_path / "lib/models/net.py").write_text(
+        "from torch import nn\nfrom .dcn import Stat\n\nclass Net(nn.Module):\n    pass\n")
+    assert project_findings(tmp_path, "lib/models/dcn/functions.py") == [(7, "ML206")]
+
+
 def test_a_package_nobody_imports_is_checked_again_when_a_script_starts_to_import_it(tmp_path):
     write(tmp_path, _VENDORED)
 
@@ -2598,6 +2659,51 @@ def test_6_data_parallel_in_a_program_that_sees_one_gpu(visible, device_ids, rep
     if not reported and device_ids != "None":
         two = source.replace("gpus = [1]", "gpus = [0, 1]")
         assert [code for _, code in findings(two) if code == "ML206"] == ["ML206"]
+
+
+_RUNNING_MEAN_CUT_BY_A_METHOD = """
+import torch
+from torch import nn
+
+
+class Client:
+    def __init__(self, model, loader, momentum=0.1):
+        self.model = model
+        self.loader = loader
+        self.momentum = momentum
+        self.running_mean = torch.zeros(16)
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def train(self):
+        for x, y in self.loader:
+            rep = self.model.base(x)
+            running_mean = torch.mean(rep, dim=0)
+            self.running_mean = (1 - self.momentum) * self.running_mean + self.momentum * running_mean
+            reg_loss = torch.mean(self.running_mean ** 2)
+            loss = nn.functional.cross_entropy(self.model.head(rep), y) + reg_loss
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+            self.detach_running()
+
+    def detach_running(self):
+        self.running_mean.detach_()
+"""
+
+
+@pytest.mark.parametrize("body, reported", [
+    ("self.running_mean.detach_()", False),
+    ("self.running_mean = self.running_mean.detach()", False),
+    ("print(self.running_mean)", True),
+    ("if self.momentum > 0.5:\n            self.running_mean.detach_()", True),
+])
+def test_3_state_a_method_of_the_class_detaches_every_iteration(body, reported):
+    """A running statistic updated from itself each step is cut from its graph by a method of
+    the class the loop calls every iteration (``self.detach_running()``, whose body is
+    ``self.running_mean.detach_()``): no chain (ML102 quiet). A method that only reads it, or
+    detaches it only in a branch, leaves the chain."""
+    source = _RUNNING_MEAN_CUT_BY_A_METHOD.replace("self.running_mean.detach_()", body)
+    assert [line for line, code in findings(source) if code == "ML102"] == ([18] if reported else [])
 
 
 def test_6_a_global_teacher_wrapper_the_functions_run_only_under_no_grad():

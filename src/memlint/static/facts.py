@@ -2952,11 +2952,14 @@ class Facts:
         importers = self.project.modules_mentioning(leaf)
         if importers is None:
             return None
+        # a constructor is called by its class's name (``Trainer(params)``)
+        called_as = function.class_info.name if function.name == "__init__" and function.class_info is not None \
+            else function.name
         unknown = False
         for module in importers:
             if module.name == self.module_name:
                 continue
-            callers = self.project.modules_mentioning_in(module, function.name)
+            callers = self.project.modules_mentioning_in(module, called_as)
             if not callers:
                 continue
             summary = self.project.summary(module)

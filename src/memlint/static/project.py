@@ -949,21 +949,23 @@ class Project:
         root = os.path.realpath(self.root)
         if not os.path.exists(os.path.join(folder, "__init__.py")) or not self.unpackaged():
             return False
+        # The package the module is in and every package around it, up to the top one: a
+        # subpackage nothing outside it imports (``lib/models/dcn``) is as dead as a top package.
+        levels = [folder]
         while os.path.dirname(folder) != folder and os.path.exists(os.path.join(os.path.dirname(folder), "__init__.py")):
-            folder = os.path.dirname(folder)  # the top package: what an outside import names
-        if folder == root or not folder.startswith(root + os.sep):
-            return False
-        known = self._dead_packages.get(folder)
-        if known is not None:
+            folder = os.path.dirname(folder)
+            levels.append(folder)
+        for level in levels:
+            if level == root or not level.startswith(root + os.sep):
+                return False
+            known = self._dead_packages.get(level)
+            if known is None:
+                self._dead_packages[level] = {}
+                known = self._dead_packages[level] = self._package_nobody_imports(level) or {}
             if known:
                 self._note(known)
-            return bool(known)
-        self._dead_packages[folder] = {}
-        reads = self._package_nobody_imports(folder)
-        self._dead_packages[folder] = reads or {}
-        if reads:
-            self._note(reads)
-        return bool(reads)
+                return True
+        return False
 
     def _package_nobody_imports(self, folder: str) -> dict[str, str] | None:
         """What the answer of :meth:`in_a_package_nobody_imports` read, when it is True."""

@@ -29,7 +29,7 @@ from typing import Iterator
 import libcst as cst
 
 from memlint.static.facts import (
-    GRAPH_ENDING_METHODS, TENSOR_METHODS, backpropagated_expr, builds_a_sequence, concatenated_onto,
+    GRAPH_ENDING_METHODS, TENSOR_METHODS, backpropagated_expr, block_statements, builds_a_sequence, concatenated_onto,
     FunctionScope, Graph, GraphValue, Loop, Pending, dotted_name, names_in, reaches, root_name, storage_name,
 )
 from memlint.static.triggers import TORCH_PACKAGES
@@ -387,6 +387,8 @@ class LoopCarriedGraph(Rule):
             self._note_stored(node, func)
         self._note_handed_on(node, func, method)
         self._note_self_call(node)
+        for name in self._detached_by_method(func):
+            self._mark_cut(name)  # self.detach_running(), whose body is self.running_mean.detach_()
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
         if not any(word in last.lower() for word in _DETACH_WORDS):
             return
@@ -400,6 +402,35 @@ class LoopCarriedGraph(Rule):
                 names |= names_in(loop.node.iter)  # for h in hidden: h.detach_()
         for name in names:
             self._mark_cut(name)
+
+    def _detached_by_method(self, func: cst.BaseExpression) -> list[str]:
+        """The attributes of ``self`` a method of this class called as ``self.m()`` cuts from
+        their graph in its own body, unconditionally: ``self.x.detach_()``, ``self.x =
+        self.x.detach()``."""
+        info = self.facts.class_info
+        if info is None or not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                                and func.value.value == "self"):
+            return []
+        method = next((statement for statement in block_statements(info.node.body)
+                       if isinstance(statement, cst.FunctionDef) and statement.name.value == func.attr.value), None)
+        if method is None:
+            return []
+        cut = []
+        for statement in block_statements(method.body):
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+                if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                        and value.func.attr.value in ("detach", "detach_") and not value.args):
+                    continue
+                detached = dotted_name(value.func.value)
+                if detached is None or not detached.startswith("self."):
+                    continue
+                if isinstance(small, cst.Expr) and value.func.attr.value == "detach_" \
+                        or isinstance(small, cst.Assign) and [dotted_name(t.target) for t in small.targets] == [detached]:
+                    cut.append(detached)
+        return cut
 
     def _note_stored(self, node: cst.Call, func: cst.Attribute) -> None:
         facts = self.facts
