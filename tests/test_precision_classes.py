@@ -1991,6 +1991,9 @@ def test_a_subpackage_no_module_outside_it_imports_never_runs(tmp_path):
         "lib/models/dcn/functions.py": _VENDORED["modules/functions.py"],
     })
     assert project_findings(tmp_path, "lib/models/dcn/functions.py") == []
+    (tmp_path / "lib/config.py").write_text("from lib.models import (\n    net,\n    dcn,\n)\n")
+    assert project_findings(tmp_path, "lib/models/dcn/functions.py") == [(7, "ML206")]
+    (tmp_path / "lib/config.py").unlink()
     (tmp_path / "lib/models/net.py").write_text(
         "from torch import nn\nfrom .dcn import Stat\n\nclass Net(nn.Module):\n    pass\n")
     assert project_findings(tmp_path, "lib/models/dcn/functions.py") == [(7, "ML206")]

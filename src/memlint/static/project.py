@@ -104,10 +104,10 @@ _UNPICKLES = re.compile(r"\b(?:torch\.load|pickle|dill|joblib|cloudpickle)\b")
 
 def _imports_module_named(text: str, stem: str) -> bool:
     """Does ``text`` hold an import statement naming a module ``stem`` (``from models.icarl import
-    iCaRL``, ``from . import utils_rd``, ``import utils_rd as u``), at any depth of the code (a
-    factory's function-local import), not in a comment?"""
+    iCaRL``, ``from . import utils_rd``, ``from im2scene import gan2d, giraffe``, ``import utils_rd
+    as u``), at any depth of the code (a factory's function-local import), not in a comment?"""
     stem = re.escape(stem)
-    return re.search(rf"^[ \t]*(?:from[ \t]+[\w.]*\b{stem}\b|from[ \t]+\.+[ \t]+import[ \t]+[\w., \t()]*\b{stem}\b"
+    return re.search(rf"^[ \t]*(?:from[ \t]+[\w.]*\b{stem}\b|from[ \t]+[\w.]+[ \t]+import[ \t]+[\w., \t()\\\n]*\b{stem}\b"
                      rf"|import[ \t]+[\w., \t]*\b{stem}\b)", text, re.MULTILINE) is not None
 
 
