@@ -347,6 +347,9 @@ DDP_LOAD = textwrap.dedent("""\
         dist.init_process_group("nccl")
         state = torch.load(path)
         model.load_state_dict(state)
+
+    def save(model):
+        torch.save(model.state_dict(), "last.pt")
 """)
 
 
