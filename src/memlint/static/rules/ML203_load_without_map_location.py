@@ -708,7 +708,7 @@ class LoadWithoutMapLocation(Rule):
         reads back are of its own making, with device tensors)?"""
         return not self._cpu_only_file and self._saves(SAVES_DEVICE_STATE)
 
-    def _project_saves_device_state(self) -> bool:
+    def _project_saves_module_state(self) -> bool:
         """Does a ``torch.save`` of the project (this module or another) write a model's or an
         optimizer's state not moved to the CPU (SAVES_MODULE_STATE: its checkpoints hold GPU
         tensors)? Not a save of anything else (a dataset cache, results): False when no module that
@@ -796,7 +796,7 @@ class LoadWithoutMapLocation(Rule):
         # An error needs the file to hold GPU tensors: the project writes checkpoints from the GPU.
         # A file nothing here writes (a pretrained download, another package's output) may well
         # hold CPU tensors: then the finding says which link is missing.
-        unknown_writer = not self._project_saves_device_state()
+        unknown_writer = not self._project_saves_module_state()
         self.report(load.node, f"{called}() without map_location: every rank loads the checkpoint onto cuda:0",
                     help="pass map_location='cpu' (then move what you need), or map_location=f'cuda:{local_rank}'"
                     + ("; only the file's name says it holds model tensors, and nothing here saves GPU tensors"
