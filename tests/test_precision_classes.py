@@ -6006,3 +6006,63 @@ def test_slots_a_continue_may_skip_are_still_reported():
     source = _EVERY_SLOT_TO_A_NUMBER.replace("            loss_dict[key] = value.item()\n            if key == \"loss\":\n                continue\n",
                                              "            if key == \"loss\":\n                continue\n            loss_dict[key] = value.item()\n")
     assert [code for _, code in findings(source)] == ["ML101"]
+
+
+# ML203: an optimizer's state loaded into a name read only by optimizer.load_state_dict: the
+# optimizer keeps the loaded tensors as its state (no second copy), as when the load is passed
+# straight in. A model's state loaded the same way is a second copy while it loads (a hint).
+_OPTIMIZER_STATE_THROUGH_A_NAME = """
+import torch
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model.cuda()
+        self.model_optimizer = torch.optim.Adam(self.model.parameters())
+
+    def save(self, path):
+        torch.save(self.model_optimizer.state_dict(), path)
+
+    def load(self, path):
+        optimizer_dict = torch.load(path)
+        self.model_optimizer.load_state_dict(optimizer_dict)
+"""
+
+
+def test_optimizer_state_loaded_into_a_name_only_the_optimizer_reads():
+    assert findings(_OPTIMIZER_STATE_THROUGH_A_NAME) == []
+
+
+def test_a_name_read_again_after_the_optimizer_takes_it_is_still_a_hint():
+    source = _OPTIMIZER_STATE_THROUGH_A_NAME.replace(
+        "        self.model_optimizer.load_state_dict(optimizer_dict)\n",
+        "        self.model_optimizer.load_state_dict(optimizer_dict)\n        self.model.load_state_dict(optimizer_dict)\n")
+    assert findings(source) == [(13, "ML203")]
+
+
+def test_a_model_state_loaded_into_a_name_is_still_a_hint():
+    source = _OPTIMIZER_STATE_THROUGH_A_NAME.replace("self.model_optimizer.load_state_dict(optimizer_dict)",
+                                                     "self.model.load_state_dict(optimizer_dict)")
+    assert findings(source) == [(13, "ML203")]
+
+
+# ML114: a count reduced over every dimension is a 0-dim tensor (one number) on ctx.
+def test_a_count_reduced_over_every_dimension_on_ctx_is_quiet():
+    source = """
+        import torch
+
+        class Attend(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, q, idx):
+                _, counts = torch.unique_consecutive(idx, return_counts=True)
+                n_max = counts.max()
+                ctx.n_max = n_max
+                ctx.rows = counts.max(0)[0] * q.sum()
+                ctx.save_for_backward(q)
+                return q * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                (q,) = ctx.saved_tensors
+                return grad * 2 * ctx.n_max, None
+    """
+    assert findings(source) == [(10, "ML114")]

@@ -23,7 +23,8 @@ Evidence that the stored value is a tensor (names alone are never enough): it is
 ``torch`` function or a tensor method, or it is an argument that ``forward``/``backward`` use
 as a tensor (a tensor-only method such as ``.view()``/``.contiguous()``/``.t()`` on it, an
 annotation ``Tensor`` / ``Optional[Tensor]``, not ``Request[Tensor]``, ``save_for_backward``/``mark_dirty`` of it). Numbers, shapes, dtypes,
-flags, callables and modules on ``ctx`` are what ``ctx`` is for and are not flagged, and so is a
+flags, callables, modules and a tensor reduced over every dimension (``counts.max()``, a 0-dim
+tensor of one number) on ``ctx`` are what ``ctx`` is for and are not flagged, and so is a
 tensor made from nothing the Function was given (``torch.get_rng_state()``, ``torch.zeros(3)``): its
 size does not grow with the inputs, and activation checkpointing keeps RNG states on ``ctx`` by design.
 """
@@ -54,6 +55,9 @@ _TENSOR_ONLY_ATTRIBUTES = frozenset({"is_cuda", "grad_fn", "requires_grad", "is_
 _NOT_TENSOR_RESULTS = frozenset({"size", "dim", "numel", "is_contiguous", "data_ptr", "element_size", "item",
                                  "tolist", "requires_grad_", "register_hook", "retain_grad", "numpy", "stride",
                                  "get_device", "nelement"})
+# Reductions that, given no dimension, leave a 0-dim tensor (one number).
+_FULL_REDUCTIONS = frozenset({"max", "min", "amax", "amin", "sum", "mean", "prod", "norm", "all", "any", "std",
+                              "var", "argmax", "argmin", "count_nonzero", "median", "logsumexp"})
 # Attributes of a tensor that are tensors themselves.
 _TENSOR_ATTRIBUTES = frozenset({"data", "T", "mT", "H", "mH", "real", "imag", "grad"})
 # Namespaces of ``torch`` operators (their results are tensors, their first argument is one).
@@ -302,6 +306,8 @@ class TensorStoredOnCtx(Rule):
             return None
         if isinstance(value, cst.Call):
             func = value.func
+            if self._full_reduction(value):
+                return None  # a 0-dim tensor (counts.max()): one number, what ctx is for
             if is_torch_operator(self.facts.qualified_name(func) or ""):
                 return "tensor"
             if isinstance(func, cst.Attribute) and func.attr.value not in _NOT_TENSOR_RESULTS:
@@ -325,6 +331,19 @@ class TensorStoredOnCtx(Rule):
             return "tensor" if self._kind(record, value.value, function, depth + 1) else None
         return None
 
+    def _full_reduction(self, call: cst.Call) -> bool:
+        """``x.max()``, ``x.sum()``, ``torch.amax(x)``: reduced over every dimension (no ``dim``),
+        a 0-dim tensor of one element."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _FULL_REDUCTIONS \
+                and not (self.facts.qualified_name(func) or "").startswith("torch."):
+            arguments = call.args  # a method of the tensor: every argument would name a dimension
+        elif (self.facts.qualified_name(func) or "").removeprefix("torch.") in _FULL_REDUCTIONS:
+            arguments = call.args[1:]  # torch.max(x)
+        else:
+            return False
+        return not any(arg.keyword is None or arg.keyword.value in ("dim", "axis") for arg in arguments)
+
     def _origin(self, value: cst.BaseExpression, function: FunctionScope) -> str:
         """For a value backward uses as a tensor: an input of forward, or another tensor."""
         if isinstance(value, cst.Name):
@@ -334,6 +353,26 @@ class TensorStoredOnCtx(Rule):
         return "tensor"
 
     VALID = [
+        # a count reduced over every dimension (a 0-dim tensor: one number), read back as a kernel argument
+        """
+import torch
+
+class GroupedDot(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, groups):
+        _, counts = torch.unique_consecutive(groups, return_counts=True)
+        n_max = counts.max()
+        total = torch.sum(counts)
+        ctx.n_max = n_max
+        ctx.total = total
+        ctx.save_for_backward(q, k)
+        return (q * k).sum(-1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        q, k = ctx.saved_tensors
+        return grad[:, None] * k * ctx.n_max / ctx.total, grad[:, None] * q, None
+""",
         # a detached alias of the output (the fix maintainers apply to the output-on-ctx cycle):
         # the output's storage without its grad_fn, read back as a tensor in backward
         """
@@ -494,6 +533,20 @@ class Recorder:
     ]
 
     INVALID = [
+        # a reduction over one dimension keeps a tensor of the other ones
+        Invalid("""
+import torch
+class RowCounts(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, groups):
+        counts = torch.bincount(groups)
+        ctx.row_sums = counts.sum(dim=0, keepdim=True) * q.sum(1)
+        return q * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 2, None
+""", line=7),
         # the output kept on ctx (pytorch#25340)
         Invalid("""
 import torch

@@ -16,7 +16,8 @@ first) or the group is one process (every ``init_process_group`` given ``world_s
 which in practice is the process's own (a reload of what this run saved, a CPU-saved file, one
 default GPU): at most a transient copy, which depends on the file, so it is not flagged at
 error; a hint (info) when the load restores a model already moved to an accelerator, or an
-optimizer in a module that moves modules to one, and the module does not save CPU-only state (a
+optimizer in a module that moves modules to one (not a load handed only to optimizers, directly
+or through a name nothing else reads: the optimizer keeps the tensors as its state), and the module does not save CPU-only state (a
 GPU-saved file is a second copy beside the model while it loads: the peak of a resume). Said more (warning) when the copy is kept and the module says how the file was written:
 it moves modules to a GPU and saves state without moving it to the CPU, the load restores a
 model or optimizer (``load_state_dict``) and stays in a local name (not deleted or rebound)
@@ -99,6 +100,19 @@ _DISTRIBUTED_QUERIES = ("is_initialized", "is_available", "is_nccl_available", "
 _MAIN_BLOCK = re.compile(r"""^if\s+__name__\s*==\s*['"]__main__['"]""", re.MULTILINE)
 
 
+def _occurrences(node: cst.CSTNode, name: str) -> int:
+    """How many times the variable ``name`` is written or read in ``node``."""
+    return sum(1 for found in _walk(node) if isinstance(found, cst.Name) and found.value == name)
+
+
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
 def _without_imports(code: str) -> str:
     """The code without its ``import`` / ``from ... import`` lines (what it uses, not what it names)."""
     return "\n".join(line for line in code.splitlines()
@@ -126,6 +140,7 @@ class _Load:
     into_parameters: frozenset[str] = frozenset()
     restored_into: frozenset[str] = frozenset()  # the modules/optimizers whose load_state_dict it feeds
     only_into: frozenset[str] = frozenset()  # passed straight to these load_state_dict calls, read nowhere else
+    handed_whole: int = 0  # load_state_dict calls given a name it is kept in, as it is (``opt.load_state_dict(state)``)
 
 
 class LoadWithoutMapLocation(Rule):
@@ -340,6 +355,10 @@ class LoadWithoutMapLocation(Rule):
         saved_first = load.source is not None and load.source in self._saved_to.get(id(function), ())
 
         def decide_in_function() -> None:
+            if load.handed_whole and len(load.kept_in) == 1 and _occurrences(function.node, *load.kept_in) \
+                    == 1 + load.handed_whole:
+                # ``state = torch.load(p); optimizer.load_state_dict(state)``, the name read nowhere else
+                load.only_into = load.restored_into
             if any(returned is node for returned in function.returned_nodes):
                 load.returned_by = function.name
             if saved_first:
@@ -412,6 +431,8 @@ class LoadWithoutMapLocation(Rule):
                     load.beside_the_model |= on_device
                     restored = owner_dotted[:-len(".module")] if owner_dotted.endswith(".module") else owner_dotted
                     load.restored_into |= {restored}
+                    if arg.value is value:
+                        load.handed_whole += 1
                     root = owner_dotted.split(".", 1)[0]
                     binding = self.facts.function.bindings.get(root)
                     if root in self.facts.function.parameters and binding is not None \
