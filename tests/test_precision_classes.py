@@ -6066,3 +6066,106 @@ def test_a_count_reduced_over_every_dimension_on_ctx_is_quiet():
                 return grad * 2 * ctx.n_max, None
     """
     assert findings(source) == [(10, "ML114")]
+
+
+# Code that cannot run: a package whose modules import, relative to themselves, modules or
+# names the project no longer has (stale research code). Importing the module fails, and so
+# does every module of a package whose __init__ imports it.
+_STALE_PACKAGE = {
+    "pyproject.toml": "",
+    "asr/__init__.py": "",
+    "asr/utils/__init__.py": "",
+    "asr/utils/dataset.py": "class SplitDataset:\n    pass\n",
+    "asr/models/__init__.py": "",
+    "asr/models/convnet/__init__.py": "from .train import Trainer\n",
+    "asr/models/convnet/train.py": """
+        import torch
+        from ...utils.dataset import AudioSplitDataset
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+
+            def test(self, loader):
+                self.model.eval()
+                for x in loader:
+                    out = self.model(x)
+    """,
+    "asr/models/convnet/model.py": """
+        import torch
+        from torch import nn
+
+        def evaluate(encoder, loader):
+            encoder.eval()
+            return [encoder(x).argmax(-1).tolist() for x in loader]
+    """,
+    "train.py": """
+        from asr.models.convnet.train import Trainer
+        from asr.models.convnet.model import evaluate
+
+        if __name__ == "__main__":
+            Trainer(None).test([])
+    """,
+}
+
+
+@pytest.mark.parametrize("order", [("train.py", "model.py"), ("model.py", "train.py")])
+def test_a_module_importing_a_name_its_project_no_longer_defines_never_runs(tmp_path, order):
+    """Whichever module is asked first (the package's __init__ and train.py import each other)."""
+    write(tmp_path, _STALE_PACKAGE)
+    # train.py, and every module of the package: its __init__ imports the stale module
+    for name in order:
+        assert project_findings(tmp_path, f"asr/models/convnet/{name}") == []
+
+
+def test_a_stale_module_is_checked_again_once_its_import_is_mended(tmp_path):
+    write(tmp_path, _STALE_PACKAGE)
+
+    def cached_findings() -> list[tuple[int, str]]:
+        result = check_paths([str(tmp_path / "asr/models/convnet/train.py")], Config(), use_cache=True)
+        return sorted((f.line, f.code) for f in result.findings)
+
+    assert cached_findings() == []
+    assert cached_findings() == []  # from the cache
+    (tmp_path / "asr/utils/dataset.py").write_text("class AudioSplitDataset:\n    pass\n")
+    assert cached_findings() == [(11, "ML201")]
+
+
+def test_a_module_whose_imports_resolve_is_checked(tmp_path):
+    files = dict(_STALE_PACKAGE)
+    files["asr/utils/dataset.py"] = "class SplitDataset:\n    pass\n\nclass AudioSplitDataset:\n    pass\n"
+    write(tmp_path, files)
+    assert project_findings(tmp_path, "asr/models/convnet/train.py") == [(11, "ML201")]
+
+
+def test_a_missing_module_of_the_project_makes_its_importer_stale(tmp_path):
+    files = dict(_STALE_PACKAGE)
+    files["asr/models/convnet/train.py"] = files["asr/models/convnet/train.py"].replace(
+        "from ...utils.dataset import AudioSplitDataset", "from ...utils.audio import load_audio")
+    write(tmp_path, files)
+    assert project_findings(tmp_path, "asr/models/convnet/train.py") == []
+    # an extension built in place (audio.cpython-311-x86_64-linux-gnu.so) may be what it imports
+    (tmp_path / "asr/utils/audio.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\0")
+    assert project_findings(tmp_path, "asr/models/convnet/train.py") == [(11, "ML201")]
+
+
+@pytest.mark.parametrize("provider", [
+    "from .extra import *\n",  # a star import may bring it in
+    "def __getattr__(name):\n    return name\n",  # a module-level __getattr__ answers any name
+    "for name in ('AudioSplitDataset',):\n    globals()[name] = type(name, (), {})\n",  # bound dynamically
+])
+def test_a_module_that_may_bind_any_name_is_taken_to_import(tmp_path, provider):
+    files = dict(_STALE_PACKAGE)
+    files["asr/utils/dataset.py"] = "class SplitDataset:\n    pass\n" + provider
+    files["asr/utils/extra.py"] = ""
+    write(tmp_path, files)
+    assert project_findings(tmp_path, "asr/models/convnet/train.py") == [(11, "ML201")]
+
+
+def test_a_stale_import_under_try_does_not_stop_the_module(tmp_path):
+    files = dict(_STALE_PACKAGE)
+    files["asr/models/convnet/train.py"] = files["asr/models/convnet/train.py"].replace(
+        "from ...utils.dataset import AudioSplitDataset",
+        "try:\n            from ...utils.dataset import AudioSplitDataset\n        except ImportError:\n            AudioSplitDataset = None")
+    write(tmp_path, files)
+    assert project_findings(tmp_path, "asr/models/convnet/train.py") == [(14, "ML201")]

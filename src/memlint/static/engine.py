@@ -66,6 +66,7 @@ class FileChecker:
         self._imported_by_nobody = False  # see _never_run
         self._in_an_unused_package: bool | None = None  # see _never_run
         self._module_nobody_imports: bool | None = None  # see _never_run
+        self._fails_at_import: bool | None = None  # see _never_run
         self._raising: RaisingCode | None = None  # code after what always raises: see _raising_code
         self._constructor_flags: dict[tuple[str, str], tuple | None] = {}  # see _constructor_flag
         self._flag_branches: list[tuple[cst.CSTNode, tuple]] = []  # see _note_constructor_flag_branch
@@ -297,8 +298,9 @@ class FileChecker:
         module the project imports one helper from: what would happen if it ran is not a finding.
         Likewise anything in a package folder of an unpackaged repository that nothing outside it
         imports (Project.in_a_package_nobody_imports), in a module of a package that nothing
-        imports (Project.a_module_nobody_imports), and a method of a class whose ``__init__``
-        always raises (``memlint.static.raising``)."""
+        imports (Project.a_module_nobody_imports), in a module whose import certainly fails
+        (Project.fails_at_import: its relative imports name modules or names the project does not
+        have), and a method of a class whose ``__init__`` always raises (``memlint.static.raising``)."""
         if self._after_what_always_raises(node) or self._in_a_class_never_made(node) \
                 or (self._flag_branches and self._in_a_branch_no_construction_takes(node)):
             return True
@@ -315,6 +317,10 @@ class FileChecker:
             self._module_nobody_imports = project.a_module_nobody_imports(project.file_of_path(self.path))
         if self._module_nobody_imports:
             return True
+        if self._fails_at_import is None:
+            self._fails_at_import = project.fails_at_import(project.file_of_path(self.path)) is not None
+        if self._fails_at_import:
+            return True  # a stale module: its imports name what the project no longer has
         if self._imported_by_name is None:
             module = project.file_of_path(self.path)
             # imported by nobody: no other module can name what it defines

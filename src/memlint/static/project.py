@@ -41,7 +41,7 @@ from memlint.static.facts import related_classes
 from memlint.static.frameworks import PLAIN, ClassKinds, external_kinds
 from memlint.static.outline import (
     ClassOutline, FunctionOutline, ModuleOutline, constructions_leave, imports_name_from, instances_only_called,
-    only_called_by_name, outline_of, parsed_text,
+    only_called_by_name, outline_of, parsed_text, resolve_relative,
 )
 from memlint.static.raising import module_level_names
 from memlint.static.cache import code_fingerprint, summary_folder
@@ -192,6 +192,9 @@ class Project:
         self._configuration_texts: list[tuple[str, str]] | None = None  # (path, text): see _configuration_mentions
         self._notebook_texts: list[str] | None = None  # see _notebooks_mention
         self._dead_packages: dict[str, dict[str, str]] = {}  # package folder -> reads when nobody imports it
+        self._import_failures: dict[str, str | None] = {}  # path -> why importing it fails (see fails_at_import)
+        self._importing: set[str] = set()  # the paths fails_at_import is deciding
+        self._import_cycles = 0  # how many times it met one of them again
 
     def add_import_root(self, folder: str) -> None:
         folder = os.path.abspath(folder)
@@ -1031,6 +1034,124 @@ class Project:
         self._note(self._every_file(files))
         return True
 
+    def fails_at_import(self, module: ModuleFile) -> str | None:
+        """Why importing ``module`` as part of its package certainly fails, or None: a relative
+        import at its top level (run unconditionally, not under ``try``/``if``) names a module
+        its package folder does not hold in any form (``from ..utils.audio import load`` with no
+        ``utils/audio.*`` and no ``audio`` bound by ``utils/__init__.py``), or a name the module
+        it names never binds (a superset of what it binds is read: unknown for a module that
+        star-imports or binds names dynamically); or a package around it, or a module it so
+        imports, fails in turn. Stale research code: what it would do if it ran is not a
+        finding. A module that runs as a program of its own is asked only about its own
+        imports. Unknown: None. An answer that says it fails depends on every file."""
+        if module.path in self._import_failures:
+            return self._import_failures[module.path]
+        if module.path in self._importing:
+            self._import_cycles += 1
+            return None  # an import cycle: taken to import, for now
+        self._importing.add(module.path)
+        cycles = self._import_cycles
+        try:
+            why = self._import_fails(module)
+        finally:
+            self._importing.discard(module.path)
+        if why is not None:
+            files = self._project_files()
+            if files is None:
+                why = None
+            else:
+                self._note(self._every_file(files))
+        # A failure found holds whatever the order; "imports" read through a cycle in progress
+        # may change once that cycle is decided, so it is remembered only when no cycle was read.
+        if why is not None or cycles == self._import_cycles:
+            self._import_failures[module.path] = why
+        return why
+
+    def _import_fails(self, module: ModuleFile) -> str | None:
+        text = self._cached_text(module.path)
+        tree = parsed_text(text) if text is not None else None
+        if tree is None:
+            return None
+        if not self._runs_on_its_own(module.path):
+            parts = module.name.split(".")
+            for end in range(1, len(parts)):
+                package = self.module_file(".".join(parts[:end]))
+                if package is None or not package.is_package or package.path == module.path:
+                    continue
+                if self.fails_at_import(package) is not None:
+                    return f"its package {package.name} cannot be imported"
+        for statement in tree.body:
+            if not isinstance(statement, ast.ImportFrom) or not statement.level:
+                continue
+            source = resolve_relative(module.name, module.is_package, statement.level, statement.module)
+            if source is None:
+                continue
+            target = self.module_file(source)
+            if target is None:
+                missing = self._missing_module(source)
+                if missing is not None:
+                    return missing
+                continue
+            if target.path == module.path:
+                continue
+            if self.fails_at_import(target) is not None:
+                return f"{source} cannot be imported"
+            names = None
+            for alias in statement.names:
+                if alias.name == "*" or self.module_file(f"{source}.{alias.name}") is not None \
+                        or self._beside_as_other_file(target, alias.name):
+                    continue
+                if names is None:
+                    target_text = self._cached_text(target.path)
+                    found = module_level_names(target_text, target.path) if target_text is not None else None
+                    if found is None or found[1] or "__getattr__" in found[0]:
+                        break  # what it binds is not known
+                    names = found[0]
+                if alias.name not in names:
+                    return f"{source} defines no {alias.name}"
+        return None
+
+    def _missing_module(self, name: str) -> str | None:
+        """For a module ``name`` the project has no file of: why it is certainly missing (its
+        nearest enclosing package is one of the project's, whose folder holds nothing of that
+        name and whose ``__init__`` binds nothing of that name), or None."""
+        parts = name.split(".")
+        for end in range(len(parts) - 1, 0, -1):
+            package = self.module_file(".".join(parts[:end]))
+            if package is None:
+                continue
+            if not package.is_package:
+                return None
+            head = parts[end]
+            if self._beside_as_other_file(package, head, inside=True):
+                return None
+            text = self._cached_text(package.path)
+            found = module_level_names(text, package.path) if text is not None else None
+            if found is None or found[1] or head in found[0] or "__getattr__" in found[0]:
+                return None
+            return f"{'.'.join(parts[:end + 1])} does not exist"
+        return None
+
+    def _beside_as_other_file(self, module: ModuleFile, name: str, inside: bool = False) -> bool:
+        """Is there something named ``name`` (an extension built in place, ``name.pyx``, a folder,
+        a file a build step writes) in the folder of ``module`` (``inside``: in the package
+        folder ``module`` is the ``__init__`` of)? Anything of that name may be importable."""
+        folder = os.path.dirname(module.path) if inside or module.is_package else None
+        if folder is None:
+            return False
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            return True
+        if any(entry == name or entry.startswith(name + ".") for entry in entries):
+            return True
+        return any(name in (self._cached_text(path) or "") for path in self._build_scripts())
+
+    def _build_scripts(self) -> list[str]:
+        root = self.root
+        return [path for path in (os.path.join(root, "setup.py"), os.path.join(root, "pyproject.toml"))
+                if os.path.isfile(path)]
+
     def _in_a_subfolder(self, path: str) -> bool:
         """Is ``path`` in a folder below the project's root (a namespace folder without
         ``__init__.py``, ``core/utils_models.py``), not beside the scripts at the root?"""
@@ -1258,6 +1379,7 @@ class Project:
         self._configuration_texts = None
         self._notebook_texts = None
         self._dead_packages.clear()
+        self._import_failures.clear()
 
     def _project_files(self) -> list[str] | None:
         if self._all_files is not None and time.monotonic() - self._listed_at > FILE_LIST_SECONDS:
