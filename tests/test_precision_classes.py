@@ -6169,3 +6169,46 @@ def test_a_stale_import_under_try_does_not_stop_the_module(tmp_path):
         "try:\n            from ...utils.dataset import AudioSplitDataset\n        except ImportError:\n            AudioSplitDataset = None")
     write(tmp_path, files)
     assert project_findings(tmp_path, "asr/models/convnet/train.py") == [(14, "ML201")]
+
+
+# ML201: a discriminator in eval mode fed the trained model's features (an unknown call's
+# output, also fed to the model's head and so backpropagated): its output trains the feature
+# extractor through it, the graph is needed. Fed the data batch instead, it is a frozen
+# network run with grad on beside a trained one (a teacher).
+_DISCRIMINATOR_ON_FEATURES = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Client:
+    def __init__(self, model, discriminator, device):
+        self.model = model.to(device)
+        self.discriminator = discriminator.to(device)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.device = device
+
+    def fit(self, loader):
+        self.model.train()
+        self.discriminator.eval()
+        for x, y in loader:
+            x, y = x.to(self.device), y.to(self.device)
+            features = self.model.base(x)
+            logit = self.model.classifier(F.relu(features))
+            cross_entropy = F.cross_entropy(logit, y)
+            client_index = self.discriminator(features)
+            kl_loss = F.kl_div(F.log_softmax(client_index, -1), torch.full_like(client_index, 0.5))
+            loss = cross_entropy + kl_loss
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+"""
+
+
+def test_an_eval_mode_module_fed_features_the_step_backpropagates_is_quiet():
+    assert findings(_DISCRIMINATOR_ON_FEATURES) == []
+
+
+def test_an_eval_mode_module_fed_the_data_beside_a_trained_model_is_reported():
+    source = _DISCRIMINATOR_ON_FEATURES.replace("self.discriminator(features)", "self.discriminator(x)")
+    assert findings(source) == [(22, "ML201")]

@@ -130,6 +130,7 @@ class _ModuleCall:
     # every argument made up (see _made_up_inputs), read where the call is, with the bindings the
     # walk has seen so far: ``input`` is the random tensor here even if rebound to real data below
     made_up: bool = False
+    input_from: frozenset[str] = frozenset()  # the names an argument of unknown graph is computed from
     order: int = 0  # the call's place in the walk (see GradEnabledInference._order)
     volatile: bool = False  # fed a Variable(..., volatile=True) (see Facts.fed_volatile)
 
@@ -285,6 +286,8 @@ class GradEnabledInference(Rule):
             target=target, node=node, function=function, results=self._checker.assign_targets,
             mode=change.mode if change is not None else None,
             input_carries=any(_carries(facts.graph_value(arg.value)) for arg in node.args),
+            input_from=frozenset().union(*(value.names for arg in node.args
+                                           if (value := facts.graph_value(arg.value)).state is Graph.UNKNOWN)),
             loops=tuple(facts.loops_in_function()), discarded=_discarded(statement, node),
             scope=_scope_of(target, function), frozen=target in facts.frozen_modules,
             built_here=self._built_here(target), methods=methods,
@@ -957,8 +960,12 @@ class GradEnabledInference(Rule):
                 and (id(other.node) in function.backward_nodes or function.is_backpropagated(other.results))
                 for other in record.calls if other.function is function
             )
-            if not trained_elsewhere or call.input_carries or self._may_be_optimized(call):
-                return  # training in eval mode on purpose; a GAN generator step through it
+            if not trained_elsewhere or call.input_carries or self._may_be_optimized(call) \
+                    or (call.input_from and function.is_backpropagated(call.input_from)):
+                # training in eval mode on purpose; a GAN generator step through it; an input
+                # of unknown graph that the step backpropagates along another path (features of
+                # the trained model, also fed to its head): the gradients may flow through
+                return
             self._report(call, self._untrained_message(call, "in eval mode"))
             return
         if training:
