@@ -195,3 +195,37 @@ def test_a_class_called_through_its_metaclass_has_no_signature_to_read():
     """
     assert dead_lines(source) == []  # a member looked up by value, not __init__(number, label)
     assert dead_lines(source.replace("enum.Enum", "object")) == ["print(mode)"]
+
+
+_BASE_AND_SUBCLASS = """
+    class FlowDataset:
+        def __init__(self, aug_params=None, sparse=False, input_frames=5):
+            self.image_list = []
+
+    class KITTICenter(FlowDataset):
+        def __init__(self, aug_params=None, split="training", root="datasets/KITTI"):
+            super().__init__(aug_params, sparse=True, kitti=True)
+            for index in range(200):
+                self.image_list.append([root, index])
+
+    class Sintel(FlowDataset):
+        def __init__(self, aug_params=None, root="datasets/Sintel"):
+            super(Sintel, self).__init__(aug_params, input_frames=3)
+            self.image_list.append(root)
+"""
+
+
+def test_super_init_with_a_keyword_the_base_cannot_take_always_raises():
+    """KITTICenter's ``super().__init__(..., kitti=True)`` cannot fit FlowDataset.__init__: the
+    rest of its __init__ never runs; Sintel's call fits."""
+    assert dead_lines(_BASE_AND_SUBCLASS) == ["for index in range(200):"]
+
+
+@pytest.mark.parametrize("change", [
+    ("class FlowDataset:\n        def __init__(self, aug_params=None, sparse=False, input_frames=5):",
+     "class FlowDataset:\n        def __init__(self, aug_params=None, sparse=False, input_frames=5, **kwargs):"),
+    ("class KITTICenter(FlowDataset):", "class KITTICenter(FlowDataset, Mixin):"),  # another base's __init__ may run
+    ("super().__init__(aug_params, sparse=True, kitti=True)", "super(FlowDataset, self).__init__(aug_params, kitti=True)"),
+])
+def test_super_init_that_may_fit_is_not_taken_to_raise(change):
+    assert dead_lines(_BASE_AND_SUBCLASS.replace(*change)) == []

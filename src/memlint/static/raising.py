@@ -6,7 +6,8 @@ Two things make a statement raise whenever it runs, whatever the data:
   parameter in any scope, and not a builtin): ``os.listdir(sw_path)`` with ``sw_path``
   defined nowhere raises ``NameError``;
 - it calls a function or class of the same module with arguments its signature cannot take
-  (``Encoder(num_features, dim)`` when ``__init__`` needs a third): ``TypeError``;
+  (``Encoder(num_features, dim)`` when ``__init__`` needs a third; ``super().__init__(x, kitti=True)``
+  in a class whose one base, a class of the module, takes no ``kitti``): ``TypeError``;
 - it reads a field the module's command line never defines (``args.epoch`` when the one
   ``argparse`` parser adds only ``--dataname`` and ``--gpu``, and nothing else sets it):
   ``AttributeError``.
@@ -458,6 +459,7 @@ class _Reader:
         self.shadowed = 0  # inside functions that bind the namespace's name themselves
         self.always_raising: set[str] = set()  # top-level names whose call always raises
         self.found = RaisingCode()
+        self.classes: list[cst.ClassDef] = []  # the classes around the statement being read
 
     def read(self, module: cst.Module) -> RaisingCode:
         # calls of always-raising functions raise too: read again until nothing new is found
@@ -487,8 +489,12 @@ class _Reader:
         elif isinstance(statement, cst.ClassDef) and statement.name.value in self.signatures:
             init = next((s for s in _block(statement.body)
                          if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
-            if init is not None and self._body_always_raises(init):
-                self.always_raising.add(statement.name.value)
+            self.classes.append(statement)
+            try:
+                if init is not None and self._body_always_raises(init):
+                    self.always_raising.add(statement.name.value)
+            finally:
+                self.classes.pop()
 
     def _body_always_raises(self, function: cst.FunctionDef) -> bool:
         body = _block(function.body)
@@ -511,7 +517,11 @@ class _Reader:
             self._block(_block(statement.body))
             self.shadowed -= shadows
         elif isinstance(statement, cst.ClassDef):
-            self._block(_block(statement.body))
+            self.classes.append(statement)
+            try:
+                self._block(_block(statement.body))
+            finally:
+                self.classes.pop()
         elif isinstance(statement, (cst.If, cst.For, cst.While, cst.With)):
             self._block(_block(statement.body))
             orelse = statement.orelse if isinstance(statement, (cst.If, cst.For, cst.While)) else None
@@ -546,7 +556,28 @@ class _Reader:
                     signature = self.signatures.get(name)
                     if signature is not None and signature.refuses(node):
                         return True
+                base = self._initialised_base(node) if isinstance(node, cst.Call) else None
+                if base is not None and (base in self.always_raising
+                                         or (base in self.signatures and self.signatures[base].refuses(node))):
+                    return True  # super().__init__(..., kitti=True) that the base's __init__ cannot take
         return False
+
+    def _initialised_base(self, call: cst.Call) -> str | None:
+        """For ``super().__init__(...)`` (or ``super(Cls, self).__init__(...)``) in a class of the
+        module with one base, a class of the module named plainly: that base's name."""
+        func = call.func
+        if not self.classes or not isinstance(func, cst.Attribute) or func.attr.value != "__init__" \
+                or not isinstance(func.value, cst.Call) or not isinstance(func.value.func, cst.Name) \
+                or func.value.func.value != "super":
+            return None
+        cls = self.classes[-1]
+        if len(cls.bases) != 1 or not isinstance(cls.bases[0].value, cst.Name) or cls.bases[0].keyword is not None:
+            return None
+        arguments = func.value.args
+        if arguments and not (len(arguments) == 2 and isinstance(arguments[0].value, cst.Name)
+                              and arguments[0].value.value == cls.name.value):
+            return None
+        return cls.bases[0].value.value
 
 
 def _binds(function: cst.FunctionDef, name: str) -> bool:
