@@ -6212,3 +6212,46 @@ def test_an_eval_mode_module_fed_features_the_step_backpropagates_is_quiet():
 def test_an_eval_mode_module_fed_the_data_beside_a_trained_model_is_reported():
     source = _DISCRIMINATOR_ON_FEATURES.replace("self.discriminator(features)", "self.discriminator(x)")
     assert findings(source) == [(22, "ML201")]
+
+
+# ML201: a linear probe (a class of the file whose forward runs one nn.Linear) built in the
+# function that trains it, evaluated in eval mode with grad on: its graph saves only its input
+# and weight, alive anyway. A deeper head is reported.
+_LINEAR_PROBE = """
+import torch
+from torch import nn
+
+
+class LogisticRegression(nn.Module):
+    def __init__(self, num_features, num_classes):
+        super().__init__()
+        self.fc = nn.Linear(num_features, num_classes)
+
+    def forward(self, x):
+        z = self.fc(x)
+        return z
+
+
+def evaluate(x, y, split, device, epochs=100):
+    x = x.detach().to(device)
+    classifier = LogisticRegression(x.size(1), int(y.max()) + 1).to(device)
+    optimizer = torch.optim.Adam(classifier.parameters(), lr=0.01)
+    for epoch in range(epochs):
+        classifier.train()
+        optimizer.zero_grad()
+        loss = nn.functional.cross_entropy(classifier(x[split["train"]]), y[split["train"]])
+        loss.backward()
+        optimizer.step()
+        classifier.eval()
+        y_pred = classifier(x[split["test"]]).argmax(-1).detach().cpu().numpy()
+        print(epoch, y_pred.mean())
+"""
+
+
+def test_a_linear_probe_bound_in_the_function_evaluated_with_grad_on_is_quiet():
+    assert findings(_LINEAR_PROBE) == []
+
+
+def test_a_deeper_head_evaluated_the_same_way_is_reported():
+    source = _LINEAR_PROBE.replace("        z = self.fc(x)\n", "        z = self.fc(torch.relu(self.fc(x)))\n")
+    assert findings(source) == [(27, "ML201")]

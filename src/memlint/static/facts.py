@@ -3506,6 +3506,11 @@ class Facts:
             return None
         return node.func.value
 
+    def constructed_class(self, node: cst.CSTNode | None) -> str | None:
+        """The class of this module whose instance ``node`` (a binding's value) is: see
+        :meth:`_constructed_class`."""
+        return self._constructed_class(node)
+
     def _constructed_class(self, node: cst.CSTNode | None) -> str | None:
         """``Meter()``; also ``system.to(device)`` (a module moved returns itself) where ``system``
         is a parameter annotated with a class of this module (``system: LearnedDynamics``)."""

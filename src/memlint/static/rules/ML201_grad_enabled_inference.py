@@ -1161,6 +1161,10 @@ class GradEnabledInference(Rule):
         module = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
         name = facts.instance_class_name(module)
         dotted = dotted_name(module) or ""
+        if name is None and dotted.isidentifier():
+            # decided at the module's end: the name is bound in the call's function, not where the walk is
+            bound = call.function.bindings.get(dotted)
+            name = facts.constructed_class(bound.node) if bound is not None and bound.node is not None else None
         if name is None and dotted.startswith("self.") and call.function.class_info is not None:
             bound = call.function.class_info.attributes.get(dotted)  # self.model = LinearModel(...) in __init__
             value = bound.node if bound is not None else None
