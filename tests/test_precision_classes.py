@@ -6255,3 +6255,42 @@ def test_a_linear_probe_bound_in_the_function_evaluated_with_grad_on_is_quiet():
 def test_a_deeper_head_evaluated_the_same_way_is_reported():
     source = _LINEAR_PROBE.replace("        z = self.fc(x)\n", "        z = self.fc(torch.relu(self.fc(x)))\n")
     assert findings(source) == [(27, "ML201")]
+
+
+# ML102: the legacy Variable(x, requires_grad=True) is a new leaf (grad_fn None) sharing x's
+# storage: rebuilding a weight from itself through it chains nothing.
+_VARIABLE_REWRAP = """
+import torch
+from torch import nn
+
+
+def approximate_isometry(model, mask, n_iter, lr):
+    def optimize(w, name):
+        flattened = w.view(w.size(0), -1)
+        identity = torch.eye(w.size(0))
+        w_ = torch.autograd.Variable(flattened, requires_grad=True)
+        optim = torch.optim.Adam([w_], lr)
+        for i in range(n_iter):
+            loss = nn.MSELoss()(torch.matmul(w_, w_.t()), identity)
+            optim.zero_grad()
+            loss.backward()
+            optim.step()
+            if mask is not None:
+                w_ = torch.mul(w_, mask[name])
+            w_ = torch.autograd.Variable(w_, requires_grad=True)
+            optim = torch.optim.Adam([w_], lr)
+        return w_.view(w.shape)
+
+    for name, m in model.named_modules():
+        if isinstance(m, nn.Conv2d):
+            m.weight.data.copy_(optimize(m.weight, name))
+"""
+
+
+def test_a_weight_rewrapped_in_a_variable_every_iteration_is_quiet():
+    assert findings(_VARIABLE_REWRAP) == []
+
+
+def test_a_weight_rebuilt_from_itself_without_the_rewrap_is_reported():
+    source = _VARIABLE_REWRAP.replace("            w_ = torch.autograd.Variable(w_, requires_grad=True)\n", "")
+    assert [code for _, code in findings(source)] == ["ML102"]

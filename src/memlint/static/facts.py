@@ -96,6 +96,8 @@ GRAPH_ENDING_FUNCTIONS = frozenset({
     "torch.randn_like", "torch.full_like", "torch.eq", "torch.isnan", "torch.isinf", "torch.isfinite",
     "torch.equal", "torch.allclose", "torch.numel", "torch.is_tensor", "torch.no_grad",
     "torch.from_numpy", "torch.load", "torch.save", "torch.manual_seed", "torch.device",
+    # Variable(x) (x with a graph or not) is a new leaf sharing x's storage: grad_fn None
+    "torch.autograd.Variable", "torch.autograd.variable.Variable",
     "copy.deepcopy", "torch.Generator", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor",
     "torch.DoubleTensor", "torch.HalfTensor", "torch.BoolTensor", "torch.IntTensor", "torch.ByteTensor",
     "torch.argsort", "torch.argwhere", "torch.nonzero", "torch.multinomial", "torch.bucketize",
