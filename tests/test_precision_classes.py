@@ -6294,3 +6294,55 @@ def test_a_weight_rewrapped_in_a_variable_every_iteration_is_quiet():
 def test_a_weight_rebuilt_from_itself_without_the_rewrap_is_reported():
     source = _VARIABLE_REWRAP.replace("            w_ = torch.autograd.Variable(w_, requires_grad=True)\n", "")
     assert [code for _, code in findings(source)] == ["ML102"]
+
+
+# A branch of __init__ on one of its parameters that every construction in the repository
+# turns off: ``if parallel:`` with ``parallel=True`` by default, built only as
+# ``Wrapper(model, parallel=False)``. Its DataParallel never runs.
+_WRAPPER_BUILT_WITHOUT_ITS_FLAG = {
+    "models/__init__.py": "",
+    "models/composite.py": """
+        from torch import nn
+
+        class CompositeModelWrapper(nn.Module):
+            def __init__(self, comp_model, parallel=True):
+                super().__init__()
+                self.comp_model = comp_model
+                if parallel:
+                    self.comp_model = nn.DataParallel(self.comp_model)
+
+            def forward(self, x):
+                return self.comp_model(x)
+
+        def get_composite_model(model):
+            return CompositeModelWrapper(model, parallel=False)
+    """,
+    "evaluate.py": """
+        import torch
+        from models.composite import get_composite_model
+
+        if __name__ == "__main__":
+            model = get_composite_model(torch.nn.Linear(4, 2).cuda())
+            print(model(torch.randn(8, 4).cuda()))
+    """,
+}
+
+
+def test_an_init_branch_every_construction_turns_off_never_runs(tmp_path):
+    write(tmp_path, _WRAPPER_BUILT_WITHOUT_ITS_FLAG)
+    assert project_findings(tmp_path, "models/composite.py") == []
+
+
+@pytest.mark.parametrize("construction", [
+    "CompositeModelWrapper(model)",  # the default turns it on
+    "CompositeModelWrapper(model, True)",
+    "CompositeModelWrapper(model, parallel=torch.cuda.device_count() > 1)",  # not a literal
+])
+def test_an_init_branch_a_construction_may_take_is_checked(tmp_path, construction):
+    files = dict(_WRAPPER_BUILT_WITHOUT_ITS_FLAG)
+    files["evaluate.py"] = files["evaluate.py"].replace(
+        "from models.composite import get_composite_model",
+        "from models.composite import CompositeModelWrapper, get_composite_model").replace(
+        "    print(", f"    print({construction}, ")
+    write(tmp_path, files)
+    assert [code for _, code in project_findings(tmp_path, "models/composite.py")] == ["ML206"]

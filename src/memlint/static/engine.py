@@ -22,7 +22,7 @@ import libcst as cst
 
 from memlint.static import facts as F
 from memlint.static.frameworks import PLAIN, ClassKinds, external_kinds
-from memlint.static.outline import only_called_by_name, resolve_relative
+from memlint.static.outline import PARAMETER_DEFAULT, only_called_by_name, resolve_relative
 from memlint.static.raising import NOTHING, RaisingCode, find_raising_code, star_imports_in
 from memlint.static.facts import (
     Binding, ClassInfo, ClassScope, Facts, FunctionScope, GradMode, Graph, GraphValue, Kind, Loop, ModeChange,
@@ -70,6 +70,7 @@ class FileChecker:
         self._raising: RaisingCode | None = None  # code after what always raises: see _raising_code
         self._constructor_flags: dict[tuple[str, str], tuple | None] = {}  # see _constructor_flag
         self._flag_branches: list[tuple[cst.CSTNode, tuple]] = []  # see _note_constructor_flag_branch
+        self._init_branches: list[tuple[cst.If, F.ClassInfo, str, int | None, object]] = []  # see _note_init_parameter_branch
         self._parameter_branches: list[tuple[cst.If, F.FunctionScope]] = []  # see _note_parameter_branch
         self._dead_nodes: frozenset[int] | None = None  # id() of every node of _raising_code's dead statements
         self._definition_nodes: dict[int, frozenset[int]] = {}  # id() of a top-level def -> its nodes' ids
@@ -302,7 +303,8 @@ class FileChecker:
         (Project.fails_at_import: its relative imports name modules or names the project does not
         have), and a method of a class whose ``__init__`` always raises (``memlint.static.raising``)."""
         if self._after_what_always_raises(node) or self._in_a_class_never_made(node) \
-                or (self._flag_branches and self._in_a_branch_no_construction_takes(node)):
+                or (self._flag_branches and self._in_a_branch_no_construction_takes(node)) \
+                or (self._init_branches and self._in_an_init_branch_no_construction_takes(node)):
             return True
         project = self.facts.project
         if project is None or not self.facts.module_name or "globals()" in self.source or "sys.modules" in self.source:
@@ -702,6 +704,7 @@ class FileChecker:
             taken = self._constant_branch(node.test)
             if taken is None and "self." in self.source:
                 self._note_constructor_flag_branch(node)
+                self._note_init_parameter_branch(node)
             if taken is None:
                 self._note_parameter_branch(node)
             if taken is not False:
@@ -813,6 +816,49 @@ class FileChecker:
         off = node.body if taken is False else node.orelse if taken is True else None
         if off is not None:
             self._flag_branches.append((off, tuple(flags)))
+
+    def _note_init_parameter_branch(self, node: cst.If) -> None:
+        """``if parallel:`` in ``__init__`` of a class, testing only one of its parameters, which has a
+        literal default and is never rebound there: which branch runs is each construction's choice.
+        Read only when a report falls in one (``_in_an_init_branch_no_construction_takes``)."""
+        function = self.facts.function
+        info = function.class_info if function is not None else None
+        if info is None or function.name != "__init__" or not isinstance(function.node, cst.FunctionDef) \
+                or self.facts.project is None or not self.facts.module_name:
+            return
+        names = F.names_in(node.test)
+        if len(names) != 1:
+            return
+        parameter = next(iter(names))
+        init = function.node
+        defaults = F.literal_defaults(init)
+        if parameter not in defaults or any(isinstance(n, (cst.AssignTarget, cst.AugAssign))
+                                            and parameter in F.names_in(n.target) for n in F.descendants(init)):
+            return
+        positional = [p.name.value for p in (*init.params.posonly_params, *init.params.params)][1:]
+        self._init_branches.append((node, info, parameter, positional.index(parameter) if parameter in positional
+                                    else None, defaults[parameter]))
+
+    def _in_an_init_branch_no_construction_takes(self, node: cst.CSTNode) -> bool:
+        """Is ``node`` in a branch of such an ``if`` (see ``_note_init_parameter_branch``) that every
+        construction of the class in the repository turns off, each passing the parameter a literal
+        or leaving it at its default (``Wrapper(model, parallel=False)``, the only one), when
+        nothing subclasses the class (``Project.literals_passed``)? It never runs."""
+        project = self.facts.project
+        for branch, info, parameter, index, default in self._init_branches:
+            if id(node) in self._node_ids(branch.body):
+                wanted = False  # the body runs only if the test is true: never, when every value makes it false
+            elif branch.orelse is not None and id(node) in self._node_ids(branch.orelse):
+                wanted = True
+            else:
+                continue
+            values = project.literals_passed(info.name, parameter, index, project.file_of_path(self.path))
+            if values is None or not values:
+                continue
+            if all(F.constant_test(branch.test, {parameter: default if value is PARAMETER_DEFAULT else value}) is wanted
+                   for value in values):
+                return True
+        return False
 
     def _constructor_flag(self, info: F.ClassInfo, attribute: str) -> tuple[str, object, int | None] | None:
         """(parameter, its literal default, its position after ``self``) when ``__init__`` stores

@@ -440,6 +440,47 @@ def constructions_leave(text: str, class_name: str, parameter: str, index: int |
     return True
 
 
+class _Default:
+    def __repr__(self) -> str:
+        return "PARAMETER_DEFAULT"
+
+
+PARAMETER_DEFAULT = _Default()  # a construction that leaves the parameter at its default
+
+
+def construction_literals(text: str, class_name: str, parameter: str, index: int | None) -> list[object] | None:
+    """What every mention of the class ``class_name`` in the module passes ``parameter`` (by
+    keyword, or by position ``index`` counted after ``self``): a literal, or
+    :data:`PARAMETER_DEFAULT` when left out. None when a mention is no plain construction (see
+    :func:`constructions_leave`) or passes anything but a literal."""
+    tree = parsed_text(text)
+    if tree is None:
+        return None
+    parents = _parents(tree)
+    values: list[object] = []
+    for node in _mentions(tree, class_name):
+        call = parents.get(id(node))
+        if not isinstance(call, ast.Call):
+            return None
+        if call.func is not node:
+            if isinstance(call.func, ast.Name) and call.func.id == "super" and call.args and call.args[0] is node:
+                continue
+            return None
+        if any(isinstance(arg, ast.Starred) for arg in call.args) or any(keyword.arg is None for keyword in call.keywords):
+            return None
+        passed = [keyword.value for keyword in call.keywords if keyword.arg == parameter]
+        if index is not None and len(call.args) > index:
+            passed.append(call.args[index])
+        if not passed:
+            values.append(PARAMETER_DEFAULT)
+            continue
+        try:
+            values.append(ast.literal_eval(passed[0]))
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None
+    return values
+
+
 def imports_name_from(text: str, stem: str, name: str) -> bool:
     """May the module's code (imports at any depth, in functions and branches too) reach ``name``
     of the module whose last dotted part is ``stem``: ``from ...stem import name`` (or ``*``), or

@@ -40,7 +40,8 @@ from memlint.static.engine import FileChecker
 from memlint.static.facts import related_classes
 from memlint.static.frameworks import PLAIN, ClassKinds, external_kinds
 from memlint.static.outline import (
-    ClassOutline, FunctionOutline, ModuleOutline, constructions_leave, imports_name_from, instances_only_called,
+    ClassOutline, FunctionOutline, ModuleOutline, construction_literals, constructions_leave, imports_name_from,
+    instances_only_called,
     only_called_by_name, outline_of, parsed_text, resolve_relative,
 )
 from memlint.static.raising import module_level_names
@@ -1221,6 +1222,31 @@ class Project:
             return False  # a configuration file may construct it (``_target_`` with the parameter)
         self._note(self._every_file(files))
         return True
+
+    def literals_passed(self, class_name: str, parameter: str, index: int | None, here: ModuleFile) -> list[object] | None:
+        """In a repository not packaged for others, what every construction of the class
+        ``class_name`` (of ``here``) passes its ``__init__`` parameter ``parameter`` (position
+        ``index`` after ``self``): literals, or ``outline.PARAMETER_DEFAULT``; None when a mention
+        of the class is no plain construction or passes anything else (see
+        ``outline.construction_literals``), or a configuration file names the parameter. A
+        list answer reads every file of the project."""
+        if not self.unpackaged():
+            return None
+        files = self._project_files()
+        mentioning = self.modules_mentioning(class_name)
+        if files is None or mentioning is None:
+            return None
+        values: list[object] = []
+        for module in mentioning:
+            text = self._cached_text(module.path)
+            found = construction_literals(text, class_name, parameter, index) if text is not None else None
+            if found is None:
+                return None
+            values.extend(found)
+        if self._configuration_mentions(parameter):
+            return None  # a configuration file may construct it (``_target_`` with the parameter)
+        self._note(self._every_file(files))
+        return values
 
     def joined_to_the_project(self, module: ModuleFile) -> bool:
         """Does ``module`` import another module of the project, or another import it? Then it is a
