@@ -6346,3 +6346,55 @@ def test_an_init_branch_a_construction_may_take_is_checked(tmp_path, constructio
         "    print(", f"    print({construction}, ")
     write(tmp_path, files)
     assert [code for _, code in project_findings(tmp_path, "models/composite.py")] == ["ML206"]
+
+
+# ML206: a wrapper kept on an object and only handed to a function of another module whose
+# whole body runs under no_grad (decorated by a wrapper of its module): an evaluator's model.
+_EVALUATOR = {
+    "tester.py": """
+        import torch
+
+        def no_grad_wrapper(func):
+            def new_func(*args, **kwargs):
+                with torch.no_grad():
+                    return func(*args, **kwargs)
+            return new_func
+
+        @no_grad_wrapper
+        def get_cand_err(model, cand, loader):
+            model.train()
+            for x, _ in loader:
+                model(x.cuda(), cand)
+            model.eval()
+            return sum(model(x.cuda(), cand).argmax(1).eq(y.cuda()).sum().item() for x, y in loader)
+    """,
+    "search.py": """
+        import torch
+        from torch import nn
+        from tester import get_cand_err
+
+        class EvolutionSearcher:
+            def __init__(self, supernet: nn.Module, loader):
+                self.model = torch.nn.DataParallel(supernet).cuda()
+                self.model.load_state_dict(torch.load("supernet.pth", map_location="cpu"))
+                self.loader = loader
+
+            def score(self, cand):
+                return get_cand_err(self.model, cand, self.loader)
+
+        if __name__ == "__main__":
+            EvolutionSearcher(nn.Linear(4, 4), []).score((0, 1))
+    """,
+}
+
+
+def test_a_wrapper_only_handed_to_a_function_running_under_no_grad_elsewhere_is_quiet(tmp_path):
+    write(tmp_path, {"pyproject.toml": "", **_EVALUATOR})
+    assert project_findings(tmp_path, "search.py") == []
+
+
+def test_a_wrapper_handed_to_a_function_of_another_module_with_grad_is_reported(tmp_path):
+    files = {"pyproject.toml": "", **_EVALUATOR}
+    files["tester.py"] = files["tester.py"].replace("        @no_grad_wrapper\n", "")
+    write(tmp_path, files)
+    assert [code for _, code in project_findings(tmp_path, "search.py")] == ["ML206"]

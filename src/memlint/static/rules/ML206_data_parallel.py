@@ -46,7 +46,7 @@ from typing import Iterator, Sequence
 import libcst as cst
 
 from memlint.static.facts import (
-    FUNCTIONAL_LOSS_WORDS, block_statements, descendants, dotted_name, is_test_file, literal_length, names_in,
+    FUNCTIONAL_LOSS_WORDS, GradMode, block_statements, descendants, dotted_name, is_test_file, literal_length, names_in,
     nested_blocks, without_self_returning_calls,
 )
 from memlint.static.rule import Invalid, Rule
@@ -75,6 +75,7 @@ class DataParallel(Rule):
         # How each ``self.x`` / name is used in the module: called (runs its forward), or handed
         # on (an argument, a return value, another name bound to it)
         self._called: set[str] = set()
+        self._aliased: set[str] = set()  # names returned or bound to another name as they are
         self._handed_on: set[str] = set()
         # (id(function), name) -> for each call handed the name: (calls seen before it, the id()s
         # of its loops, its callees, the names its result is bound to, the argument it is: a
@@ -114,9 +115,11 @@ class DataParallel(Rule):
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None:
             self._handed_on.add(dotted_name(node.value) or "")
+            self._aliased.add(dotted_name(node.value) or "")
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._handed_on.add(dotted_name(node.value) or "")
+        self._aliased.add(dotted_name(node.value) or "")
 
     def visit_Call(self, node: cst.Call) -> None:
         self._calls_seen += 1
@@ -293,7 +296,11 @@ class DataParallel(Rule):
         ``where`` under no_grad, never puts it in train mode, keeps it, returns it, or hands it on
         (``test(net, loader)`` running ``net`` under ``torch.no_grad()``, and training a linear probe
         on the features)? Whatever else it trains, it does not train that argument."""
-        if where is None or not callee or not all(isinstance(key, int) for key in callee):
+        if where is None or not callee:
+            return False
+        if len(callee) == 1 and isinstance(callee[0], str):
+            return self._runs_without_grad_elsewhere(callee[0])
+        if not all(isinstance(key, int) for key in callee):
             return False
         for key in callee:
             scope = self.facts.function_scopes.get(key)
@@ -314,6 +321,34 @@ class DataParallel(Rule):
                            for value in values):
                 return False
         return True
+
+    def _kept_only_for_calls_without_grad(self, bound: frozenset[str]) -> bool:
+        """Is the wrapper kept on an object (``self.model = DataParallel(...)``) and, anywhere in
+        the module, never called with grad on, put in train mode, returned or bound to another
+        name, and handed only to functions that run it without grad (``get_cand_err(self.model,
+        ...)`` with ``get_cand_err`` decorated to run under ``torch.no_grad()``)? An evaluator's
+        model, not trained here."""
+        names = bound - {"self", "cls"}
+        if not names or not all("." in name for name in names):
+            return False
+        if any(called in names for _, called in self._called_with_grad) or names & self._aliased:
+            return False
+        if any(change.target in names and change.mode == "train"
+               for scope in self.facts.function_scopes.values() for change in scope.mode_changes):
+            return False
+        uses = [use for (_, name), found in self._passed_to.items() if name in names for use in found]
+        return bool(uses) and all(self._only_run_without_grad_by(callee, where) for _, _, callee, _, where in uses)
+
+    def _runs_without_grad_elsewhere(self, qualified: str) -> bool:
+        """Is ``qualified`` a function (not a class) of another module of the project whose whole
+        body runs under no_grad, whatever its callers do (``@no_grad_wrapper`` of its module, a
+        decorator returning the function wrapped in ``torch.no_grad()``)? Nothing it does with
+        the wrapper computes gradients."""
+        definition = self.facts.project_definition(qualified)
+        if definition is None or definition.kind != "function":
+            return False
+        summary = self.facts.project.function_summary(definition.key)
+        return summary is not None and summary.entry_grad_mode is GradMode.OFF
 
     def _never_run(self, bound: frozenset[str]) -> bool:
         """Is the wrapper, kept on an object (``self.model = DataParallel(self.model)``), never
@@ -376,6 +411,8 @@ class DataParallel(Rule):
             return  # a feature extractor made ready for inference (eval, frozen, TorchScript)
         if self._never_run(bound) or _unwrapped_at_once(node, function, bound) or _local_never_run(node, function, bound):
             return  # its forward never runs: nothing is scattered, nothing gathered
+        if self._kept_only_for_calls_without_grad(bound):
+            return  # an evaluation: each batch's outputs are gathered, used and freed, no gradients
         if name == "DataParallel" and _reads_what_the_wrapper_lacks(node, function, bound, self._checker.source):
             return  # self.model.encoder right after wrapping: AttributeError, no step runs through it
             # (the functional data_parallel(module, x) returns the outputs: no wrapper to read)
