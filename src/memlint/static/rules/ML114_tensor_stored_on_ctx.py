@@ -104,6 +104,9 @@ class _FunctionClass:
     non_differentiable: dict[int, set[str]] = field(default_factory=dict)
     # id(forward scope) -> what it returns, as written (``out[0].values``)
     returned_texts: dict[int, set[str]] = field(default_factory=dict)
+    # attributes backward writes into (``ctx.features[y] = ...``, ``ctx.bank.mul_(m)``): state the
+    # Function updates for its owner (a memory bank), kept off save_for_backward on purpose
+    updated_in_backward: set[str] = field(default_factory=set)
 
 
 class TensorStoredOnCtx(Rule):
@@ -144,6 +147,10 @@ class TensorStoredOnCtx(Rule):
             return
         record, method, ctx = context
         for target in node.targets:
+            if method == "backward" and isinstance(target.target, cst.Subscript):
+                updated = _ctx_attribute(target.target.value, ctx)
+                if updated is not None:
+                    record.updated_in_backward.add(updated)
             pairs = _pairs(target.target, node.value)
             for element, value in pairs:
                 attribute = _ctx_attribute(element, ctx)
@@ -161,6 +168,16 @@ class TensorStoredOnCtx(Rule):
         literals (or none), a tensor whose size depends on nothing forward was given."""
         return (isinstance(value, cst.Call) and (self.facts.qualified_name(value.func) or "").startswith("torch.")
                 and all(_literal(arg.value) for arg in value.args))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        context = self._context()
+        if context is None or context[1] != "backward":
+            return
+        record, _, ctx = context
+        target = node.target.value if isinstance(node.target, cst.Subscript) else node.target
+        updated = _ctx_attribute(target, ctx)
+        if updated is not None:
+            record.updated_in_backward.add(updated)  # ctx.features[y] /= norm
 
     def visit_Del(self, node: cst.Del) -> None:
         context = self._context()
@@ -208,6 +225,9 @@ class TensorStoredOnCtx(Rule):
         attribute = _ctx_attribute(func.value, ctx)
         if method == "backward" and attribute is not None and func.attr.value in ("pop", "clear"):
             record.released.add(attribute)  # ctx.outputs.pop(): backward takes what it stored
+        if method == "backward" and attribute is not None and func.attr.value.endswith("_") \
+                and not func.attr.value.startswith("_"):
+            record.updated_in_backward.add(attribute)  # ctx.bank.index_copy_(0, y, x)
         receiver = dotted_name(func.value)
         if receiver == ctx and func.attr.value in _CTX_TENSOR_METHODS:
             used.update(name for arg in node.args if (name := dotted_name(arg.value)) is not None)
@@ -260,6 +280,8 @@ class TensorStoredOnCtx(Rule):
             return
         if released:
             return  # deleted by backward: kept no longer than save_for_backward would keep it
+        if kind == "input" and stored.attribute in record.updated_in_backward:
+            return  # an input backward writes into: its caller's state (a memory bank), alive anyway
         if _detached_output(stored.value, record.returned_texts.get(id(function), ()), self._checker.module):
             return  # ctx.out = out.detach(): the output's own storage, without its grad_fn: no cycle
         what = f"input '{_short(stored.value)}'" if kind == "input" else "a tensor"
@@ -353,6 +375,29 @@ class TensorStoredOnCtx(Rule):
         return "tensor"
 
     VALID = [
+        # a memory bank handed in by its module, which backward updates in place (momentum
+        # update): the module's own state, alive anyway; save_for_backward would refuse the writes
+        """
+import torch
+from torch import autograd
+
+class ClusterMemoryUpdate(autograd.Function):
+    @staticmethod
+    def forward(ctx, inputs, targets, features, momentum):
+        ctx.features = features
+        ctx.momentum = momentum
+        ctx.save_for_backward(inputs, targets)
+        return inputs.mm(features.t())
+
+    @staticmethod
+    def backward(ctx, grad_outputs):
+        inputs, targets = ctx.saved_tensors
+        grad_inputs = grad_outputs.mm(ctx.features)
+        for x, y in zip(inputs, targets):
+            ctx.features[y] = ctx.momentum * ctx.features[y] + (1.0 - ctx.momentum) * x
+            ctx.features[y] /= ctx.features[y].norm()
+        return grad_inputs, None, None, None
+""",
         # a count reduced over every dimension (a 0-dim tensor: one number), read back as a kernel argument
         """
 import torch
@@ -533,6 +578,21 @@ class Recorder:
     ]
 
     INVALID = [
+        # the same input on ctx, only read by backward: kept for the graph's lifetime
+        Invalid("""
+import torch
+from torch import autograd
+
+class MemoryScores(autograd.Function):
+    @staticmethod
+    def forward(ctx, inputs, features):
+        ctx.features = features
+        return inputs.mm(features.t())
+
+    @staticmethod
+    def backward(ctx, grad_outputs):
+        return grad_outputs.mm(ctx.features), None
+""", line=8),
         # a reduction over one dimension keeps a tensor of the other ones
         Invalid("""
 import torch
