@@ -6398,3 +6398,21 @@ def test_a_wrapper_handed_to_a_function_of_another_module_with_grad_is_reported(
     files["tester.py"] = files["tester.py"].replace("        @no_grad_wrapper\n", "")
     write(tmp_path, files)
     assert [code for _, code in project_findings(tmp_path, "search.py")] == ["ML206"]
+
+
+def test_a_module_of_a_stale_package_put_on_the_path_elsewhere_is_checked(tmp_path):
+    """``sys.path.append(".../convnet")`` then ``from model import evaluate``: model.py, which has
+    no relative import of its own, runs without its package's __init__."""
+    files = dict(_STALE_PACKAGE)
+    files["train.py"] = """
+        import os
+        import sys
+        sys.path.append(os.path.join(os.path.dirname(__file__), "asr/models/convnet"))
+        from model import evaluate
+
+        if __name__ == "__main__":
+            evaluate(None, [])
+    """
+    write(tmp_path, files)
+    assert project_findings(tmp_path, "asr/models/convnet/model.py") == [(6, "ML201")]
+    assert project_findings(tmp_path, "asr/models/convnet/train.py") == []  # its own import still fails

@@ -1043,8 +1043,10 @@ class Project:
         it names never binds (a superset of what it binds is read: unknown for a module that
         star-imports or binds names dynamically); or a package around it, or a module it so
         imports, fails in turn. Stale research code: what it would do if it ran is not a
-        finding. A module that runs as a program of its own is asked only about its own
-        imports. Unknown: None. An answer that says it fails depends on every file."""
+        finding. A module that runs as a program of its own, or one without a relative import of
+        its own in a project that puts folders on the import path (it may be imported outside its
+        package), is asked only about its own imports. Unknown: None. An answer that says it
+        fails depends on every file."""
         if module.path in self._import_failures:
             return self._import_failures[module.path]
         if module.path in self._importing:
@@ -1073,7 +1075,11 @@ class Project:
         tree = parsed_text(text) if text is not None else None
         if tree is None:
             return None
-        if not self._runs_on_its_own(module.path):
+        relative = any(isinstance(statement, ast.ImportFrom) and statement.level for statement in tree.body)
+        # A module of a package folder is imported through its package (whose __init__ then runs)
+        # when it imports relative to it; one without may be imported on its own through a folder
+        # put on sys.path (``sys.path.append("../inplace_abn")``, then ``from bn import ...``).
+        if not self._runs_on_its_own(module.path) and (relative or not self._puts_folders_on_the_path()):
             parts = module.name.split(".")
             for end in range(1, len(parts)):
                 package = self.module_file(".".join(parts[:end]))
@@ -1111,6 +1117,16 @@ class Project:
                 if alias.name not in names:
                     return f"{source} defines no {alias.name}"
         return None
+
+    def _puts_folders_on_the_path(self) -> bool:
+        """Does any file of the project change the import path (``sys.path``, ``PYTHONPATH``, a
+        ``.pth`` file)? Unknown: True."""
+        files = self._project_files()
+        if files is None:
+            return True
+        texts = (self._cached_text(path) for path in files)
+        return any(text is None or "sys.path" in text or "PYTHONPATH" in text or "site.addsitedir" in text
+                   for text in texts) or self._configuration_mentions("PYTHONPATH")
 
     def _missing_module(self, name: str) -> str | None:
         """For a module ``name`` the project has no file of: why it is certainly missing (its
