@@ -194,8 +194,8 @@ class Project:
         self._notebook_texts: list[str] | None = None  # see _notebooks_mention
         self._dead_packages: dict[str, dict[str, str]] = {}  # package folder -> reads when nobody imports it
         self._import_failures: dict[str, str | None] = {}  # path -> why importing it fails (see fails_at_import)
-        self._importing: set[str] = set()  # the paths fails_at_import is deciding
-        self._import_cycles = 0  # how many times it met one of them again
+        # path -> (why its own imports fail, the modules importing it runs): see _import_facts
+        self._import_fact_cache: dict[str, tuple[str | None, list[ModuleFile]]] = {}
 
     def add_import_root(self, folder: str) -> None:
         folder = os.path.abspath(folder)
@@ -1042,80 +1042,102 @@ class Project:
         ``utils/audio.*`` and no ``audio`` bound by ``utils/__init__.py``), or a name the module
         it names never binds (a superset of what it binds is read: unknown for a module that
         star-imports or binds names dynamically); or a package around it, or a module it so
-        imports, fails in turn. Stale research code: what it would do if it ran is not a
-        finding. A module that runs as a program of its own, or one without a relative import of
-        its own in a project that puts folders on the import path (it may be imported outside its
-        package), is asked only about its own imports. Unknown: None. An answer that says it
-        fails depends on every file."""
+        imports, fails in turn (a module reached through such imports that fails on its own:
+        the same answer whichever module is asked first, cycles included). Stale research code:
+        what it would do if it ran is not a finding. A module that runs as a program of its
+        own, or one without a relative import of its own in a project that puts folders on the
+        import path (it may be imported outside its package), is asked only about its own
+        imports. Unknown: None. An answer that says it fails depends on every file."""
         if module.path in self._import_failures:
             return self._import_failures[module.path]
-        if module.path in self._importing:
-            self._import_cycles += 1
-            return None  # an import cycle: taken to import, for now
-        self._importing.add(module.path)
-        cycles = self._import_cycles
-        try:
-            why = self._import_fails(module)
-        finally:
-            self._importing.discard(module.path)
-        if why is not None:
-            files = self._project_files()
-            if files is None:
-                why = None
-            else:
-                self._note(self._every_file(files))
-        # A failure found holds whatever the order; "imports" read through a cycle in progress
-        # may change once that cycle is decided, so it is remembered only when no cycle was read.
-        if why is not None or cycles == self._import_cycles:
-            self._import_failures[module.path] = why
+        seen = {module.path}
+        queue = [module]
+        why = None
+        while queue and why is None:
+            current = queue.pop(0)
+            own, needed = self._import_facts(current)
+            if own is not None:
+                why = own if current.path == module.path else f"{current.name} cannot be imported: {own}"
+                break
+            for other in needed:
+                if self._import_failures.get(other.path) is not None:
+                    why = f"{other.name} cannot be imported: {self._import_failures[other.path]}"
+                    break
+                if other.path not in seen:
+                    seen.add(other.path)
+                    queue.append(other)
+        if why is None:
+            # nothing any of them reaches fails on its own: none of them fails
+            self._import_failures.update(dict.fromkeys(seen))
+            return None
+        files = self._project_files()
+        if files is None:
+            return None
+        self._note(self._every_file(files))
+        self._import_failures[module.path] = why
         return why
 
-    def _import_fails(self, module: ModuleFile) -> str | None:
+    def _import_facts(self, module: ModuleFile) -> tuple[str | None, list[ModuleFile]]:
+        """Why ``module``'s own top-level relative imports certainly fail (a missing module or
+        name), and the modules importing it runs besides (what those imports name, the packages
+        around it): see :meth:`fails_at_import`."""
+        known = self._import_fact_cache.get(module.path)
+        if known is not None:
+            return known
         text = self._cached_text(module.path)
         tree = parsed_text(text) if text is not None else None
-        if tree is None:
+        own: str | None = None
+        needed: list[ModuleFile] = []
+        if tree is not None:
+            relative = any(isinstance(statement, ast.ImportFrom) and statement.level for statement in tree.body)
+            # A module of a package folder is imported through its package (whose __init__ then
+            # runs) when it imports relative to it; one without may be imported on its own through
+            # a folder put on sys.path (``sys.path.append("../inplace_abn")``, then ``from bn import``).
+            if not self._runs_on_its_own(module.path) and (relative or not self._puts_folders_on_the_path()):
+                parts = module.name.split(".")
+                for end in range(1, len(parts)):
+                    package = self.module_file(".".join(parts[:end]))
+                    if package is not None and package.is_package and package.path != module.path:
+                        needed.append(package)
+            for statement in tree.body:
+                if own is not None:
+                    break
+                if isinstance(statement, ast.ImportFrom) and statement.level:
+                    own = self._relative_import_fails(module, statement, needed)
+        self._import_fact_cache[module.path] = (own, needed)
+        return own, needed
+
+    def _relative_import_fails(self, module: ModuleFile, statement: ast.ImportFrom, needed: list[ModuleFile]) -> str | None:
+        source = resolve_relative(module.name, module.is_package, statement.level, statement.module)
+        if source is None:
             return None
-        relative = any(isinstance(statement, ast.ImportFrom) and statement.level for statement in tree.body)
-        # A module of a package folder is imported through its package (whose __init__ then runs)
-        # when it imports relative to it; one without may be imported on its own through a folder
-        # put on sys.path (``sys.path.append("../inplace_abn")``, then ``from bn import ...``).
-        if not self._runs_on_its_own(module.path) and (relative or not self._puts_folders_on_the_path()):
-            parts = module.name.split(".")
-            for end in range(1, len(parts)):
-                package = self.module_file(".".join(parts[:end]))
-                if package is None or not package.is_package or package.path == module.path:
-                    continue
-                if self.fails_at_import(package) is not None:
-                    return f"its package {package.name} cannot be imported"
-        for statement in tree.body:
-            if not isinstance(statement, ast.ImportFrom) or not statement.level:
+        target = self.module_file(source)
+        if target is None:
+            return self._missing_module(source)
+        if target.path != module.path:
+            needed.append(target)
+        names = None
+        for alias in statement.names:
+            if alias.name == "*":
                 continue
-            source = resolve_relative(module.name, module.is_package, statement.level, statement.module)
-            if source is None:
+            submodule = self.module_file(f"{source}.{alias.name}")
+            if submodule is not None:
+                needed.append(submodule)
                 continue
-            target = self.module_file(source)
-            if target is None:
-                missing = self._missing_module(source)
-                if missing is not None:
-                    return missing
+            if self._beside_as_other_file(target, alias.name):
                 continue
-            if target.path == module.path:
+            outline = self.outline(target)
+            if outline is not None and (alias.name in outline.classes or alias.name in outline.functions
+                                        or alias.name in outline.imports or alias.name in outline.aliases):
                 continue
-            if self.fails_at_import(target) is not None:
-                return f"{source} cannot be imported"
-            names = None
-            for alias in statement.names:
-                if alias.name == "*" or self.module_file(f"{source}.{alias.name}") is not None \
-                        or self._beside_as_other_file(target, alias.name):
-                    continue
-                if names is None:
-                    target_text = self._cached_text(target.path)
-                    found = module_level_names(target_text, target.path) if target_text is not None else None
-                    if found is None or found[1] or "__getattr__" in found[0]:
-                        break  # what it binds is not known
-                    names = found[0]
-                if alias.name not in names:
-                    return f"{source} defines no {alias.name}"
+            if names is None:
+                target_text = self._cached_text(target.path)
+                found = module_level_names(target_text, target.path) if target_text is not None else None
+                if found is None or found[1] or "__getattr__" in found[0]:
+                    return None  # what it binds is not known
+                names = found[0]
+            if alias.name not in names:
+                return f"{source} defines no {alias.name}"
         return None
 
     def _puts_folders_on_the_path(self) -> bool:
@@ -1422,6 +1444,7 @@ class Project:
         self._notebook_texts = None
         self._dead_packages.clear()
         self._import_failures.clear()
+        self._import_fact_cache.clear()
 
     def _project_files(self) -> list[str] | None:
         if self._all_files is not None and time.monotonic() - self._listed_at > FILE_LIST_SECONDS:
