@@ -196,6 +196,7 @@ class Project:
         self._import_failures: dict[str, str | None] = {}  # path -> why importing it fails (see fails_at_import)
         # path -> (why its own imports fail, the modules importing it runs): see _import_facts
         self._import_fact_cache: dict[str, tuple[str | None, list[ModuleFile]]] = {}
+        self._path_changed: bool | None = None  # see _puts_folders_on_the_path, per file listing
 
     def add_import_root(self, folder: str) -> None:
         folder = os.path.abspath(folder)
@@ -1143,12 +1144,13 @@ class Project:
     def _puts_folders_on_the_path(self) -> bool:
         """Does any file of the project change the import path (``sys.path``, ``PYTHONPATH``, a
         ``.pth`` file)? Unknown: True."""
-        files = self._project_files()
-        if files is None:
-            return True
-        texts = (self._cached_text(path) for path in files)
-        return any(text is None or "sys.path" in text or "PYTHONPATH" in text or "site.addsitedir" in text
-                   for text in texts) or self._configuration_mentions("PYTHONPATH")
+        if self._path_changed is None:
+            files = self._project_files()
+            texts = (self._cached_text(path) for path in files or ())
+            self._path_changed = files is None or any(
+                text is None or "sys.path" in text or "PYTHONPATH" in text or "site.addsitedir" in text
+                for text in texts) or self._configuration_mentions("PYTHONPATH")
+        return self._path_changed
 
     def _missing_module(self, name: str) -> str | None:
         """For a module ``name`` the project has no file of: why it is certainly missing (its
@@ -1445,6 +1447,7 @@ class Project:
         self._dead_packages.clear()
         self._import_failures.clear()
         self._import_fact_cache.clear()
+        self._path_changed = None
 
     def _project_files(self) -> list[str] | None:
         if self._all_files is not None and time.monotonic() - self._listed_at > FILE_LIST_SECONDS:
