@@ -420,24 +420,8 @@ def constructions_leave(text: str, class_name: str, parameter: str, index: int |
     ``parameter`` (by keyword, or by position ``index`` counted after ``self``; None: keyword
     only)? A mention that is no call (a subclass, a registry, a class handed on) or a call with
     ``*args`` / ``**kwargs`` may pass it: False. ``super(Name, self)`` is no construction."""
-    tree = parsed_text(text)
-    if tree is None:
-        return False
-    parents = _parents(tree)
-    for node in _mentions(tree, class_name):
-        call = parents.get(id(node))
-        if not isinstance(call, ast.Call):
-            return False
-        if call.func is not node:
-            if isinstance(call.func, ast.Name) and call.func.id == "super" and call.args and call.args[0] is node:
-                continue
-            return False
-        if any(isinstance(arg, ast.Starred) for arg in call.args) \
-                or any(keyword.arg is None or keyword.arg == parameter for keyword in call.keywords):
-            return False
-        if index is not None and len(call.args) > index:
-            return False
-    return True
+    values = construction_literals(text, class_name, parameter, index)
+    return values is not None and all(value is PARAMETER_DEFAULT for value in values)
 
 
 class _Default:

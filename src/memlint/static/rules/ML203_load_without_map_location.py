@@ -66,7 +66,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from memlint.static.facts import (
-    TORCH_LOAD, TORCH_SAVE, argument_at, dotted_name, file_name_written, names_in, root_name,
+    TORCH_LOAD, TORCH_SAVE, argument_at, descendants, dotted_name, file_name_written, names_in, root_name,
     without_self_returning_calls,
 )
 from memlint.static.fixes import add_keyword_fix
@@ -102,15 +102,7 @@ _MAIN_BLOCK = re.compile(r"""^if\s+__name__\s*==\s*['"]__main__['"]""", re.MULTI
 
 def _occurrences(node: cst.CSTNode, name: str) -> int:
     """How many times the variable ``name`` is written or read in ``node``."""
-    return sum(1 for found in _walk(node) if isinstance(found, cst.Name) and found.value == name)
-
-
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
+    return sum(1 for found in descendants(node) if isinstance(found, cst.Name) and found.value == name)
 
 
 def _without_imports(code: str) -> str:
