@@ -6416,3 +6416,80 @@ def test_a_module_of_a_stale_package_put_on_the_path_elsewhere_is_checked(tmp_pa
     write(tmp_path, files)
     assert project_findings(tmp_path, "asr/models/convnet/model.py") == [(6, "ML201")]
     assert project_findings(tmp_path, "asr/models/convnet/train.py") == []  # its own import still fails
+
+
+# ML101: a sum computed under no_grad records nothing: ``total_loss += loss`` inside ``with
+# torch.no_grad():`` holds no graph, whatever ``loss`` carries. An append keeps the tensor itself.
+_SUM_UNDER_NO_GRAD = """
+import torch
+
+
+def train(model, loader, optimizer, criterion):
+    total_loss = 0
+    for data, target in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(data), target)
+        loss.backward()
+        optimizer.step()
+        with torch.no_grad():
+            total_loss += loss
+    return total_loss
+"""
+
+
+def test_a_sum_taken_under_no_grad_is_quiet():
+    assert findings(_SUM_UNDER_NO_GRAD) == []
+
+
+def test_an_append_under_no_grad_keeps_the_graph_and_is_reported():
+    source = _SUM_UNDER_NO_GRAD.replace("total_loss += loss", "total_loss.append(loss)").replace(
+        "total_loss = 0", "total_loss = []")
+    assert findings(source) == [(13, "ML101")]
+
+
+# ML103: per-class gradients over one graph made before the loop by a callee memlint cannot read
+# (``self.predict``, given to the constructor): each iteration backpropagates through it again.
+_PER_CLASS_GRADIENTS = """
+import torch
+
+
+class FABAttack:
+    def __init__(self, predict, device):
+        self.predict = predict
+        self.device = device
+
+    def get_diff_logits_grads_batch(self, imgs, la):
+        im = imgs.clone().requires_grad_()
+        with torch.enable_grad():
+            y = self.predict(im)
+        g2 = torch.zeros([y.shape[-1], *imgs.size()]).to(self.device)
+        grad_mask = torch.zeros_like(y)
+        for counter in range(y.shape[-1]):
+            im.grad = None
+            grad_mask[:, counter] = 1.0
+            y.backward(grad_mask, retain_graph=True)
+            grad_mask[:, counter] = 0.0
+            g2[counter] = im.grad.data
+        y2 = y.detach()
+        return y2 - y2[torch.arange(imgs.shape[0]), la].unsqueeze(1), g2.detach()
+"""
+
+
+def test_per_class_gradients_over_a_graph_made_before_the_loop_are_quiet():
+    assert findings(_PER_CLASS_GRADIENTS) == []
+
+
+def test_a_graph_rebuilt_every_step_and_retained_is_reported():
+    source = """
+import torch
+
+
+def grads(model, loader, optimizer):
+    for x, target in loader:
+        im = x.clone().requires_grad_()
+        y = model(im)
+        loss = torch.nn.functional.cross_entropy(y, target)
+        loss.backward(retain_graph=True)
+        optimizer.step()
+"""
+    assert findings(source) == [(10, "ML103")]

@@ -271,6 +271,11 @@ class GraphAccumulation(Rule):
         values = value if isinstance(value, list) else [value]
         loop = facts.loop
         function = facts.function
+        if facts.grad_off and not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                                   and node.func.attr.value != "add_"):
+            # ``total += loss`` under no_grad: the sum is computed without recording, it holds no
+            # graph (a list's append keeps the tensor itself, graph and all, whatever the mode)
+            return
         graph = GraphValue.combine(facts.graph_value(v) for v in values)
         if graph.state == 0:
             return

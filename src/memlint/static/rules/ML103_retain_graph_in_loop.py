@@ -212,7 +212,9 @@ class RetainGraphInLoop(Rule):
             if name in bound:
                 continue
             binding = self._binding(function, name)
-            if binding is not None and (binding.kind is Kind.MODULE or binding.called or binding.graph.state is Graph.NONE):
+            # (the tensor backpropagated itself has a graph whatever its value says: backward needs one)
+            if binding is not None and (binding.kind is Kind.MODULE or binding.called or (
+                    binding.graph.state is Graph.NONE and name not in record.names)):
                 continue
             is_param = binding is None or isinstance(binding.node, cst.Param)
             if is_param and name not in record.names:
