@@ -6493,3 +6493,58 @@ def grads(model, loader, optimizer):
         optimizer.step()
 """
     assert findings(source) == [(10, "ML103")]
+
+
+# ML203: an evaluation script whose module also holds a distributed evaluator class (its
+# torch.distributed queries serve the trainer that imports the class): the function that loads
+# is only called by the script's own __main__, which starts no process group: one process.
+_EVALUATION_SCRIPT = {
+    "evaluation.py": """
+        import torch
+        import torch.distributed as dist
+
+        class MscEval:
+            def __call__(self, net, hist):
+                if dist.is_initialized():
+                    dist.all_reduce(hist, dist.ReduceOp.SUM)
+                return hist
+
+        def evaluate(respth, net):
+            net.cuda()
+            net.load_state_dict(torch.load(respth))
+            net.eval()
+            return MscEval()(net, torch.zeros(3).cuda())
+
+        if __name__ == "__main__":
+            evaluate("./checkpoints/model.pth", torch.nn.Linear(4, 3))
+    """,
+    "train.py": """
+        import torch
+        import torch.distributed as dist
+        from evaluation import MscEval
+
+        def main(net):
+            dist.init_process_group("nccl")
+            net = torch.nn.parallel.DistributedDataParallel(net.cuda())
+            torch.save(net.module.state_dict(), "./checkpoints/model.pth")
+            MscEval()(net, torch.zeros(3).cuda())
+
+        if __name__ == "__main__":
+            main(torch.nn.Linear(4, 3))
+    """,
+}
+
+
+def test_a_load_only_this_script_runs_is_no_every_rank_error(tmp_path):
+    write(tmp_path, {"pyproject.toml": "", **_EVALUATION_SCRIPT})
+    result = check_paths([str(tmp_path / "evaluation.py")], Config(), use_cache=False)
+    assert [f.severity for f in result.findings if f.code == "ML203"] in ([], ["info"], ["warning"])
+
+
+def test_a_load_a_distributed_trainer_calls_is_an_every_rank_error(tmp_path):
+    files = {"pyproject.toml": "", **_EVALUATION_SCRIPT}
+    files["train.py"] = files["train.py"].replace("from evaluation import MscEval", "from evaluation import MscEval, evaluate") \
+        .replace("            MscEval()(net, torch.zeros(3).cuda())", "            evaluate(\"./checkpoints/model.pth\", net.module)")
+    write(tmp_path, files)
+    result = check_paths([str(tmp_path / "evaluation.py")], Config(), use_cache=False)
+    assert [(f.code, f.severity) for f in result.findings if f.code == "ML203"] == [("ML203", "error")]

@@ -529,6 +529,26 @@ class LoadWithoutMapLocation(Rule):
             frontier.extend(caller for caller in callers if caller is not module_scope)
         return True
 
+    def _run_by_this_script_only(self, load: _Load, code: str) -> bool:
+        """Is the load in a top-level function that only this module's own top-level code calls
+        (its ``__main__`` block), in a module that starts no group of processes (no
+        ``init_process_group``, no launcher, no helper that starts one: its ``torch.distributed``
+        use is queries for whoever imports its other parts)? Run as a script, it is one process."""
+        function = self._function_of_load.get(id(load.node))
+        facts = self.facts
+        if function is None or function.parent is not facts.module_scope or function.class_info is not None \
+                or facts.project is None or not facts.module_name:
+            return False
+        if any(text in code for text in _DISTRIBUTED_TEXT) or _RANKS_LAUNCHED.search(code) is not None \
+                or _LOCAL_RANK_READ.search(code) is not None or self._builds_accelerator(code) \
+                or self._starts_process_group():
+            return False
+        sites = facts.call_sites.get(function.name, [])
+        if not sites or any(site.caller is not facts.module_scope for site in sites):
+            return False
+        here = facts.project.file_of_path(self._checker.path)
+        return facts.project.called_from_elsewhere(facts.module_name, function.name, here) is False
+
     def _builds_accelerator(self, code: str) -> bool:
         """Does the module build an ``accelerate.Accelerator``? ``accelerate launch`` then runs
         it in one process per GPU, and every process runs the load."""
@@ -768,7 +788,7 @@ class LoadWithoutMapLocation(Rule):
         code = self._code_text()
         used = _without_imports(code)
         distributed = not load.rank_zero_only and not self._outside_the_spawned_ranks(load) \
-            and not _a_group_of_one(used) and (
+            and not _a_group_of_one(used) and not self._run_by_this_script_only(load, code) and (
             self._uses_distributed(used) or any(
                 text in used for text in _DISTRIBUTED_TEXT) or _RANKS_LAUNCHED.search(code) is not None
             or _LOCAL_RANK_READ.search(code) is not None
