@@ -6548,3 +6548,52 @@ def test_a_load_a_distributed_trainer_calls_is_an_every_rank_error(tmp_path):
     write(tmp_path, files)
     result = check_paths([str(tmp_path / "evaluation.py")], Config(), use_cache=False)
     assert [(f.code, f.severity) for f in result.findings if f.code == "ML203"] == [("ML203", "error")]
+
+
+# ML206: a model file's __main__ smoke test (one forward of made-up input through DataParallel)
+# is inference; a function of the module with its own ``model`` parameter or local does not read
+# the global, so it cannot train it.
+_MODEL_FILE_SMOKE_TEST = """
+import torch
+from torch import nn
+
+
+class C3D(nn.Module):
+    def __init__(self, num_classes=600):
+        super().__init__()
+        self.fc = nn.Linear(16, num_classes)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def get_fine_tuning_parameters(model, ft_portion):
+    if ft_portion == "complete":
+        return model.parameters()
+    return [p for n, p in model.named_parameters() if "fc" in n]
+
+
+def get_model(**kwargs):
+    model = C3D(**kwargs)
+    return model
+
+
+if __name__ == "__main__":
+    model = get_model(num_classes=600)
+    model = model.cuda()
+    model = nn.DataParallel(model, device_ids=None)
+    output = model(torch.randn(8, 16))
+    print(output.shape)
+"""
+
+
+def test_a_model_files_smoke_test_through_data_parallel_is_quiet():
+    assert findings(_MODEL_FILE_SMOKE_TEST) == []
+
+
+def test_a_function_of_the_module_reading_the_global_wrapper_may_train_it():
+    source = _MODEL_FILE_SMOKE_TEST.replace(
+        'def get_model(**kwargs):', 'def train_global(loader, optimizer):\n'
+        '    for x, y in loader:\n        nn.functional.cross_entropy(model(x), y).backward()\n'
+        '        optimizer.step()\n\n\ndef get_model(**kwargs):')
+    assert [code for _, code in findings(source)] == ["ML206"]

@@ -268,9 +268,18 @@ class DataParallel(Rule):
             for _, _, callee, _, _ in uses)
 
     def _read_by_functions(self, names: frozenset[str]) -> bool:
-        """Does a function or class of the module name one of these module-level names?"""
-        return any(isinstance(statement, (cst.FunctionDef, cst.ClassDef))
+        """Does a function or class of the module name one of these module-level names? Not a
+        function whose own parameter or local has the name (``def get_model(): model = C3D()``),
+        with no nested definition: it never reads the global."""
+        return any(isinstance(statement, cst.ClassDef)
+                   or isinstance(statement, cst.FunctionDef) and not self._local_of(statement, name)
                    for name in names for statement in self._checker.top_level_naming(name))
+
+    def _local_of(self, definition: cst.FunctionDef, name: str) -> bool:
+        scope = self.facts.function_scopes.get(id(definition))
+        return scope is not None and name in scope.bindings and not any(
+            isinstance(node, (cst.Global, cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not definition
+            for node in descendants(definition))
 
     def _may_be_trained(self, bound: frozenset[str], function, place: "_Place", updates: bool = False,
                         runs: bool = False) -> bool:
