@@ -6597,3 +6597,37 @@ def test_a_function_of_the_module_reading_the_global_wrapper_may_train_it():
         '    for x, y in loader:\n        nn.functional.cross_entropy(model(x), y).backward()\n'
         '        optimizer.step()\n\n\ndef get_model(**kwargs):')
     assert [code for _, code in findings(source)] == ["ML206"]
+
+
+# An autograd.Function's backward runs with grad off unless the outer pass asks for
+# create_graph=True: an eval-mode module run there records nothing for sure only in the first
+# case, so the grad-mode waste rules stay quiet (MAYBE_OFF). The same call in a plain class is
+# reported.
+_MODULE_IN_A_FUNCTIONS_BACKWARD = """
+import torch
+from torch import nn
+
+scorer = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4)).eval()
+
+
+class Rescale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        weights = scorer(x)
+        return grad_output * weights.detach().sigmoid()
+"""
+
+
+def test_a_module_run_in_a_functions_backward_is_quiet():
+    assert findings(_MODULE_IN_A_FUNCTIONS_BACKWARD) == []
+
+
+def test_the_same_call_in_a_plain_class_is_reported():
+    source = _MODULE_IN_A_FUNCTIONS_BACKWARD.replace("class Rescale(torch.autograd.Function):", "class Rescale:")
+    assert findings(source) == [(17, "ML201")]

@@ -1218,6 +1218,11 @@ class FileChecker:
             elif class_info.kinds.unknown_base:
                 # a base memlint cannot follow may be a LightningModule: grad may be off here
                 mode, explicit = GradMode.MAYBE_OFF, True
+        if isinstance(parent, ClassScope) and class_info is not None and class_info.kinds.autograd_function \
+                and name == "backward" and mode is GradMode.ON:
+            # autograd runs a Function's backward with grad off, on unless the outer pass asked for
+            # create_graph=True (double backward): either, as far as the code says
+            mode, explicit = GradMode.MAYBE_OFF, True
         parent.bindings[name] = Binding(Kind.VALUE, NO_GRAPH, node)
         scope = FunctionScope(node, parent, name, class_info, mode)
         scope.branch_depth = len(facts.branch_path)
