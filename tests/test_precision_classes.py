@@ -6631,3 +6631,16 @@ def test_a_module_run_in_a_functions_backward_is_quiet():
 def test_the_same_call_in_a_plain_class_is_reported():
     source = _MODULE_IN_A_FUNCTIONS_BACKWARD.replace("class Rescale(torch.autograd.Function):", "class Rescale:")
     assert findings(source) == [(17, "ML201")]
+
+
+def test_a_wrapper_handed_to_a_function_of_the_module_through_its_own_model_parameter_is_reported():
+    """``train(loader, model, optimizer)`` names ``model`` as its own parameter, but the wrapper is
+    what it is handed: it reads the wrapper (and trains it through an optimizer helper)."""
+    source = _MODEL_FILE_SMOKE_TEST.replace(
+        'def get_model(**kwargs):', 'def train(loader, model, optimizer):\n'
+        '    model.train()\n    for x, y in loader:\n        optimizer.optim(nn.functional.cross_entropy(model(x), y))\n\n\n'
+        'def get_model(**kwargs):').replace(
+        "    output = model(torch.randn(8, 16))\n    print(output.shape)\n",
+        "    train(loader, model, ModelOptimizer(model))\n").replace(
+        "import torch\n", "import torch\nfrom helpers import ModelOptimizer, loader\n", 1)
+    assert [code for _, code in findings(source)] == ["ML206"]

@@ -270,14 +270,18 @@ class DataParallel(Rule):
     def _read_by_functions(self, names: frozenset[str]) -> bool:
         """Does a function or class of the module name one of these module-level names? Not a
         function whose own parameter or local has the name (``def get_model(): model = C3D()``),
-        with no nested definition: it never reads the global."""
+        with no nested definition, that nothing hands a value to: it never reads the global."""
         return any(isinstance(statement, cst.ClassDef)
                    or isinstance(statement, cst.FunctionDef) and not self._local_of(statement, name)
                    for name in names for statement in self._checker.top_level_naming(name))
 
     def _local_of(self, definition: cst.FunctionDef, name: str) -> bool:
+        """Is ``name`` in ``definition`` its own parameter or local, and is the wrapper never handed
+        to it (``train(loader, model, ...)`` reads the wrapper through its parameter)?"""
         scope = self.facts.function_scopes.get(id(definition))
-        return scope is not None and name in scope.bindings and not any(
+        handed = any(id(definition) in callee for uses in self._passed_to.values()
+                     for _, _, callee, _, _ in uses)
+        return scope is not None and not handed and name in scope.bindings and not any(
             isinstance(node, (cst.Global, cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not definition
             for node in descendants(definition))
 
