@@ -830,14 +830,9 @@ class FileChecker:
         if len(names) != 1:
             return
         parameter = next(iter(names))
-        init = function.node
-        defaults = F.literal_defaults(init)
-        if parameter not in defaults or any(isinstance(n, (cst.AssignTarget, cst.AugAssign))
-                                            and parameter in F.names_in(n.target) for n in F.descendants(init)):
-            return
-        positional = [p.name.value for p in (*init.params.posonly_params, *init.params.params)][1:]
-        self._init_branches.append((node, info, parameter, positional.index(parameter) if parameter in positional
-                                    else None, defaults[parameter]))
+        flag = _literal_parameter(function.node, parameter)
+        if flag is not None:
+            self._init_branches.append((node, info, parameter, flag[1], flag[0]))
 
     def _in_an_init_branch_no_construction_takes(self, node: cst.CSTNode) -> bool:
         """Is ``node`` in a branch of such an ``if`` (see ``_note_init_parameter_branch``) that every
@@ -883,12 +878,8 @@ class FileChecker:
         if stored is None or not isinstance(stored.value, cst.Name):
             return None
         parameter = stored.value.value
-        defaults = F.literal_defaults(init)
-        if parameter not in defaults or any(isinstance(n, (cst.AssignTarget, cst.AugAssign))
-                                            and parameter in F.names_in(n.target) for n in F.descendants(init)):
-            return None  # rebound in __init__ before it is stored
-        positional = [p.name.value for p in (*init.params.posonly_params, *init.params.params)][1:]
-        return parameter, defaults[parameter], positional.index(parameter) if parameter in positional else None
+        flag = _literal_parameter(init, parameter)
+        return (parameter, *flag) if flag is not None else None
 
     def _in_a_branch_no_construction_takes(self, node: cst.CSTNode) -> bool:
         """Is ``node`` in a branch that a constructor flag's default turns off (see
@@ -3096,3 +3087,14 @@ def _enclosing_functions(function: object) -> Iterable[FunctionScope]:
 
 def _inside_function_of(function: object, keys: set[tuple[str, str | None]]) -> bool:
     return any((scope.name, F.method_owner(scope)) in keys for scope in _enclosing_functions(function))
+
+
+def _literal_parameter(init: cst.FunctionDef, parameter: str) -> tuple[object, int | None] | None:
+    """(its literal default, its position after ``self``) for a parameter of ``__init__`` that
+    has a literal default and is never rebound in it; None otherwise."""
+    defaults = F.literal_defaults(init)
+    if parameter not in defaults or any(isinstance(n, (cst.AssignTarget, cst.AugAssign))
+                                        and parameter in F.names_in(n.target) for n in F.descendants(init)):
+        return None
+    positional = [p.name.value for p in (*init.params.posonly_params, *init.params.params)][1:]
+    return defaults[parameter], positional.index(parameter) if parameter in positional else None

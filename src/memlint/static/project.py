@@ -1132,11 +1132,9 @@ class Project:
                                         or alias.name in outline.imports or alias.name in outline.aliases):
                 continue
             if names is None:
-                target_text = self._cached_text(target.path)
-                found = module_level_names(target_text, target.path) if target_text is not None else None
-                if found is None or found[1] or "__getattr__" in found[0]:
+                names = self._names_bound_by(target)
+                if names is None:
                     return None  # what it binds is not known
-                names = found[0]
             if alias.name not in names:
                 return f"{source} defines no {alias.name}"
         return None
@@ -1166,12 +1164,20 @@ class Project:
             head = parts[end]
             if self._beside_as_other_file(package, head, inside=True):
                 return None
-            text = self._cached_text(package.path)
-            found = module_level_names(text, package.path) if text is not None else None
-            if found is None or found[1] or head in found[0] or "__getattr__" in found[0]:
+            names = self._names_bound_by(package)
+            if names is None or head in names:
                 return None
             return f"{'.'.join(parts[:end + 1])} does not exist"
         return None
+
+    def _names_bound_by(self, module: ModuleFile) -> frozenset[str] | None:
+        """Every name ``module``'s top level may bind (a superset), or None when that is not known:
+        it star-imports, defines a module ``__getattr__`` or binds names dynamically."""
+        text = self._cached_text(module.path)
+        found = module_level_names(text, module.path) if text is not None else None
+        if found is None or found[1] or "__getattr__" in found[0]:
+            return None
+        return found[0]
 
     def _beside_as_other_file(self, module: ModuleFile, name: str, inside: bool = False) -> bool:
         """Is there something named ``name`` (an extension built in place, ``name.pyx``, a folder,
