@@ -1,0 +1,61 @@
+# Fixed twin of case 02: the running sums take float(train_loss) / float(val_loss), as the
+#   reporter did, so no batch graph outlives its iteration.
+import time
+
+import torch
+import torch.nn as nn
+import torch.optim as optim
+
+
+def add_batch_noise(images, noise_sigma):
+    return images + torch.randn_like(images) * noise_sigma
+
+
+def train(args, model, train_dataloader, val_dataloader, train_noises, val_noises):
+    device = torch.device("cuda" if args.cuda else "cpu")
+    model = model.to(device)
+    loss_fn = nn.MSELoss(reduction="sum")
+    optimizer = optim.Adam(model.parameters(), lr=args.learning_rate)
+
+    for epoch_idx in range(args.epoches):
+        loss_idx = 0
+        train_losses = 0
+        model.train()
+        start_time = time.time()
+        for batch_idx, batch_data in enumerate(train_dataloader):
+            for int_noise_sigma in train_noises:
+                noise_sigma = int_noise_sigma / 255
+                new_images = add_batch_noise(batch_data, noise_sigma).to(device)
+                sigma_map = torch.full((new_images.shape[0],), noise_sigma, device=device)
+
+                images_pred = model(new_images, sigma_map)
+                train_loss = loss_fn(images_pred, batch_data.to(device))
+                train_losses += float(train_loss)
+                loss_idx += 1
+
+                optimizer.zero_grad()
+                train_loss.backward()
+                optimizer.step()
+        train_losses /= loss_idx
+        print(f"Epoch {epoch_idx + 1}, Avg_Train_Loss: {train_losses}, {int(time.time() - start_time)}s")
+
+        if (epoch_idx + 1) % args.val_epoch != 0:
+            continue
+        loss_idx = 0
+        val_losses = 0
+        model.eval()
+        for batch_idx, batch_data in enumerate(val_dataloader):
+            for int_noise_sigma in val_noises:
+                noise_sigma = int_noise_sigma / 255
+                new_images = add_batch_noise(batch_data, noise_sigma).to(device)
+                sigma_map = torch.full((new_images.shape[0],), noise_sigma, device=device)
+
+                images_pred = model(new_images, sigma_map)
+                val_loss = loss_fn(images_pred, batch_data.to(device))
+                val_losses += float(val_loss)
+                loss_idx += 1
+        val_losses /= loss_idx
+        print(f"Epoch {epoch_idx + 1}, Avg_Val_Loss: {val_losses}")
+
+        if (epoch_idx + 1) % args.save_checkpoints == 0:
+            torch.save(model.state_dict(), args.model_path + "net_checkpoint.pth")
