@@ -5894,7 +5894,8 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 def main(rank, config):
     dist.init_process_group("nccl", "env://", rank=0, world_size=1)
     model = build_model(config).to(rank)
-    model.load_state_dict(torch.load(config.checkpoint)["state_dict"], strict=False)
+    checkpoint = torch.load(config.checkpoint)
+    model.load_state_dict(checkpoint["state_dict"], strict=False)
     model = DDP(model, device_ids=[rank])
     evaluate(model, config)
 
@@ -6644,3 +6645,49 @@ def test_a_wrapper_handed_to_a_function_of_the_module_through_its_own_model_para
         "    train(loader, model, ModelOptimizer(model))\n").replace(
         "import torch\n", "import torch\nfrom helpers import ModelOptimizer, loader\n", 1)
     assert [code for _, code in findings(source)] == ["ML206"]
+
+
+# ----- a program that ends when more than one GPU is visible sees one GPU --------------------------
+_ONE_GPU_PROGRAM = """
+    import sys
+    import argparse
+    import torch
+    import torch.nn as nn
+
+
+    def train(opt):
+        model = nn.Linear(4, 2)
+        model = torch.nn.DataParallel(model).cuda()
+        optimizer = torch.optim.Adam(model.parameters())
+        if opt.saved_model:
+            model.load_state_dict(torch.load(opt.saved_model))
+        for x, y in opt.loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+    if __name__ == "__main__":
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--saved_model", default="")
+        opt = parser.parse_args()
+        opt.num_gpu = torch.cuda.device_count()
+        if opt.num_gpu > 1:
+            print("use one GPU")
+            sys.exit()
+        train(opt)
+"""
+
+
+@pytest.mark.parametrize("guard", ["opt.num_gpu > 1", "torch.cuda.device_count() >= 2",
+                                   "torch.cuda.device_count() != 1"])
+def test_a_program_that_exits_with_more_than_one_gpu_has_no_data_parallel_or_device_finding(guard):
+    assert findings(_ONE_GPU_PROGRAM.replace("opt.num_gpu > 1", guard)) == []
+
+
+@pytest.mark.parametrize("guard, ending", [("opt.num_gpu > 8", "sys.exit()"),  # up to eight GPUs
+                                           ("opt.num_gpu > 1", "pass")])  # goes on with many
+def test_a_program_that_goes_on_with_several_gpus_keeps_both_findings(guard, ending):
+    source = _ONE_GPU_PROGRAM.replace("opt.num_gpu > 1", guard).replace("sys.exit()", ending)
+    assert findings(source) == [(10, "ML206"), (13, "ML203")]

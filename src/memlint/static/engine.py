@@ -707,6 +707,9 @@ class FileChecker:
                 self._note_init_parameter_branch(node)
             if taken is None:
                 self._note_parameter_branch(node)
+                if _exits_when_many_gpus(node, facts, self.module):
+                    # if torch.cuda.device_count() > 1: sys.exit(): past this, the program sees one GPU
+                    facts.function.effects.update((SEES_ONE_GPU, PINS_ONE_GPU))
             if taken is not False:
                 facts.branch_path.append((id(node), "body"))
                 narrowed = self._narrow_in_branch(node.test)
@@ -2559,6 +2562,56 @@ def _flag_attributes(test: cst.BaseExpression) -> set[str] | None:
         left, right = _flag_attributes(test.left), _flag_attributes(test.right)
         return left | right if left is not None and right is not None else None
     return None
+
+
+_PROGRAM_EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
+
+
+def _exits_when_many_gpus(node: cst.If, facts: Facts, module: cst.Module) -> bool:
+    """``if torch.cuda.device_count() > 1: sys.exit()`` (also ``>= 2``, ``!= 1``, through a name or
+    attribute the function bound to the count, ``opt.num_gpu = torch.cuda.device_count()``): a
+    branch taken with more than one GPU visible that ends the program."""
+    test = node.test
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return False
+    operator, bound = test.comparisons[0].operator, test.comparisons[0].comparator
+    limit = int(bound.value) if type(bound) is cst.Integer else None
+    if not (type(operator) is cst.GreaterThan and limit == 1 or type(operator) is cst.GreaterThanEqual and limit == 2
+            or type(operator) is cst.NotEqual and limit == 1):
+        return False
+    counted = test.left
+    if type(counted) in (cst.Name, cst.Attribute):
+        scope = module if facts.function is facts.module_scope else facts.function.node
+        values = _values_bound_to(dotted_name(counted) or "", scope)
+        if len(values) != 1:
+            return False
+        counted = values[0]
+    if type(counted) is not cst.Call or facts.qualified_name(counted.func) != "torch.cuda.device_count":
+        return False
+    statements = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    last = statements[-1] if statements else None
+    if not isinstance(last, cst.SimpleStatementLine):
+        return False
+    return any(type(small) is cst.Raise or type(small) is cst.Expr and type(small.value) is cst.Call
+               and facts.qualified_name(small.value.func) in _PROGRAM_EXITS for small in last.body)
+
+
+def _values_bound_to(name: str, scope_node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The values plain assignments in ``scope_node`` (not in the functions or classes it defines)
+    bind to the name or attribute ``name`` (``opt.num_gpu = ...``)."""
+    values: list[cst.BaseExpression] = []
+    stack: list[cst.CSTNode] = list(scope_node.body.body if isinstance(scope_node, cst.FunctionDef)
+                                    and isinstance(scope_node.body, cst.IndentedBlock) else scope_node.children)
+    while stack:
+        current = stack.pop()
+        if type(current) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        if type(current) is cst.Assign:
+            values.extend(current.value for target in current.targets if dotted_name(target.target) == name)
+            continue
+        if isinstance(current, (cst.BaseSuite, cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.Else)):
+            stack.extend(current.children)
+    return values
 
 
 def _always_leaves(block: cst.BaseSuite) -> bool:

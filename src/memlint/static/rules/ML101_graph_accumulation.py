@@ -225,11 +225,12 @@ class GraphAccumulation(Rule):
         if accumulator is None:
             return
         self._note_dropped(node, accumulator)
-        if self.facts.loop is not None:
-            if _slices_of(node.value, accumulator):
-                self._note_trimmed(accumulator)  # xs = xs[-k:], xs = torch.cat((xs[1:], x)): a window
-            elif _is_empty_value(node.value, self.facts):
-                self._note_emptied_in_loops(accumulator)
+        if _slices_of(node.value, accumulator) and (self.facts.loop is not None or "." in accumulator):
+            # xs = xs[-k:], xs = torch.cat((xs[1:], x)) in a loop; self.xs = self.xs[1:] in the
+            # method that appends to it on every call: a window
+            self._note_trimmed(accumulator)
+        elif self.facts.loop is not None and _is_empty_value(node.value, self.facts):
+            self._note_emptied_in_loops(accumulator)
         running = False
         if isinstance(node.value, cst.BinaryOperation):  # total = total + loss
             others = _other_operands(node.value, lambda op: dotted_name(op) == accumulator)
@@ -1121,6 +1122,21 @@ def train(model, loader, optimizer, criterion):
         recent.append(out)
         if len(recent) > 10:
             recent.pop(0)
+""",
+        # a window a module keeps across forward() calls, trimmed by the same call before it grows
+        """
+import torch
+from torch import nn
+class HistoryRNN(nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        self.cell = nn.GRUCell(size, size)
+        self.hidden_all = []
+    def forward(self, x):
+        hidden_new = self.cell(x, torch.stack(self.hidden_all).mean(0))
+        self.hidden_all = self.hidden_all[1:]
+        self.hidden_all.append(hidden_new)
+        return hidden_new
 """,
         # the loss a method returns is backpropagated; the outputs it returns beside it are its
         # own values (detached here), not evidence of a graph because they come from one call

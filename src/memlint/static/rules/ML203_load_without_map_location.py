@@ -808,6 +808,14 @@ class LoadWithoutMapLocation(Rule):
                                  "the checkpoint once restored",
                             needs_grad=False, severity="warning",
                             fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
+            elif self._pins_one_gpu():
+                # the program sees one GPU (``if torch.cuda.device_count() > 1: sys.exit()``, or
+                # CUDA_VISIBLE_DEVICES set to one): the GPU it was saved from is this one
+                return
+            elif not (load.kept_in or load.returned_by):
+                # ``model.load_state_dict(torch.load(p))``: the second copy lives only while
+                # load_state_dict copies it, in the GPU the process itself uses
+                return
             elif (load.restores_state and (load.beside_the_model or (load.moved_while_held and self._saves_device_state_here())
                                            or self._moved_by_every_caller(load))
                   # ``return torch.load(path)``, which a caller here copies into a moved model
@@ -840,6 +848,21 @@ class LoadWithoutMapLocation(Rule):
                     fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
 
     VALID = [
+        # one process, a checkpoint handed straight to load_state_dict, held by no name: the second
+        # copy lives only while load_state_dict copies it, on the GPU the process itself uses
+        """
+import argparse
+import torch
+from torch import nn
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--load_model_path", default=None)
+    args = parser.parse_args()
+    model = nn.Linear(4, 4).cuda()
+    if args.load_model_path is not None:
+        model.load_state_dict(torch.load(args.load_model_path))
+""",
         # map_location onto the GPU into a model still on the CPU, and the checkpoint let go
         # (deleted, rebound) before the model moves and the loop runs
         """
@@ -1252,7 +1275,8 @@ def main():
     args = parser.parse_args()
     model = nn.DataParallel(nn.Linear(4, 4).cuda())
     if args.load_model_path is not None:
-        model.module.load_state_dict(torch.load(args.load_model_path))
+        state = torch.load(args.load_model_path)
+        model.module.load_state_dict(state)
 """, line=13, fixed='map_location="cpu"'),
         # one process: a resumed checkpoint this script saved from the GPU, kept through the training
         Invalid("""
