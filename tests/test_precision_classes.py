@@ -6691,3 +6691,38 @@ def test_a_program_that_exits_with_more_than_one_gpu_has_no_data_parallel_or_dev
 def test_a_program_that_goes_on_with_several_gpus_keeps_both_findings(guard, ending):
     source = _ONE_GPU_PROGRAM.replace("opt.num_gpu > 1", guard).replace("sys.exit()", ending)
     assert findings(source) == [(10, "ML206"), (13, "ML203")]
+
+
+# ----- every slot of an output moved to the host before it is collected ----------------------------
+_SLOTS_MOVED = """
+    import torch
+
+
+    def evaluate(model, loader):
+        model.eval()
+        results = {"kp_3d": [], "verts": []}
+        with torch.no_grad():
+            for batch_input, batch_gt in loader:
+                output = model(batch_input.cuda())
+                for keys in output[0].keys():
+                    output[0][keys] = output[0][keys].detach().cpu().numpy()
+                results["kp_3d"].append(output[0]["kp_3d"])
+                results["verts"].append(output[0]["verts"])
+        return results
+"""
+
+
+def test_an_output_whose_every_slot_is_moved_to_the_host_is_not_kept_on_the_device():
+    assert findings(_SLOTS_MOVED) == []
+
+
+@pytest.mark.parametrize("moving, replaced", [
+    ("                output[0][keys] = output[0][keys].detach().cpu().numpy()",
+     "                print(keys)"),  # nothing moved
+    ("                output[0][keys] = output[0][keys].detach().cpu().numpy()",  # only one slot, in a branch
+     '                if keys == "kp_3d":\n                    output[0][keys] = output[0][keys].detach().cpu().numpy()'),
+])
+def test_an_output_whose_slots_are_not_all_moved_is_kept_on_the_device(moving, replaced):
+    source = textwrap.dedent(_SLOTS_MOVED).replace(moving[4:], replaced[4:])  # (dedented as the source)
+    assert source != textwrap.dedent(_SLOTS_MOVED)
+    assert [code for _, code in findings(source)] == ["ML207", "ML207"]

@@ -181,6 +181,10 @@ class OutputsKeptOnDevice(Rule):
                     self._note_reset(name)
         self._note_loop_assignment(node)
         outputs = self._function_outputs()
+        if len(node.targets) == 1 and self._every_slot_moved_off(node):
+            # for k in out.keys(): out[k] = out[k].detach().cpu().numpy(): what out holds is on the host
+            outputs.pop(dotted_name(_peel_subscripts(node.targets[0].target)) or "", None)
+            return
         kind = self._classify(node.value, outputs)
         here = tuple(self.facts.branch_path)
         for target in node.targets:
@@ -199,6 +203,30 @@ class OutputsKeptOnDevice(Rule):
                 else:
                     outputs[name] = kind
                     self._output_branches[key] = here
+
+    def _every_slot_moved_off(self, assign: cst.Assign) -> bool:
+        """``out[k] = out[k].cpu()`` in ``for k in out`` / ``for k in out.keys()``, unconditionally:
+        each slot of ``out`` is moved off the device."""
+        target, value = assign.targets[0].target, assign.value
+        loop = self.facts.loop
+        if loop is None or type(loop.node) is not cst.For or type(loop.node.target) is not cst.Name \
+                or type(target) is not cst.Subscript or len(target.slice) != 1 or not any(
+                    isinstance(line, cst.SimpleStatementLine) and any(small is assign for small in line.body)
+                    for line in loop.node.body.body):
+            return False
+        index = target.slice[0].slice
+        if type(index) is not cst.Index or type(index.value) is not cst.Name \
+                or index.value.value != loop.node.target.value:
+            return False
+        keys = loop.node.iter
+        if type(keys) is cst.Call and type(keys.func) is cst.Attribute and keys.func.attr.value == "keys" and not keys.args:
+            keys = keys.func.value
+        module = cst.Module(body=())
+        if module.code_for_node(keys) != module.code_for_node(target.value):
+            return False
+        chain = _call_chain(value)
+        return chain.on_cpu and module.code_for_node(_peel_subscripts(chain.base)) == module.code_for_node(
+            _peel_subscripts(target))
 
     def _classify(self, value: cst.BaseExpression, outputs: dict[str, _Output]) -> _Output | None:
         """An ``_Output`` if ``value`` holds (part of) a model output kept at full size."""
@@ -749,6 +777,23 @@ class OutputsKeptOnDevice(Rule):
         return any(word in last for word in _DEVICE_WORDS)
 
     VALID = [
+        # every slot of the output rebound to a host copy before it is collected
+        """
+import torch
+
+
+def evaluate(model, loader):
+    model.eval()
+    results = {"kp_3d": [], "verts": []}
+    with torch.no_grad():
+        for batch_input, batch_gt in loader:
+            output = model(batch_input.cuda())
+            for keys in output[0].keys():
+                output[0][keys] = output[0][keys].detach().cpu().numpy()
+            results["kp_3d"].append(output[0]["kp_3d"])
+            results["verts"].append(output[0]["verts"])
+    return results
+""",
         # a feature bank: the image features are run through the model again after the loop (re-ranking)
         """
 import torch
