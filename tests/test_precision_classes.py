@@ -6726,3 +6726,33 @@ def test_an_output_whose_slots_are_not_all_moved_is_kept_on_the_device(moving, r
     source = textwrap.dedent(_SLOTS_MOVED).replace(moving[4:], replaced[4:])  # (dedented as the source)
     assert source != textwrap.dedent(_SLOTS_MOVED)
     assert [code for _, code in findings(source)] == ["ML207", "ML207"]
+
+
+# ----- a checkpoint loaded in a branch that returns is not kept through the loop after it ----------
+_TEST_BRANCH = """
+    import torch
+
+
+    def main(args, model, optimizer, loader):
+        if args.test:
+            state_dict = torch.load(args.ckpt, map_location="cpu")
+            model.load_state_dict(state_dict)
+            validate(model, loader)
+            return
+        for epoch in range(args.epochs):
+            for x, y in loader:
+                loss = model(x, y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+"""
+
+
+def test_a_checkpoint_loaded_in_a_branch_that_returns_is_not_kept_through_training():
+    assert findings(_TEST_BRANCH) == []
+
+
+@pytest.mark.parametrize("leaving", ['print("tested")', 'args.test = False'])
+def test_a_checkpoint_loaded_in_a_branch_that_goes_on_is_kept_through_training(leaving):
+    source = _TEST_BRANCH.replace("            return\n", f"            {leaving}\n")
+    assert findings(source) == [(7, "ML215")]

@@ -35,6 +35,8 @@ from memlint.static.rule import Invalid, Rule
 
 _LOADS = frozenset({"torch.load"})
 _NESTED = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+_STATEMENT_LEVEL = (cst.Module, cst.BaseSuite, cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.Else,
+                    cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally)
 
 
 class CheckpointKeptThroughTraining(Rule):
@@ -104,7 +106,7 @@ class CheckpointKeptThroughTraining(Rule):
                     if given & (held | parts):
                         copied = True
                         held |= given & parts
-        if kept_through is None:
+        if kept_through is None or _left_before(assign, kept_through.node, body):
             return
         self.report(
             assign,
@@ -150,6 +152,24 @@ class CheckpointKeptThroughTraining(Rule):
         return outline is None or "load_state_dict" not in outline.methods
 
     VALID = [
+        # loaded in a branch that returns: the training loop runs only when nothing was loaded
+        """
+import torch
+
+
+def main(args, model, optimizer, loader):
+    if args.test:
+        state_dict = torch.load(args.ckpt, map_location="cpu")
+        model.load_state_dict(state_dict)
+        validate(model, loader)
+        return
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            loss = model(x, y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+""",
         # the checkpoint is deleted once loaded
         """
 import torch
@@ -284,6 +304,43 @@ def _trains(loop: Loop, loops: dict) -> bool:
         if each.callees_train is not None and each.callees_train():
             return True
     return False
+
+
+def _left_before(assign: cst.Assign, loop: cst.CSTNode, body: cst.CSTNode) -> bool:
+    """Is ``assign`` in a block that ends by returning or raising (``if args.test: ckpt = torch.load(p);
+    ...; return``) and that does not hold ``loop``? Then the loop runs only on paths where the
+    checkpoint was never loaded. (Not when the block can also be left by ``break``/``continue``.)"""
+    for block in _blocks_around(assign, body):
+        statements = block.body
+        last = statements[-1] if statements else None
+        if not isinstance(last, cst.SimpleStatementLine) or not any(
+                isinstance(small, (cst.Return, cst.Raise)) for small in last.body):
+            continue
+        inside = {id(node) for node, _ in _in_order(block)}
+        if id(loop) in inside:
+            return False
+        return not any(isinstance(node, (cst.Break, cst.Continue)) for node, _ in _in_order(block))
+    return False
+
+
+def _blocks_around(target: cst.CSTNode, body: cst.CSTNode) -> list[cst.IndentedBlock]:
+    """The indented blocks of ``body`` (not of functions it defines) that hold ``target``, innermost first."""
+    found: list[cst.IndentedBlock] = []
+
+    def holds(node: cst.CSTNode) -> bool:
+        if node is target:
+            return True
+        if isinstance(node, _NESTED) and node is not body or not isinstance(node, _STATEMENT_LEVEL):
+            return False  # (statements and blocks only: expressions nest deep, and hold no block)
+        for child in node.children:
+            if holds(child):
+                if isinstance(node, cst.IndentedBlock):
+                    found.append(node)
+                return True
+        return False
+
+    holds(body)
+    return found
 
 
 def _in_order(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, bool]]:
