@@ -132,6 +132,10 @@ CATALOGUE: tuple[RuleInfo, ...] = (
              "itertools.cycle over a DataLoader keeps every batch of the first pass to replay it: a whole "
              "epoch of batches stays in memory.",
              triggers=("cycle",)),
+    RuleInfo("ML119", "exception-kept-past-handler", "warning",
+             "A caught exception stored in a global, on an object or in a kept container: its traceback keeps "
+             "every frame of the call stack alive, with the tensors and models they hold.",
+             triggers=("except",)),
     # ML2xx waste: the peak is higher than it needs to be.
     RuleInfo("ML201", "grad-enabled-inference", "warning",
              "A forward pass that is only inference (eval mode, an inference loop, a teacher or target model) runs "
