@@ -661,3 +661,38 @@ class Block(nn.Module):
 
     assert lines(source) == []
     assert lines(source.replace("        self.count = self.count % 2\n", "")) != []
+
+
+# ----- ML119: a caught exception kept past its handler ---------------------------------------------
+@pytest.mark.parametrize("store, line", [
+    ("except RuntimeError as err: LAST = err", 5),  # a one-line handler at module level
+    ("except RuntimeError as err:\n    if True:\n        STATE['error'] = (err, 1)", 7),  # a slot of a global, nested
+    ("except RuntimeError as err:\n    registry.last.failures.append({'step': 3, 'error': err})", 6),
+])
+def test_ml119_an_exception_kept_in_a_global_or_an_object_is_reported(store, line):
+    source = f"import torch\nSTATE = {{}}\ntry:\n    torch.ones(1)\n{store}\n"
+    assert [(f.line, f.code) for f in _check(source, "ML119")] == [(line, "ML119")]
+
+
+@pytest.mark.parametrize("store", [
+    "except RuntimeError as err:\n    message = str(err)",  # at module level, but only its text
+    "except RuntimeError as err:\n    def later():\n        global LAST\n        LAST = err",  # a nested def's own
+    "except RuntimeError:\n    LAST = None",  # nothing caught by name
+])
+def test_ml119_what_keeps_no_frames_is_quiet(store):
+    source = f"import torch\nSTATE = {{}}\ntry:\n    torch.ones(1)\n{store}\n"
+    assert _check(source, "ML119") == []
+
+
+def test_ml119_a_local_of_a_function_is_quiet_and_a_declared_global_is_reported():
+    source = """import torch
+LAST = None
+def step(model, batch, keep):
+    {declare}
+    try:
+        return model(batch)
+    except RuntimeError as err:
+        LAST = err
+"""
+    assert _check(source.format(declare="pass"), "ML119") == []
+    assert [f.line for f in _check(source.format(declare="global LAST"), "ML119")] == [8]

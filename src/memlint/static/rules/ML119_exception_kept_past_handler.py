@@ -32,58 +32,29 @@ _STORING_METHODS = frozenset({"append", "add", "appendleft", "insert"})
 class ExceptionKeptPastHandler(Rule):
     code = "ML119"
 
-    def __init__(self, checker) -> None:
-        super().__init__(checker)
-        self._caught: list[str | None] = []  # the ``as`` names of the handlers the walk is in
-        self._declared_global: dict[int, set[str]] = {}  # id() of a function -> its ``global`` names
-
+    # Only handlers are visited, and each reads its own body: no callback on every call and
+    # assignment of the module for a shape that lives in ``except`` blocks.
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         name = node.name.name if node.name is not None else None
-        self._caught.append(name.value if isinstance(name, cst.Name) else None)
-
-    def leave_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        self._caught.pop()
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self._declared_global.setdefault(id(self.facts.function), set()).update(
-            item.name.value for item in node.names)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        caught = self._caught_in(node.value)
-        if caught is None:
+        if not isinstance(name, cst.Name):
             return
-        for target in node.targets:
-            where = self._outliving_place(target.target)
-            if where is not None:
-                self._report(node, caught, where)
-                return
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if not self._caught or type(func) is not cst.Attribute or func.attr.value not in _STORING_METHODS:
-            return
-        caught = next((found for found in (self._caught_in(arg.value) for arg in node.args) if found), None)
-        if caught is None:
-            return
-        where = self._outliving_place(func.value)
-        if where is not None:
-            self._report(node, caught, where)
-
-    def _caught_in(self, value: cst.BaseExpression) -> str | None:
-        """The handler's ``as`` name when ``value`` is it, or a tuple/list/dict written out holding it."""
-        names = {name for name in self._caught if name is not None}
-        if not names:
-            return None
-        if type(value) is cst.Name:
-            return value.value if value.value in names else None
-        if type(value) in (cst.Tuple, cst.List):
-            return next((element.value.value for element in value.elements
-                         if type(element.value) is cst.Name and element.value.value in names), None)
-        if type(value) is cst.Dict:
-            return next((element.value.value for element in value.elements
-                         if type(element) is cst.DictElement and type(element.value) is cst.Name
-                         and element.value.value in names), None)
-        return None
+        caught = name.value
+        for statement in _statements(node.body):
+            for small in statement.body:
+                if type(small) is cst.Assign and _holds(small.value, caught):
+                    for target in small.targets:
+                        where = self._outliving_place(target.target)
+                        if where is not None:
+                            self._report(small, caught, where, _peel(target.target))
+                            break
+                elif type(small) is cst.Expr and type(small.value) is cst.Call:
+                    call = small.value
+                    func = call.func
+                    if type(func) is cst.Attribute and func.attr.value in _STORING_METHODS \
+                            and any(_holds(arg.value, caught) for arg in call.args):
+                        where = self._outliving_place(func.value)
+                        if where is not None:
+                            self._report(call, caught, where, _peel(func.value))
 
     def _outliving_place(self, target: cst.BaseExpression) -> str | None:
         """How ``target`` outlives the handler ("a module global", "an attribute"), or None for a local."""
@@ -95,13 +66,14 @@ class ExceptionKeptPastHandler(Rule):
             facts = self.facts
             if facts.function is facts.module_scope:
                 return "a module global"
-            if target.value in self._declared_global.get(id(facts.function), ()):
+            if any(type(small) is cst.Global and any(item.name.value == target.value for item in small.names)
+                   for statement in _statements(facts.function.node.body, nested=False)
+                   for small in statement.body):
                 return "a module global"
         return None
 
-    def _report(self, node: cst.CSTNode, caught: str, where: str) -> None:
-        stored = dotted_name(node.func.value) if type(node) is cst.Call else dotted_name(
-            _peel(node.targets[0].target))
+    def _report(self, node: cst.CSTNode, caught: str, where: str, place: cst.BaseExpression) -> None:
+        stored = dotted_name(place)
         if stored is not None and re.search(rf"\braise\s+{re.escape(stored)}\b", self._checker.source):
             return  # kept to be raised again: handed on, not hoarded
         self.report(
@@ -204,6 +176,39 @@ def step(model, batch):
         LAST_ERROR = err
 """, line=12),
     ]
+
+
+def _holds(value: cst.BaseExpression, caught: str) -> bool:
+    """Is ``value`` the name ``caught``, or a tuple, list or dict written out holding it?"""
+    if type(value) is cst.Name:
+        return value.value == caught
+    if type(value) in (cst.Tuple, cst.List):
+        return any(type(element.value) is cst.Name and element.value.value == caught for element in value.elements)
+    if type(value) is cst.Dict:
+        return any(type(element) is cst.DictElement and type(element.value) is cst.Name
+                   and element.value.value == caught for element in value.elements)
+    return False
+
+
+def _statements(suite: cst.BaseSuite, nested: bool = True) -> list[cst.SimpleStatementLine]:
+    """The simple statement lines of ``suite`` and of the blocks inside it (``if``, ``for``, ``with``...),
+    not of the functions and classes it defines; only its own lines when not ``nested``."""
+    found: list[cst.SimpleStatementLine] = []
+    stack: list[cst.CSTNode] = [suite]
+    while stack:
+        current = stack.pop()
+        if type(current) is cst.SimpleStatementLine:
+            found.append(current)
+        elif isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        elif isinstance(current, cst.BaseSuite):
+            stack.extend(reversed(current.body) if isinstance(current, cst.IndentedBlock) else [])
+            if isinstance(current, cst.SimpleStatementSuite):
+                found.append(cst.SimpleStatementLine(body=current.body))
+        elif nested and isinstance(current, (cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler, cst.Finally)):
+            stack.extend(child for child in current.children if isinstance(child, (cst.BaseSuite, cst.Else,
+                                                                                  cst.ExceptHandler, cst.Finally)))
+    return found
 
 
 def _peel(target: cst.BaseExpression) -> cst.BaseExpression:
