@@ -6660,7 +6660,8 @@ _ONE_GPU_PROGRAM = """
         model = torch.nn.DataParallel(model).cuda()
         optimizer = torch.optim.Adam(model.parameters())
         if opt.saved_model:
-            model.load_state_dict(torch.load(opt.saved_model))
+            state = torch.load(opt.saved_model)
+            model.load_state_dict(state)
         for x, y in opt.loader:
             loss = nn.functional.mse_loss(model(x), y)
             optimizer.zero_grad()
