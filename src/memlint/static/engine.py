@@ -2575,7 +2575,7 @@ def _exits_when_many_gpus(node: cst.If, facts: Facts, module: cst.Module) -> boo
     if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return False
     operator, bound = test.comparisons[0].operator, test.comparisons[0].comparator
-    limit = int(bound.value) if type(bound) is cst.Integer else None
+    limit = bound.evaluated_value if type(bound) is cst.Integer else None
     if not (type(operator) is cst.GreaterThan and limit == 1 or type(operator) is cst.GreaterThanEqual and limit == 2
             or type(operator) is cst.NotEqual and limit == 1):
         return False
