@@ -6757,3 +6757,52 @@ def test_a_checkpoint_loaded_in_a_branch_that_returns_is_not_kept_through_traini
 def test_a_checkpoint_loaded_in_a_branch_that_goes_on_is_kept_through_training(leaving):
     source = _TEST_BRANCH.replace("            return\n", f"            {leaving}\n")
     assert findings(source) == [(7, "ML215")]
+
+
+# ----- an episode's rollout on a global object, emptied by the update the episode loop calls ------
+_EPISODE_UPDATE = """
+    import torch
+    from torch import nn
+
+    policy = nn.Linear(4, 2)
+    policy.saved_logprobs = []
+    optimizer = torch.optim.Adam(policy.parameters())
+
+
+    def update(rewards):
+        loss = -(torch.stack(policy.saved_logprobs) * torch.tensor(rewards)).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        del policy.saved_logprobs[:]
+
+
+    def main(env, episodes):
+        for episode in range(episodes):
+            state, rewards = env.reset(), []
+            for t in range(1000):
+                probs = torch.softmax(policy(torch.as_tensor(state)), -1)
+                action = torch.distributions.Categorical(probs).sample()
+                policy.saved_logprobs.append(torch.log(probs[action]))
+                state, reward, done, _ = env.step(action.item())
+                rewards.append(reward)
+                if done:
+                    break
+            update(rewards)
+"""
+
+
+@pytest.mark.parametrize("emptying", ["del policy.saved_logprobs[:]", "policy.saved_logprobs.clear()",
+                                      "policy.saved_logprobs = []"])
+def test_a_rollout_emptied_by_the_update_the_episode_loop_calls_is_bounded(emptying):
+    assert findings(_EPISODE_UPDATE.replace("del policy.saved_logprobs[:]", emptying)) == []
+
+
+@pytest.mark.parametrize("emptying", [
+    "print(len(policy.saved_logprobs))",  # never emptied
+    "if rewards:\n            del policy.saved_logprobs[:]",  # emptied on some calls only
+    "del policy.saved_logprobs[1:]",  # keeps the first entry of every episode
+])
+def test_a_rollout_the_update_does_not_always_empty_is_reported(emptying):
+    source = _EPISODE_UPDATE.replace("del policy.saved_logprobs[:]", emptying)
+    assert [code for _, code in findings(source)] == ["ML101"]

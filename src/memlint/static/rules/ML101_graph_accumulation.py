@@ -153,6 +153,27 @@ class GraphAccumulation(Rule):
         return any(site.results and site.caller.is_backpropagated(site.results)
                    for site in self.facts.calls_into.get(id(function.node), ()))
 
+    def _emptied_by_a_call_in(self, loop, name: str, function) -> bool:
+        """Does ``loop``'s body call, unconditionally, a function of this module whose own body
+        empties ``name`` — a global object's list (``actor.saved_logprobs``), not the callee's
+        parameter — with ``del name[:]``, ``name.clear()`` or ``name = []``?"""
+        root = name.split(".", 1)[0]
+        if "." not in name or root in function.bindings or root == "self":
+            return False  # only an object the module holds: the callee's name is the same object
+        for line in loop.node.body.body:
+            if not isinstance(line, cst.SimpleStatementLine):
+                continue
+            for small in line.body:
+                call = small.value if type(small) is cst.Expr else None
+                if type(call) is not cst.Call or type(call.func) is not cst.Name:
+                    continue
+                found = self.facts.callees(call)
+                if found is not None and any(
+                        root not in _parameter_names(definition) and _empties(definition, name)
+                        for definition in found[0]):
+                    return True
+        return False
+
     def _note_trimmed(self, name: str | None) -> None:
         if name is not None:
             self._trimmed.setdefault(id(self.facts.function), set()).add(name)
@@ -179,7 +200,7 @@ class GraphAccumulation(Rule):
     def visit_Del(self, node: cst.Del) -> None:
         targets = node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]
         for target in targets:
-            target = getattr(target, "value", target)
+            target = target.value if isinstance(target, cst.Element) else target
             if isinstance(target, cst.Subscript):
                 self._note_trimmed(dotted_name(target.value))  # del xs[0], del xs[:k]
 
@@ -370,6 +391,11 @@ class GraphAccumulation(Rule):
                 return  # a sliding window the function trims itself: bounded
             if bounded_container(root, function):
                 return  # deque(maxlen=k): the oldest entries drop out
+            if any(outer.trains and self._emptied_by_a_call_in(outer, name, function) for outer in outlived):
+                # an episode's rollout (``actor.saved_logprobs.append(log_prob)``) that the update
+                # function the loop calls backpropagates and empties (``del actor.saved_logprobs[:]``):
+                # one iteration's graphs, which that update uses
+                return
             if step_loop is not None and step_loop.is_training_loop and \
                     id(step_loop) in self._emptied_in.get(id(function), {}).get(name, ()):
                 # emptied inside the training loop (every N steps): N steps of graphs whose saved
@@ -1122,6 +1148,50 @@ def train(model, loader, optimizer, criterion):
         recent.append(out)
         if len(recent) > 10:
             recent.pop(0)
+""",
+        # ... or trimmed with del
+        """
+import torch
+def train(model, loader, optimizer, criterion):
+    recent = []
+    for x, y in loader:
+        out = model(x)
+        loss = criterion(out, y)
+        loss.backward()
+        optimizer.step()
+        recent.append(out)
+        if len(recent) > 10:
+            del recent[0]
+""",
+        # an episode's log-probabilities on a global policy, backpropagated and emptied by the
+        # update function the episode loop calls
+        """
+import torch
+from torch import nn
+
+policy = nn.Linear(4, 2)
+policy.saved_logprobs = []
+optimizer = torch.optim.Adam(policy.parameters())
+
+def update(rewards):
+    loss = -(torch.stack(policy.saved_logprobs) * torch.tensor(rewards)).sum()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    del policy.saved_logprobs[:]
+
+def main(env, episodes):
+    for episode in range(episodes):
+        state, rewards = env.reset(), []
+        for t in range(1000):
+            probs = torch.softmax(policy(torch.as_tensor(state)), -1)
+            action = torch.distributions.Categorical(probs).sample()
+            policy.saved_logprobs.append(torch.log(probs[action]))
+            state, reward, done, _ = env.step(action.item())
+            rewards.append(reward)
+            if done:
+                break
+        update(rewards)
 """,
         # a window a module keeps across forward() calls, trimmed by the same call before it grows
         """
@@ -2873,6 +2943,36 @@ def _value_names(node: cst.BaseExpression) -> set[str]:
 
 def _mentions_len(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len"
+
+
+def _parameter_names(definition: cst.FunctionDef) -> set[str]:
+    parameters = definition.params
+    return {param.name.value for param in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params)}
+
+
+def _empties(definition: cst.FunctionDef, name: str) -> bool:
+    """Does a statement of ``definition``'s own block (not in a branch) empty ``name``:
+    ``del name[:]``, ``name.clear()``, ``name = []``?"""
+    body = definition.body.body if isinstance(definition.body, cst.IndentedBlock) else ()
+    for line in body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for small in line.body:
+            if type(small) is cst.Del:
+                targets = small.target.elements if isinstance(small.target, (cst.Tuple, cst.List)) else [small.target]
+                for target in targets:
+                    target = target.value if isinstance(target, cst.Element) else target
+                    if type(target) is cst.Subscript and dotted_name(target.value) == name and len(target.slice) == 1 \
+                            and type(target.slice[0].slice) is cst.Slice and target.slice[0].slice.lower is None \
+                            and target.slice[0].slice.upper is None:
+                        return True
+            elif type(small) is cst.Expr and type(small.value) is cst.Call and type(small.value.func) is cst.Attribute \
+                    and small.value.func.attr.value == "clear" and dotted_name(small.value.func.value) == name:
+                return True
+            elif type(small) is cst.Assign and type(small.value) is cst.List and not small.value.elements \
+                    and any(dotted_name(target.target) == name for target in small.targets):
+                return True
+    return False
 
 
 def _slices_of(value: cst.BaseExpression, name: str) -> bool:
