@@ -1145,7 +1145,8 @@ def test_a_method_of_a_plain_class_nothing_in_the_repository_calls(tmp_path):
                 torch.save(self.G.state_dict(), path)
 
             def load(self, path):
-                self.G.load_state_dict(torch.load(path))
+                state = torch.load(path)
+                self.G.load_state_dict(state)
     """)
     main = textwrap.dedent("""
         from gan import GAN
@@ -1200,7 +1201,8 @@ def test_a_method_nothing_calls_of_a_class_whose_bases_are_the_projects_own(tmp_
                 torch.save(self.G.state_dict(), path)
 
             def load(self, path):
-                self.G.load_state_dict(torch.load(path))
+                state = torch.load(path)
+                self.G.load_state_dict(state)
     """)
     main = textwrap.dedent("""
         from gan import GAN

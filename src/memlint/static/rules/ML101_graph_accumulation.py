@@ -16,7 +16,8 @@ import libcst as cst
 
 from memlint.static.facts import (
     CONFIG_NAMES, Graph, Kind, Pending, visit, GraphValue, reaches, builds_a_sequence, concatenated_onto, dotted_name, expression_children, names_in, operands,
-    OPAQUE, block_statements, bounded_container, descendants, nested_blocks, parameter_for, place_of, storage_name,
+    OPAQUE, all_parameters, block_statements, bounded_container, descendants, nested_blocks, parameter_for, place_of,
+    storage_name,
 )
 from memlint.static.fixes import call_method, detach_fix, detached_text, graph_accumulation_fix, item_text
 from memlint.static.rule import Invalid, Rule
@@ -169,7 +170,8 @@ class GraphAccumulation(Rule):
                     continue
                 found = self.facts.callees(call)
                 if found is not None and any(
-                        root not in _parameter_names(definition) and _empties(definition, name)
+                        root not in {param.name.value for param in all_parameters(definition.params)}
+                        and _empties(definition, name)
                         for definition in found[0]):
                     return True
         return False
@@ -2943,11 +2945,6 @@ def _value_names(node: cst.BaseExpression) -> set[str]:
 
 def _mentions_len(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len"
-
-
-def _parameter_names(definition: cst.FunctionDef) -> set[str]:
-    parameters = definition.params
-    return {param.name.value for param in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params)}
 
 
 def _empties(definition: cst.FunctionDef, name: str) -> bool:

@@ -23,7 +23,7 @@ import re
 
 import libcst as cst
 
-from memlint.static.facts import dotted_name
+from memlint.static.facts import block_statements, dotted_name, nested_blocks
 from memlint.static.rule import Invalid, Rule
 
 _STORING_METHODS = frozenset({"append", "add", "appendleft", "insert"})
@@ -190,24 +190,18 @@ def _holds(value: cst.BaseExpression, caught: str) -> bool:
     return False
 
 
-def _statements(suite: cst.BaseSuite, nested: bool = True) -> list[cst.SimpleStatementLine]:
+def _statements(suite: cst.BaseSuite, nested: bool = True) -> list[cst.SimpleStatementLine | cst.SimpleStatementSuite]:
     """The simple statement lines of ``suite`` and of the blocks inside it (``if``, ``for``, ``with``...),
     not of the functions and classes it defines; only its own lines when not ``nested``."""
-    found: list[cst.SimpleStatementLine] = []
-    stack: list[cst.CSTNode] = [suite]
+    found: list[cst.SimpleStatementLine | cst.SimpleStatementSuite] = []
+    stack = [block_statements(suite)]
     while stack:
-        current = stack.pop()
-        if type(current) is cst.SimpleStatementLine:
-            found.append(current)
-        elif isinstance(current, (cst.FunctionDef, cst.ClassDef)):
-            continue
-        elif isinstance(current, cst.BaseSuite):
-            stack.extend(reversed(current.body) if isinstance(current, cst.IndentedBlock) else [])
-            if isinstance(current, cst.SimpleStatementSuite):
-                found.append(cst.SimpleStatementLine(body=current.body))
-        elif nested and isinstance(current, (cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler, cst.Finally)):
-            stack.extend(child for child in current.children if isinstance(child, (cst.BaseSuite, cst.Else,
-                                                                                  cst.ExceptHandler, cst.Finally)))
+        for statement in stack.pop():
+            if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+                found.append(statement)
+            elif nested and isinstance(statement, cst.BaseCompoundStatement) \
+                    and not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                stack.extend(nested_blocks(statement))
     return found
 
 
