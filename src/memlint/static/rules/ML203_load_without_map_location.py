@@ -71,9 +71,7 @@ from memlint.static.facts import (
 )
 from memlint.static.fixes import add_keyword_fix
 from memlint.static.rule import Invalid, Rule
-from memlint.static.summaries import (
-    PINS_ONE_GPU, PROCESS_GROUP, SAVES_CPU_STATE, SAVES_DEVICE_STATE, SAVES_MODULE_STATE, SEES_ONE_GPU,
-)
+from memlint.static.summaries import PINS_ONE_GPU, PROCESS_GROUP, SAVES_CPU_STATE, SAVES_DEVICE_STATE, SAVES_MODULE_STATE
 
 # Words in the file argument or the assigned name that say what is loaded.
 _CHECKPOINT_WORDS = ("ckpt", "checkpoint", "weight", "model", "state", "pretrained", "resume", "snapshot",
@@ -810,11 +808,6 @@ class LoadWithoutMapLocation(Rule):
                                  "the checkpoint once restored",
                             needs_grad=False, severity="warning",
                             fix=add_keyword_fix(load.node, "map_location", '"cpu"'))
-            elif any(SEES_ONE_GPU in scope.effects
-                     for scope in (self.facts.module_scope, *self.facts.function_scopes.values())):
-                # the program sees one GPU (``if torch.cuda.device_count() > 1: sys.exit()``, or
-                # CUDA_VISIBLE_DEVICES = "0"): the GPU it was saved from is this one
-                return
             elif not (load.kept_in or load.returned_by):
                 # ``model.load_state_dict(torch.load(p))``: the second copy lives only while
                 # load_state_dict copies it, in the GPU the process itself uses
