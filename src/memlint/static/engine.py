@@ -707,8 +707,10 @@ class FileChecker:
                 self._note_init_parameter_branch(node)
             if taken is None:
                 self._note_parameter_branch(node)
-                if _exits_when_many_gpus(node, facts, self.module):
+                if "device_count" in self.source and _exits_when_many_gpus(node, facts, self.module):
                     # if torch.cuda.device_count() > 1: sys.exit(): past this, the program sees one GPU
+                    # (asked only of a module that names the count: the guard may read a name bound to
+                    # it, which means a walk of the scope's assignments)
                     facts.function.effects.update((SEES_ONE_GPU, PINS_ONE_GPU))
             if taken is not False:
                 facts.branch_path.append((id(node), "body"))
