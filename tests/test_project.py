@@ -1269,3 +1269,44 @@ def test_a_root_found_while_a_module_is_checked_goes_after_that_modules_root(tmp
         project.file_of_path(str(tmp_path / "story" / "train.py"))  # adds story/ as an import root
         found = project.module_file("dataclass")
     assert found is not None and found.path == str((tmp_path / "pretraining" / "dataclass.py").resolve())
+
+
+LIB_ON_THE_PATH = {
+    "pyproject.toml": "",
+    "lib/models/__init__.py": "",
+    "lib/models/losses.py": """
+        def kept_reward(loss):
+            return loss * 2
+    """,
+    "tools/_init_paths.py": """
+        import os.path as osp
+        import sys
+
+        sys.path.insert(0, osp.join(osp.dirname(__file__), "..", "lib"))
+    """,
+    "tools/train.py": """
+        import _init_paths
+        import torch
+        from models.losses import kept_reward
+
+        def train(model, loader, opt):
+            total = 0
+            for x in loader:
+                loss = model(x).sum()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                total += kept_reward(loss)
+            return total
+    """,
+}
+
+
+def test_a_script_sees_a_folder_other_files_are_imported_from_also_when_checked_alone(tmp_path):
+    """``lib/models`` is a package whose import root is ``lib/`` (a script puts it on sys.path):
+    the script checked alone, as a pre-commit hook passes it, finds ``models.losses`` as it does
+    when the package's own files are checked beside it."""
+    write(tmp_path, LIB_ON_THE_PATH)
+    expected = [("train.py", 12, "ML101")]
+    assert codes(check_paths([str(tmp_path / "tools/train.py")], Config(), use_cache=False)) == expected
+    assert codes(check_paths([str(tmp_path)], Config(), use_cache=False)) == expected

@@ -205,6 +205,19 @@ class Project:
             self._search.insert(1 if self._looking else 0, folder)
             self._files.clear()
 
+    def add_every_import_root(self) -> None:
+        """The import roots of every file of the project, whichever files are checked: a script
+        that puts ``lib/`` on ``sys.path`` finds ``lib/models`` the same when it is checked alone
+        (a pre-commit hook passing one file), with the whole project, or beside other files in
+        one of several processes. Roots come in the order of the files (the last first)."""
+        files = self._project_files()
+        if files is None:
+            return  # too large to list: roots come as its files are checked
+        folders = dict.fromkeys(os.path.dirname(path) for path in files)
+        roots = dict.fromkeys(import_root(os.path.join(folder, "_.py"))[0] for folder in folders)
+        for root in roots:
+            self.add_import_root(root)
+
     # ----- what a result depends on -------------------------------------------------------------
     @contextmanager
     def recording(self) -> Iterator[dict[str, str]]:
@@ -1618,5 +1631,6 @@ def project_for(path: str) -> Project | None:
     project = _projects.get(root)
     if project is None:
         project = _projects[root] = Project(root)
+        project.add_every_import_root()
     project.add_import_root(folder)
     return project
