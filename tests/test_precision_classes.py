@@ -6807,3 +6807,36 @@ def test_a_rollout_emptied_by_the_update_the_episode_loop_calls_is_bounded(empty
 def test_a_rollout_the_update_does_not_always_empty_is_reported(emptying):
     source = _EPISODE_UPDATE.replace("del policy.saved_logprobs[:]", emptying)
     assert [code for _, code in findings(source)] == ["ML101"]
+
+
+# The update runs under a test of a module constant, and so does the append: whenever the rollout
+# grows, the update that empties it runs too (Popular-RL-Algorithms' ``if UPDATE == 'Approach0':``).
+_GUARDED_EPISODE_UPDATE = _EPISODE_UPDATE.replace(
+    "    optimizer = torch.optim.Adam", "    UPDATE = ['Approach0', 'Approach1'][0]\n    optimizer = torch.optim.Adam",
+).replace(
+    "                policy.saved_logprobs.append(torch.log(probs[action]))",
+    "                if UPDATE == 'Approach0':\n                    policy.saved_logprobs.append(torch.log(probs[action]))",
+).replace(
+    "            update(rewards)", "            if UPDATE == 'Approach0':\n                update(rewards)")
+
+
+def test_a_rollout_appended_and_emptied_under_one_test_of_a_module_constant_is_bounded():
+    assert findings(_GUARDED_EPISODE_UPDATE) == []
+
+
+@pytest.mark.parametrize("change", [
+    # the append runs in either configuration, the update in one
+    ("                if UPDATE == 'Approach0':\n                    policy.saved_logprobs.append",
+     "                if True:\n                    policy.saved_logprobs.append"),
+    # the update runs under another test than the append's
+    ("            if UPDATE == 'Approach0':\n                update(rewards)",
+     "            if UPDATE == 'Approach1':\n                update(rewards)"),
+    # the constant changes while the program runs (a function rebinds it)
+    ("    def main(env, episodes):", "    def switch():\n        global UPDATE\n        UPDATE = 'Approach1'\n\n\n    def main(env, episodes):"),
+    # a test of something that changes from one episode to the next
+    ("if UPDATE == 'Approach0':\n                update", "if episode % 2:\n                update"),
+])
+def test_a_rollout_whose_update_may_not_run_when_it_grows_is_reported(change):
+    source = _GUARDED_EPISODE_UPDATE.replace(*change)
+    assert source != _GUARDED_EPISODE_UPDATE
+    assert [code for _, code in findings(source)] == ["ML101"]

@@ -178,6 +178,7 @@ class FileChecker:
     def run(self, module: cst.Module) -> list[Report]:
         """Walk ``module`` with every rule; return the reports kept after no-grad filtering."""
         self.module = module
+        self.facts.module_node = module
         self._statement.append(module)
         self._find_plain_functions(module)
         self._index_definitions(module)

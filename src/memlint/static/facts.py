@@ -1951,6 +1951,8 @@ class Facts:
         # names bound to a grad-mode context (``ctx = torch.no_grad``), and its mode
         self.grad_mode_names: dict[str, GradMode] = {}
         self.branch_path: list[tuple[int, str]] = []  # the if-branches being walked
+        self.module_node: cst.Module | None = None  # the module walked (set by the engine)
+        self._fixed_names: set[str] | None = None
         self.if_nodes: dict[int, cst.If] = {}  # id() -> the ifs walked (branch_path names them by id)
         self.function_scopes: dict[int, FunctionScope] = {}  # id(def node) -> its scope
         # id(def node) -> what the method returns when ``self.training`` is False, for methods
@@ -3290,6 +3292,44 @@ class Facts:
                 self.project_definition(base) is not None for base in info.base_names) else None
         definition = self.project_definition(self.constructed_by(node))
         return definition.qualified if definition is not None and definition.kind == "class" else None
+
+    def guarding_tests(self) -> tuple[cst.BaseExpression, ...]:
+        """The tests of the ``if`` statements whose body is being walked (not their ``else``)."""
+        return tuple(self.if_nodes[key].test for key, arm in self.branch_path if arm == "body" and key in self.if_nodes)
+
+    def is_fixed_test(self, test: cst.BaseExpression, function: "FunctionScope") -> bool:
+        """Does ``test`` give the same answer wherever ``function`` evaluates it: it reads only
+        literals and module-level names bound exactly once and never rebound (no ``global`` of
+        them anywhere, not bound by ``function``): ``if UPDATE == 'Approach0':`` with
+        ``UPDATE = ...`` at the top of the module."""
+        if self._fixed_names is None:
+            module = self.module_node
+            self._fixed_names = set() if module is None else bound_once_to(module, lambda value: True)
+        names = self._names_in_test(test)
+        return names is not None and all(name in self._fixed_names and name not in function.bindings for name in names)
+
+    @staticmethod
+    def _names_in_test(test: cst.BaseExpression) -> set[str] | None:
+        """The names a comparison of names and literals reads; None for anything else (a call,
+        an attribute, a subscript: their value may change between two evaluations)."""
+        if isinstance(test, cst.Name):
+            return {test.value} if test.value not in ("True", "False", "None") else set()
+        if isinstance(test, (cst.SimpleString, cst.Integer, cst.Float)):
+            return set()
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return Facts._names_in_test(test.expression)
+        if isinstance(test, cst.BooleanOperation):
+            left, right = Facts._names_in_test(test.left), Facts._names_in_test(test.right)
+            return None if left is None or right is None else left | right
+        if isinstance(test, cst.Comparison):
+            found = Facts._names_in_test(test.left)
+            for target in test.comparisons:
+                other = Facts._names_in_test(target.comparator)
+                if found is None or other is None:
+                    return None
+                found |= other
+            return found
+        return None
 
     def summary_form(self, value: GraphValue, function: "FunctionScope") -> GraphValue:
         """A returned value in terms of the function's parameters, for its callers: ``names``

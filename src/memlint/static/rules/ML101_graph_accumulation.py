@@ -154,14 +154,22 @@ class GraphAccumulation(Rule):
         return any(site.results and site.caller.is_backpropagated(site.results)
                    for site in self.facts.calls_into.get(id(function.node), ()))
 
-    def _emptied_by_a_call_in(self, loop, name: str, function) -> bool:
-        """Does ``loop``'s body call, unconditionally, a function of this module whose own body
-        empties ``name`` — a global object's list (``actor.saved_logprobs``), not the callee's
-        parameter — with ``del name[:]``, ``name.clear()`` or ``name = []``?"""
+    def _emptied_by_a_call_in(self, loop, name: str, function, guards: tuple = ()) -> bool:
+        """Does ``loop``'s body call a function of this module whose own body empties ``name``
+        — a global object's list (``actor.saved_logprobs``), not the callee's parameter — with
+        ``del name[:]``, ``name.clear()`` or ``name = []``, on every iteration that appends? The
+        call is unconditional, or under an ``if`` whose test is one of the tests around the append
+        (``guards``) and gives the same answer every time (see Facts.is_fixed_test)."""
         root = name.split(".", 1)[0]
         if "." not in name or root in function.bindings or root == "self":
             return False  # only an object the module holds: the callee's name is the same object
-        for line in loop.node.body.body:
+        lines = list(loop.node.body.body)
+        while lines:
+            line = lines.pop()
+            if isinstance(line, cst.If) and line.orelse is None and isinstance(line.body, cst.IndentedBlock) \
+                    and any(line.test.deep_equals(test) for test in guards) and self.facts.is_fixed_test(line.test, function):
+                lines.extend(line.body.body)  # runs whenever the append's own branch runs
+                continue
             if not isinstance(line, cst.SimpleStatementLine):
                 continue
             for small in line.body:
@@ -334,6 +342,7 @@ class GraphAccumulation(Rule):
             if loop is None and function.class_info is not None and graph.state == Graph.UNKNOWN else None
         self._order += 1
         order = self._order
+        guards = facts.guarding_tests()
 
         def decide() -> None:
             # The innermost loop whose iteration the accumulator survives that stands for a step:
@@ -393,7 +402,7 @@ class GraphAccumulation(Rule):
                 return  # a sliding window the function trims itself: bounded
             if bounded_container(root, function):
                 return  # deque(maxlen=k): the oldest entries drop out
-            if any(outer.trains and self._emptied_by_a_call_in(outer, name, function) for outer in outlived):
+            if any(outer.trains and self._emptied_by_a_call_in(outer, name, function, guards) for outer in outlived):
                 # an episode's rollout (``actor.saved_logprobs.append(log_prob)``) that the update
                 # function the loop calls backpropagates and empties (``del actor.saved_logprobs[:]``):
                 # one iteration's graphs, which that update uses
