@@ -6840,3 +6840,70 @@ def test_a_rollout_whose_update_may_not_run_when_it_grows_is_reported(change):
     source = _GUARDED_EPISODE_UPDATE.replace(*change)
     assert source != _GUARDED_EPISODE_UPDATE
     assert [code for _, code in findings(source)] == ["ML101"]
+
+
+# ----- a checkpoint read back under the naming scheme the program writes CPU weights under ------
+_WEIGHTS_BY_EPOCH = """
+    from collections import OrderedDict
+
+    import torch
+
+
+    class Processor:
+        def __init__(self, model, work_dir):
+            self.model = model.cuda()
+            self.work_dir = work_dir
+            self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+        def train(self, loader, epochs):
+            for epoch in range(epochs):
+                for x, y in loader:
+                    loss = torch.nn.functional.cross_entropy(self.model(x.cuda()), y.cuda())
+                    self.optimizer.zero_grad()
+                    loss.backward()
+                    self.optimizer.step()
+                model_path = '{}/epoch{}_model.pt'.format(self.work_dir, epoch + 1)
+                state_dict = self.model.state_dict()
+                weights = OrderedDict([[k.split('module.')[-1], v.cpu()] for k, v in state_dict.items()])
+                torch.save(weights, model_path)
+                torch.save({'optimizer': self.optimizer.state_dict()}, self.work_dir + '/last_optimizer.pt')
+
+        def best(self, epoch):
+            weights = torch.load(self.work_dir + '/epoch' + str(epoch) + '_model.pt')
+            self.model.load_state_dict(weights)
+"""
+
+
+def test_weights_read_back_under_the_naming_scheme_they_were_written_on_the_cpu_under():
+    assert findings(_WEIGHTS_BY_EPOCH) == []
+
+
+@pytest.mark.parametrize("change", [
+    ("v.cpu()] for k, v", "v] for k, v"),  # the weights are written as they are, on the GPU
+    ("str(epoch) + '_model.pt'", "str(epoch) + '_optimizer.pt'"),  # another file than the weights
+    ("str(epoch) + '_model.pt'", "str(epoch) + '.pt'"),  # a scheme that says only the extension
+])
+def test_a_checkpoint_not_tied_to_cpu_weights_by_its_name_is_reported(change):
+    source = _WEIGHTS_BY_EPOCH.replace(*change)
+    assert source != _WEIGHTS_BY_EPOCH
+    assert [code for _, code in findings(source)] == ["ML203"]
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("'{}/epoch{}_model.pt'.format(work_dir, epoch)", "*_model.pt"),
+    ("'./' + name + '/epoch' + str(epoch) + '_model.pt'", "*_model.pt"),
+    ("f'{work_dir}/epoch{epoch}_model.pt'", "*_model.pt"),
+    ("'epoch%d_model.pt' % epoch", "*_model.pt"),
+    ("f'{work_dir}/model.pt'", "model.pt"),  # only the folder varies
+    ("os.path.join(work_dir, 'best.pth')", "best.pth"),
+    ("'{}.pth'.format(name)", None),  # says only the extension: any file
+    ("'epoch%d.ckpt' % epoch", None),
+    ("'{}/{}'.format(work_dir, name)", None),
+    ("path", None),
+])
+def test_the_name_or_naming_scheme_of_a_file_as_written(path, expected):
+    import libcst as cst
+
+    from memlint.static.facts import file_name_written
+
+    assert file_name_written(cst.parse_expression(path)) == expected

@@ -1310,3 +1310,39 @@ def test_a_script_sees_a_folder_other_files_are_imported_from_also_when_checked_
     expected = [("train.py", 12, "ML101")]
     assert codes(check_paths([str(tmp_path / "tools/train.py")], Config(), use_cache=False)) == expected
     assert codes(check_paths([str(tmp_path)], Config(), use_cache=False)) == expected
+
+
+@pytest.mark.parametrize("helper, reported", [
+    # a configured class path looked up part by part: the names are the configuration's
+    ("def import_class(name):\n    mod = __import__(name.split('.')[0])\n"
+     "    for comp in name.split('.')[1:]:\n        mod = getattr(mod, comp)\n    return mod\n", False),
+    # a name the program builds can be any method's
+    ("def call(obj, kind):\n    return getattr(obj, 'lo' + kind)()\n", True),
+    ("def call(obj, kind):\n    return getattr(obj, f'{kind}ad')()\n", True),
+    # every attribute the object lists
+    ("def call_all(obj):\n    for name in dir(obj):\n        getattr(obj, name)()\n", True),
+])
+def test_a_method_nothing_names_and_getattr_in_its_module(tmp_path, helper, reported):
+    """``getattr`` in the module of a plain class's method hides a call of it only when the name
+    it looks up is built by the program or listed from the object: a name handed in as it is
+    was written somewhere (code, configuration file) where the search for the method's name
+    finds it."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "gan.py").write_text(textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        class GAN(object):
+            def __init__(self, dim):
+                self.G = nn.Linear(dim, dim)
+                self.G.cuda()
+
+            def load(self, path):
+                state = torch.load(path)
+                self.G.load_state_dict(state)
+
+    """) + helper)
+    (repo / "main.py").write_text("from gan import GAN\n\ndef main(path):\n    gan = GAN(8)\n")
+    result = check_paths([str(repo / "gan.py")], Config(), use_cache=False)
+    assert bool([f for f in result.findings if f.code == "ML203"]) == reported

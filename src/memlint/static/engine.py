@@ -395,7 +395,7 @@ class FileChecker:
         string for ``getattr``, a callback), no decorator, and no configuration file naming it? A
         GAN's ``load()`` nothing calls."""
         top = self._top_level_definition(node)
-        if not isinstance(top, cst.ClassDef) or top.decorators or "getattr(" in self.source \
+        if not isinstance(top, cst.ClassDef) or top.decorators or F.builds_attribute_names(self.source) \
                 or any(arg.keyword is not None for arg in top.bases):
             return False
         method = next((statement for statement in F.block_statements(top.body)
@@ -1710,7 +1710,8 @@ class FileChecker:
                 effects.add(SAVES_CPU_STATE if on_cpu else SAVES_DEVICE_STATE)
                 if not on_cpu and self._holds_module_state(saved):
                     effects.add(SAVES_MODULE_STATE)
-                file_name = F.file_name_written(F.argument_at(node, 1, "f"))
+                file_name = F.file_name_written(F.argument_at(node, 1, "f"),
+                                                self.facts.function.stored_values.get)
                 if file_name is not None:
                     self.facts.saved_files[file_name] = self.facts.saved_files.get(file_name, True) and (
                         on_cpu or self._holds_no_tensor(saved))

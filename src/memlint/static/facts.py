@@ -4520,9 +4520,17 @@ def argument_at(call: cst.Call, position: int, keyword: str) -> "cst.BaseExpress
     return None
 
 
-def file_name_written(path: "cst.BaseExpression | None") -> str | None:
+def file_name_written(path: "cst.BaseExpression | None",
+                      values_of: "Callable[[str], Sequence[cst.BaseExpression]] | None" = None) -> str | None:
     """The last part of a file path when the code writes it out: ``"out/args.bin"``,
-    ``os.path.join(folder, "args.bin")``, ``folder / "args.bin"``: ``args.bin``."""
+    ``os.path.join(folder, "args.bin")``, ``folder / "args.bin"``: ``args.bin``. A path built
+    around a number or a name (``'{}/epoch{}_model.pt'.format(d, e)``, ``d + '/epoch' + str(e) +
+    '_model.pt'``, ``f"{d}/epoch{e}_model.pt"``, ``"epoch%d_model.pt" % e``) gives its naming
+    scheme, ``*_model.pt``: the text after the last part that varies, when it says more than an
+    extension. ``values_of`` gives the values a name was bound to (``model_path = ...``; one)."""
+    if isinstance(path, cst.Name) and values_of is not None:
+        values = list(values_of(path.value) or ())
+        path = values[0] if len(values) == 1 else None
     if isinstance(path, cst.Call) and (dotted_name(path.func) or "").endswith("path.join") and path.args \
             and not path.args[-1].star:
         path = path.args[-1].value
@@ -4533,6 +4541,77 @@ def file_name_written(path: "cst.BaseExpression | None") -> str | None:
         if isinstance(value, str):
             name = value.replace("\\", "/").rsplit("/", 1)[-1]
             return name if "." in name.strip(".") else None
+        return None
+    tail = _literal_tail(path)
+    if tail is None:
+        return None
+    tail = tail.replace("\\", "/")
+    if "/" in tail:  # only the folder varies: the file's whole name
+        name = tail.rsplit("/", 1)[-1]
+        return name if "." in name.strip(".") else None
+    stem, dot, _ = tail.rpartition(".")
+    return "*" + tail if dot and stem.strip("_-. ") else None
+
+
+_GETATTR = re.compile(r"\b(?:getattr|hasattr)\s*\(")
+
+
+def builds_attribute_names(source: str) -> bool:
+    """Does ``source`` look an attribute up by a name it builds (``getattr(self, "load_" + kind)``,
+    ``getattr(obj, f"on_{event}")``, ``getattr(m, "{}_step".format(stage))``), or by names it
+    lists from an object (``dir(self)``, ``vars(obj)``, ``__dict__``)? Then a method
+    can run though its name is written nowhere. A name handed in as it is (``getattr(mod, comp)``
+    over the parts of a configured class path) is a name written somewhere else: in the code, a
+    configuration file or on the command line."""
+    for match in _GETATTR.finditer(source):
+        depth, start, arguments = 1, match.end(), []
+        position = start
+        while position < len(source) and depth:
+            char = source[position]
+            if char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth -= 1
+            elif char == "," and depth == 1:
+                arguments.append(source[start:position])
+                start = position + 1
+            position += 1
+        arguments.append(source[start:position - 1])
+        name = arguments[1].strip() if len(arguments) > 1 else ""
+        if re.search(r"[+%{]|\.format\b|\bjoin\b|^[rbuRBU]?[fF][rR]?[\"']", name) or not name:
+            return True
+    # names listed from the object itself (``for name in dir(self): getattr(self, name)()``)
+    return _LISTS_ATTRIBUTES.search(source) is not None and _GETATTR.search(source) is not None
+
+
+_LISTS_ATTRIBUTES = re.compile(r"\b(?:dir|vars)\s*\(|__dict__|getmembers\b")
+
+
+_PERCENT_FIELD = re.compile(r"%[-#0 +]*(?:\d+|\*)?(?:\.\d+)?[diouxXeEfFgGcrsa]")
+
+
+def _literal_tail(path: "cst.BaseExpression | None") -> str | None:
+    """The literal text a path built from varying parts ends with (see file_name_written)."""
+    if isinstance(path, cst.Call) and isinstance(path.func, cst.Attribute) and path.func.attr.value == "format" \
+            and isinstance(path.func.value, cst.SimpleString):
+        template = path.func.value.evaluated_value
+        if isinstance(template, str) and "}" in template:
+            return template.rsplit("}", 1)[-1]
+        return None
+    if isinstance(path, cst.BinaryOperation) and isinstance(path.operator, cst.Modulo) \
+            and isinstance(path.left, cst.SimpleString):
+        template = path.left.evaluated_value
+        if isinstance(template, str) and _PERCENT_FIELD.search(template):
+            return _PERCENT_FIELD.split(template)[-1]
+        return None
+    if isinstance(path, cst.BinaryOperation) and isinstance(path.operator, cst.Add) \
+            and isinstance(path.right, cst.SimpleString) and not isinstance(path.left, cst.SimpleString):
+        value = path.right.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(path, cst.FormattedString) and path.parts \
+            and any(isinstance(part, cst.FormattedStringExpression) for part in path.parts):
+        last = path.parts[-1]
+        return last.value if isinstance(last, cst.FormattedStringText) else None
     return None
 
 

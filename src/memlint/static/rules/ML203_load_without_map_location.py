@@ -133,6 +133,7 @@ class _Load:
     restored_into: frozenset[str] = frozenset()  # the modules/optimizers whose load_state_dict it feeds
     only_into: frozenset[str] = frozenset()  # passed straight to these load_state_dict calls, read nowhere else
     handed_whole: int = 0  # load_state_dict calls given a name it is kept in, as it is (``opt.load_state_dict(state)``)
+    written_name: str | None = None  # the file's name or naming scheme, as written (see file_name_written)
 
 
 class LoadWithoutMapLocation(Rule):
@@ -339,7 +340,8 @@ class LoadWithoutMapLocation(Rule):
                      only_into=frozenset(self._fed_into.get(id(node), ())),
                      path_text=_text(source) if source is not None else "",
                      kept_in=frozenset(name for name in targets if "." not in name),
-                     loops_before=len(facts.loop_of_node))
+                     loops_before=len(facts.loop_of_node),
+                     written_name=file_name_written(argument_at(node, 0, "f"), function.stored_values.get))
         for name in targets:
             self._loaded_into.setdefault(id(function), {})[name] = load
         self._function_of_load[id(node)] = function
@@ -721,7 +723,7 @@ class LoadWithoutMapLocation(Rule):
         """Is the file loaded one the project writes under a name the code spells out
         (``os.path.join(checkpoint, "data_args.bin")``), every save to which holds no device
         tensor: CPU state, or a run's arguments (``torch.save(self.data_args, ...)``)?"""
-        file_name = file_name_written(argument_at(load.node, 0, "f"))
+        file_name = load.written_name
         if file_name is None:
             return False
         here = self.facts.saved_files.get(file_name)
