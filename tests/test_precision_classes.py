@@ -6119,6 +6119,44 @@ def test_a_module_importing_a_name_its_project_no_longer_defines_never_runs(tmp_
         assert project_findings(tmp_path, f"asr/models/convnet/{name}") == []
 
 
+# A stale copy in a backup/ package: its absolute import names what the project's one util/utils.py
+# no longer defines. Importing it fails, run as a script (its folder first on the path) or as a module.
+_BACKUP_COPY = {
+    ".git/HEAD": "",
+    "util/__init__.py": "",
+    "util/utils.py": "def warm_up_lr(optimizer):\n    pass\n",
+    "backup/__init__.py": "",
+    "backup/train.py": """
+        import torch
+        from util.utils import warm_up_lr, save_checkpoint
+
+        def evaluate(model, loader):
+            model.eval()
+            return [model(x).argmax(-1).tolist() for x in loader]
+    """,
+}
+
+
+@pytest.mark.parametrize("change, expected", [
+    (None, []),
+    # the name is there: the module imports, and is checked
+    (("util/utils.py", "def warm_up_lr(optimizer):\n    pass\n\ndef save_checkpoint(state):\n    pass\n"),
+     [(6, "ML201")]),
+    # another util/ beside the script (its folder comes first when it runs as one): unknown which
+    (("backup/util/utils.py", "def save_checkpoint(state):\n    pass\n"), [(6, "ML201")]),
+    # the project puts folders on the import path: another util may come first
+    (("run.py", "import sys\nsys.path.insert(0, 'lib')\n"), [(6, "ML201")]),
+])
+def test_a_module_whose_absolute_import_names_what_the_project_lacks_never_runs(tmp_path, change, expected):
+    files = dict(_BACKUP_COPY)
+    if change is not None:
+        files[change[0]] = change[1]
+        if change[0].startswith("backup/util/"):
+            files["backup/util/__init__.py"] = ""
+    write(tmp_path, files)
+    assert project_findings(tmp_path, "backup/train.py") == expected
+
+
 def test_a_stale_module_is_checked_again_once_its_import_is_mended(tmp_path):
     write(tmp_path, _STALE_PACKAGE)
 

@@ -1055,7 +1055,9 @@ class Project:
         its package folder does not hold in any form (``from ..utils.audio import load`` with no
         ``utils/audio.*`` and no ``audio`` bound by ``utils/__init__.py``), or a name the module
         it names never binds (a superset of what it binds is read: unknown for a module that
-        star-imports or binds names dynamically); or a package around it, or a module it so
+        star-imports or binds names dynamically); an absolute import of a name the project's one
+        module of that name never binds, in a project that changes no import path (see
+        :meth:`_absolute_import_fails`); or a package around it, or a module it so
         imports, fails in turn (a module reached through such imports that fails on its own:
         the same answer whichever module is asked first, cycles included). Stale research code:
         what it would do if it ran is not a finding. A module that runs as a program of its
@@ -1118,6 +1120,9 @@ class Project:
                     break
                 if isinstance(statement, ast.ImportFrom) and statement.level:
                     own = self._relative_import_fails(module, statement, needed)
+                elif isinstance(statement, ast.ImportFrom) and statement.module \
+                        and not self._puts_folders_on_the_path():
+                    own = self._absolute_import_fails(module, statement)
         self._import_fact_cache[module.path] = (own, needed)
         return own, needed
 
@@ -1130,6 +1135,12 @@ class Project:
             return self._missing_module(source)
         if target.path != module.path:
             needed.append(target)
+        return self._names_missing(source, target, statement, needed)
+
+    def _names_missing(self, source: str, target: ModuleFile, statement: ast.ImportFrom,
+                       needed: list[ModuleFile]) -> str | None:
+        """Why ``from <source> import a, b`` fails (``target``, the file of ``source``, binds no
+        ``b`` and has no submodule of that name), or None."""
         names = None
         for alias in statement.names:
             if alias.name == "*":
@@ -1151,6 +1162,27 @@ class Project:
             if alias.name not in names:
                 return f"{source} defines no {alias.name}"
         return None
+
+    def _absolute_import_fails(self, module: ModuleFile, statement: ast.ImportFrom) -> str | None:
+        """``from util.utils import save_checkpoint`` at the top level of ``module``, where every
+        place Python may find ``util`` (each import root of the project, and the module's own
+        folder, the first when it runs as a script) gives the same file, and that file binds no
+        ``save_checkpoint``: why importing ``module`` fails (a stale copy in a ``backup/``
+        folder), else None. Only names a module's outline or its bindings can tell."""
+        source = statement.module
+        relative = source.replace(".", os.sep)
+        found = set()
+        for folder in [os.path.dirname(module.path), *self._search]:
+            for candidate in (os.path.join(folder, relative + ".py"), os.path.join(folder, relative, "__init__.py")):
+                if os.path.isfile(candidate):
+                    found.add(os.path.realpath(candidate))
+                    break
+        if len(found) != 1:
+            return None  # not the project's, or found in more than one place
+        target = self.module_file(source)
+        if target is None or os.path.realpath(target.path) not in found or target.path == module.path:
+            return None
+        return self._names_missing(source, target, statement, [])
 
     def _puts_folders_on_the_path(self) -> bool:
         """Does any file of the project change the import path (``sys.path``, ``PYTHONPATH``, a
