@@ -2334,6 +2334,9 @@ def test_an_offset_advanced_by_command_line_values_carries_no_graph(tmp_path):
     write(tmp_path, {
         "pyproject.toml": "",
         "utils.py": """
+            def load():
+                return None
+
             def batchify(data, bsz, args):
                 data = data.narrow(0, 0, data.size(0) // bsz * bsz).view(bsz, -1).t().contiguous()
                 if args.cuda:
