@@ -6948,3 +6948,68 @@ def test_the_name_or_naming_scheme_of_a_file_as_written(path, expected):
     from memlint.static.facts import file_name_written
 
     assert file_name_written(cst.parse_expression(path)) == expected
+
+
+# ----- a buffer filled afresh through out= before it is updated in place ------
+_OFFSETS_BUFFER = """
+    import torch
+    from torch import nn
+
+
+    class BatchSub2Ind(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("_offsets", torch.LongTensor())
+
+        def forward(self, shape, row_sub, col_sub):
+            height, width = shape
+            ind = row_sub * width + col_sub
+            torch.arange(row_sub.size(0), out=self._offsets)
+            self._offsets *= height * width
+            return torch.add(ind, self._offsets.view(-1, 1, 1))
+
+
+    class Interp2(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self._batch_sub2ind = BatchSub2Ind()
+
+        def forward(self, v, xq, yq):
+            batch_size, channels, height, width = v.size()
+            x0 = torch.floor(xq).long().clamp(0, width - 1)
+            y0 = torch.floor(yq).long().clamp(0, height - 1)
+            return self._batch_sub2ind([height, width], y0, x0)
+"""
+
+
+def test_a_buffer_filled_afresh_through_out_before_its_update_carries_nothing():
+    assert findings(_OFFSETS_BUFFER) == []
+
+
+_RUNNING_SCALE = """
+    import torch
+    from torch import nn
+
+
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = nn.Linear(4, 4)
+            self.register_buffer("scale", torch.ones(1))
+
+        def forward(self, x):
+            h = self.layer(x)
+            torch.ones(1, out=self.scale)
+            self.scale *= h.abs().mean()
+            return h / self.scale
+"""
+
+
+def test_a_float_buffer_filled_afresh_through_out_each_call_is_no_carried_graph():
+    # (ML101 still reads ``*=`` as a sum kept across calls: it does not know out= yet)
+    assert "ML102" not in [code for _, code in findings(_RUNNING_SCALE)]
+
+
+def test_a_float_buffer_updated_from_itself_and_a_graph_every_call_is_reported():
+    source = _RUNNING_SCALE.replace("            torch.ones(1, out=self.scale)\n", "")
+    assert "ML102" in [code for _, code in findings(source)]

@@ -385,6 +385,13 @@ class LoopCarriedGraph(Rule):
             return
         if method is not None:
             self._note_stored(node, func)
+        written = next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "out"), None)
+        if written is not None and (self.facts.qualified_name(func) or "").startswith("torch."):
+            # torch.arange(n, out=self.offsets): the tensor is filled afresh, its old value dropped
+            # (and out= refuses inputs that require grad)
+            name = storage_name(written)
+            if name is not None:
+                self._mark_cut(name)
         self._note_handed_on(node, func, method)
         self._note_self_call(node)
         for name in self._detached_by_method(func):
