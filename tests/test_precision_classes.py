@@ -7013,3 +7013,72 @@ def test_a_float_buffer_filled_afresh_through_out_each_call_is_no_carried_graph(
 def test_a_float_buffer_updated_from_itself_and_a_graph_every_call_is_reported():
     source = _RUNNING_SCALE.replace("            torch.ones(1, out=self.scale)\n", "")
     assert "ML102" in [code for _, code in findings(source)]
+
+
+# ----- a Function bound only to an alias nothing names ------
+_POINT_OPS = {
+    ".git/HEAD": "",
+    "ops.py": """
+        import torch
+        from torch.autograd import Function
+
+
+        class Gathering(Function):
+            @staticmethod
+            def forward(ctx, features, idx):
+                b, c, n = features.size()
+                assert idx.is_contiguous()
+                m = idx.size(1)
+                ctx.for_backwards = (idx, c, n)
+                return features.gather(2, idx)
+
+            @staticmethod
+            def backward(ctx, grad_out):
+                idx, c, n = ctx.for_backwards
+                return grad_out.new_zeros(grad_out.size(0), c, n).scatter_add(2, idx, grad_out), None
+
+
+        class FeatureGather(Function):
+            @staticmethod
+            def forward(ctx, features, distribute_idx):
+                b, c, n = features.size()
+                assert distribute_idx.is_contiguous()
+                m = distribute_idx.size(1)
+                ctx.for_backwards = (distribute_idx, c, n)
+                return features.gather(2, distribute_idx)
+
+            @staticmethod
+            def backward(ctx, grad_out):
+                idx, c, n = ctx.for_backwards
+                return grad_out.new_zeros(grad_out.size(0), c, n).scatter_add(2, idx, grad_out), None
+
+
+        gathering = Gathering.apply
+        featuregather = FeatureGather.apply
+    """,
+    "model.py": """
+        import torch
+        from ops import gathering
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = torch.nn.Conv1d(3, 8, 1)
+
+            def forward(self, x, idx):
+                return gathering(self.layer(x), idx)
+    """,
+}
+
+
+def test_a_function_bound_only_to_an_alias_nothing_names_never_runs(tmp_path):
+    write(tmp_path, _POINT_OPS)
+    assert project_findings(tmp_path, "ops.py") == [(11, "ML114")]  # Gathering runs; FeatureGather never
+
+
+def test_a_function_whose_alias_another_module_names_runs(tmp_path):
+    files = dict(_POINT_OPS)
+    files["model.py"] = files["model.py"].replace("from ops import gathering", "from ops import gathering, featuregather")
+    write(tmp_path, files)
+    assert project_findings(tmp_path, "ops.py") == [(11, "ML114"), (26, "ML114")]

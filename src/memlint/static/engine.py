@@ -473,7 +473,7 @@ class FileChecker:
             if statement is node or id(statement) in seen:
                 continue
             if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-                if self._named_only_where_nothing_runs(statement, name):
+                if self._named_only_where_nothing_runs(statement, name) or self._bound_to_an_alias_nobody_names(statement):
                     continue
                 return False  # named by module-level code, which runs on import
             if not self._unreachable(statement, seen):
@@ -482,6 +482,24 @@ class FileChecker:
         module = project.file_of_path(self.path)
         return self._imported_by_nobody or not project.named_elsewhere(name, module) \
             or not project.taken_from_elsewhere(name, module)
+
+    def _bound_to_an_alias_nobody_names(self, statement: cst.BaseStatement) -> bool:
+        """Is ``statement`` ``alias = <attribute of the definition>`` (``featuregather =
+        FeatureGather.apply``) whose alias nothing names: no other statement of the module, and
+        no other module or configuration file? Binding it runs nothing of the definition."""
+        if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+                and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1):
+            return False
+        assign = statement.body[0]
+        target = assign.targets[0].target
+        if not isinstance(target, cst.Name) or not isinstance(assign.value, (cst.Attribute, cst.Name)):
+            return False
+        if any(other is not statement for other in self.top_level_naming(target.value)):
+            return False
+        project = self.facts.project
+        module = project.file_of_path(self.path)
+        return self._imported_by_nobody or not project.named_elsewhere(target.value, module) \
+            or not project.taken_from_elsewhere(target.value, module)
 
     def _named_only_where_nothing_runs(self, statement: cst.BaseStatement, name: str) -> bool:
         """Does ``statement`` name ``name`` only in code after a statement that always raises
