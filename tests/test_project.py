@@ -1321,6 +1321,9 @@ def test_a_script_sees_a_folder_other_files_are_imported_from_also_when_checked_
     ("def call(obj, kind):\n    return getattr(obj, f'{kind}ad')()\n", True),
     # every attribute the object lists
     ("def call_all(obj):\n    for name in dir(obj):\n        getattr(obj, name)()\n", True),
+    # the command line's options as a dict beside a configured lookup: no method's name listed
+    ("def options(args):\n    return dict(vars(args))\n\ndef load_class(mod, name):\n    return getattr(mod, name)\n",
+     False),
 ])
 def test_a_method_nothing_names_and_getattr_in_its_module(tmp_path, helper, reported):
     """``getattr`` in the module of a plain class's method hides a call of it only when the name

@@ -4558,8 +4558,8 @@ _GETATTR = re.compile(r"\b(?:getattr|hasattr)\s*\(")
 
 def builds_attribute_names(source: str) -> bool:
     """Does ``source`` look an attribute up by a name it builds (``getattr(self, "load_" + kind)``,
-    ``getattr(obj, f"on_{event}")``, ``getattr(m, "{}_step".format(stage))``), or by names it
-    lists from an object (``dir(self)``, ``vars(obj)``, ``__dict__``)? Then a method
+    ``getattr(obj, f"on_{event}")``, ``getattr(m, "{}_step".format(stage))``), or by the names
+    ``dir()`` lists (``for name in dir(self): getattr(self, name)``)? Then a method
     can run though its name is written nowhere. A name handed in as it is (``getattr(mod, comp)``
     over the parts of a configured class path) is a name written somewhere else: in the code, a
     configuration file or on the command line."""
@@ -4584,7 +4584,7 @@ def builds_attribute_names(source: str) -> bool:
     return _LISTS_ATTRIBUTES.search(source) is not None and _GETATTR.search(source) is not None
 
 
-_LISTS_ATTRIBUTES = re.compile(r"\b(?:dir|vars)\s*\(|__dict__|getmembers\b")
+_LISTS_ATTRIBUTES = re.compile(r"(?<![\w.])dir\s*\(")
 
 
 _PERCENT_FIELD = re.compile(r"%[-#0 +]*(?:\d+|\*)?(?:\.\d+)?[diouxXeEfFgGcrsa]")
