@@ -3750,6 +3750,24 @@ def test_a_state_dict_whose_slots_are_moved_to_the_cpu_one_by_one_is_a_cpu_save(
     write(tmp_path, {"pkg/io.py": saver.replace("model_state[key] = model_state[key].cpu()", "pass")})
     assert [code for _, code in project_findings(tmp_path, "pkg/train.py") if code == "ML203"] == ["ML203"]
 
+
+def test_a_state_dict_whose_items_are_moved_to_the_cpu_one_by_one_is_a_cpu_save(tmp_path):
+    """``for key, param in state.items(): state[key] = param.cpu()`` (BasicSR's ``save_network``)."""
+    saver = """
+        import torch
+
+        def save_network(net, path):
+            state_dict = net.state_dict()
+            for key, param in state_dict.items():
+                state_dict[key] = param.cpu()
+            torch.save(state_dict, path)
+    """
+    write(tmp_path, {"pyproject.toml": "", "pkg/__init__.py": "", "pkg/train.py": _RANK_LOADS_A_CHECKPOINT,
+                     "pkg/io.py": saver})
+    assert [code for _, code in project_findings(tmp_path, "pkg/train.py") if code == "ML203"] == []
+    write(tmp_path, {"pkg/io.py": saver.replace("state_dict[key] = param.cpu()", "state_dict[key] = param")})
+    assert [code for _, code in project_findings(tmp_path, "pkg/train.py") if code == "ML203"] == ["ML203"]
+
 # ----- code that raises before the flagged line runs ---------------------------------------------
 def test_a_name_bound_nowhere_stops_the_rest_of_its_block(tmp_path):
     """``os.listdir(sw_path)`` with ``sw_path`` defined nowhere raises NameError: the load after it

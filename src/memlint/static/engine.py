@@ -1858,19 +1858,26 @@ class FileChecker:
     @staticmethod
     def _slots_moved_to_cpu(name: str, function: F.FunctionScope) -> bool:
         """Does a loop of ``function`` over ``name``'s keys rewrite every slot as its own copy on
-        the CPU (``for key in state.keys(): state[key] = state[key].cpu()``)?"""
+        the CPU (``for key in state.keys(): state[key] = state[key].cpu()``, ``for key, param in
+        state.items(): state[key] = param.cpu()``)?"""
         if not isinstance(function.node, cst.FunctionDef):
             return False
         for node in F.descendants(function.node):
-            if not isinstance(node, cst.For) or not isinstance(node.target, cst.Name):
+            if not isinstance(node, cst.For):
                 continue
-            iterable = node.iter
+            iterable, method = node.iter, None
             if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
-                    and iterable.func.attr.value == "keys" and not iterable.args:
-                iterable = iterable.func.value
+                    and iterable.func.attr.value in ("keys", "items") and not iterable.args:
+                iterable, method = iterable.func.value, iterable.func.attr.value
             if dotted_name(iterable) != name:
                 continue
-            key = node.target.value
+            if isinstance(node.target, cst.Name) and method != "items":
+                key = node.target.value
+            elif method == "items" and isinstance(node.target, (cst.Tuple, cst.List)) \
+                    and len(node.target.elements) == 2 and isinstance(node.target.elements[0].value, cst.Name):
+                key = node.target.elements[0].value.value
+            else:
+                continue
             for statement in F.descendants(node.body):
                 if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
                     continue
