@@ -7100,3 +7100,33 @@ def test_a_function_whose_alias_another_module_names_runs(tmp_path):
     files["model.py"] = files["model.py"].replace("from ops import gathering", "from ops import gathering, featuregather")
     write(tmp_path, files)
     assert project_findings(tmp_path, "ops.py") == [(11, "ML114"), (26, "ML114")]
+
+
+# ----- an eval-mode forward whose autograd graph the code walks ------
+_GRAPH_TRACER = """
+    import torch
+
+
+    def trace(model, example_inputs):
+        model.eval()
+        gradfn2module = {}
+
+        def record_grad_fn(module, inputs, outputs):
+            gradfn2module[outputs.grad_fn] = module
+
+        hooks = [m.register_forward_hook(record_grad_fn) for m in model.modules()]
+        out = model(example_inputs)
+        for hook in hooks:
+            hook.remove()
+        return walk(out.grad_fn, gradfn2module)
+"""
+
+
+def test_an_eval_forward_whose_graph_a_tracer_walks_is_not_inference():
+    assert findings(_GRAPH_TRACER) == []
+
+
+def test_an_eval_forward_whose_outputs_hooks_only_keep_is_reported():
+    source = _GRAPH_TRACER.replace("gradfn2module[outputs.grad_fn] = module", "gradfn2module[module] = outputs") \
+        .replace("return walk(out.grad_fn, gradfn2module)", "return out.argmax(-1).tolist(), gradfn2module")
+    assert [code for _, code in findings(source)] == ["ML201"]

@@ -942,6 +942,8 @@ class GradEnabledInference(Rule):
                     return  # a perceptual loss's frozen network: its output goes back, graph and all
                 if function.requires_grad_inputs:
                     return  # inputs made to require grad: the model differentiates them (forces, saliency)
+                if _reads_grad_fn(function):
+                    return  # the code walks the autograd graph the forward records (a dependency tracer)
                 if _returned_closure(function) and self._returned(call, record):
                     return  # model_fn returned by get_model_fn(): its callers, unseen, choose the grad mode
                 if function.name == "forward" and function.class_info is not None and function.class_info.is_module \
@@ -3127,6 +3129,15 @@ def _walks_the_called_modules(loop: Loop, call: _ModuleCall) -> bool:
 # Functions that trace, script or export a model from example inputs.
 _EXPORTERS = frozenset({"torch.jit.trace", "torch.jit.script", "torch.jit.trace_module", "torch.onnx.export",
                         "torch.onnx.dynamo_export", "torch.export.export"})
+
+
+def _reads_grad_fn(function: FunctionScope) -> bool:
+    """Does ``function`` (its nested functions included: a forward hook it registers) read the
+    ``grad_fn`` of a tensor? It inspects the graph a forward records: the graph is the point."""
+    node = function.node
+    if not isinstance(node, cst.FunctionDef):
+        return False
+    return any(isinstance(child, cst.Attribute) and child.attr.value == "grad_fn" for child in descendants(node))
 
 
 def _is_test_function(function: FunctionScope) -> bool:
