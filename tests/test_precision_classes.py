@@ -7130,3 +7130,68 @@ def test_an_eval_forward_whose_outputs_hooks_only_keep_is_reported():
     source = _GRAPH_TRACER.replace("gradfn2module[outputs.grad_fn] = module", "gradfn2module[module] = outputs") \
         .replace("return walk(out.grad_fn, gradfn2module)", "return out.argmax(-1).tolist(), gradfn2module")
     assert [code for _, code in findings(source)] == ["ML201"]
+
+
+# ----- a plain function's callers, across modules: obj.forward(...) is no call of it ------
+_SAMPLING = {
+    ".git/HEAD": "",
+    "search/__init__.py": "",
+    "search/sampling.py": """
+        import torch
+
+
+        def forward(model, x):
+            model.eval()
+            logits, _ = model(x)
+            return logits
+
+
+        def get_logp(model, x):
+            return forward(model, x).log_softmax(-1)
+
+
+        def sample(model, x):
+            return forward(model, x).argmax(-1)
+
+
+        @torch.no_grad()
+        def sample_n(model, x, n):
+            return [sample(model, x) for _ in range(n)]
+    """,
+    "search/core.py": """
+        import torch
+        from .sampling import sample_n, get_logp
+
+
+        @torch.no_grad()
+        def beam_search(model, x, steps):
+            return [get_logp(model, x) for _ in range(steps)], sample_n(model, x, 2)
+    """,
+    "rendering.py": """
+        from search import sampling
+
+
+        def set_obs(env, obs):
+            env.sim.data.qpos[:] = obs
+            env.sim.forward()
+
+
+        def render(env, model, observations):
+            for obs in observations:
+                set_obs(env, obs)
+            return env.draw()
+    """,
+}
+
+
+def test_a_helper_only_reached_under_no_grad_despite_method_calls_of_its_name(tmp_path):
+    write(tmp_path, _SAMPLING)
+    assert project_findings(tmp_path, "search/sampling.py") == []
+
+
+def test_a_helper_its_module_is_called_through_with_grad_on_is_reported(tmp_path):
+    files = dict(_SAMPLING)
+    files["rendering.py"] = files["rendering.py"].replace(
+        "            return env.draw()", "            return env.draw(), sampling.forward(model, observations)")
+    write(tmp_path, files)
+    assert [code for _, code in project_findings(tmp_path, "search/sampling.py")] == ["ML201"]

@@ -256,7 +256,8 @@ class FileChecker:
                 )
             summary.call_sites = {
                 name: tuple((site.mode, site.caller.name, site.inherited,
-                             f"{facts.module_name}.{site.self_class}" if site.self_class and facts.module_name else "")
+                             f"{facts.module_name}.{site.self_class}" if site.self_class and facts.module_name else "",
+                             site.by_attribute)
                             for site in sites)
                 for name, sites in facts.call_sites.items()
             }
@@ -547,7 +548,7 @@ class FileChecker:
         sites = self._sites_for_callers
         return any(scope is not facts.module_scope and not scope.has_backward
                    and project.only_called_without_grad(
-                       scope.name, here, sites,
+                       scope.name, here, sites, plain=F.method_owner(scope) is None and scope.parent is facts.module_scope,
                        owner=f"{facts.module_name}.{owner}" if (owner := F.method_owner(scope)) and facts.module_name
                        else "",
                        local_related=(lambda self_class, owner=F.method_owner(scope): owner is None or F.related_classes(
@@ -1558,8 +1559,10 @@ class FileChecker:
                     and function.class_info is not None:
                 self_class = function.class_info.name
             module_receiver = method in F.MODULE_METHODS and self_class is None and facts.is_module_expr(func.value)
+            by_attribute = method is not None and _receiver_root(func.value) not in facts.imports.aliases
             facts.call_sites.setdefault(callee, []).append(
-                F.CallSite(facts.grad_mode, function, facts.grad_mode_inherited, self_class, module_receiver))
+                F.CallSite(facts.grad_mode, function, facts.grad_mode_inherited, self_class, module_receiver,
+                           by_attribute))
             function.callees.add(qualified or f"?.{callee}")
         self._value_facts_of_call(node, func, method)
         self._effects_of_call(node, qualified, method)
@@ -2854,6 +2857,13 @@ def _in_module_method(facts: Facts) -> bool:
     project)?"""
     function = facts.function
     return function is not None and function.class_info is not None and function.class_info.is_module
+
+
+def _receiver_root(receiver: cst.BaseExpression) -> str | None:
+    """The name an attribute chain starts from (``a`` of ``a.b.c``), None for anything else."""
+    while isinstance(receiver, cst.Attribute):
+        receiver = receiver.value
+    return receiver.value if isinstance(receiver, cst.Name) else None
 
 
 def _callee_grad_modes(facts: Facts) -> tuple[set[tuple[str, str | None]], set[tuple[str, str | None]]]:

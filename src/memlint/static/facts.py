@@ -1079,6 +1079,9 @@ class CallSite:
     # ``model.eval()`` on a module: nn.Module's method (see MODULE_METHODS), not one of a class
     # that is no module
     module_receiver: bool = False
+    # ``obj.name(...)`` on anything but a module the file imports: a method of some object, never
+    # the plain function ``name`` of another module (``sampling.forward(...)`` may be; ``model.forward(...)`` not)
+    by_attribute: bool = False
 
 
 def method_owner(scope: "FunctionScope") -> str | None:

@@ -577,15 +577,17 @@ class Project:
 
     def only_called_without_grad(self, name: str, here: ModuleFile, local_sites: dict[str, list],
                                  _seen: frozenset[str] = frozenset(), owner: str = "",
-                                 local_related: Callable[[str], bool] | None = None) -> bool:
+                                 local_related: Callable[[str], bool] | None = None, plain: bool = False) -> bool:
         """Is every call of a function named ``name`` in the project made with grad off: under
         ``no_grad`` / ``inference_mode`` (a decorator, a ``with``, a ``@contextmanager`` that
         yields under one), or from a function that is itself only called so? ``local_sites``
         are the calls of the module being checked (``here``: its summary is being made).
         ``owner``: the qualified name of the class the function is a method of ("" for none):
         ``self.name()`` in a class unrelated to it does not call it (``local_related`` says so
-        for the classes of ``here``). False when the project makes no such call (it is called
-        from outside: unknown)."""
+        for the classes of ``here``). ``plain``: the function is a top-level function of ``here``,
+        which ``obj.name(...)`` on anything but an imported module never calls (``model.forward(x)``
+        is a method's call, not one of ``sampling.forward``). False when the project makes no such
+        call (it is called from outside: unknown)."""
         if name in _seen:
             return True  # a cycle adds no call with grad on
         if len(_seen) > 8:
@@ -598,16 +600,18 @@ class Project:
             sites = instance_sites
         else:
             sites = [(site.mode, site.caller.name, site.inherited) for site in local_sites.get(name, ())
-                     if site.self_class is None or local_related is None or local_related(site.self_class)]
+                     if (site.self_class is None or local_related is None or local_related(site.self_class))
+                     and not (plain and site.by_attribute)]
             if any(mode.value == "on" and not inherited for mode, _, inherited in sites):
                 return False  # called here with grad on, explicitly: no need to read further
             summaries = self._other_summaries(name, here, plain_function=not owner, reaching=bool(owner))
             if summaries is None or None in summaries:
                 return False
             for summary in summaries:
-                sites.extend((mode, caller, inherited) for mode, caller, inherited, self_class
+                sites.extend((mode, caller, inherited) for mode, caller, inherited, self_class, by_attribute
                              in summary.call_sites.get(name, ())
-                             if not (owner and self_class) or related_classes(owner, self_class, self._ancestor_list))
+                             if (not (owner and self_class) or related_classes(owner, self_class, self._ancestor_list))
+                             and not (plain and by_attribute))
         if not sites:
             return False
         for mode, caller, inherited in sites:
@@ -647,7 +651,7 @@ class Project:
                 summary = self.summary(module)
                 if summary is None:
                     return None
-                table = {callee: [(mode, caller, inherited) for mode, caller, inherited, _ in found]
+                table = {callee: [(mode, caller, inherited) for mode, caller, inherited, *_ in found]
                          for callee, found in summary.call_sites.items()}
             for function, local, count in instances:
                 calls = [site for site in table.get(local, ()) if site[1] == function]

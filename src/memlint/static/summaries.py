@@ -96,8 +96,9 @@ class ModuleSummary:
     # The calls this module makes, by the callee's last name (``evaluate`` for ``self.task.evaluate()``):
     # (the grad mode at the call, the calling function's name, whether that mode is the caller's own
     # entry mode, set by nothing in it, and for ``self.evaluate()`` the qualified name of that
-    # ``self``'s class, else ""). See Project.only_called_without_grad.
-    call_sites: dict[str, tuple[tuple["GradMode", str, bool, str], ...]] = field(default_factory=dict)
+    # ``self``'s class, else "", and whether it is ``obj.name(...)`` on anything but an imported
+    # module: a method's call). See Project.only_called_without_grad.
+    call_sites: dict[str, tuple[tuple["GradMode", str, bool, str, bool], ...]] = field(default_factory=dict)
     # Calls into other modules of the project made with grad on (``engine.run_epoch(model, loader,
     # train=False)``): the callee's qualified name as this module imports it -> for each call,
     # (position or keyword, value) of its arguments, ``Ellipsis`` for one that is no literal
