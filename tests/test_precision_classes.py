@@ -7195,3 +7195,50 @@ def test_a_helper_its_module_is_called_through_with_grad_on_is_reported(tmp_path
         "            return env.draw()", "            return env.draw(), sampling.forward(model, observations)")
     write(tmp_path, files)
     assert [code for _, code in project_findings(tmp_path, "search/sampling.py")] == ["ML201"]
+
+
+# ----- a tester's DataParallel beside a trainer's, in one module ------
+_TRAINER_AND_TESTER = """
+    import torch
+    import torch.nn as nn
+
+
+    class Trainer:
+        def __init__(self, model, loader):
+            self.model = nn.DataParallel(model.cuda())
+            self.optimizer = torch.optim.Adam(self.model.parameters())
+            self.loader = loader
+
+        def train(self):
+            self.model.train()
+            for x, y in self.loader:
+                loss = nn.functional.mse_loss(self.model(x.cuda()), y.cuda())
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+
+
+    class Tester:
+        def __init__(self, model, loader):
+            self.model = nn.DataParallel(model.cuda())
+            self.loader = loader
+
+        def test(self):
+            self.model.eval()
+            errors = []
+            with torch.no_grad():
+                for x, y in self.loader:
+                    errors.append((self.model(x.cuda()) - y.cuda()).abs().mean().item())
+            return sum(errors) / len(errors)
+"""
+
+
+def test_a_testers_wrapper_run_only_under_no_grad_beside_a_trainers_is_not_reported():
+    assert findings(_TRAINER_AND_TESTER) == [(8, "ML206")]
+
+
+def test_a_testers_wrapper_run_with_grad_on_is_reported():
+    source = _TRAINER_AND_TESTER.replace("            with torch.no_grad():\n                for x, y in self.loader:",
+                                         "            if True:\n                for x, y in self.loader:")
+    assert source != _TRAINER_AND_TESTER
+    assert [(line, code) for line, code in findings(source) if code == "ML206"] == [(8, "ML206"), (23, "ML206")]

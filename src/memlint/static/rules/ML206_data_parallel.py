@@ -47,7 +47,7 @@ import libcst as cst
 
 from memlint.static.facts import (
     FUNCTIONAL_LOSS_WORDS, GradMode, block_statements, descendants, dotted_name, is_test_file, literal_length, names_in,
-    nested_blocks, without_self_returning_calls,
+    nested_blocks, related_classes, without_self_returning_calls,
 )
 from memlint.static.rule import Invalid, Rule
 from memlint.static.summaries import COMPUTES_LOSS, SEES_ONE_GPU
@@ -84,6 +84,7 @@ class DataParallel(Rule):
                                                           int | str | None]]] = {}
         self._calls_seen = 0
         self._called_with_grad: set[tuple[int, str]] = set()  # (id(function), name) called with grad on there
+        self._called_in: set[tuple[int, str]] = set()  # (id(function), name) called there, in any grad mode
 
     def _without_gpus(self) -> bool:
         """Is the walk in a branch that runs only when no GPU is there (the ``else`` of ``if
@@ -127,6 +128,7 @@ class DataParallel(Rule):
         if func is not None:
             called = func[:-len(".forward")] if func.endswith(".forward") else func
             self._called.add(called)
+            self._called_in.add((id(self.facts.function), called))
             if not self.facts.in_no_grad:  # (also for the functions around a closure that calls it)
                 scope = self.facts.function
                 while scope is not None:
@@ -335,7 +337,7 @@ class DataParallel(Rule):
                 return False
         return True
 
-    def _kept_only_for_calls_without_grad(self, bound: frozenset[str]) -> bool:
+    def _kept_only_for_calls_without_grad(self, bound: frozenset[str], function) -> bool:
         """Is the wrapper kept on an object (``self.model = DataParallel(...)``) and, anywhere in
         the module, never called with grad on, put in train mode, returned or bound to another
         name, and handed only to functions that run it without grad (``get_cand_err(self.model,
@@ -344,13 +346,33 @@ class DataParallel(Rule):
         names = bound - {"self", "cls"}
         if not names or not all("." in name for name in names):
             return False
-        if any(called in names for _, called in self._called_with_grad) or names & self._aliased:
+        # ``self.model`` of this class (and the classes related to it): another class's
+        # ``self.model`` is another object (a trainer's, beside this tester's)
+        scopes = {id(scope): scope for scope in self.facts.function_scopes.values()
+                  if self._same_object(scope, names, function)}
+        if any(called in names and scope_id in scopes for scope_id, called in self._called_with_grad) \
+                or names & self._aliased:
             return False
         if any(change.target in names and change.mode == "train"
-               for scope in self.facts.function_scopes.values() for change in scope.mode_changes):
+               for scope in scopes.values() for change in scope.mode_changes):
             return False
-        uses = [use for (_, name), found in self._passed_to.items() if name in names for use in found]
-        return bool(uses) and all(self._only_run_without_grad_by(callee, where) for _, _, callee, _, where in uses)
+        uses = [use for (scope_id, name), found in self._passed_to.items() if name in names and scope_id in scopes
+                for use in found]
+        called = any(name in names and scope_id in scopes for scope_id, name in self._called_in)
+        return (bool(uses) or called) and all(self._only_run_without_grad_by(callee, where)
+                                              for _, _, callee, _, where in uses)
+
+    def _same_object(self, scope, names: frozenset[str], function) -> bool:
+        """Can ``scope`` reach the object the wrapper is kept on: for ``self.x``, a method of the
+        wrapping function's class or of a class related to it (or a function of no class, which
+        may be handed anything); any scope for another holder."""
+        if not all(name.startswith("self.") for name in names):
+            return True
+        owner = function.class_info
+        info = scope.class_info
+        if owner is None or info is None:
+            return True
+        return info is owner or related_classes(owner.name, info.name, self.facts.local_ancestors)
 
     def _runs_without_grad_elsewhere(self, qualified: str) -> bool:
         """Is ``qualified`` a function (not a class) of another module of the project whose whole
@@ -424,7 +446,7 @@ class DataParallel(Rule):
             return  # a feature extractor made ready for inference (eval, frozen, TorchScript)
         if self._never_run(bound) or _unwrapped_at_once(node, function, bound) or _local_never_run(node, function, bound):
             return  # its forward never runs: nothing is scattered, nothing gathered
-        if self._kept_only_for_calls_without_grad(bound):
+        if self._kept_only_for_calls_without_grad(bound, function):
             return  # an evaluation: each batch's outputs are gathered, used and freed, no gradients
         if name == "DataParallel" and _reads_what_the_wrapper_lacks(node, function, bound, self._checker.source):
             return  # self.model.encoder right after wrapping: AttributeError, no step runs through it
