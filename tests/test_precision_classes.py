@@ -7242,3 +7242,53 @@ def test_a_testers_wrapper_run_with_grad_on_is_reported():
                                          "            if True:\n                for x, y in self.loader:")
     assert source != _TRAINER_AND_TESTER
     assert [(line, code) for line, code in findings(source) if code == "ML206"] == [(8, "ML206"), (23, "ML206")]
+
+
+# ----- the outputs after the first of a module whose forward memlint cannot read ------
+_EPISODE_ACCURACIES = """
+    import torch
+
+
+    def test(model, loader):
+        accuracies = []
+        with torch.no_grad():
+            for batch in loader:
+                output, acc = model(batch.cuda())
+                accuracies.append(acc)
+        return sum(accuracies) / len(accuracies)
+"""
+
+
+def test_a_second_output_of_an_unread_forward_kept_per_batch_may_be_a_number():
+    assert findings(_EPISODE_ACCURACIES) == []
+
+
+def test_the_first_output_of_an_unread_forward_kept_per_batch_is_reported():
+    source = _EPISODE_ACCURACIES.replace("accuracies.append(acc)", "accuracies.append(output)")
+    assert [code for _, code in findings(source)] == ["ML207"]
+
+
+_VAR_RATIOS = """
+    import numpy as np
+    import torch
+
+
+    def var_ratio(network, loader):
+        var_ratios = []
+        for input_dict in loader:
+            inputs = input_dict["inputs"].to(network.device)
+            with torch.no_grad():
+                outputs = network(inputs)
+            var_ratios.append(outputs["var_ratio"])
+        var_ratios = np.concatenate(var_ratios)
+        return var_ratios.argsort()
+"""
+
+
+def test_outputs_kept_per_batch_that_numpy_joins_after_the_loop_are_on_the_host():
+    assert findings(_VAR_RATIOS) == []
+
+
+def test_outputs_kept_per_batch_that_torch_joins_after_the_loop_are_reported():
+    source = _VAR_RATIOS.replace("np.concatenate(var_ratios)", "torch.cat(var_ratios)")
+    assert [code for _, code in findings(source)] == ["ML207"]

@@ -188,9 +188,14 @@ class OutputsKeptOnDevice(Rule):
         kind = self._classify(node.value, outputs)
         here = tuple(self.facts.branch_path)
         for target in node.targets:
-            for name in _target_names(target.target):
+            names = _target_names(target.target)
+            # output, acc = self.model(batch): of a module whose forward memlint cannot read, only
+            # the first output is known to be a tensor (the others may be numbers)
+            unknown_after_first = isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Call) \
+                and self.facts.outputs_unknown_after_first(node.value)
+            for index, name in enumerate(names):
                 key = (id(self.facts.function), name)
-                if kind is None or "loss" in name.lower():
+                if kind is None or "loss" in name.lower() or (unknown_after_first and index > 0):
                     bound_in = self._output_branches.get(key)
                     chain = _call_chain(node.value)
                     if bound_in is not None and len(here) > len(bound_in) and here[:len(bound_in)] == bound_in \
@@ -307,6 +312,12 @@ class OutputsKeptOnDevice(Rule):
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
+        if node.args and node.args[0].keyword is None and isinstance(node.args[0].value, cst.Name) \
+                and self.facts.function is not None \
+                and (self.facts.qualified_name(func) or "").split(".", 1)[0] == "numpy":
+            # np.concatenate(var_ratios): numpy turns every entry into an array, which raises on a
+            # device tensor: what the list holds is on the host
+            self._numpy_on_host.setdefault(id(self.facts.function), set()).add(node.args[0].value.value)
         if method == "numpy" and not node.args and self.facts.function is not None:
             on_host = _numpy_without_moving(func.value)
             if on_host is not None:
