@@ -7292,3 +7292,35 @@ def test_outputs_kept_per_batch_that_numpy_joins_after_the_loop_are_on_the_host(
 def test_outputs_kept_per_batch_that_torch_joins_after_the_loop_are_reported():
     source = _VAR_RATIOS.replace("np.concatenate(var_ratios)", "torch.cat(var_ratios)")
     assert [code for _, code in findings(source)] == ["ML207"]
+
+
+# ----- a rank's load restored straight into a loss scaler's or a schedule's state ------
+_RANK_RESTORES_TRAINING_STATE = """
+    import os
+
+    import apex
+    import torch
+    import torch.distributed as dist
+
+
+    def resume(model, optimizer, state_dir, local_rank):
+        dist.init_process_group("nccl")
+        torch.cuda.set_device(local_rank)
+        scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 10)
+        scaler = torch.cuda.amp.GradScaler()
+        scheduler.load_state_dict(torch.load(os.path.join(state_dir, "state_a.pt")))
+        scaler.load_state_dict(torch.load(os.path.join(state_dir, "state_b.pt")))
+        apex.amp.load_state_dict(torch.load(os.path.join(state_dir, "state_c.pkl")))
+        return scheduler, scaler
+"""
+
+
+def test_a_ranks_load_into_a_scalers_or_a_schedules_state_holds_numbers():
+    assert findings(_RANK_RESTORES_TRAINING_STATE) == []
+
+
+def test_a_ranks_load_into_a_models_state_is_still_reported():
+    source = _RANK_RESTORES_TRAINING_STATE.replace(
+        'apex.amp.load_state_dict(torch.load(os.path.join(state_dir, "state_c.pkl")))',
+        'model.load_state_dict(torch.load(os.path.join(state_dir, "state_c.pkl")))')
+    assert findings(source) == [(16, "ML203")]

@@ -76,6 +76,9 @@ from memlint.static.summaries import PINS_ONE_GPU, PROCESS_GROUP, SAVES_CPU_STAT
 # Words in the file argument or the assigned name that say what is loaded.
 _CHECKPOINT_WORDS = ("ckpt", "checkpoint", "weight", "model", "state", "pretrained", "resume", "snapshot",
                      "optim", "param", "best", "last", "net")
+# torch's gradient scalers: their state_dict is the scale and a few counters, Python numbers
+_SCALER_CLASSES = frozenset({"torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler",
+                             "torch.amp.grad_scaler.GradScaler"})
 _NOT_CHECKPOINT_WORDS = ("rng", "random", "seed", "sched", "sampler", "scaler", "meta", "lexicon", "vocab",
                          "token", "loader", "hparam", "training_args", "stats")
 # A file written per rank ("model_rank{rank}.bin") is read back by the rank that wrote it.
@@ -142,6 +145,7 @@ class LoadWithoutMapLocation(Rule):
     def __init__(self, checker) -> None:
         super().__init__(checker)
         self._saved_to: dict[int, set[str]] = {}  # function id -> names of buffers torch.save wrote
+        self._numbers_only_loads: set[int] = set()  # id() of loads handed straight to a scaler's or schedule's state
         self._only_cpu_saves: bool | None = None  # see _project_saves_only_cpu_state
         self._loaded_into: dict[int, dict[str, _Load]] = {}  # function id -> name -> the load it holds
         self._feeds_state_dict: set[int] = set()  # id() of expressions passed to load_state_dict
@@ -399,6 +403,19 @@ class LoadWithoutMapLocation(Rule):
                     parts.append(self._describe(binding.node, depth + 1))
         return " ".join(parts)
 
+    def _holds_numbers_only(self, owner: cst.BaseExpression) -> bool:
+        """Is ``owner`` (of ``owner.load_state_dict(...)``) apex's ``amp`` module, or an object
+        built by a torch learning-rate scheduler or gradient scaler class? Their state is numbers."""
+        qualified = self.facts.qualified_name(owner) or ""
+        if qualified in ("apex.amp", "apex.amp.amp"):
+            return True
+        binding = self.facts.lookup(dotted_name(owner) or "")
+        built = binding.node if binding is not None else None
+        if not isinstance(built, cst.Call):
+            return False
+        made = self.facts.qualified_name(built.func) or ""
+        return made.startswith("torch.optim.lr_scheduler.") or made in _SCALER_CLASSES
+
     def _note_state_dict_load(self, node: cst.Call) -> None:
         """``model.load_state_dict(x)`` / ``optimizer.load_state_dict(x)``: x holds device tensors."""
         owner = node.func.value
@@ -410,6 +427,11 @@ class LoadWithoutMapLocation(Rule):
         on_device = any(owner_dotted == name or owner_dotted.startswith(name + ".") for name in moved) or (
             "optim" in owner_dotted.rsplit(".", 1)[-1].lower() and not self._cpu_only_file)
         owner_name = owner_dotted.rsplit(".", 1)[-1].lower()
+        if self._holds_numbers_only(owner):
+            # apex.amp.load_state_dict(torch.load(p)), scaler.load_state_dict(...): the file holds the
+            # state of a loss scaler or a learning-rate schedule, numbers, no device tensor
+            self._numbers_only_loads.update(id(arg.value) for arg in node.args if isinstance(arg.value, cst.Call))
+            return
         if not (self.facts.is_module_expr(owner) or "optim" in owner_name or "model" in owner_name
                 or owner_name in ("net", "module", "opt")):
             return
@@ -781,6 +803,8 @@ class LoadWithoutMapLocation(Rule):
         return beside is not None and (cpu or beside[0]) and not beside[1]
 
     def _report(self, load: _Load) -> None:
+        if id(load.node) in self._numbers_only_loads:
+            return  # restored straight into a loss scaler's or a schedule's state: numbers
         if self._cpu_only_file and load.path_text in self._saved_paths:
             return  # the tutorial's round trip: saved by this CPU-only file, to the same path
         if self._project_saves_only_cpu_state():
