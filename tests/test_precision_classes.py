@@ -7324,3 +7324,34 @@ def test_a_ranks_load_into_a_models_state_is_still_reported():
         'apex.amp.load_state_dict(torch.load(os.path.join(state_dir, "state_c.pkl")))',
         'model.load_state_dict(torch.load(os.path.join(state_dir, "state_c.pkl")))')
     assert findings(source) == [(16, "ML203")]
+
+
+# ----- a resume into a model and its optimizer while both are still on the CPU ------
+_RESUME_ON_THE_CPU = """
+    import torch
+    from torch import nn
+
+
+    def main(args, loader):
+        checkpoint = torch.load(args.pretrained)
+        model = nn.Linear(4, 2)
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+        model.load_state_dict(checkpoint["state_dict"])
+        optimizer.load_state_dict(checkpoint["optimizer_state"])
+        del checkpoint
+        model = model.cuda()
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x.cuda()), y.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+"""
+
+
+def test_a_resume_into_a_model_and_its_optimizer_still_on_the_cpu_is_no_hint():
+    assert findings(_RESUME_ON_THE_CPU) == []
+
+
+def test_a_resume_into_an_optimizer_of_a_model_already_moved_is_a_hint():
+    source = _RESUME_ON_THE_CPU.replace("        model = nn.Linear(4, 2)\n", "        model = nn.Linear(4, 2).cuda()\n")
+    assert findings(source) == [(7, "ML203")]

@@ -403,6 +403,22 @@ class LoadWithoutMapLocation(Rule):
                     parts.append(self._describe(binding.node, depth + 1))
         return " ".join(parts)
 
+    def _optimizes_a_model_not_moved(self, optimizer: str, moved: set[str]) -> bool:
+        """Was ``optimizer`` built here over a model's parameters (``torch.optim.Adam(model.parameters(),
+        ...)``) and is that model not moved to an accelerator yet? Its ``load_state_dict`` casts
+        the loaded state onto those parameters' device: the CPU."""
+        binding = self.facts.lookup(optimizer)
+        built = binding.node if binding is not None else None
+        if not (isinstance(built, cst.Call) and (self.facts.qualified_name(built.func) or "").startswith("torch.optim.")
+                and built.args):
+            return False
+        params = built.args[0].value
+        if not (isinstance(params, cst.Call) and isinstance(params.func, cst.Attribute)
+                and params.func.attr.value == "parameters"):
+            return False
+        model = dotted_name(params.func.value)
+        return model is not None and not any(model == name or model.startswith(name + ".") for name in moved)
+
     def _holds_numbers_only(self, owner: cst.BaseExpression) -> bool:
         """Is ``owner`` (of ``owner.load_state_dict(...)``) apex's ``amp`` module, or an object
         built by a torch learning-rate scheduler or gradient scaler class? Their state is numbers."""
@@ -425,7 +441,8 @@ class LoadWithoutMapLocation(Rule):
         # ... or an optimizer's state: a resume of training, which in a module that moves its
         # modules to an accelerator runs there (the state comes back beside the model's)
         on_device = any(owner_dotted == name or owner_dotted.startswith(name + ".") for name in moved) or (
-            "optim" in owner_dotted.rsplit(".", 1)[-1].lower() and not self._cpu_only_file)
+            "optim" in owner_dotted.rsplit(".", 1)[-1].lower() and not self._cpu_only_file
+            and not self._optimizes_a_model_not_moved(owner_dotted, moved))
         owner_name = owner_dotted.rsplit(".", 1)[-1].lower()
         if self._holds_numbers_only(owner):
             # apex.amp.load_state_dict(torch.load(p)), scaler.load_state_dict(...): the file holds the
