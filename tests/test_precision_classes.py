@@ -7355,3 +7355,65 @@ def test_a_resume_into_a_model_and_its_optimizer_still_on_the_cpu_is_no_hint():
 def test_a_resume_into_an_optimizer_of_a_model_already_moved_is_a_hint():
     source = _RESUME_ON_THE_CPU.replace("        model = nn.Linear(4, 2)\n", "        model = nn.Linear(4, 2).cuda()\n")
     assert findings(source) == [(7, "ML203")]
+
+
+# ----- a rank restores a model's weights, which the project writes only from the CPU ------
+_BASIC_SR = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "",
+    "pkg/base_model.py": """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel
+
+
+        class BaseModel:
+            def model_to_device(self, net, local_rank):
+                return DistributedDataParallel(net.cuda(), device_ids=[local_rank])
+
+            def save_network(self, net, path):
+                state_dict = net.state_dict()
+                for key, param in state_dict.items():
+                    state_dict[key] = param.cpu()
+                torch.save(state_dict, path)
+
+            def load_network(self, net, load_path):
+                load_net = torch.load(load_path)
+                net.load_state_dict(load_net)
+
+            def save_training_state(self, epoch, path):
+                state = {"epoch": epoch, "optimizers": [], "schedulers": []}
+                for o in self.optimizers:
+                    state["optimizers"].append(o.state_dict())
+                for s in self.schedulers:
+                    state["schedulers"].append(s.state_dict())
+                torch.save(state, path)
+    """,
+    "pkg/train.py": """
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        from .base_model import BaseModel
+
+
+        class SRModel(BaseModel):
+            def __init__(self, net, path, local_rank):
+                dist.init_process_group("nccl")
+                torch.cuda.set_device(local_rank)
+                self.net = DDP(net.cuda(), device_ids=[local_rank])
+                self.load_network(self.net, path)
+    """,
+}
+
+
+def test_a_ranks_restore_of_weights_the_project_writes_only_from_the_cpu_is_not_reported(tmp_path):
+    write(tmp_path, _BASIC_SR)
+    assert [code for _, code in project_findings(tmp_path, "pkg/base_model.py") if code == "ML203"] == []
+
+
+def test_a_ranks_restore_of_weights_the_project_also_writes_from_the_gpu_is_reported(tmp_path):
+    files = dict(_BASIC_SR)
+    files["pkg/base_model.py"] = files["pkg/base_model.py"].replace(
+        '                state = {"epoch": epoch, "optimizers": [], "schedulers": []}',
+        '                state = {"epoch": epoch, "optimizers": [], "schedulers": [], "net": self.net.state_dict()}')
+    write(tmp_path, files)
+    assert [code for _, code in project_findings(tmp_path, "pkg/base_model.py") if code == "ML203"] == ["ML203"]

@@ -32,7 +32,8 @@ from memlint.static.rule import Report, Rule
 from memlint.static.tensor_api import NN_MODULE_ATTRIBUTES
 from memlint.static.summaries import (
     BACKWARD, COLLECTIVE, COMPUTES_LOSS, MODULE_CALL, MODULE_CODE, OPTIMIZER_STEP, PINS_ONE_GPU, PROCESS_GROUP,
-    PROCESS_GROUP_ON_REQUEST, REPEATS_MODULE, SAVES_CPU_STATE, SAVES_DEVICE_STATE, SAVES_MODULE_STATE, SEES_ONE_GPU,
+    PROCESS_GROUP_ON_REQUEST, REPEATS_MODULE, SAVES_CPU_STATE, SAVES_CPU_WEIGHTS, SAVES_DEVICE_STATE,
+    SAVES_DEVICE_WEIGHTS, SAVES_MODULE_STATE, SEES_ONE_GPU,
     SETS_DEVICE,
     USES_CURRENT_DEVICE,
     STEP_LOOP, STOPS_MEMORY_HISTORY,
@@ -1731,6 +1732,8 @@ class FileChecker:
                 effects.add(SAVES_CPU_STATE if on_cpu else SAVES_DEVICE_STATE)
                 if not on_cpu and self._holds_module_state(saved):
                     effects.add(SAVES_MODULE_STATE)
+                if self._holds_module_state(saved) and self._holds_weights(saved):
+                    effects.add(SAVES_CPU_WEIGHTS if on_cpu else SAVES_DEVICE_WEIGHTS)
                 file_name = F.file_name_written(F.argument_at(node, 1, "f"),
                                                 self.facts.function.stored_values.get)
                 if file_name is not None:
@@ -1774,6 +1777,41 @@ class FileChecker:
                 return any(self._holds_module_state(value, depth + 1)
                            for value in function.stored_values.get(saved.value, ()))
         return False
+
+    def _holds_weights(self, saved: cst.BaseExpression) -> bool:
+        """Of module state ``torch.save`` writes (see _holds_module_state): may it hold a model's
+        weights? A module saved whole does; otherwise unless every ``.state_dict()`` of the
+        function is an optimizer's, a schedule's or a scaler's (``state['optimizers'].append(
+        o.state_dict())`` for ``o`` in ``self.optimizers``: a resume's training state)."""
+        if isinstance(saved, (cst.Name, cst.Attribute)) and self.facts.is_module_expr(saved):
+            return True
+        function = self.facts.function
+        body = function.node if isinstance(function.node, cst.FunctionDef) else None
+        if body is None:
+            return True
+        receivers = [node.func.value for node in F.descendants(body) if isinstance(node, cst.Call)
+                     and isinstance(node.func, cst.Attribute) and node.func.attr.value == "state_dict"]
+        return not receivers or not all(self._training_state_object(receiver, body) for receiver in receivers)
+
+    def _training_state_object(self, receiver: cst.BaseExpression, body: cst.FunctionDef) -> bool:
+        """Is ``receiver`` an optimizer, a learning-rate schedule or a gradient scaler: built by
+        such a torch class, or so named (as ML203 reads ``optimizer.load_state_dict``), directly or
+        as the target of a loop over a collection so named (``for o in self.optimizers``)?"""
+        name = dotted_name(receiver)
+        if name is None:
+            return False
+        binding = self.facts.lookup(name)
+        built = binding.node if binding is not None else None
+        if isinstance(built, cst.Call):
+            made = self.facts.qualified_name(built.func) or ""
+            if made.startswith("torch.optim.") or made.rsplit(".", 1)[-1] == "GradScaler":
+                return True
+        words = [name]
+        if isinstance(receiver, cst.Name):
+            words += [dotted_name(loop.iter) or "" for loop in F.descendants(body)
+                      if isinstance(loop, cst.For) and isinstance(loop.target, cst.Name)
+                      and loop.target.value == receiver.value]
+        return any(part in word.rsplit(".", 1)[-1].lower() for word in words for part in ("optim", "sched", "scaler"))
 
     def _holds_no_tensor(self, saved: cst.BaseExpression) -> bool:
         """Is what ``torch.save`` writes a run's arguments, holding no tensor: the namespace

@@ -48,7 +48,8 @@ from memlint.static.raising import module_level_names
 from memlint.static.cache import code_fingerprint, summary_folder
 from memlint.static.source import UncheckableFile, content_digest, decode_source, file_digest, parse, read_bytes
 from memlint.static.summaries import (
-    BACKWARD, MODULE_CODE, PINS_ONE_GPU, SAVES_CPU_STATE, SAVES_DEVICE_STATE, SAVES_MODULE_STATE, ModuleSummary,
+    BACKWARD, MODULE_CODE, PINS_ONE_GPU, SAVES_CPU_STATE, SAVES_CPU_WEIGHTS, SAVES_DEVICE_STATE, SAVES_DEVICE_WEIGHTS,
+    SAVES_MODULE_STATE, ModuleSummary,
 )
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
@@ -841,6 +842,28 @@ class Project:
                 device |= SAVES_DEVICE_STATE in function.effects
                 module_state |= SAVES_MODULE_STATE in function.effects
         return cpu, device, module_state
+
+    def saved_weights(self, here: str) -> tuple[bool, bool] | None:
+        """Do the other modules of the project ``torch.save`` a model's weights moved to the CPU,
+        and any left on the device (see SAVES_CPU_WEIGHTS, SAVES_DEVICE_WEIGHTS)? None when a
+        module that may save cannot be read."""
+        modules = self.modules_mentioning("save")
+        if modules is None:
+            return None
+        cpu = device = False
+        for module in modules:
+            if module.path == here:
+                continue
+            summary = self.summary(module)
+            if summary is None:
+                text = self._cached_text(module.path)
+                if text is not None and not _may_call_torch_save(text):
+                    continue
+                return None
+            for function in summary.functions.values():
+                cpu |= SAVES_CPU_WEIGHTS in function.effects
+                device |= SAVES_DEVICE_WEIGHTS in function.effects
+        return cpu, device
 
     def writes_no_device_tensor_to(self, file_name: str, here: str) -> bool | None:
         """Does every ``torch.save`` of the other modules of the project to a file of that name

@@ -50,6 +50,10 @@ SAVES_DEVICE_STATE = "saves_device_state"  # torch.save of anything else: device
 # ... and of those, what is shown to be a model's or an optimizer's own state (``model.state_dict()``,
 # a dict holding one, the module itself), not moved to the CPU: the checkpoints hold GPU tensors
 SAVES_MODULE_STATE = "saves_module_state"
+# a model's weights (a module's state: not an optimizer's, a schedule's or a scaler's) saved on the
+# device, or moved to the CPU first: what a load that restores only a model reads back
+SAVES_DEVICE_WEIGHTS = "saves_device_weights"
+SAVES_CPU_WEIGHTS = "saves_cpu_weights"
 STOPS_MEMORY_HISTORY = "stops_memory_history"  # torch.cuda.memory._record_memory_history(enabled=None)
 
 MODULE_CODE = "<module>"  # the key of the module's top-level statements among its functions

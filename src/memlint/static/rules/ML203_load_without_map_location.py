@@ -71,7 +71,10 @@ from memlint.static.facts import (
 )
 from memlint.static.fixes import add_keyword_fix
 from memlint.static.rule import Invalid, Rule
-from memlint.static.summaries import PINS_ONE_GPU, PROCESS_GROUP, SAVES_CPU_STATE, SAVES_DEVICE_STATE, SAVES_MODULE_STATE
+from memlint.static.summaries import (
+    PINS_ONE_GPU, PROCESS_GROUP, SAVES_CPU_STATE, SAVES_CPU_WEIGHTS, SAVES_DEVICE_STATE, SAVES_DEVICE_WEIGHTS,
+    SAVES_MODULE_STATE,
+)
 
 # Words in the file argument or the assigned name that say what is loaded.
 _CHECKPOINT_WORDS = ("ckpt", "checkpoint", "weight", "model", "state", "pretrained", "resume", "snapshot",
@@ -418,6 +421,22 @@ class LoadWithoutMapLocation(Rule):
             return False
         model = dotted_name(params.func.value)
         return model is not None and not any(model == name or model.startswith(name + ".") for name in moved)
+
+    def _restores_weights_saved_on_the_cpu(self, load: _Load) -> bool:
+        """Does the load restore models only (``net.load_state_dict(load_net)``, no optimizer)
+        in a project whose saves of a model's weights (this module's and the others') all move
+        them to the CPU first, one at least (BasicSR's ``save_network``; its training state, the
+        optimizers', is saved from the device and restored elsewhere)?"""
+        if not (load.restores_state and load.restored_into) or any(self._is_optimizer(name) for name in load.restored_into):
+            return False
+        cpu, device = self._saves(SAVES_CPU_WEIGHTS), self._saves(SAVES_DEVICE_WEIGHTS)
+        project = self.facts.project
+        if project is not None and not device:
+            elsewhere = project.saved_weights(self._checker.path)
+            if elsewhere is None:
+                return False
+            cpu, device = cpu or elsewhere[0], elsewhere[1]
+        return cpu and not device
 
     def _holds_numbers_only(self, owner: cst.BaseExpression) -> bool:
         """Is ``owner`` (of ``owner.load_state_dict(...)``) apex's ``amp`` module, or an object
@@ -822,6 +841,8 @@ class LoadWithoutMapLocation(Rule):
     def _report(self, load: _Load) -> None:
         if id(load.node) in self._numbers_only_loads:
             return  # restored straight into a loss scaler's or a schedule's state: numbers
+        if self._restores_weights_saved_on_the_cpu(load):
+            return  # restores only a model, whose weights the project writes only from the CPU
         if self._cpu_only_file and load.path_text in self._saved_paths:
             return  # the tutorial's round trip: saved by this CPU-only file, to the same path
         if self._project_saves_only_cpu_state():
