@@ -7417,3 +7417,43 @@ def test_a_ranks_restore_of_weights_the_project_also_writes_from_the_gpu_is_repo
         '                state = {"epoch": epoch, "optimizers": [], "schedulers": [], "net": self.net.state_dict()}')
     write(tmp_path, files)
     assert [code for _, code in project_findings(tmp_path, "pkg/base_model.py") if code == "ML203"] == ["ML203"]
+
+
+# ----- a model the constructor puts in eval mode, run by another method with grad on ------
+_SCORER = """
+    import torch
+    import torch.nn.functional as F
+
+
+    class LanguageModelScorer:
+        def __init__(self, model, tokenizer):
+            self.model = model.eval()
+            self.tokenizer = tokenizer
+
+        def loglikelihoods(self, requests):
+            results = []
+            for batch in requests:
+                encoded = self.tokenizer(batch, return_tensors="pt").to("cuda")
+                logits = self.model(**encoded).logits
+                results.append(float(F.log_softmax(logits, dim=-1).sum()))
+            return results
+"""
+
+
+def test_a_model_the_constructor_puts_in_eval_mode_run_with_grad_on_is_reported():
+    assert findings(_SCORER) == [(15, "ML201")]
+
+
+@pytest.mark.parametrize("change", [
+    # another method puts it back in train mode: its mode in loglikelihoods is unknown
+    ("        def loglikelihoods(self, requests):",
+     "        def fit(self, batch):\n            self.model.train()\n\n        def loglikelihoods(self, requests):"),
+    # put in eval mode only on some constructions
+    ("            self.model = model.eval()", "            self.model = model\n            if tokenizer:\n                self.model.eval()"),
+    # the scoring runs under no_grad
+    ("        def loglikelihoods(self, requests):", "        @torch.no_grad()\n        def loglikelihoods(self, requests):"),
+])
+def test_a_constructor_mode_that_may_not_hold_or_scoring_without_grad_is_quiet(change):
+    source = _SCORER.replace(*change)
+    assert source != _SCORER
+    assert findings(source) == []

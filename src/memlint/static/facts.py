@@ -2143,7 +2143,29 @@ class Facts:
                 if here[: len(change.branch_path)] != change.branch_path:
                     return None  # changed in a branch that may not have run: unknown mode
                 return change if change.mode != REBOUND else None
+        if target.startswith("self.") and function.class_info is not None and function.name != "__init__":
+            return self.constructor_mode(target, function)
         return self._module_level_mode(target) if function is not self.module_scope else None
+
+    def constructor_mode(self, target: str, function: "FunctionScope") -> ModeChange | None:
+        """``self.model = model.eval()`` (or ``self.model.eval()``) in the ``__init__`` of the
+        class of ``function``, unconditionally: the mode ``self.model`` has in the class's other
+        methods, unless one of them (or other code) changes it — known at the end of the module,
+        see :meth:`mode_changed_outside`."""
+        init = next((scope for scope in self.function_scopes.values()
+                     if scope.name == "__init__" and scope.class_info is function.class_info), None)
+        if init is None:
+            return None
+        for change in reversed(init.mode_changes):
+            if change.target == target:
+                return change if len(change.branch_path) <= init.branch_depth and change.mode != REBOUND else None
+        return None
+
+    def mode_changed_outside(self, target: str, change: ModeChange) -> bool:
+        """Is ``target`` put in another mode (or rebound) anywhere but the function whose change
+        ``change`` is? (Complete at the end of the module.)"""
+        return any(other.target == target and other is not change and change not in scope.mode_changes
+                   for scope in self.function_scopes.values() for other in scope.mode_changes)
 
     def _module_level_mode(self, target: str) -> ModeChange | None:
         """``model = Net(); model.eval()`` at module level, read in a function that uses the

@@ -133,6 +133,7 @@ class _ModuleCall:
     input_from: frozenset[str] = frozenset()  # the names an argument of unknown graph is computed from
     order: int = 0  # the call's place in the walk (see GradEnabledInference._order)
     volatile: bool = False  # fed a Variable(..., volatile=True) (see Facts.fed_volatile)
+    mode_change: object = None  # the ModeChange ``mode`` comes from (another function's: the constructor's)
 
 
 _SCALAR_DATA_READ = re.compile(r"\.data(?:\.cpu\(\))?(?:\.numpy\(\))?\[0\]")  # loss.data[0], loss.data.cpu().numpy()[0]
@@ -284,7 +285,7 @@ class GradEnabledInference(Rule):
         statement = self._checker._statement[-1] if self._checker._statement else None
         call = _ModuleCall(
             target=target, node=node, function=function, results=self._checker.assign_targets,
-            mode=change.mode if change is not None else None,
+            mode=change.mode if change is not None else None, mode_change=change,
             input_carries=any(_carries(facts.graph_value(arg.value)) for arg in node.args),
             input_from=frozenset().union(*(value.names for arg in node.args
                                            if (value := facts.graph_value(arg.value)).state is Graph.UNKNOWN)),
@@ -897,6 +898,10 @@ class GradEnabledInference(Rule):
                 and not any(change.target == call.target for change in function.mode_changes)
                 and self.facts.mode_changed_in_functions(call.target)):
             call.mode = None  # put in eval mode at module level, but some function changes it too
+        if call.mode is not None and call.scope == "self" and call.mode_change is not None \
+                and call.mode_change not in function.mode_changes \
+                and self.facts.mode_changed_outside(call.target, call.mode_change):
+            call.mode = None  # put in eval mode by the constructor, but another method changes it
         if call.methods and not self._runs_module_method(call):
             return
         if not call.frozen and not any(change.target == call.target and change.mode == "frozen"
