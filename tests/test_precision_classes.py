@@ -7457,3 +7457,8 @@ def test_a_constructor_mode_that_may_not_hold_or_scoring_without_grad_is_quiet(c
     source = _SCORER.replace(*change)
     assert source != _SCORER
     assert findings(source) == []
+
+
+def test_a_second_output_of_an_unread_forward_the_code_treats_as_a_tensor_is_reported():
+    source = _EPISODE_ACCURACIES.replace("accuracies.append(acc)", "accuracies.append(acc.detach()[::10])")
+    assert [code for _, code in findings(source)] == ["ML207"]

@@ -81,6 +81,9 @@ class _Output:
     # model(input_ids, labels=y): a transformers model given labels returns the loss first
     # (``out[0]``, ``out.loss``): one number per batch
     labeled: bool = False
+    # an output after the first of a module whose forward memlint cannot read: a number, maybe,
+    # unless the code treats it as a tensor (``z.detach()``, ``z[::10]``)
+    maybe_number: bool = False
 
 
 @dataclass
@@ -195,7 +198,11 @@ class OutputsKeptOnDevice(Rule):
                 and self.facts.outputs_unknown_after_first(node.value)
             for index, name in enumerate(names):
                 key = (id(self.facts.function), name)
-                if kind is None or "loss" in name.lower() or (unknown_after_first and index > 0):
+                if kind is not None and unknown_after_first and index > 0 and "loss" not in name.lower():
+                    outputs[name] = _Output(kind.detached, kind.generated, kind.labeled, maybe_number=True)
+                    self._output_branches[key] = here
+                    continue
+                if kind is None or "loss" in name.lower():
                     bound_in = self._output_branches.get(key)
                     chain = _call_chain(node.value)
                     if bound_in is not None and len(here) > len(bound_in) and here[:len(bound_in)] == bound_in \
@@ -233,8 +240,10 @@ class OutputsKeptOnDevice(Rule):
         return chain.on_cpu and module.code_for_node(_peel_subscripts(chain.base)) == module.code_for_node(
             _peel_subscripts(target))
 
-    def _classify(self, value: cst.BaseExpression, outputs: dict[str, _Output]) -> _Output | None:
-        """An ``_Output`` if ``value`` holds (part of) a model output kept at full size."""
+    def _classify(self, value: cst.BaseExpression, outputs: dict[str, _Output],
+                  handed: bool = False) -> _Output | None:
+        """An ``_Output`` if ``value`` holds (part of) a model output kept at full size.
+        ``handed``: handed to a helper, which may treat it as a tensor (see _Output.maybe_number)."""
         if isinstance(value, (cst.IfExp, cst.BinaryOperation)):
             # out["prediction"] if mode == "prediction" else out; logits / temperature
             parts = (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value.left, value.right)
@@ -268,6 +277,10 @@ class OutputsKeptOnDevice(Rule):
             return None
         name = dotted_name(base)
         if name is not None and name in outputs:
+            if outputs[name].maybe_number and value is base and not handed:
+                return None  # acc of ``output, acc = model(batch)``, kept as it is: maybe a number
+            if outputs[name].maybe_number and value is base:
+                return outputs[name]
             if outputs[name].generated and _reads_sequences(value):
                 return None
             if outputs[name].labeled and _reads_the_loss(value):
@@ -535,7 +548,7 @@ class OutputsKeptOnDevice(Rule):
             lasting = frozenset(name for name, arg in arguments.items()
                                 if root_name(arg) is not None and facts.outlives_iteration(arg))
             kinds = {name: kind for name, arg in arguments.items()
-                     if (kind := self._classify(arg, outputs)) is not None}
+                     if (kind := self._classify(arg, outputs, handed=True)) is not None}
             if lasting and kinds:
                 self._helper_calls.append(_HelperCall(id(callee), id(loop), lasting, kinds))
 
@@ -690,8 +703,9 @@ class OutputsKeptOnDevice(Rule):
             for append in self._helper_appends.get(call.callee, ()):
                 output = call.outputs.get(append.value)
                 if (output is None or append.container not in call.lasting or id(append.node) in reported
-                        or not (append.detached or output.detached)):
-                    continue
+                        or not (append.detached or output.detached)
+                        or (output.maybe_number and append.value_text == append.value)):
+                    continue  # (kept as it is, an output that may be a number: not known to be a tensor)
                 reported.add(id(append.node))
                 self._pending.append((append.node, append.target, append.value_text, call.loop, None))
         for node, target, value_text, loop_id, method_output in self._pending:
