@@ -7462,3 +7462,9 @@ def test_a_constructor_mode_that_may_not_hold_or_scoring_without_grad_is_quiet(c
 def test_a_second_output_of_an_unread_forward_the_code_treats_as_a_tensor_is_reported():
     source = _EPISODE_ACCURACIES.replace("accuracies.append(acc)", "accuracies.append(acc.detach()[::10])")
     assert [code for _, code in findings(source)] == ["ML207"]
+
+
+def test_a_resume_into_an_unmoved_model_and_optimizer_whose_checkpoint_stays_held_is_a_hint():
+    # (the GPU-saved checkpoint stays on the GPU, held by its name, through the training)
+    source = _RESUME_ON_THE_CPU.replace("        del checkpoint\n", "")
+    assert findings(source) == [(7, "ML203")]

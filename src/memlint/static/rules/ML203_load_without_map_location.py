@@ -130,6 +130,9 @@ class _Load:
     rank_zero_only: bool = False  # under ``if rank == 0:``, or after ``if rank != 0: return``
     path_text: str = ""  # the file argument as written
     beside_the_model: bool = False  # copied into a module already moved to an accelerator here
+    # restored into an optimizer built over a model not moved yet (its state is cast onto the CPU):
+    # beside the model only while a name still holds the checkpoint
+    into_unmoved_optimizer: bool = False
     # a module it was copied into is moved to an accelerator later in the function while a local
     # name still holds the load (``model.load_state_dict(ckpt["state_dict"]); model = model.cuda()``)
     moved_while_held: bool = False
@@ -460,8 +463,12 @@ class LoadWithoutMapLocation(Rule):
         # ... or an optimizer's state: a resume of training, which in a module that moves its
         # modules to an accelerator runs there (the state comes back beside the model's)
         on_device = any(owner_dotted == name or owner_dotted.startswith(name + ".") for name in moved) or (
-            "optim" in owner_dotted.rsplit(".", 1)[-1].lower() and not self._cpu_only_file
-            and not self._optimizes_a_model_not_moved(owner_dotted, moved))
+            "optim" in owner_dotted.rsplit(".", 1)[-1].lower() and not self._cpu_only_file)
+        # an optimizer over a model not moved yet casts the state onto the CPU: beside nothing on the
+        # device, once the checkpoint is let go (see _Load.into_unmoved_optimizer)
+        unmoved_optimizer = on_device and not any(
+            owner_dotted == name or owner_dotted.startswith(name + ".") for name in moved) \
+            and self._optimizes_a_model_not_moved(owner_dotted, moved)
         owner_name = owner_dotted.rsplit(".", 1)[-1].lower()
         if self._holds_numbers_only(owner):
             # apex.amp.load_state_dict(torch.load(p)), scaler.load_state_dict(...): the file holds the
@@ -480,7 +487,10 @@ class LoadWithoutMapLocation(Rule):
                     or self._onto_device_load_behind(value.value)
                 if load is not None:
                     load.restores_state = True
-                    load.beside_the_model |= on_device
+                    if unmoved_optimizer:
+                        load.into_unmoved_optimizer = True
+                    else:
+                        load.beside_the_model |= on_device
                     restored = owner_dotted[:-len(".module")] if owner_dotted.endswith(".module") else owner_dotted
                     load.restored_into |= {restored}
                     if arg.value is value:
@@ -876,7 +886,10 @@ class LoadWithoutMapLocation(Rule):
                 # ``model.load_state_dict(torch.load(p))``: the second copy lives only while
                 # load_state_dict copies it, in the GPU the process itself uses
                 return
-            elif (load.restores_state and (load.beside_the_model or (load.moved_while_held and self._saves_device_state_here())
+            elif (load.restores_state and (load.beside_the_model
+                                           or (load.into_unmoved_optimizer and not self._deleted_in_function(load)
+                                               and not self._rebound(load))
+                                           or (load.moved_while_held and self._saves_device_state_here())
                                            or self._moved_by_every_caller(load))
                   # ``return torch.load(path)``, which a caller here copies into a moved model
                   or load.returned_by in self._fed_on_device_calls) \
