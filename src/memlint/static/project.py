@@ -53,6 +53,7 @@ from memlint.static.summaries import (
 )
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+PROJECT_MARKER_SET = frozenset(PROJECT_MARKERS)
 # A project with more Python files than this is not read whole (a question about all of its
 # modules is then answered "unknown").
 MAX_PROJECT_FILES = 20_000
@@ -186,6 +187,7 @@ class Project:
         # read, with the digest it was read at. See recording().
         self._logs: list[dict[str, str]] = []
         self._all_files: list[str] | None = None  # every .py under the root (see modules_mentioning)
+        self._marker_folders: set[str] = set()  # the folders of that listing holding a project marker
         self._listed_at = 0.0  # time.monotonic() of that listing: files come and go in an editor
         self._too_large = False
         self._texts: dict[str, tuple[str | None, str | None]] = {}  # path -> (digest, text), for searches
@@ -214,8 +216,22 @@ class Project:
         files = self._project_files()
         if files is None:
             return  # too large to list: roots come as its files are checked
-        folders = dict.fromkeys(os.path.dirname(path) for path in files)
-        roots = dict.fromkeys(import_root(os.path.join(folder, "_.py"))[0] for folder in folders)
+        # import_root() of each folder, read from the listing (which folders hold an __init__.py)
+        # rather than asked of the file system folder by folder
+        packages = {os.path.dirname(path) for path in files if os.path.basename(path) == "__init__.py"}
+        found: dict[str, str] = {}
+
+        def root_of(folder: str) -> str:
+            if folder not in found:
+                parent, name = os.path.split(folder)
+                if folder not in packages or not name.isidentifier() or parent == folder \
+                        or folder in self._marker_folders:
+                    found[folder] = folder
+                else:
+                    found[folder] = root_of(parent)
+            return found[folder]
+
+        roots = dict.fromkeys(root_of(os.path.dirname(path)) for path in files)
         for root in roots:
             self.add_import_root(root)
 
@@ -1534,13 +1550,17 @@ class Project:
             self._listed_at = time.monotonic()
             self._too_large = False
             files: list[str] = []
+            markers: set[str] = set()
             for folder, dirnames, filenames in os.walk(self.root):
+                if not PROJECT_MARKER_SET.isdisjoint(filenames) or not PROJECT_MARKER_SET.isdisjoint(dirnames):
+                    markers.add(folder)
                 dirnames[:] = sorted(d for d in dirnames if not skip_folder_name(d))
                 files.extend(os.path.join(folder, name) for name in sorted(filenames) if name.endswith(".py"))
                 if len(files) > MAX_PROJECT_FILES:
                     self._too_large = True
                     break
             self._all_files = files
+            self._marker_folders = markers
         return None if self._too_large else self._all_files
 
     def _looks_first_party(self, qualified: str) -> bool:
