@@ -63,6 +63,7 @@ class FileChecker:
         self._constants: dict[int, dict[str, object]] = {}  # id() of a scope -> F.constant_names of it
         self._device_holders: dict[tuple, object] = {}  # see _holds_only_a_device
         self._unrun: dict[int, bool] = {}  # id() of a top-level def or class -> see _never_run
+        self._builds_names: bool | None = None  # see F.builds_attribute_names, asked once per file
         self._imported_by_name: bool | None = None  # see _never_run
         self._imported_by_nobody = False  # see _never_run
         self._in_an_unused_package: bool | None = None  # see _never_run
@@ -397,7 +398,9 @@ class FileChecker:
         string for ``getattr``, a callback), no decorator, and no configuration file naming it? A
         GAN's ``load()`` nothing calls."""
         top = self._top_level_definition(node)
-        if not isinstance(top, cst.ClassDef) or top.decorators or F.builds_attribute_names(self.source) \
+        if self._builds_names is None:
+            self._builds_names = F.builds_attribute_names(self.source)
+        if not isinstance(top, cst.ClassDef) or top.decorators or self._builds_names \
                 or any(arg.keyword is not None for arg in top.bases):
             return False
         method = next((statement for statement in F.block_statements(top.body)

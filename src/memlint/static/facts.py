@@ -4578,7 +4578,8 @@ def file_name_written(path: "cst.BaseExpression | None",
     return "*" + tail if dot and stem.strip("_-. ") else None
 
 
-_GETATTR = re.compile(r"\b(?:getattr|hasattr)\s*\(")
+# compiled when first used (most runs never ask): see builds_attribute_names, _literal_tail
+_GETATTR = r"\b(?:getattr|hasattr)\s*\("
 
 
 def builds_attribute_names(source: str) -> bool:
@@ -4588,7 +4589,9 @@ def builds_attribute_names(source: str) -> bool:
     can run though its name is written nowhere. A name handed in as it is (``getattr(mod, comp)``
     over the parts of a configured class path) is a name written somewhere else: in the code, a
     configuration file or on the command line."""
-    for match in _GETATTR.finditer(source):
+    if "getattr" not in source and "hasattr" not in source:
+        return False
+    for match in re.finditer(_GETATTR, source):
         depth, start, arguments = 1, match.end(), []
         position = start
         while position < len(source) and depth:
@@ -4606,13 +4609,13 @@ def builds_attribute_names(source: str) -> bool:
         if re.search(r"[+%{]|\.format\b|\bjoin\b|^[rbuRBU]?[fF][rR]?[\"']", name) or not name:
             return True
     # names listed from the object itself (``for name in dir(self): getattr(self, name)()``)
-    return _LISTS_ATTRIBUTES.search(source) is not None and _GETATTR.search(source) is not None
+    return "dir" in source and re.search(_LISTS_ATTRIBUTES, source) is not None
 
 
-_LISTS_ATTRIBUTES = re.compile(r"(?<![\w.])dir\s*\(")
+_LISTS_ATTRIBUTES = r"(?<![\w.])dir\s*\("
 
 
-_PERCENT_FIELD = re.compile(r"%[-#0 +]*(?:\d+|\*)?(?:\.\d+)?[diouxXeEfFgGcrsa]")
+_PERCENT_FIELD = r"%[-#0 +]*(?:\d+|\*)?(?:\.\d+)?[diouxXeEfFgGcrsa]"
 
 
 def _literal_tail(path: "cst.BaseExpression | None") -> str | None:
@@ -4626,8 +4629,8 @@ def _literal_tail(path: "cst.BaseExpression | None") -> str | None:
     if isinstance(path, cst.BinaryOperation) and isinstance(path.operator, cst.Modulo) \
             and isinstance(path.left, cst.SimpleString):
         template = path.left.evaluated_value
-        if isinstance(template, str) and _PERCENT_FIELD.search(template):
-            return _PERCENT_FIELD.split(template)[-1]
+        if isinstance(template, str) and "%" in template and re.search(_PERCENT_FIELD, template):
+            return re.split(_PERCENT_FIELD, template)[-1]
         return None
     if isinstance(path, cst.BinaryOperation) and isinstance(path.operator, cst.Add) \
             and isinstance(path.right, cst.SimpleString) and not isinstance(path.left, cst.SimpleString):

@@ -325,9 +325,9 @@ class OutputsKeptOnDevice(Rule):
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
-        if node.args and node.args[0].keyword is None and isinstance(node.args[0].value, cst.Name) \
-                and self.facts.function is not None \
-                and (self.facts.qualified_name(func) or "").split(".", 1)[0] == "numpy":
+        if node.args and isinstance(func.value, cst.Name) and isinstance(node.args[0].value, cst.Name) \
+                and node.args[0].keyword is None and self.facts.function is not None \
+                and self.facts.imports.aliases.get(func.value.value, "").split(".", 1)[0] == "numpy":
             # np.concatenate(var_ratios): numpy turns every entry into an array, which raises on a
             # device tensor: what the list holds is on the host
             self._numpy_on_host.setdefault(id(self.facts.function), set()).add(node.args[0].value.value)
