@@ -1955,6 +1955,7 @@ class Facts:
         self.grad_mode_names: dict[str, GradMode] = {}
         self.branch_path: list[tuple[int, str]] = []  # the if-branches being walked
         self.module_node: cst.Module | None = None  # the module walked (set by the engine)
+        self._constructors: dict[int, FunctionScope] = {}  # id(class info) -> its __init__'s scope, once walked
         self._fixed_names: set[str] | None = None
         self.if_nodes: dict[int, cst.If] = {}  # id() -> the ifs walked (branch_path names them by id)
         self.function_scopes: dict[int, FunctionScope] = {}  # id(def node) -> its scope
@@ -2152,10 +2153,14 @@ class Facts:
         class of ``function``, unconditionally: the mode ``self.model`` has in the class's other
         methods, unless one of them (or other code) changes it — known at the end of the module,
         see :meth:`mode_changed_outside`."""
-        init = next((scope for scope in self.function_scopes.values()
-                     if scope.name == "__init__" and scope.class_info is function.class_info), None)
+        info = function.class_info
+        init = self._constructors.get(id(info))
         if init is None:
-            return None
+            init = next((scope for scope in self.function_scopes.values()
+                         if scope.name == "__init__" and scope.class_info is info), None)
+            if init is None:
+                return None
+            self._constructors[id(info)] = init
         for change in reversed(init.mode_changes):
             if change.target == target:
                 return change if len(change.branch_path) <= init.branch_depth and change.mode != REBOUND else None

@@ -1213,6 +1213,9 @@ class Project:
         ``save_checkpoint``: why importing ``module`` fails (a stale copy in a ``backup/``
         folder), else None. Only names a module's outline or its bindings can tell."""
         source = statement.module
+        target = self.module_file(source)
+        if target is None or target.path == module.path:
+            return None  # not the project's (a library), or itself
         relative = source.replace(".", os.sep)
         found = set()
         for folder in [os.path.dirname(module.path), *self._search]:
@@ -1220,11 +1223,8 @@ class Project:
                 if os.path.isfile(candidate):
                     found.add(os.path.realpath(candidate))
                     break
-        if len(found) != 1:
-            return None  # not the project's, or found in more than one place
-        target = self.module_file(source)
-        if target is None or os.path.realpath(target.path) not in found or target.path == module.path:
-            return None
+        if found != {os.path.realpath(target.path)}:
+            return None  # found in more than one place: which one runs depends on the path
         return self._names_missing(source, target, statement, [])
 
     def _puts_folders_on_the_path(self) -> bool:
