@@ -390,3 +390,22 @@ def test_a_child_that_cannot_start_leaves_a_result_naming_the_cause(tmp_path, mo
     assert rank.verdict == "inconclusive"
     assert rank.reason == ("memlint could not start the script before the first of 10 steps (2 warmup + 8 measured): "
                            "ImportError: libtorch_cpu.so: cannot open shared object file")
+
+
+def test_a_line_feeds_the_holder_line_that_stores_what_it_bound(tmp_path):
+    from memlint.dynamic.bindings import feeds
+
+    source = tmp_path / "serve.py"
+    source.write_text(textwrap.dedent("""\
+        class Server:
+            def handle(self, request_id, tokens):
+                scores = self.model(tokens)
+                self.responses[request_id] = scores
+                other = self.model(tokens)
+                self.log.append(len(tokens))
+                return scores.tolist()
+    """))
+    path = str(source)
+    assert feeds(path, 3, 4)  # scores is what the holder's line stores
+    assert not feeds(path, 5, 4)  # another value
+    assert not feeds(path, 3, 6)  # the holder's line reads something else

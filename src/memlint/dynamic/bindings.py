@@ -166,6 +166,28 @@ def grows(path: str, line: int, holder: str, kind: str = "variable") -> bool:
     return False
 
 
+def feeds(path: str, line: int, holder_line: int) -> bool:
+    """Whether the statement at ``line`` binds a name (``scores = self.model(tokens)``) that the
+    statement at ``holder_line`` of the same file reads (``self.responses[request_id] = scores``):
+    what the first line made is what the holder keeps."""
+    tree = parse_source(path)
+    if tree is None or line == holder_line:
+        return False
+    bound: set[str] = set()
+    read: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.Expr, ast.AugAssign)):
+            continue
+        if node.lineno <= line <= (node.end_lineno or node.lineno) and isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bound |= {n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
+        if node.lineno <= holder_line <= (node.end_lineno or node.lineno):
+            value = node.value if not isinstance(node, ast.AugAssign) else node.value
+            if value is not None:
+                read |= {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+    return bool(bound & read)
+
+
 def last_name(holder: str) -> str:
     """``trainer.callbacks[1].buffer`` -> ``buffer``; ``metrics['loss']`` -> ``metrics``."""
     return holder_name(holder).name

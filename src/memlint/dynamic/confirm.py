@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 
-from memlint.dynamic.bindings import grows, last_name
+from memlint.dynamic.bindings import feeds, grows, last_name
 from memlint.dynamic.phases import Unreached
 from memlint.dynamic.report import Site, VerifiedFinding
 from memlint.static.runner import check_paths
@@ -38,8 +38,9 @@ def _same_file(a: str | None, b: str | None) -> bool:
 def confirms(finding, site: Site) -> bool:
     """Whether ``site``'s growth is what ``finding`` predicts.
 
-    Yes when the finding is on the line that allocated the growing storage; or its line
-    appends to, stores in, accumulates into or rebinds the site's holder (``self.seen.append(
+    Yes when the finding is on the line that allocated the growing storage; or its line binds
+    what the holder's line stores (``scores = self.model(x)``, then ``self.responses[i] = scores``);
+    or its line appends to, stores in, accumulates into or rebinds the site's holder (``self.seen.append(
     out.logits)`` confirmed by logits allocated at ``out = model(**inputs)`` and held by
     ``KeepLogits.seen``); or its message names the holder, or the method the growth is in.
     """
@@ -53,6 +54,8 @@ def confirms(finding, site: Site) -> bool:
         return False
     if _same_file(finding.path, holder.path) and finding.line == holder.line:
         return True
+    if _same_file(finding.path, holder.path) and feeds(finding.path, finding.line, holder.line):
+        return True  # scores = self.model(tokens) (the finding); self.responses[i] = scores (the holder)
     if grows(finding.path, finding.line, holder.name, holder.kind):
         return True
     if _same_file(finding.path, site.path) or _same_file(finding.path, holder.path):
