@@ -409,3 +409,11 @@ def test_a_line_feeds_the_holder_line_that_stores_what_it_bound(tmp_path):
     assert feeds(path, 3, 4)  # scores is what the holder's line stores
     assert not feeds(path, 5, 4)  # another value
     assert not feeds(path, 3, 6)  # the holder's line reads something else
+
+
+def test_a_holder_without_a_line_is_fed_by_nothing(tmp_path):
+    from memlint.dynamic.bindings import feeds
+
+    source = tmp_path / "serve.py"
+    source.write_text("scores = model(tokens)\nkept.append(scores)\n")
+    assert not feeds(str(source), 1, None)

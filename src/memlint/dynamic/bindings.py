@@ -170,8 +170,10 @@ def feeds(path: str, line: int, holder_line: int) -> bool:
     """Whether the statement at ``line`` binds a name (``scores = self.model(tokens)``) that the
     statement at ``holder_line`` of the same file reads (``self.responses[request_id] = scores``):
     what the first line made is what the holder keeps."""
+    if line is None or holder_line is None or line == holder_line:
+        return False  # a holder whose line is not known
     tree = parse_source(path)
-    if tree is None or line == holder_line:
+    if tree is None:
         return False
     bound: set[str] = set()
     read: set[str] = set()
