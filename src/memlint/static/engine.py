@@ -40,6 +40,9 @@ from memlint.static.summaries import (
     FunctionSummary, ModuleSummary,
 )
 
+# ``.name =`` or ``.name += `` (any augmented assignment), never ``.name ==``.
+_ATTRIBUTE_STORE = re.compile(r"\.(\w+)\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)")
+
 
 class FileChecker:
     """Checks one module: parse once, walk once, every rule together."""
@@ -71,6 +74,7 @@ class FileChecker:
         self._fails_at_import: bool | None = None  # see _never_run
         self._raising: RaisingCode | None = None  # code after what always raises: see _raising_code
         self._constructor_flags: dict[tuple[str, str], tuple | None] = {}  # see _constructor_flag
+        self._attribute_store_counts: Counter[str] | None = None  # see _attribute_stores
         self._flag_branches: list[tuple[cst.CSTNode, tuple]] = []  # see _note_constructor_flag_branch
         self._init_branches: list[tuple[cst.If, F.ClassInfo, str, int | None, object]] = []  # see _note_init_parameter_branch
         self._parameter_branches: list[tuple[cst.If, F.FunctionScope]] = []  # see _note_parameter_branch
@@ -892,9 +896,15 @@ class FileChecker:
             self._constructor_flags[key] = self._find_constructor_flag(info, attribute)
         return self._constructor_flags[key]
 
+    def _attribute_stores(self, attribute: str) -> int:
+        """How many times the module's text assigns ``<anything>.<attribute>`` (``=`` or an
+        augmented assignment); one scan of the text per file, whatever the attribute."""
+        if self._attribute_store_counts is None:
+            self._attribute_store_counts = Counter(_ATTRIBUTE_STORE.findall(self.source))
+        return self._attribute_store_counts[attribute]
+
     def _find_constructor_flag(self, info: F.ClassInfo, attribute: str) -> tuple[str, object, int | None] | None:
-        stores = re.findall(rf"\.{re.escape(attribute)}\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)", self.source)
-        if len(stores) != 1 or "setattr(" in self.source or "__dict__" in self.source:
+        if "setattr(" in self.source or "__dict__" in self.source or self._attribute_stores(attribute) != 1:
             return None
         init = next((statement for statement in F.block_statements(info.node.body)
                      if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__"), None)
