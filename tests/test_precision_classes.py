@@ -7468,3 +7468,148 @@ def test_a_resume_into_an_unmoved_model_and_optimizer_whose_checkpoint_stays_hel
     # (the GPU-saved checkpoint stays on the GPU, held by its name, through the training)
     source = _RESUME_ON_THE_CPU.replace("        del checkpoint\n", "")
     assert findings(source) == [(7, "ML203")]
+
+
+# One step function for both phases, its test branch run only under no_grad: the branch's
+# accumulation carries no graph. ``optimizer.step()`` in it is another object's method, not a call
+# of ``step`` that may be out of view.
+_SHARED_STEP = """
+import torch
+
+
+def train(model, loader, optimizer):
+    return step("train", model, loader, optimizer)
+
+
+def val(model, loader):
+    with torch.no_grad():
+        return step("test", model, loader)
+
+
+def step(split, model, loader, optimizer=None):
+    error_sum = 0
+    for x, y in loader:
+        out = model(x)
+        if split == "train":
+            loss = (out - y).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        elif split == "test":
+            error_sum = error_sum + (out - y).abs().mean()
+    return error_sum
+"""
+
+
+def test_a_branch_of_a_shared_step_only_taken_without_grad_is_quiet():
+    assert findings(_SHARED_STEP) == []
+
+
+def test_the_same_branch_taken_with_grad_is_reported():
+    source = _SHARED_STEP.replace("    with torch.no_grad():\n        return step(\"test\"", "    if True:\n        return step(\"test\"")
+    assert source != _SHARED_STEP
+    assert [code for _, code in findings(source)] == ["ML101"]
+
+
+# Sibling script folders, each with its own train.py and run.py: the other folder's run.py calls
+# its own test() with grad on, which is not this folder's test().
+_SIBLING_SCRIPTS = {
+    "setup.py": "",
+    "ner_lstm/train.py": """
+        import torch
+
+        def dev(loader, model):
+            model.eval()
+            total = 0
+            for x, y in loader:
+                out = model.forward(x)
+                total += (out.argmax(-1) == y).sum()
+            return total
+
+        def test(loader, model):
+            return dev(loader, model)
+    """,
+    "ner_lstm/run.py": """
+        import torch
+        from train import test
+
+        def run(loader, model):
+            with torch.no_grad():
+                print(test(loader, model))
+    """,
+    "ner_bert/run.py": """
+        import torch
+        from train import evaluate
+
+        def test(loader, model):
+            return evaluate(loader, model)
+
+        if __name__ == "__main__":
+            test(None, None)
+    """,
+    "ner_bert/train.py": """
+        def evaluate(loader, model):
+            return 0
+    """,
+}
+
+
+def test_a_sibling_scripts_own_function_of_the_same_name_does_not_call_this_one(tmp_path):
+    write(tmp_path, _SIBLING_SCRIPTS)
+    assert project_findings(tmp_path, "ner_lstm/train.py") == []
+
+
+def test_the_same_function_called_with_grad_on_by_its_own_runner_is_reported(tmp_path):
+    files = dict(_SIBLING_SCRIPTS)
+    files["ner_lstm/run.py"] = files["ner_lstm/run.py"].replace("with torch.no_grad():", "if True:")
+    write(tmp_path, files)
+    assert project_findings(tmp_path, "ner_lstm/train.py") == [(7, "ML201")]
+
+
+# A "collate" function the training loop calls itself, in the main process: no DataLoader worker
+# runs it (a sibling script's collate_batch of its own is handed to a loader, not this one).
+_DIRECT_COLLATE = {
+    "setup.py": "",
+    "rl/train.py": """
+        import torch
+        from torch.utils.data import DataLoader
+
+        device = torch.device("cuda")
+
+        def collate_batch(batch):
+            x, y = batch
+            return x.unsqueeze(0).to(device), y.unsqueeze(0).to(device)
+
+        def train(model, dataset, optimizer):
+            for idx in range(len(dataset)):
+                x, y = collate_batch(dataset[idx])
+                loss = model(x, y)
+                loss.backward()
+                optimizer.step()
+    """,
+    "finetune/train.py": """
+        import torch
+        from torch.utils.data import DataLoader
+
+        def collate_batch(batch):
+            return torch.stack(batch)
+
+        def loader(dataset):
+            return DataLoader(dataset, batch_size=8, num_workers=4, collate_fn=collate_batch)
+    """,
+}
+
+
+def test_a_collate_function_the_loop_calls_itself_is_quiet(tmp_path):
+    write(tmp_path, _DIRECT_COLLATE)
+    assert project_findings(tmp_path, "rl/train.py") == []
+
+
+def test_the_same_collate_function_handed_to_a_loader_with_workers_is_reported(tmp_path):
+    files = dict(_DIRECT_COLLATE)
+    files["rl/train.py"] += "\n" + textwrap.indent(textwrap.dedent("""
+        def loader(dataset):
+            return DataLoader(dataset, batch_size=8, num_workers=4, collate_fn=collate_batch)
+    """), "        ")
+    write(tmp_path, files)
+    assert [code for _, code in project_findings(tmp_path, "rl/train.py")] == ["ML204", "ML204"]

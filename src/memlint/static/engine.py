@@ -991,7 +991,8 @@ class FileChecker:
             return {key: value for key, value in values.items() if value is not F.NOT_A_LITERAL}
 
         sites = facts.calls_into.get(id(definition), [])
-        if len(sites) != len(facts.call_sites.get(name, ())):
+        by_name = [site for site in facts.call_sites.get(name, ()) if not site.by_attribute]  # not optimizer.step()
+        if len(sites) != len(by_name):
             return None  # a call by this name that is not this function's (a method of that name)
         calls, total = [], len(sites)
         for site in sites:

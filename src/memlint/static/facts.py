@@ -1417,16 +1417,28 @@ class FunctionScope(Scope):
         if container in self.backward_places:
             return None
         slots = {place for place in self.backward_places if place.startswith(container + "[")}
-        for name in self.backward_names:
-            if name == container:
+        # Follow what the backpropagated names were computed from; a name bound only to slots of
+        # the container (``output = out["y"]``, then ``loss = ce(output, t)``) reaches it through
+        # those slots. Reaching the container itself any other way: backpropagated whole.
+        stack = [name for name in self.backward_names if name != container]
+        seen: set[str] = set()
+        while stack:
+            name = stack.pop()
+            if name in seen:
                 continue
-            # (a rescaling of the name by itself, ``loss = loss / self.accumulate``, keeps its slot)
-            aliases = [place_of(value) for value in self.stored_values.get(name, ())
-                       if not _rescales(value, name)]
-            if aliases and all(alias is not None and alias.startswith(container + "[") for alias in aliases):
-                slots |= set(aliases)
-            elif self.derives_from({name}, {container}):
+            seen.add(name)
+            if name == container:
                 return None
+            # (a rescaling of the name by itself, ``loss = loss / self.accumulate``, keeps its slot)
+            values = [value for value in self.stored_values.get(name, ()) if not _rescales(value, name)]
+            if not values:
+                stack.extend(self.derived_from.get(name, ()))
+            for value in values:  # each value the name was bound to (``out["y"]`` or ``outputs[t]``)
+                alias = place_of(value)
+                if alias is not None and alias.startswith(container + "["):
+                    slots.add(alias)
+                else:
+                    stack.extend(names_in(value))
         return slots or None
 
     def backpropagates_whole(self, place: str) -> bool:
@@ -1716,7 +1728,12 @@ def constant_key(node: cst.BaseExpression) -> "Key | None":
     return None
 
 
-def element_name(container: str, position: int) -> str:
+# Calls that build a container in view: what is put in it is seen.
+_CONTAINER_CONSTRUCTORS = frozenset({"dict", "list", "OrderedDict", "collections.OrderedDict", "defaultdict",
+                                     "collections.defaultdict"})
+
+
+def element_name(container: str, position: "int | str") -> str:
     """The name value-flow gives one element of a local sequence (``losses[0]``): backpropagating
     it says nothing of ``losses[1]``; backpropagating ``losses`` says it of every element."""
     return f"{container}[{position}]"
@@ -3890,6 +3907,12 @@ class Facts:
             if isinstance(key, str) and type(node.value) is _ATTRIBUTE and base.state is Graph.CARRIES \
                     and not (dotted_name(node.value) or "").startswith("self."):
                 return UNKNOWN_VALUE  # results[0].speed["inference"]: a dict field of an output object
+            if isinstance(key, str) and type(node.value) is _NAME and base.state is Graph.CARRIES \
+                    and base.parts is None and not base.pending and self._returned_by_a_call(node.value.value):
+                # out["control"] of a value whose structure is not seen (a model's output dict):
+                # a string key says it is a container, and which of its entries carry a graph is
+                # not known (a detached statistic beside the logits); decided by its own use
+                return GraphValue(Graph.UNKNOWN, frozenset({element_name(node.value.value, key)}))
             if type(key) is int and type(node.value) is _NAME and base.state is Graph.UNKNOWN \
                     and base.parts is None and not base.pending:
                 # losses[0] of what an unknown call returned: decided by its own use (see element_name)
@@ -3966,6 +3989,13 @@ class Facts:
         if value.state is Graph.NONE or (value.pending and not value.names and value.settled is Graph.NONE):
             return value
         return UNKNOWN_VALUE
+
+    def _returned_by_a_call(self, name: str) -> bool:
+        """Is ``name`` bound to what a call returned (``out = self.model(x)``), not a container
+        built in view (``log = {}``, ``dict(...)``)?"""
+        binding = self.lookup(name)
+        value = binding.node if binding is not None else None
+        return type(value) is cst.Call and dotted_name(value.func) not in _CONTAINER_CONSTRUCTORS
 
     def tensor_test(self, test: cst.BaseExpression) -> "tuple[str, bool] | None":
         """``torch.is_tensor(v)`` / ``isinstance(v, torch.Tensor)``: ("v", True); under ``not``:

@@ -518,8 +518,9 @@ def _mentions(tree: ast.AST, name: str):
 def only_called_by_name(text: str, name: str, own: bool = False) -> bool:
     """Is every mention of ``name`` in a module's text a call of it, an import of it or (``own``)
     its definition? Not when it is handed on (``callbacks.append(evaluate)``), stored, or
-    named in a string or comment."""
-    mentions = len(re.findall(rf"\b{re.escape(name)}\b", text))
+    named in a string or comment. In its own module (``own``), an attribute of that name
+    (``optimizer.step()`` beside ``def step(...)``) is another object's, not a mention."""
+    mentions = len(re.findall(rf"(?<![\w.]){re.escape(name)}\b" if own else rf"\b{re.escape(name)}\b", text))
     calls = len(re.findall(rf"(?<![\w.]){re.escape(name)}\s*\(", text))
     imports = len(re.findall(rf"^[ \t]*from[ \t]+[\w.]+[ \t]+import[^\n(]*\b{re.escape(name)}\b", text, re.MULTILINE))
     return mentions == calls + imports

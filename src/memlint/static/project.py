@@ -693,8 +693,15 @@ class Project:
         if modules is None:
             return None
         return [self.summary(module) for module in modules if module.path != here.path
-                and (not plain_function or self._may_import_from(module, here))
+                and (not plain_function or (self._may_import_from(module, here)
+                                            and not self.defines_its_own(module, word)))
                 and (not reaching or self._may_reach(module, here))]
+
+    def defines_its_own(self, module: ModuleFile, name: str) -> bool:
+        """Does ``module`` define a top-level function ``name`` of its own, not importing that
+        name (a sibling script's ``def test()``): its calls by that name are its own function's."""
+        outline = self.outline(module)
+        return outline is not None and name in outline.functions and name not in outline.imports
 
     def _may_reach(self, module: ModuleFile, here: ModuleFile, _seen: frozenset[str] = frozenset()) -> bool:
         """Can ``module`` get hold of an object of a class ``here`` defines: it imports ``here``

@@ -773,6 +773,72 @@ class GraphAccumulation(Rule):
         self.at_function_exit(decide)
 
     VALID = [
+        # a model's output dict read slot by slot: the loss is computed from out["y"] (through
+        # either branch), so only that slot is shown to carry a graph; out["gate"], a statistic
+        # the model may hand out detached, is not
+        """
+import torch
+
+
+class Trainer:
+    def __init__(self, model, criterion, optimizer, multi_head):
+        self.model, self.criterion, self.optimizer = model, criterion, optimizer
+        self.multi_head = multi_head
+        self.usage = torch.zeros(64)
+
+    def train_epoch(self, loader, task):
+        self.model.train()
+        for x, y in loader:
+            out = self.model(x)
+            gate = out["gate"]
+            if self.multi_head:
+                heads = out["y"]
+                logits = heads[task]
+            else:
+                logits = out["y"]
+            loss = self.criterion(logits, y)
+            self.usage += gate.abs().sum(0)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+""",
+        # A3C's rollout: a new record of empty lists at the start of every rollout (through a
+        # helper), filled for a bounded number of steps, backpropagated by the update method
+        """
+from collections import namedtuple
+
+import torch
+
+Experience = namedtuple("Experience", ["actions", "policy", "values"])
+
+
+class Agent:
+    def __init__(self, model, optimizer, env, steps):
+        self.model, self.optimizer, self.env, self.steps = model, optimizer, env, steps
+
+    def _reset_rollout(self):
+        self.rollout = Experience(actions=[], policy=[], values=[])
+
+    def _rollout(self, state):
+        self._reset_rollout()
+        for _ in range(self.steps):
+            policy, value = self.model(state)
+            action = policy.multinomial(1).item()
+            state = self.env.step(action)
+            self.rollout.policy.append(policy)
+            self.rollout.values.append(value)
+
+    def _backward(self):
+        loss = torch.stack(self.rollout.policy).sum() + torch.stack(self.rollout.values).sum()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+    def run(self, state, updates):
+        for _ in range(updates):
+            self._rollout(state)
+            self._backward()
+""",
         # a running average updated from itself on every forward() call: ML102's finding (the
         # update chains the graph), not an accumulation to report twice
         """
@@ -1933,6 +1999,33 @@ class Trainer:
     ]
 
     INVALID = [
+        # ... but accumulating the slot the loss is computed from keeps every step's graph
+        Invalid("""
+import torch
+
+
+class Trainer:
+    def __init__(self, model, criterion, optimizer, multi_head):
+        self.model, self.criterion, self.optimizer = model, criterion, optimizer
+        self.multi_head = multi_head
+        self.usage = torch.zeros(64)
+
+    def train_epoch(self, loader, task):
+        self.model.train()
+        for x, y in loader:
+            out = self.model(x)
+            gate = out["gate"]
+            if self.multi_head:
+                heads = out["y"]
+                logits = heads[task]
+            else:
+                logits = out["y"]
+            loss = self.criterion(logits, y)
+            self.usage += logits.abs().sum(0)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+""", line=22),
         # ... but keeping the very slot it backpropagates keeps every step's graph
         Invalid("""
 import torch
@@ -2869,6 +2962,15 @@ class _AttributeUses(cst.CSTVisitor):
                 name = dotted_name(target.target)
                 if name is not None:
                     self.emptied.add(name)
+        elif isinstance(value, cst.Call):
+            # self.rollout = Experience(state0=[], policy_vb=[], ...): a new record whose fields
+            # start empty
+            fields = [arg.keyword.value for arg in value.args if arg.keyword is not None
+                      and isinstance(arg.value, (cst.List, cst.Dict)) and not arg.value.elements]
+            for target in node.targets:
+                name = dotted_name(target.target)
+                if name is not None:
+                    self.emptied.update(f"{name}.{field}" for field in fields)
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "clear" and not node.args:
@@ -2879,7 +2981,8 @@ class _AttributeUses(cst.CSTVisitor):
 
 def _attribute_uses(node: cst.CSTNode) -> tuple[set[str], set[str]]:
     """The dotted attributes a function reads (``self.data``, ``self.make_batch``) and those it
-    empties (``self.data = []``, ``self.data.clear()``, ``self.loss = 0``)."""
+    empties (``self.data = []``, ``self.data.clear()``, ``self.loss = 0``, the fields of
+    ``self.rollout = Experience(actions=[], ...)``)."""
     visitor = _AttributeUses()
     node.visit(visitor)
     return visitor.read, visitor.emptied

@@ -47,6 +47,7 @@ from memlint.static.facts import (
     all_parameters, argument_for, literal_value, names_in, reaches, without_comments, without_self_returning_calls,
 )
 from memlint.static.fixes import no_grad_fix
+from memlint.static.outline import only_called_by_name
 from memlint.static.rule import Invalid, Rule
 from memlint.static.summaries import BACKWARD, MODULE_CALL, OPTIMIZER_STEP
 from memlint.static.tensor_api import PARAMETERLESS_LAYERS
@@ -134,6 +135,7 @@ class _ModuleCall:
     order: int = 0  # the call's place in the walk (see GradEnabledInference._order)
     volatile: bool = False  # fed a Variable(..., volatile=True) (see Facts.fed_volatile)
     mode_change: object = None  # the ModeChange ``mode`` comes from (another function's: the constructor's)
+    mode_from_callers: bool = False  # ``mode`` is the one every caller hands the parameter in with
 
 
 _SCALAR_DATA_READ = re.compile(r"\.data(?:\.cpu\(\))?(?:\.numpy\(\))?\[0\]")  # loss.data[0], loss.data.cpu().numpy()[0]
@@ -188,6 +190,9 @@ class _FunctionRecord:
     cached: list[tuple[str, frozenset[str], frozenset[int]]] = field(default_factory=list)
     # names passed to a function that is not torch's nor a builtin (it may backpropagate them)
     handed_to_functions: set[str] = field(default_factory=set)
+    # the same, only arguments that may carry a graph (not ``generated`` of argmax'd tokens)
+    handed_with_graph: set[str] = field(default_factory=set)
+    handed_calls: set[int] = field(default_factory=set)  # id()s of calls inside such arguments
     # names handed to a call together with an optimizer built here (``loss_scaler(loss, optimizer,
     # parameters=model.parameters())``, timm's NativeScaler): that call may backpropagate them
     handed_with_optimizer: set[str] = field(default_factory=set)
@@ -230,6 +235,9 @@ class GradEnabledInference(Rule):
         self._calls_of: dict[int, list[tuple[cst.Call, bool, bool, FunctionScope]]] = {}
         self._call_results: dict[int, frozenset[str]] = {}  # id() of such a call -> the names it is bound to
         self._site_paths: dict[int, tuple] = {}  # id() of such a call -> the branch path it is on
+        # id() of such a call -> the mode each argument that is a name has there (``model`` after
+        # ``model.eval()``): see _mode_every_caller_hands_in
+        self._argument_modes: dict[int, dict[str, object]] = {}
         self._call_paths: dict[int, tuple] = {}  # id() of a module call -> the branch path it is on
         self._module_trains: bool | None = None  # a backward pass or an optimizer step anywhere here
         # The walk's order: a counter bumped at every call, assignment and loop, so that what runs
@@ -349,6 +357,10 @@ class GradEnabledInference(Rule):
         definitions, bound = callees
         for definition in definitions:
             self._calls_of.setdefault(id(definition), []).append((node, bound, facts.in_no_grad, facts.function))
+        modes = {name: change for arg in node.args
+                 if (name := dotted_name(arg.value)) is not None and (change := facts.mode_of(name)) is not None}
+        if modes:
+            self._argument_modes[id(node)] = modes
         self._call_results[id(node)] = frozenset(self._checker.assign_targets)
         self._site_paths[id(node)] = tuple(facts.branch_path)
         conditions = tuple(facts.branch_path)  # turned into _Conditions when a decision needs them
@@ -564,6 +576,11 @@ class GradEnabledInference(Rule):
             self._record().handed_with_optimizer.update(names)
         if qualified is None or not hasattr(builtins, qualified):
             self._record().handed_to_functions.update(names)  # not float(loss_sum), print(acc)
+            record = self._record()
+            for arg in node.args:
+                if self.facts.graph_value(arg.value).state is not Graph.NONE:
+                    record.handed_with_graph.update(names_in(arg.value))
+                    record.handed_calls.update(id(n) for n in descendants(arg.value) if isinstance(n, cst.Call))
 
     def _loss(self, node: cst.Call) -> None:
         callees = self.facts.callees(node)
@@ -902,6 +919,10 @@ class GradEnabledInference(Rule):
                 and call.mode_change not in function.mode_changes \
                 and self.facts.mode_changed_outside(call.target, call.mode_change):
             call.mode = None  # put in eval mode by the constructor, but another method changes it
+        if call.mode is None and call.scope == "local" and self._kept_in_the_function(call):
+            change = self._mode_every_caller_hands_in(call)
+            if change is not None:
+                call.mode, call.mode_change, call.mode_from_callers = change.mode, change, True
         if call.methods and not self._runs_module_method(call):
             return
         if not call.frozen and not any(change.target == call.target and change.mode == "frozen"
@@ -1008,6 +1029,50 @@ class GradEnabledInference(Rule):
             self._report(call, (f"'{_short(call.target)}' runs with grad on, but its output is only read detached "
                                 "or as numbers",
                                 "run the call under torch.no_grad(): its graph is recorded for nothing"))
+
+    def _kept_in_the_function(self, call: _ModuleCall) -> bool:
+        """Does nothing computed from the call's output (bound, or collected over a loop) leave
+        its function with a graph: not returned so, not handed to another function (a linear
+        probe trained on the features)?"""
+        record = self._records.get(id(call.function))
+        if record is None:
+            return False
+        names = (call.results - {"_"}) | {collection.container for collection in self._collections_of(call, record)}
+        function = call.function
+        return not (id(call.node) in record.returned_calls or id(call.node) in record.handed_calls
+                    or function.derives_from(record.returned, names)
+                    or function.derives_from(record.handed_with_graph, names))
+
+    def _mode_every_caller_hands_in(self, call: _ModuleCall):
+        """The mode (a ModeChange) a top-level function's parameter has at every call of the
+        function, when all are in view and agree: ``_greedy_generate(model, ids)`` called only
+        after ``model.eval()`` (``run_test_generation``), by callers that backpropagate nothing.
+        None when another module may call it, it is named without a call (handed on as a
+        callback), the parameter is rebound, or any call hands in another mode or none."""
+        function, facts = call.function, self.facts
+        node = function.node
+        root = call.target.split(".", 1)[0]
+        if function.parent is not facts.module_scope or not isinstance(node, cst.FunctionDef) \
+                or function.has_backward or root not in _parameter_names(node) or _values_bound(node, root):
+            return None
+        sites = self._calls_of.get(id(node), ())
+        if not sites or not only_called_by_name(self._checker.source, function.name, own=True):
+            return None
+        project = facts.project
+        if project is not None and facts.module_name and project.called_from_elsewhere(
+                facts.module_name, function.name, project.file_of_path(self._checker.path)) is not False:
+            return None
+        handed = None
+        for site, bound, _, caller in sites:
+            if caller.has_backward or caller.has_optimizer_step:
+                return None  # the caller may train on what the function returns
+            argument = facts.argument_nodes(site, node, bound).get(root)
+            name = dotted_name(argument) if argument is not None else None
+            change = self._argument_modes.get(id(site), {}).get(name) if name is not None else None
+            if change is None or (handed is not None and change.mode != handed.mode):
+                return None
+            handed = handed or change
+        return handed
 
     def _forward_trains(self, call: _ModuleCall) -> bool:
         """Does the called module's own ``forward`` backpropagate or step an optimizer (its class
@@ -1560,6 +1625,9 @@ class GradEnabledInference(Rule):
         if collected is not None:
             message = (f"'{_short(call.target)}' runs in eval mode with grad on; "
                        f"'{_short(collected.container)}' keeps its graphs")
+        elif call.mode_from_callers:
+            message = (f"'{_short(call.target, 60)}' is in eval mode (every caller hands it in so) but runs "
+                       "with autograd enabled")
         else:
             message = f"'{_short(call.target, 60)}' is in eval mode but runs with autograd enabled"
         return message, "run it under 'with torch.no_grad():' (or torch.inference_mode())"
@@ -1586,6 +1654,88 @@ class GradEnabledInference(Rule):
         )
 
     VALID = [
+        # the same helper, but one caller hands the model in train mode (and trains on the output)
+        """
+import torch
+
+
+def greedy_generate(model, input_ids, steps):
+    generated = input_ids
+    for _ in range(steps):
+        logits = model(generated)
+        generated = torch.cat([generated, logits[:, -1].argmax(-1, keepdim=True)], dim=-1)
+    return generated
+
+
+def sanity_check(model, input_ids):
+    model.eval()
+    print(greedy_generate(model, input_ids, 32).tolist())
+
+
+def rollout_loss(model, input_ids, reward):
+    model.train()
+    tokens = greedy_generate(model, input_ids, 8)
+    return reward(tokens)
+""",
+        # every caller hands it in eval mode, but the helper is also handed on uncalled (a callback
+        # another caller may run with any model)
+        """
+import torch
+
+
+def score(model, x):
+    return model(x).softmax(-1)
+
+
+def check(model, x, hooks):
+    model.eval()
+    print(score(model, x))
+    hooks.append(score)
+""",
+        # eval mode handed in, but the features leave the helper with their graphs (returned;
+        # handed to a function that trains a probe on them): who uses them is not seen here
+        """
+import torch
+
+
+def embed(model, x):
+    return model(x)
+
+
+def fit_probe(features, labels):
+    probe = torch.nn.Linear(features.shape[1], 10)
+    torch.nn.functional.cross_entropy(probe(features), labels).backward()
+
+
+def features_of(model, loader):
+    feats = []
+    for x, _ in loader:
+        feats.append(model(x))
+    fit_probe(torch.cat(feats), None)
+
+
+def main(model, loader, x):
+    model.eval()
+    print(embed(model, x).shape)
+    features_of(model, loader)
+""",
+        # eval mode handed in, but the caller backpropagates through the result (an adversarial
+        # example built on a model in eval mode)
+        """
+import torch
+
+
+def logits_of(model, x):
+    return model(x)
+
+
+def attack(model, x, y, eps):
+    model.eval()
+    x = x.clone().requires_grad_(True)
+    loss = torch.nn.functional.cross_entropy(logits_of(model, x), y)
+    loss.backward()
+    return (x + eps * x.grad.sign()).detach()
+""",
         # a discriminator scoring patches inside the generator's backward: what the loop adds to
         # the loss reaches self.loss_G_A (+=), which self.loss_G backpropagates in the same call
         """
@@ -2705,6 +2855,25 @@ def test(model, loader):
     ]
 
     INVALID = [
+        # a decoding helper handed the model by its one caller right after model.eval(), and
+        # nothing backpropagates: every decode step records a graph for nothing
+        Invalid("""
+import torch
+
+
+def greedy_generate(model, input_ids, steps):
+    generated = input_ids
+    for _ in range(steps):
+        logits = model(generated)
+        generated = torch.cat([generated, logits[:, -1].argmax(-1, keepdim=True)], dim=-1)
+    return generated
+
+
+def sanity_check(model, input_ids):
+    model.eval()
+    output_ids = greedy_generate(model, input_ids, 32)
+    print(output_ids.tolist())
+""", line=8),
         # SWA's batch-norm update: a pass over the loader run only for the statistics, its output
         # thrown away, in a function that backpropagates nothing: every pass records a graph
         Invalid("""

@@ -19,11 +19,13 @@ process (no ``num_workers``, or 0): no worker starts a context; ``.to(device)`` 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import libcst as cst
 
 from memlint.static.facts import MAIN_PROCESS_LOADERS, ClassInfo, FunctionScope, data_loader_call, dotted_name
+from memlint.static.outline import only_called_by_name
 from memlint.static.rule import Invalid, Rule
 
 _WORKER_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"})
@@ -173,6 +175,8 @@ class CudaInDataset(Rule):
     def _decide_report(self, node: cst.Call, what: str, place: str, function: FunctionScope) -> None:
         if self._in_main_process_collate(function):
             return
+        if place.endswith("()") and self._only_called_directly(place[:-2]):
+            return  # batch = collate_batch(batch) in the training loop: the main process runs it
         loaders = self._loaders.get(place if place.endswith("()") else place.split(".", 1)[0])
         if not loaders or any(loaders):
             self._report_now(node, what, place)
@@ -210,6 +214,25 @@ class CudaInDataset(Rule):
             if parent is not None and parent is not info and self._is_dataset(parent, depth + 1):
                 return True
         return False
+
+    def _only_called_directly(self, name: str) -> bool:
+        """Is the top-level function ``name`` (a collate function by its name) only ever called,
+        here, and named by no other module of the project: never handed to a DataLoader?"""
+        facts = self.facts
+        definition = facts.module_scope.bindings.get(name)
+        if definition is None or not isinstance(definition.node, cst.FunctionDef) or name in self._collate_names:
+            return False
+        if not any(not site.by_attribute for site in facts.call_sites.get(name, ())) \
+                or not only_called_by_name(self._checker.source, name, own=True):
+            return False
+        project = facts.project
+        if project is None:
+            return False
+        others = project.modules_mentioning(name)
+        here = os.path.realpath(self._checker.path)
+        # (a sibling script's own collate_batch() is another function)
+        return others is not None and all(os.path.realpath(other.path) == here or project.defines_its_own(other, name)
+                                          for other in others)
 
     def _in_main_process_collate(self, function: FunctionScope) -> bool:
         current: FunctionScope | None = function
