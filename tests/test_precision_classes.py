@@ -7613,3 +7613,54 @@ def test_the_same_collate_function_handed_to_a_loader_with_workers_is_reported(t
     """), "        ")
     write(tmp_path, files)
     assert [code for _, code in project_findings(tmp_path, "rl/train.py")] == ["ML204", "ML204"]
+
+
+# A trainer that hard-codes the CPU (the CUDA line commented out) and resumes into a model and
+# optimizer the Trainer moves later, to that CPU device: no GPU copy of anything is kept.
+_CPU_PROGRAM_RESUME = """
+import argparse
+
+import torch
+from torch import nn
+
+
+class Trainer:
+    def __init__(self, model, optimizer, device=None):
+        self.device = device if device is not None else torch.device("cpu")
+        self.model = model.to(self.device)
+        self.optimizer = optimizer
+
+    def loop(self, loader):
+        for x, y in loader:
+            loss = nn.functional.mse_loss(self.model(x.to(self.device)), y.to(self.device))
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+
+def main(loader):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--load-state", default="")
+    args = parser.parse_args()
+    args.device = torch.device("cpu")
+    # if torch.cuda.is_available():
+    #     args.device = torch.device("cuda")
+    model = nn.Linear(4, 2)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    if args.load_state:
+        checkpoint = torch.load(args.load_state)
+        model.load_state_dict(checkpoint["state_dict"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+    Trainer(model, optimizer, device=args.device).loop(loader)
+"""
+
+
+def test_a_resume_in_a_program_that_names_no_accelerator_is_no_hint():
+    assert findings(_CPU_PROGRAM_RESUME) == []
+
+
+def test_the_same_resume_in_a_program_that_may_pick_cuda_is_a_hint():
+    source = _CPU_PROGRAM_RESUME.replace('    args.device = torch.device("cpu")\n',
+                                         '    args.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n')
+    assert source != _CPU_PROGRAM_RESUME
+    assert [code for _, code in findings(source)] == ["ML203"]

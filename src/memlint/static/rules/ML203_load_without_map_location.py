@@ -649,6 +649,13 @@ class LoadWithoutMapLocation(Rule):
             self._code = _COMMENT.sub("", self._checker.source)
         return self._code
 
+    def _names_no_accelerator(self) -> bool:
+        """Does the module's code (comments left out) name no accelerator at all: no ``.cuda()``,
+        no ``"cuda"``/``"mps"`` device, no ``torch.cuda`` call, no launcher or rank? Its
+        ``.to(self.device)`` then moves to a device it makes itself, the CPU
+        (``args.device = torch.device('cpu')``, the CUDA line commented out)."""
+        return _NAMES_AN_ACCELERATOR.search(self._code_text()) is None
+
     def _onto_accelerator(self, location: cst.BaseExpression) -> bool:
         """Does ``map_location`` put the tensors on an accelerator: a device written as one
         (``"cuda"``, ``f"cuda:{rank}"``, ``torch.device("cuda")``), a name bound to one in view,
@@ -888,7 +895,7 @@ class LoadWithoutMapLocation(Rule):
                 return
             elif (load.restores_state and (load.beside_the_model
                                            or (load.into_unmoved_optimizer and not self._deleted_in_function(load)
-                                               and not self._rebound(load))
+                                               and not self._rebound(load) and not self._names_no_accelerator())
                                            or (load.moved_while_held and self._saves_device_state_here())
                                            or self._moved_by_every_caller(load))
                   # ``return torch.load(path)``, which a caller here copies into a moved model
@@ -1515,6 +1522,12 @@ _ACCELERATOR_WORD = re.compile(r"""\b(?:cuda|xpu|mps|npu)\b""")
 _MOVES_TO_ACCELERATOR = re.compile(
     r"\.cuda\(|\.to\((?!\s*(?:dtype\s*=|(?:torch\.)?(?:float|half|double|bfloat16|int|long|bool|uint8|complex)))"
     r"|device\s*=\s*f?['\"](?:cuda|mps|xpu|npu)|\.prepare\(|xla_device|xm\.")
+
+
+# Anything that may put a tensor on an accelerator, or take a device from elsewhere.
+_NAMES_AN_ACCELERATOR = re.compile(
+    r"\.cuda\b|\bcuda\s*\(|['\"](?:cuda|mps|xpu|npu|hpu)(?::\d+)?['\"]|['\"]cuda:|\btorch\.cuda\b|\bcuda\.|"
+    r"\.prepare\(|xla|\bxm\.|accelerat|rank|device_ids|get_device|set_device|device_count|\bgpu")
 
 
 _GROUP_STARTS = re.compile(r"\b(init_process_group|spawn)\s*\(")
