@@ -919,7 +919,9 @@ class GradEnabledInference(Rule):
                 and call.mode_change not in function.mode_changes \
                 and self.facts.mode_changed_outside(call.target, call.mode_change):
             call.mode = None  # put in eval mode by the constructor, but another method changes it
-        if call.mode is None and call.scope == "local" and self._kept_in_the_function(call):
+        # (not a forward fed a volatile Variable: code written for a PyTorch that honours the flag,
+        # whose callers' grad mode says nothing then)
+        if call.mode is None and call.scope == "local" and not call.volatile and self._kept_in_the_function(call):
             change = self._mode_every_caller_hands_in(call)
             if change is not None:
                 call.mode, call.mode_change, call.mode_from_callers = change.mode, change, True
@@ -1691,6 +1693,30 @@ def check(model, x, hooks):
     model.eval()
     print(score(model, x))
     hooks.append(score)
+""",
+        # eval mode handed in, but the helper feeds the model a volatile Variable: code for a
+        # PyTorch that honours the flag (its 0.3 branch), whose callers' grad mode says nothing
+        """
+import torch
+import torch.nn.functional as F
+from torch.autograd import Variable
+
+
+def predict_whole(net, image, size):
+    prediction = net(Variable(torch.from_numpy(image), volatile=True).cuda())
+    prediction = F.interpolate(prediction, size=size, mode="bilinear")
+    return prediction.cpu().data.numpy()
+
+
+def main(model, images):
+    model.eval()
+    for image in images:
+        if torch.__version__[:3] == "0.3":
+            output = predict_whole(model, image, (512, 512))
+        else:
+            with torch.no_grad():
+                output = predict_whole(model, image, (512, 512))
+        print(output.argmax())
 """,
         # eval mode handed in, but the features leave the helper with their graphs (returned;
         # handed to a function that trains a probe on them): who uses them is not seen here
