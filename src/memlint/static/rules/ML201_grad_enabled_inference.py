@@ -72,6 +72,8 @@ _OPTIMIZER_CLASSES = frozenset({
 _TORCH_FACTORIES = frozenset(f"torch.{name}" for name in (
     "randn", "rand", "randint", "zeros", "ones", "full", "empty", "arange", "linspace", "tensor", "eye",
     "randn_like", "rand_like", "zeros_like", "ones_like", "full_like", "randperm"))
+# torch functions that read data from somewhere (a file, the hub, shared memory).
+_READS_DATA = re.compile(r"load|hub|from_file|from_buffer|frombuffer|from_dlpack|storage")
 # Legacy typed constructors: given sizes (``torch.FloatTensor(1, 3, 224, 224)``), a tensor of that shape.
 _LEGACY_CONSTRUCTORS = frozenset(f"torch.{name}" for name in (
     "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",
@@ -723,6 +725,11 @@ class GradEnabledInference(Rule):
             return self._made_up(value.left, function, depth + 1) and self._made_up(value.right, function, depth + 1)
         if isinstance(value, cst.Subscript):  # x[:, :, :40] of a made-up x
             return self._made_up(value.value, function, depth + 1)
+        if isinstance(value, cst.UnaryOperation):  # ~mask, -x
+            return self._made_up(value.expression, function, depth + 1)
+        if isinstance(value, cst.Comparison):  # torch.arange(7)[None] < lengths[:, None]
+            return self._made_up(value.left, function, depth + 1) and all(
+                self._made_up(target.comparator, function, depth + 1) for target in value.comparisons)
         if isinstance(value, cst.Float):
             return True
         if literal_value(value) is not NOT_A_LITERAL:
@@ -743,9 +750,10 @@ class GradEnabledInference(Rule):
         qualified = self.facts.qualified_name(value.func) or ""
         if qualified in ("torch.autograd.Variable", "torch.autograd.variable.Variable") and value.args:
             return self._made_up(value.args[0].value, function, depth + 1)  # Variable(torch.randn(...))
-        if qualified.startswith("torch."):
-            return False
         arguments = [arg.value for arg in value.args]
+        if qualified.startswith("torch.") and _READS_DATA.search(qualified):
+            return False  # torch.load(path), torch.hub.load(...): real data, whatever names the file
+        # torch.triu(torch.ones(7, 7), 1), other.forward(made-up): what it makes of made-up inputs
         return bool(arguments) and all(self._made_up(arg, function, depth + 1) for arg in arguments) and any(
             literal_value(arg) is NOT_A_LITERAL and not isinstance(arg, cst.Float) for arg in arguments)
 
@@ -1656,6 +1664,20 @@ class GradEnabledInference(Rule):
         )
 
     VALID = [
+        # a module file's smoke test: masks built from made-up tensors (a comparison, ~, torch.triu
+        # of torch.ones) are made up too; one forward at toy size, its graph dies with the statement
+        """
+import torch
+from torch import nn
+
+if __name__ == "__main__":
+    attn = nn.MultiheadAttention(32, 4, batch_first=True)
+    attn.eval()
+    query = torch.randn(10, 7, 32)
+    key_padding_mask = ~(torch.arange(7)[None] < torch.randint(1, 7, (10,))[:, None])
+    attn_mask = torch.triu(torch.ones(7, 7, dtype=torch.bool), 1)
+    attn(query, query, query, attn_mask=attn_mask, key_padding_mask=key_padding_mask)[1][0, 0]
+""",
         # the same helper, but one caller hands the model in train mode (and trains on the output)
         """
 import torch
