@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shared-project", action="store_true",
                         help="check the cases in place, as one project (the scoring of rounds before 2026-11-26), "
                              "instead of each file as a project of its own")
-    parser.add_argument("--sealed", nargs="?", const="sealed", choices=("sealed", "sealed2", "sealed3", "sealed4", "sealed5", "sealed6", "sealed7", "sealed8", "sealed9", "sealed10", "sealed11", "sealed12", "sealed13", "sealed14", "sealed15", "sealed16", "sealed17", "sealed18", "sealed19", "sealed20", "sealed21", "sealed22", "sealed23", "sealed24", "sealed25", "sealed26", "sealed27", "sealed28", "sealed29", "sealed30"),
+    parser.add_argument("--sealed", nargs="?", const="sealed", choices=("sealed", "sealed2", "sealed3", "sealed4", "sealed5", "sealed6", "sealed7", "sealed8", "sealed9", "sealed10", "sealed11", "sealed12", "sealed13", "sealed14", "sealed15", "sealed16", "sealed17", "sealed18", "sealed19", "sealed20", "sealed21", "sealed22", "sealed23", "sealed24", "sealed25", "sealed26", "sealed27", "sealed28", "sealed29", "sealed30", "sealed31"),
                         default=None, help="score a sealed part (sealed/ to sealed22/) instead of the dev part: once, at the end "
                              "of a round")
     args = parser.parse_args(argv)
