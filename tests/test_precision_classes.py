@@ -7664,3 +7664,61 @@ def test_the_same_resume_in_a_program_that_may_pick_cuda_is_a_hint():
                                          '    args.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n')
     assert source != _CPU_PROGRAM_RESUME
     assert [code for _, code in findings(source)] == ["ML203"]
+
+
+# Weights saved through a helper that writes whatever it is handed (``save_states(epoch, states,
+# ...)``): the caller hands it CPU copies, so the program's weight files hold no device tensor and a
+# load of them restores CPU tensors (the training state, saved from the device, is restored
+# elsewhere).
+_SAVED_THROUGH_A_HELPER = """
+import os
+from collections import OrderedDict
+
+import torch
+from torch import nn
+
+
+class Processor:
+    def __init__(self, arg):
+        self.arg = arg
+        self.model = nn.Linear(8, 2).cuda()
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        if arg.weights:
+            weights = torch.load(arg.weights)
+            weights = OrderedDict([[k.split("module.")[-1], v.cuda()] for k, v in weights.items()])
+            self.model.load_state_dict(weights)
+        for epoch in range(arg.epochs):
+            self.train(epoch)
+
+    def train(self, epoch):
+        for x, y in self.arg.loader:
+            loss = nn.functional.cross_entropy(self.model(x.cuda()), y.cuda())
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+        self.save_checkpoint(epoch)
+        self.save_weights(epoch)
+
+    def save_states(self, epoch, states, out_name):
+        torch.save(states, os.path.join(self.arg.work_dir, out_name))
+
+    def save_checkpoint(self, epoch):
+        state = {"epoch": epoch, "optimizer_states": self.optimizer.state_dict()}
+        self.save_states(epoch, state, f"checkpoint-{epoch}.pt")
+
+    def save_weights(self, epoch):
+        state_dict = self.model.state_dict()
+        weights = OrderedDict([[k.split("module.")[-1], v.cpu()] for k, v in state_dict.items()])
+        self.save_states(epoch, weights, f"weights-{epoch}.pt")
+"""
+
+
+def test_weights_a_helper_saves_for_the_caller_as_cpu_copies_are_no_hint():
+    assert findings(_SAVED_THROUGH_A_HELPER) == []
+
+
+def test_the_same_weights_handed_to_the_helper_on_the_device_are_a_hint():
+    source = _SAVED_THROUGH_A_HELPER.replace('[[k.split("module.")[-1], v.cpu()] for k, v in state_dict.items()]',
+                                             '[[k.split("module.")[-1], v] for k, v in state_dict.items()]')
+    assert source != _SAVED_THROUGH_A_HELPER
+    assert [code for _, code in findings(source)] == ["ML203"]

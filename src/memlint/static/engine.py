@@ -75,6 +75,7 @@ class FileChecker:
         self._raising: RaisingCode | None = None  # code after what always raises: see _raising_code
         self._constructor_flags: dict[tuple[str, str], tuple | None] = {}  # see _constructor_flag
         self._attribute_store_counts: Counter[str] | None = None  # see _attribute_stores
+        self._saves_anything = "save" in source  # a call may hand torch.save a caller's state (SAVES_ARGUMENT)
         self._flag_branches: list[tuple[cst.CSTNode, tuple]] = []  # see _note_constructor_flag_branch
         self._init_branches: list[tuple[cst.If, F.ClassInfo, str, int | None, object]] = []  # see _note_init_parameter_branch
         self._parameter_branches: list[tuple[cst.If, F.FunctionScope]] = []  # see _note_parameter_branch
@@ -1594,6 +1595,9 @@ class FileChecker:
                 facts.project is not None and qualified is not None
                 and (dotted_name(func) or ".").split(".", 1)[0] in facts.imports.aliases)):
             _note_backpropagated_arguments(node, function, facts)
+            if self._saves_anything:
+                for saved in facts.arguments_with_effect(node, F.SAVES_ARGUMENT):
+                    self._note_save(saved, None)  # self.save_states(epoch, weights, ...): written by the callee
         if callees is None and facts.on_a_parameter(node):  # model.predict(x): known at the end of the module
             for loop in facts.loops_in_function():
                 self._loop_callees[id(loop)].append(F.ParameterCallee(node, function))
@@ -1742,17 +1746,32 @@ class FileChecker:
             saved = node.args[0].value if node.args and node.args[0].keyword is None and not node.args[0].star \
                 else next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "obj"), None)
             if saved is not None:
-                on_cpu = self._moved_to_cpu(saved)
-                effects.add(SAVES_CPU_STATE if on_cpu else SAVES_DEVICE_STATE)
-                if not on_cpu and self._holds_module_state(saved):
-                    effects.add(SAVES_MODULE_STATE)
-                if self._holds_module_state(saved) and self._holds_weights(saved):
-                    effects.add(SAVES_CPU_WEIGHTS if on_cpu else SAVES_DEVICE_WEIGHTS)
+                function = self.facts.function
+                if type(saved) is cst.Name and saved.value in function.parameters \
+                        and isinstance(getattr(function.bindings.get(saved.value), "node", None), cst.Param) \
+                        and not self.facts.is_module_expr(saved):
+                    # torch.save(states, path) of a parameter: what the file holds, each caller says
+                    function.effects.add(f"{F.SAVES_ARGUMENT}{function.parameters.index(saved.value)}")
+                    return
+                on_cpu = self._note_save(saved, effects)
                 file_name = F.file_name_written(F.argument_at(node, 1, "f"),
                                                 self.facts.function.stored_values.get)
                 if file_name is not None:
                     self.facts.saved_files[file_name] = self.facts.saved_files.get(file_name, True) and (
                         on_cpu or self._holds_no_tensor(saved))
+
+    def _note_save(self, saved: cst.BaseExpression, effects: "set[str] | None") -> bool:
+        """What a save of ``saved`` by this function (or by a function it hands it to) writes:
+        CPU or device state, a model's state, its weights. Returns whether it is all on the CPU."""
+        if effects is None:
+            effects = self.facts.function.effects
+        on_cpu = self._moved_to_cpu(saved)
+        effects.add(SAVES_CPU_STATE if on_cpu else SAVES_DEVICE_STATE)
+        if not on_cpu and self._holds_module_state(saved):
+            effects.add(SAVES_MODULE_STATE)
+        if self._holds_module_state(saved) and self._holds_weights(saved):
+            effects.add(SAVES_CPU_WEIGHTS if on_cpu else SAVES_DEVICE_WEIGHTS)
+        return on_cpu
 
     def _attributes_holding_a_module(self, name: str, function: FunctionScope) -> None:
         """``self.netG = netG.to(device)`` earlier, then ``Adam(netG.parameters())``: the attribute
@@ -1770,20 +1789,24 @@ class FileChecker:
         ``.state_dict()``, a module (``torch.save(model, path)``), a dict or a comprehension over
         one of those, or a name this function bound to one?"""
         function = self.facts.function
-        if depth > 4 or function is None:
+        if depth > 8 or function is None:
             return False
         if isinstance(saved, cst.Call):
             if isinstance(saved.func, cst.Attribute) and saved.func.attr.value == "state_dict":
                 return True
-            if dotted_name(saved.func) == "dict":
+            if dotted_name(saved.func) == "dict" or self.facts.qualified_name(saved.func) == "collections.OrderedDict":
                 return any(self._holds_module_state(arg.value, depth + 1) for arg in saved.args)
+            if isinstance(saved.func, cst.Attribute) and saved.func.attr.value in ("items", "values") and not saved.args:
+                return self._holds_module_state(saved.func.value, depth + 1)  # state.items() in a comprehension
             return False
         if isinstance(saved, cst.Dict):
             return any(isinstance(element, cst.DictElement) and self._holds_module_state(element.value, depth + 1)
                        for element in saved.elements)
-        if isinstance(saved, (cst.DictComp, cst.ListComp)):
+        if isinstance(saved, (cst.DictComp, cst.ListComp, cst.GeneratorExp)):
+            # {k: v.cpu() for k, v in model.state_dict().items()}, or over a name bound to one
             return any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-                       and node.func.attr.value == "state_dict" for node in F.descendants(saved))
+                       and node.func.attr.value == "state_dict" for node in F.descendants(saved)) \
+                or self._holds_module_state(saved.for_in.iter, depth + 1)
         if isinstance(saved, (cst.Name, cst.Attribute)):
             if self.facts.is_module_expr(saved):
                 return True
@@ -3053,7 +3076,7 @@ def _note_frozen_parameter(function: "F.FunctionScope | None", name: str) -> Non
     function.effects.add(f"{F.FREEZES_ARGUMENT}{function.parameters.index(name)}")
 
 
-_BY_POSITION = (F.FREEZES_ARGUMENT, F.BACKPROPAGATES_ARGUMENT)  # effects on the argument at a position
+_BY_POSITION = (F.FREEZES_ARGUMENT, F.BACKPROPAGATES_ARGUMENT, F.SAVES_ARGUMENT)  # effects on the argument at a position
 
 
 def _note_backpropagated_parameters(function: "F.FunctionScope") -> None:

@@ -422,6 +422,10 @@ FREEZES_SELF = "freezes_self"
 # computed from it (``def hvp(y, w, v): first = autograd.grad(y, w, create_graph=True) ...``): the
 # caller's value is backpropagated, as if it called backward() on it itself.
 BACKPROPAGATES_ARGUMENT = "backpropagates_argument:"
+# ... ``torch.save`` writes what that argument holds (``def save_states(self, epoch, states, path):
+# torch.save(states, path)``): whether the file holds device tensors is decided at each call, by
+# what the caller hands it (``self.save_states(epoch, {k: v.cpu() ...}, ...)``).
+SAVES_ARGUMENT = "saves_argument:"
 
 
 def is_bounded_deque(value: cst.CSTNode | None) -> bool:
