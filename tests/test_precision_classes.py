@@ -7722,3 +7722,40 @@ def test_the_same_weights_handed_to_the_helper_on_the_device_are_a_hint():
                                              '[[k.split("module.")[-1], v] for k, v in state_dict.items()]')
     assert source != _SAVED_THROUGH_A_HELPER
     assert [code for _, code in findings(source)] == ["ML203"]
+
+
+# The resume of a script whose save helper is defined below main() (save_checkpoint(state,
+# is_best): torch.save(state, ...)): main hands it the model's GPU state, so the checkpoint read
+# back holds device tensors and stays on the GPU through training (a warning, not a hint).
+_SAVE_HELPER_BELOW = """
+import shutil
+
+import torch
+from torch import nn
+
+
+def main(args, loader):
+    model = nn.DataParallel(nn.Linear(8, 2)).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.resume:
+        checkpoint = torch.load(args.resume)
+        model.load_state_dict(checkpoint["state_dict"])
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            loss = nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        save_checkpoint({"epoch": epoch, "state_dict": model.state_dict()}, epoch == 0)
+
+
+def save_checkpoint(state, is_best, filename="checkpoint.pth.tar"):
+    torch.save(state, filename)
+    if is_best:
+        shutil.copyfile(filename, "model_best.pth.tar")
+"""
+
+
+def test_a_resume_kept_through_training_whose_save_helper_is_defined_below_is_a_warning():
+    result = check_source(textwrap.dedent(_SAVE_HELPER_BELOW), "train.py", default_codes())
+    assert [(f.line, f.code, f.severity) for f in result if f.code == "ML203"] == [(12, "ML203", "warning")]

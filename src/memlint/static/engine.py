@@ -76,6 +76,7 @@ class FileChecker:
         self._constructor_flags: dict[tuple[str, str], tuple | None] = {}  # see _constructor_flag
         self._attribute_store_counts: Counter[str] | None = None  # see _attribute_stores
         self._saves_anything = "save" in source  # a call may hand torch.save a caller's state (SAVES_ARGUMENT)
+        self._pending_saves: list[tuple[cst.Call, FunctionScope]] = []  # see _note_pending_saves
         self._flag_branches: list[tuple[cst.CSTNode, tuple]] = []  # see _note_constructor_flag_branch
         self._init_branches: list[tuple[cst.If, F.ClassInfo, str, int | None, object]] = []  # see _note_init_parameter_branch
         self._parameter_branches: list[tuple[cst.If, F.FunctionScope]] = []  # see _note_parameter_branch
@@ -196,6 +197,7 @@ class FileChecker:
                 module, F.is_configuration_value,
                 "global" in self.source or "nonlocal" in self.source, ":=" in self.source)
         self._walk_all(module.body)
+        self._note_pending_saves()
         self.facts.module_done = True
         self._run_deferred(self.facts.module_scope)
         return self._filtered_reports()
@@ -1596,8 +1598,11 @@ class FileChecker:
                 and (dotted_name(func) or ".").split(".", 1)[0] in facts.imports.aliases)):
             _note_backpropagated_arguments(node, function, facts)
             if self._saves_anything:
-                for saved in facts.arguments_with_effect(node, F.SAVES_ARGUMENT):
+                handed = facts.arguments_with_effect(node, F.SAVES_ARGUMENT)
+                for saved in handed:
                     self._note_save(saved, None)  # self.save_states(epoch, weights, ...): written by the callee
+                if not handed and callees is not None and any(id(d) not in facts.function_scopes for d in callees[0]):
+                    self._pending_saves.append((node, function))  # a callee defined below: read at the module's end
         if callees is None and facts.on_a_parameter(node):  # model.predict(x): known at the end of the module
             for loop in facts.loops_in_function():
                 self._loop_callees[id(loop)].append(F.ParameterCallee(node, function))
@@ -1759,6 +1764,21 @@ class FileChecker:
                 if file_name is not None:
                     self.facts.saved_files[file_name] = self.facts.saved_files.get(file_name, True) and (
                         on_cpu or self._holds_no_tensor(saved))
+
+    def _note_pending_saves(self) -> None:
+        """Calls of a function defined below its caller that turned out to save what it is
+        handed (``save_checkpoint({'state_dict': model.state_dict(), ...}, is_best)`` in ``main``,
+        ``def save_checkpoint(state, is_best): torch.save(state, ...)`` at the end of the file): what
+        the caller handed it is read now, in the caller's scope."""
+        facts = self.facts
+        current = facts.scope
+        try:
+            for call, function in self._pending_saves:
+                facts.scope = function
+                for saved in facts.arguments_with_effect(call, F.SAVES_ARGUMENT):
+                    self._note_save(saved, function.effects)
+        finally:
+            facts.scope = current
 
     def _note_save(self, saved: cst.BaseExpression, effects: "set[str] | None") -> bool:
         """What a save of ``saved`` by this function (or by a function it hands it to) writes:
